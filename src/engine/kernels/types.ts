@@ -1,0 +1,96 @@
+// The contract between the engine's model code and its compute kernels. Two implementations:
+// `reference.ts` (plain TypeScript, works on Float32Array and Float64Array so gradient checks can
+// run in float64) and `native.ts` (C++ through Node-API, Float32Array only, falls back to the
+// reference when the addon is missing).
+//
+// Layout conventions (all row-major):
+// - Token activations of a batch of variable-length sequences are packed without padding:
+//   [totalTokens, width]. `seqStarts` (Int32Array, length numSeqs + 1, seqStarts[0] = 0,
+//   last = totalTokens) marks where each sequence begins, like flash-attention's cu_seqlens.
+// - q is [totalTokens, nHeads * headDim]; k and v are [totalTokens, nKvHeads * headDim]
+//   (grouped-query attention: query head h reads kv head floor(h / (nHeads / nKvHeads))).
+// - Kernels never allocate their outputs; callers pass every buffer. "Accumulate" means +=.
+
+export type FloatArray = Float32Array | Float64Array;
+
+export interface Kernels {
+  readonly name: "native" | "reference";
+  /** Which matrix-product path is in use: "openblas", "packed" (own C++ kernel) or "typescript". */
+  readonly gemmBackend: string;
+
+  /**
+   * C[M,N] = alpha * op(A) * op(B) + beta * C.
+   * op(A) is [M,K]: A is stored [M,K], or [K,M] when transA. op(B) is [K,N]: B is stored [K,N],
+   * or [N,K] when transB. beta = 0 overwrites C (even if C held NaN).
+   */
+  gemm(
+    transA: boolean, transB: boolean, M: number, N: number, K: number,
+    alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
+  ): void;
+
+  /** out[r,:] = x[r,:] * rstd[r] * weight; rstd[r] = 1/sqrt(mean(x[r,:]^2) + eps) is saved. */
+  rmsnormForward(x: FloatArray, weight: FloatArray, out: FloatArray, rstd: FloatArray, rows: number, dim: number, eps: number): void;
+  /** dx = (overwrite) gradient wrt x; dweight += gradient wrt weight (pass null to skip). */
+  rmsnormBackward(
+    dout: FloatArray, x: FloatArray, weight: FloatArray, rstd: FloatArray,
+    dx: FloatArray, dweight: FloatArray | null, rows: number, dim: number,
+  ): void;
+
+  /**
+   * In-place rotary embedding, HF rotate_half layout, on x [tokens, nHeads * headDim]:
+   * for each head, pairs (i, i + headDim/2) rotate by angle positions[t] * invFreq[i].
+   * `invFreq` has headDim/2 entries (already including any llama3 rope scaling).
+   * inverse = true applies the transposed rotation (the backward pass of the forward rotation).
+   */
+  rope(x: FloatArray, positions: Int32Array, invFreq: FloatArray, tokens: number, nHeads: number, headDim: number, inverse: boolean): void;
+
+  /**
+   * Causal attention per sequence. out [tokens, nHeads*headDim]. probs, if given, receives the
+   * softmax probabilities for the backward pass, laid out per sequence s and head h as a
+   * [len_s, len_s] block starting at probsOffset(s, h) = nHeads * sum_{s'<s} len_{s'}^2 + h * len_s^2.
+   */
+  attentionForward(
+    q: FloatArray, k: FloatArray, v: FloatArray, out: FloatArray, probs: FloatArray | null,
+    seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+  ): void;
+  /** Gradients wrt q, k, v (overwritten) from dout and the saved probs. */
+  attentionBackward(
+    dout: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, probs: FloatArray,
+    dq: FloatArray, dk: FloatArray, dv: FloatArray,
+    seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+  ): void;
+
+  /** out = silu(gate) * up, elementwise over n. */
+  swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void;
+  /** dgate, dup (overwritten) from dout. */
+  swigluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void;
+
+  /**
+   * Row-wise log-softmax statistics for logits [rows, vocab]: logsumexp[r] (saved), and the
+   * log-probability of targets[r] in logprobs[r]. Targets < 0 give logprob 0.
+   */
+  logprobsForward(logits: FloatArray, targets: Int32Array, logprobs: FloatArray, logsumexp: FloatArray, rows: number, vocab: number): void;
+  /**
+   * dlogits (overwritten) = dlogprobs[r] * (onehot(targets[r]) - softmax(logits[r])).
+   * The loss functions turn per-token loss gradients into dlogprobs first.
+   */
+  logprobsBackward(
+    dlogprobs: FloatArray, logits: FloatArray, targets: Int32Array, logsumexp: FloatArray,
+    dlogits: FloatArray, rows: number, vocab: number,
+  ): void;
+
+  /**
+   * One AdamW step, torch semantics, on n parameters: p *= (1 - lr*wd); m, v moments;
+   * p -= lr * mhat / (sqrt(vhat) + eps) with bias corrections for step t (1-based).
+   * gradScale multiplies grad first (used for global-norm clipping).
+   */
+  adamw(
+    param: FloatArray, grad: FloatArray, m: FloatArray, v: FloatArray, n: number,
+    lr: number, beta1: number, beta2: number, eps: number, weightDecay: number, step: number, gradScale: number,
+  ): void;
+
+  /** y += alpha * x over n. */
+  axpy(n: number, alpha: number, x: FloatArray, y: FloatArray): void;
+  /** Sum of squares of x over n, in float64. */
+  sumSquares(x: FloatArray, n: number): number;
+}
