@@ -61,6 +61,8 @@ export const SampleResponseSchema = z.object({
   sequences: z.array(SampledSequenceSchema),
   prompt_logprobs: z.array(z.number().nullable()).optional(),
   topk_prompt_logprobs: z.array(z.array(z.tuple([z.number().int(), z.number()])).nullable()).optional(),
+  /** Prompt tokens billed as prefix-cache hits (protobuf responses only). */
+  prompt_cache_hit_tokens: z.number().int().optional(),
 });
 
 export const ForwardBackwardInputSchema = z.object({

@@ -40,6 +40,8 @@ export interface Kernels {
    * In-place rotary embedding, HF rotate_half layout, on x [tokens, nHeads * headDim]:
    * for each head, pairs (i, i + headDim/2) rotate by angle positions[t] * invFreq[i].
    * `invFreq` has headDim/2 entries (already including any llama3 rope scaling).
+   * The angle positions[t] * invFreq[i] is rounded to fp32 (as torch computes it) in every
+   * implementation, also for Float64Array x; cos/sin of it are then taken in full precision.
    * inverse = true applies the transposed rotation (the backward pass of the forward rotation).
    */
   rope(x: FloatArray, positions: Int32Array, invFreq: FloatArray, tokens: number, nHeads: number, headDim: number, inverse: boolean): void;
@@ -73,6 +75,7 @@ export interface Kernels {
   /**
    * dlogits (overwritten) = dlogprobs[r] * (onehot(targets[r]) - softmax(logits[r])).
    * The loss functions turn per-token loss gradients into dlogprobs first.
+   * Rows with targets[r] < 0 get dlogits = 0 (their logprob is the constant 0).
    */
   logprobsBackward(
     dlogprobs: FloatArray, logits: FloatArray, targets: Int32Array, logsumexp: FloatArray,
@@ -93,4 +96,28 @@ export interface Kernels {
   axpy(n: number, alpha: number, x: FloatArray, y: FloatArray): void;
   /** Sum of squares of x over n, in float64. */
   sumSquares(x: FloatArray, n: number): number;
+
+  // ---- Added after the first version of the contract (additive only). ----
+
+  /** out = a + b over n (residual connections). out may be the same array as a or b. */
+  add(a: FloatArray, b: FloatArray, out: FloatArray, n: number): void;
+
+  /**
+   * Token embedding gather: out[i,:] = table[ids[i],:] for i < n; table is [rows, dim].
+   * Throws when an id is outside 0..rows-1 (rows = table.length / dim).
+   */
+  embeddingForward(table: FloatArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void;
+  /** Scatter-add: dtable[ids[i],:] += dout[i,:] (accumulates; repeated ids add up). */
+  embeddingBackward(dout: FloatArray, ids: Int32Array, dtable: FloatArray, n: number, dim: number): void;
+
+  /**
+   * One decode step of attention over a KV cache (sampling). n independent sequences, one query
+   * token each: q and out are [n, nHeads*headDim]. kCache and vCache are [n, nKvHeads, maxLen, headDim]
+   * (K after RoPE); query b attends to cache slots 0..cacheLens[b]-1, which already include the
+   * current token, so no mask is needed. GQA mapping as in attentionForward.
+   */
+  attentionDecode(
+    q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
+    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+  ): void;
 }

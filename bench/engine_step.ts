@@ -1,0 +1,82 @@
+// Times one LoRA forward_backward + optim_step on a SmolLM2-135M-shaped random model
+// (hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied) with 8 × 128 tokens.
+// Usage: npm run bench:engine_step [-- --steps N --seqs 8 --len 128 --rank 32]
+import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
+import type { ModelConfig } from "../src/engine/model/config.ts";
+import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const config: ModelConfig = {
+  modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9,
+  numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
+  tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
+};
+const steps = arg("steps", 3);
+const seqs = arg("seqs", 8);
+const len = arg("len", 128);
+const rank = arg("rank", 32);
+
+/** Wraps every kernel to add up its wall time (--profile). */
+function profiled(k: Kernels, totals: Map<string, number>): Kernels {
+  const wrapped: Record<string, unknown> = {};
+  for (const key of Object.keys(k) as Array<keyof Kernels>) {
+    const v = k[key];
+    if (typeof v !== "function") {
+      wrapped[key] = v;
+      continue;
+    }
+    const fn = v as (...a: unknown[]) => unknown;
+    wrapped[key] = (...a: unknown[]): unknown => {
+      const t = performance.now();
+      const r = fn.apply(k, a);
+      totals.set(key, (totals.get(key) ?? 0) + performance.now() - t);
+      return r;
+    };
+  }
+  return wrapped as unknown as Kernels;
+}
+
+const totals = new Map<string, number>();
+const profile = process.argv.includes("--profile");
+const kernels = profile ? profiled(getKernels(), totals) : getKernels();
+let t0 = performance.now();
+const weights = EngineModel.randomWeights(config, 0);
+const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
+console.log(`kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+
+let state = 12345;
+const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
+const batch: SequenceInput[] = Array.from({ length: seqs }, () => ({
+  inputTokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
+  lossInputs: {
+    target_tokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
+    weights: new Float32Array(len).fill(1),
+  },
+}));
+
+const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 };
+for (let s = 0; s < steps; s++) {
+  t0 = performance.now();
+  const out = model.forwardBackward(batch, "cross_entropy", undefined, true);
+  const t1 = performance.now();
+  const metrics = model.optimStep(adam);
+  const t2 = performance.now();
+  const tokens = seqs * len;
+  console.log(
+    `step ${s}: forward_backward ${((t1 - t0) / 1000).toFixed(2)} s, optim_step ${((t2 - t1) / 1000).toFixed(3)} s, ` +
+    `total ${((t2 - t0) / 1000).toFixed(2)} s, ${(tokens / ((t2 - t0) / 1000)).toFixed(0)} tok/s; ` +
+    `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}`,
+  );
+  if (profile) {
+    const rows = [...totals].sort((a, b) => b[1] - a[1]).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(2)}s`);
+    console.log(`  kernel time: ${rows.join(", ")}`);
+    totals.clear();
+  }
+}
+t0 = performance.now();
+model.forwardBackward(batch, "cross_entropy", undefined, false);
+console.log(`forward only: ${((performance.now() - t0) / 1000).toFixed(2)} s`);

@@ -1,0 +1,95 @@
+// GEMM throughput (GFLOP/s, fp32) for the shapes of spec/compute-backends.md §2, per available backend.
+// Usage: npm run bench:gemm [-- --reps 9] [-- --no-ts]
+// Each cell is the median of several timed calls after warm-up; the host is noisy (±30 %), so
+// compare backends within one run rather than against numbers from another day.
+
+import { loadNativeKernels, referenceKernels, type Kernels, type NativeKernels } from "../src/engine/kernels/index.ts";
+
+interface Shape {
+  name: string;
+  M: number;
+  K: number;
+  N: number;
+  transA: boolean;
+  transB: boolean;
+}
+
+const shapes: Shape[] = [
+  { name: "attn", M: 1024, K: 576, N: 576, transA: false, transB: false },
+  { name: "up", M: 1024, K: 576, N: 1536, transA: false, transB: false },
+  { name: "down", M: 1024, K: 1536, N: 576, transA: false, transB: false },
+  { name: "logits[:8192]", M: 1024, K: 576, N: 8192, transA: false, transB: false },
+  { name: "TN", M: 576, K: 1024, N: 1536, transA: true, transB: false },
+  { name: "NT", M: 1024, K: 1536, N: 576, transA: false, transB: true },
+  { name: "LoRA-A", M: 1024, K: 576, N: 32, transA: false, transB: false },
+  { name: "LoRA-B", M: 1024, K: 32, N: 576, transA: false, transB: false },
+  { name: "decode 1x576x1536", M: 1, K: 576, N: 1536, transA: false, transB: true },
+];
+
+const args = process.argv.slice(2);
+const repsArg = args.indexOf("--reps");
+const minReps = repsArg >= 0 ? Number(args[repsArg + 1]) : 7;
+const withTs = !args.includes("--no-ts");
+
+function fill(n: number): Float32Array {
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) a[i] = Math.sin(i * 0.37) * 0.5;
+  return a;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** GFLOP/s of one shape: median of timed calls, at least `reps` and at least ~0.3 s of them. */
+function measure(k: Kernels, s: Shape, reps: number, warmup: number): number {
+  const A = fill(s.M * s.K);
+  const B = fill(s.K * s.N);
+  const C = new Float32Array(s.M * s.N);
+  const run = (): void => k.gemm(s.transA, s.transB, s.M, s.N, s.K, 1, A, B, 0, C);
+  for (let i = 0; i < warmup; i++) run();
+  const times: number[] = [];
+  const t0 = performance.now();
+  while (times.length < reps || (performance.now() - t0 < 300 && times.length < 1000)) {
+    const t = performance.now();
+    run();
+    times.push(performance.now() - t);
+  }
+  return (2 * s.M * s.N * s.K) / (median(times) * 1e6);
+}
+
+const columns: { label: string; run: (s: Shape) => number | null }[] = [];
+let native: NativeKernels | null = null;
+try {
+  native = loadNativeKernels();
+} catch (err) {
+  console.log(`native kernels unavailable: ${err instanceof Error ? err.message : String(err)}`);
+}
+if (native !== null) {
+  const nk = native;
+  for (const backend of nk.gemmBackends) {
+    columns.push({
+      label: `${backend} (${nk.numThreads}t)`,
+      run: (s) => {
+        nk.setGemmBackend(backend);
+        return measure(nk, s, minReps, 3);
+      },
+    });
+  }
+}
+if (withTs) {
+  columns.push({ label: "typescript (1t)", run: (s) => (s.N > 4096 ? null : measure(referenceKernels, s, 2, 1)) });
+}
+
+const nameWidth = Math.max(...shapes.map((s) => s.name.length)) + 2;
+console.log(`GEMM GFLOP/s, fp32, median; shapes are (M, K, N) of C[M,N] = op(A)[M,K] op(B)[K,N]`);
+console.log(["shape".padEnd(nameWidth), "M×K×N".padEnd(18), ...columns.map((c) => c.label.padStart(16))].join(""));
+for (const s of shapes) {
+  const cells = columns.map((c) => {
+    const g = c.run(s);
+    return (g === null ? "–" : g.toFixed(1)).padStart(16);
+  });
+  console.log([s.name.padEnd(nameWidth), `${s.M}×${s.K}×${s.N}`.padEnd(18), ...cells].join(""));
+}
+if (native !== null && native.gemmBackends.includes("openblas")) native.setGemmBackend("openblas");

@@ -1,0 +1,34 @@
+// The `cookbook` command line: yargs over the command modules in src/commands/. Usage errors print
+// one line and exit 2; failures print one line and exit 1 (COOKBOOK_DEBUG=1 shows the stack).
+import yargs from "yargs";
+import { hideBin } from "yargs/helpers";
+import { commands } from "./commands/index.ts";
+import { UsageError } from "./config/errors.ts";
+
+export async function runCli(argv: readonly string[]): Promise<number> {
+  let parser = yargs([...argv])
+    .scriptName("cookbook")
+    .strict()
+    .help()
+    .alias("help", "h")
+    .version(false)
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .fail((message, err) => {
+      throw err ?? new UsageError(message ?? "invalid arguments");
+    });
+  for (const command of commands) parser = parser.command(command);
+  try {
+    await parser.parseAsync();
+    return 0;
+  } catch (err) {
+    const usage = err instanceof UsageError;
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`error: ${message}\n`);
+    if (process.env.COOKBOOK_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    return usage ? 2 : 1;
+  }
+}
+
+const code = await runCli(hideBin(process.argv));
+// Recipes may leave unref'd timers; only the exit code matters once the command is done.
+process.exitCode = code;

@@ -1,0 +1,13 @@
+// Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
+import { defaultCommand } from "./default.ts";
+import { recipesCommand } from "./recipes.ts";
+import { runCommand } from "./run.ts";
+import { runsCommand } from "./runs.ts";
+import type { CookbookCommand } from "./types.ts";
+
+export const commands: CookbookCommand[] = [
+  defaultCommand,
+  runCommand,
+  recipesCommand,
+  runsCommand,
+];

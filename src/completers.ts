@@ -1,0 +1,99 @@
+// Sampling interfaces at two levels: tokens (what RL rollouts use, since RL trains on tokens)
+// and messages (evaluators, multi-agent opponents). Both wrap a SamplingClient.
+import type { SamplingClient } from "./tinker/clients.ts";
+import type { ModelInput, StopReason as SamplerStopReason } from "./tinker/types.ts";
+import type { Message, RLRenderer } from "./rl/renderer.ts";
+import { modelInputLength } from "./tinker/modelInput.ts";
+
+/** Stop strings, or stop token ids. */
+export type StopCondition = string[] | number[];
+
+export interface TokensWithLogprobs {
+  tokens: number[];
+  /** Per-token sampled logprobs; null when the sampler did not return them. */
+  logprobs: number[] | null;
+  stopReason: SamplerStopReason;
+}
+
+/** Logprobs of an action, failing loudly when training needs them and they are missing. */
+export function requireLogprobs(ac: TokensWithLogprobs): number[] {
+  if (ac.logprobs === null) throw new Error("sampled action has no logprobs; RL training needs the sampler to return them");
+  if (ac.logprobs.length !== ac.tokens.length) {
+    throw new Error(`sampled action has ${ac.tokens.length} tokens but ${ac.logprobs.length} logprobs`);
+  }
+  return ac.logprobs;
+}
+
+export interface TokenCompleter {
+  /** `maxTokens` caps this one call; the completer's own cap still applies (the smaller wins). */
+  complete(modelInput: ModelInput, stop: StopCondition, options?: { maxTokens?: number }): Promise<TokensWithLogprobs>;
+}
+
+export interface MessageCompleter {
+  complete(messages: Message[]): Promise<Message>;
+}
+
+export interface TinkerTokenCompleterOptions {
+  temperature?: number;
+  /** Total context of the model: when set, max_tokens shrinks so prompt + generation fit. */
+  contextWindow?: number;
+}
+
+export class TinkerTokenCompleter implements TokenCompleter {
+  readonly temperature: number;
+  readonly contextWindow: number | undefined;
+
+  constructor(
+    readonly samplingClient: SamplingClient,
+    readonly maxTokens: number,
+    options: TinkerTokenCompleterOptions = {},
+  ) {
+    this.temperature = options.temperature ?? 1.0;
+    this.contextWindow = options.contextWindow;
+  }
+
+  async complete(modelInput: ModelInput, stop: StopCondition, options: { maxTokens?: number } = {}): Promise<TokensWithLogprobs> {
+    let maxTokens = options.maxTokens !== undefined ? Math.min(this.maxTokens, options.maxTokens) : this.maxTokens;
+    if (this.contextWindow !== undefined) {
+      const promptLength = modelInputLength(modelInput);
+      maxTokens = Math.min(maxTokens, this.contextWindow - promptLength);
+      if (maxTokens <= 0) {
+        throw new Error(`prompt length (${promptLength}) fills the context window (${this.contextWindow}); no room for generation`);
+      }
+    }
+    const response = await this.samplingClient.sample(modelInput, 1, { stop, max_tokens: maxTokens, temperature: this.temperature });
+    const seq = response.sequences[0];
+    if (seq === undefined) throw new Error("sampler returned no sequences for a request of 1 sample");
+    return { tokens: seq.tokens, logprobs: seq.logprobs ?? null, stopReason: seq.stop_reason };
+  }
+}
+
+export class TinkerMessageCompleter implements MessageCompleter {
+  readonly stopCondition: StopCondition;
+  readonly temperature: number;
+
+  constructor(
+    readonly samplingClient: SamplingClient,
+    readonly renderer: RLRenderer,
+    readonly maxTokens: number,
+    options: { stopCondition?: StopCondition; temperature?: number } = {},
+  ) {
+    this.stopCondition = options.stopCondition ?? renderer.getStopSequences();
+    this.temperature = options.temperature ?? 1.0;
+  }
+
+  async complete(messages: Message[]): Promise<Message> {
+    const prompt = this.renderer.buildGenerationPrompt(messages);
+    const response = await this.samplingClient.sample(prompt, 1, {
+      stop: this.stopCondition,
+      max_tokens: this.maxTokens,
+      temperature: this.temperature,
+    });
+    const seq = response.sequences[0];
+    if (seq === undefined) throw new Error("sampler returned no sequences for a request of 1 sample");
+    const { message } = this.renderer.parseResponse(seq.tokens);
+    const out: Message = { role: "assistant", content: message.content };
+    if (message.tool_calls !== undefined) out.tool_calls = message.tool_calls;
+    return out;
+  }
+}

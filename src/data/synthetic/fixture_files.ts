@@ -1,0 +1,66 @@
+// The synthetic datasets shipped in fixtures/data/, as a pure function of a seed. Each file is
+// JSONL: chats as {"messages":[…]} (what FromConversationFileBuilder / sl_basic read), addition
+// problems as {"question","answer"} (what math_rl env=file reads).
+import fs from "node:fs";
+import path from "node:path";
+import { allAdditionPairs, additionProblem, generateArithmeticProblems } from "./arithmetic.ts";
+import { generateChats } from "./chats.ts";
+import { Prng } from "./prng.ts";
+
+export interface FixtureDataOptions {
+  seed: number;
+  trainChats: number;
+  testChats: number;
+  arithmeticProblems: number;
+}
+
+export const DEFAULT_FIXTURE_DATA: Readonly<FixtureDataOptions> = {
+  seed: 20261122,
+  trainChats: 4000,
+  testChats: 400,
+  arithmeticProblems: 2000,
+};
+
+export interface FixtureFile {
+  name: string;
+  lines: string[];
+  description: string;
+}
+
+export function fixtureDataFiles(options: Readonly<FixtureDataOptions> = DEFAULT_FIXTURE_DATA): FixtureFile[] {
+  // Separate streams per file so changing one count does not reshuffle the other files.
+  const root = new Prng(options.seed);
+  const trainRng = root.fork();
+  const testRng = root.fork();
+  const arithRng = root.fork();
+  const toLine = (messages: unknown): string => JSON.stringify({ messages });
+  return [
+    {
+      name: "chats_train.jsonl",
+      lines: generateChats(trainRng, options.trainChats, "train").map(toLine),
+      description: "short chats for supervised recipes (addition only from training pairs)",
+    },
+    {
+      name: "chats_test.jsonl",
+      lines: generateChats(testRng, options.testChats, "test").map(toLine),
+      description: "held-out chats (addition only from held-out pairs)",
+    },
+    {
+      name: "arithmetic.jsonl",
+      lines: generateArithmeticProblems(arithRng, options.arithmeticProblems, "train").map((p) => JSON.stringify(p)),
+      description: "two-number addition problems from training pairs, for math_rl env=file",
+    },
+    {
+      name: "arithmetic_test.jsonl",
+      lines: allAdditionPairs("test").map(([x, y]) => JSON.stringify(additionProblem(x, y))),
+      description: "every held-out addition pair (never in any training stream)",
+    },
+  ];
+}
+
+export function writeFixtureData(dir: string, options: Readonly<FixtureDataOptions> = DEFAULT_FIXTURE_DATA): FixtureFile[] {
+  fs.mkdirSync(dir, { recursive: true });
+  const files = fixtureDataFiles(options);
+  for (const f of files) fs.writeFileSync(path.join(dir, f.name), f.lines.join("\n") + "\n");
+  return files;
+}

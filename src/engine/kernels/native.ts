@@ -1,0 +1,105 @@
+// Loads the C++ kernels (build/Release/cookbook_kernels.node, built by node-gyp at `npm install`)
+// and presents them as `Kernels`. Float32Array only: the addon throws a TypeError on anything else.
+
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { dirname, resolve } from "node:path";
+import type { FloatArray, Kernels } from "./types.ts";
+
+type GemmBackendName = "openblas" | "packed";
+
+/** What the addon exports (see src/engine/kernels/native/addon.cc). */
+interface NativeAddon {
+  /** The GEMM path in use now ("openblas" only when the build linked OpenBLAS). */
+  gemmBackend(): GemmBackendName;
+  /** Backends this build can use; "packed" is always there. */
+  gemmBackends(): GemmBackendName[];
+  /** Force a backend (tests and benchmarks); throws for one the build lacks. */
+  setGemmBackend(name: GemmBackendName): void;
+  /** Threads used by the addon's own kernels and by OpenBLAS. */
+  numThreads(): number;
+  setNumThreads(n: number): void;
+  gemm: Kernels["gemm"];
+  rmsnormForward: Kernels["rmsnormForward"];
+  rmsnormBackward: Kernels["rmsnormBackward"];
+  rope: Kernels["rope"];
+  attentionForward: Kernels["attentionForward"];
+  attentionBackward: Kernels["attentionBackward"];
+  attentionDecode: Kernels["attentionDecode"];
+  swigluForward: Kernels["swigluForward"];
+  swigluBackward: Kernels["swigluBackward"];
+  logprobsForward: Kernels["logprobsForward"];
+  logprobsBackward: Kernels["logprobsBackward"];
+  adamw: Kernels["adamw"];
+  axpy: Kernels["axpy"];
+  sumSquares: Kernels["sumSquares"];
+  add: Kernels["add"];
+  embeddingForward: Kernels["embeddingForward"];
+  embeddingBackward: Kernels["embeddingBackward"];
+}
+
+export interface NativeKernels extends Kernels {
+  readonly name: "native";
+  readonly gemmBackend: GemmBackendName;
+  /** Backends this build can use; "openblas" only when OpenBLAS was found at build time. */
+  readonly gemmBackends: readonly GemmBackendName[];
+  setGemmBackend(name: GemmBackendName): void;
+  readonly numThreads: number;
+  setNumThreads(n: number): void;
+}
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+export const nativeAddonPath = resolve(repoRoot, "build/Release/cookbook_kernels.node");
+
+let cached: NativeKernels | null = null;
+
+/** Loads the addon once. Throws an Error saying why when it is missing or does not load. */
+export function loadNativeKernels(): NativeKernels {
+  if (cached !== null) return cached;
+  if (!existsSync(nativeAddonPath)) {
+    throw new Error(`${nativeAddonPath} does not exist (the native build did not run or failed; run \`npm rebuild\` or \`npm install\` with g++, make and python3 installed)`);
+  }
+  let addon: NativeAddon;
+  try {
+    addon = createRequire(import.meta.url)(nativeAddonPath) as NativeAddon;
+  } catch (err) {
+    throw new Error(`${nativeAddonPath} failed to load: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const kernels: NativeKernels = {
+    name: "native",
+    get gemmBackend(): GemmBackendName {
+      return addon.gemmBackend();
+    },
+    gemmBackends: Object.freeze(addon.gemmBackends()),
+    setGemmBackend: (name: GemmBackendName) => addon.setGemmBackend(name),
+    get numThreads(): number {
+      return addon.numThreads();
+    },
+    setNumThreads: (n: number) => addon.setNumThreads(n),
+    gemm: addon.gemm,
+    rmsnormForward: addon.rmsnormForward,
+    rmsnormBackward: addon.rmsnormBackward,
+    rope: addon.rope,
+    attentionForward: addon.attentionForward,
+    attentionBackward: addon.attentionBackward,
+    attentionDecode: addon.attentionDecode,
+    swigluForward: addon.swigluForward,
+    swigluBackward: addon.swigluBackward,
+    logprobsForward: addon.logprobsForward,
+    logprobsBackward: addon.logprobsBackward,
+    adamw: addon.adamw,
+    axpy: addon.axpy,
+    sumSquares: addon.sumSquares,
+    add: addon.add,
+    embeddingForward: addon.embeddingForward,
+    embeddingBackward: addon.embeddingBackward,
+  };
+  cached = kernels;
+  return kernels;
+}
+
+/** True for the arrays the native kernels accept. */
+export function isNativeArray(a: FloatArray): a is Float32Array {
+  return a instanceof Float32Array;
+}

@@ -1,0 +1,402 @@
+// Node-API surface of the kernels: argument checking and unpacking, then a call into ck::.
+// Every array length is checked against the sizes the kernel will touch, so a wrong call throws a
+// RangeError naming the kernel and argument instead of corrupting memory.
+
+#include <napi.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "kernels.h"
+
+namespace {
+
+const char* typed_array_name(napi_typedarray_type t) {
+  switch (t) {
+    case napi_int8_array: return "Int8Array";
+    case napi_uint8_array: return "Uint8Array";
+    case napi_uint8_clamped_array: return "Uint8ClampedArray";
+    case napi_int16_array: return "Int16Array";
+    case napi_uint16_array: return "Uint16Array";
+    case napi_int32_array: return "Int32Array";
+    case napi_uint32_array: return "Uint32Array";
+    case napi_float32_array: return "Float32Array";
+    case napi_float64_array: return "Float64Array";
+    case napi_bigint64_array: return "BigInt64Array";
+    case napi_biguint64_array: return "BigUint64Array";
+    default: return "typed array";
+  }
+}
+
+std::string describe(const Napi::Value& v) {
+  if (v.IsTypedArray()) return typed_array_name(v.As<Napi::TypedArray>().TypedArrayType());
+  if (v.IsNull()) return "null";
+  if (v.IsUndefined()) return "undefined";
+  if (v.IsNumber()) return "number " + std::to_string(v.As<Napi::Number>().DoubleValue());
+  if (v.IsBoolean()) return "boolean";
+  if (v.IsString()) return "string";
+  if (v.IsArray()) return "Array";
+  return "object";
+}
+
+class Args {
+ public:
+  Args(const Napi::CallbackInfo& info, const char* kernel, size_t count) : info_(info), kernel_(kernel) {
+    if (info.Length() < count)
+      fail_type("expected " + std::to_string(count) + " arguments, got " + std::to_string(info.Length()));
+  }
+
+  template <typename T, napi_typedarray_type Type>
+  T* array(size_t i, const char* name, ptrdiff_t need, const char* what) {
+    const Napi::Value v = info_[i];
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != Type) {
+      fail_type(std::string("argument ") + name + " must be a " + typed_array_name(Type) +
+                (Type == napi_float32_array ? " (the native kernels are float32-only)" : "") + ", got " +
+                describe(v));
+    }
+    Napi::TypedArrayOf<T> a = v.As<Napi::TypedArrayOf<T>>();
+    if (static_cast<ptrdiff_t>(a.ElementLength()) < need) {
+      fail_range(std::string("argument ") + name + " has " + std::to_string(a.ElementLength()) +
+                 " elements but needs at least " + std::to_string(need) + " (" + what + ")");
+    }
+    return a.Data();
+  }
+  float* f32(size_t i, const char* name, ptrdiff_t need, const char* what) {
+    return array<float, napi_float32_array>(i, name, need, what);
+  }
+  float* f32_or_null(size_t i, const char* name, ptrdiff_t need, const char* what) {
+    if (info_[i].IsNull()) return nullptr;
+    return f32(i, name, need, what);
+  }
+  int32_t* i32(size_t i, const char* name, ptrdiff_t need, const char* what) {
+    return array<int32_t, napi_int32_array>(i, name, need, what);
+  }
+  ptrdiff_t i32_length(size_t i, const char* name) {
+    const Napi::Value v = info_[i];
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+      fail_type(std::string("argument ") + name + " must be an Int32Array, got " + describe(v));
+    return static_cast<ptrdiff_t>(v.As<Napi::TypedArray>().ElementLength());
+  }
+  ptrdiff_t f32_length(size_t i, const char* name) {
+    f32(i, name, 0, "");
+    return static_cast<ptrdiff_t>(info_[i].As<Napi::TypedArray>().ElementLength());
+  }
+
+  double number(size_t i, const char* name) {
+    const Napi::Value v = info_[i];
+    if (!v.IsNumber()) fail_type(std::string("argument ") + name + " must be a number, got " + describe(v));
+    return v.As<Napi::Number>().DoubleValue();
+  }
+  ptrdiff_t size(size_t i, const char* name) {
+    const double d = number(i, name);
+    if (!(d >= 0 && d <= 9.0e15 && std::floor(d) == d))
+      fail_range(std::string("argument ") + name + " must be a non-negative integer, got " + std::to_string(d));
+    return static_cast<ptrdiff_t>(d);
+  }
+  bool boolean(size_t i, const char* name) {
+    const Napi::Value v = info_[i];
+    if (!v.IsBoolean()) fail_type(std::string("argument ") + name + " must be a boolean, got " + describe(v));
+    return v.As<Napi::Boolean>().Value();
+  }
+
+  [[noreturn]] void fail_type(const std::string& msg) const {
+    throw Napi::TypeError::New(info_.Env(), std::string(kernel_) + ": " + msg);
+  }
+  [[noreturn]] void fail_range(const std::string& msg) const {
+    throw Napi::RangeError::New(info_.Env(), std::string(kernel_) + ": " + msg);
+  }
+
+ private:
+  const Napi::CallbackInfo& info_;
+  const char* kernel_;
+};
+
+Napi::Value Gemm(const Napi::CallbackInfo& info) {
+  Args a(info, "gemm", 10);
+  const bool tA = a.boolean(0, "transA"), tB = a.boolean(1, "transB");
+  const ptrdiff_t M = a.size(2, "M"), N = a.size(3, "N"), K = a.size(4, "K");
+  const float alpha = static_cast<float>(a.number(5, "alpha"));
+  const float* A = a.f32(6, "A", M * K, "M*K");
+  const float* B = a.f32(7, "B", K * N, "K*N");
+  const float beta = static_cast<float>(a.number(8, "beta"));
+  float* C = a.f32(9, "C", M * N, "M*N");
+  ck::gemm(tA, tB, M, N, K, alpha, A, B, beta, C);
+  return info.Env().Undefined();
+}
+
+Napi::Value RmsnormForward(const Napi::CallbackInfo& info) {
+  Args a(info, "rmsnormForward", 7);
+  const ptrdiff_t rows = a.size(4, "rows"), dim = a.size(5, "dim");
+  const float eps = static_cast<float>(a.number(6, "eps"));
+  ck::rmsnorm_forward(a.f32(0, "x", rows * dim, "rows*dim"), a.f32(1, "weight", dim, "dim"),
+                      a.f32(2, "out", rows * dim, "rows*dim"), a.f32(3, "rstd", rows, "rows"), rows, dim, eps);
+  return info.Env().Undefined();
+}
+
+Napi::Value RmsnormBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "rmsnormBackward", 8);
+  const ptrdiff_t rows = a.size(6, "rows"), dim = a.size(7, "dim");
+  ck::rmsnorm_backward(a.f32(0, "dout", rows * dim, "rows*dim"), a.f32(1, "x", rows * dim, "rows*dim"),
+                       a.f32(2, "weight", dim, "dim"), a.f32(3, "rstd", rows, "rows"),
+                       a.f32(4, "dx", rows * dim, "rows*dim"), a.f32_or_null(5, "dweight", dim, "dim"), rows, dim);
+  return info.Env().Undefined();
+}
+
+Napi::Value Rope(const Napi::CallbackInfo& info) {
+  Args a(info, "rope", 7);
+  const ptrdiff_t tokens = a.size(3, "tokens"), heads = a.size(4, "nHeads"), hd = a.size(5, "headDim");
+  if (hd % 2 != 0) a.fail_range("headDim must be even, got " + std::to_string(hd));
+  const bool inverse = a.boolean(6, "inverse");
+  ck::rope(a.f32(0, "x", tokens * heads * hd, "tokens*nHeads*headDim"), a.i32(1, "positions", tokens, "tokens"),
+           a.f32(2, "invFreq", hd / 2, "headDim/2"), tokens, heads, hd, inverse);
+  return info.Env().Undefined();
+}
+
+struct SeqInfo {
+  const int32_t* starts;
+  ptrdiff_t num_seqs, total, probs_size;
+};
+
+SeqInfo check_seqs(Args& a, size_t i) {
+  const ptrdiff_t n = a.i32_length(i, "seqStarts");
+  const int32_t* s = a.i32(i, "seqStarts", 1, "numSeqs+1");
+  if (s[0] != 0) a.fail_range("seqStarts[0] must be 0, got " + std::to_string(s[0]));
+  ptrdiff_t probs = 0;
+  for (ptrdiff_t j = 1; j < n; j++) {
+    if (s[j] < s[j - 1])
+      a.fail_range("seqStarts must be non-decreasing, but seqStarts[" + std::to_string(j) + "] = " +
+                   std::to_string(s[j]) + " < seqStarts[" + std::to_string(j - 1) + "] = " + std::to_string(s[j - 1]));
+    const ptrdiff_t len = s[j] - s[j - 1];
+    probs += len * len;
+  }
+  return {s, n - 1, s[n - 1], probs};
+}
+
+void check_heads(Args& a, ptrdiff_t heads, ptrdiff_t kv) {
+  if (kv <= 0 || heads % kv != 0)
+    a.fail_range("nHeads (" + std::to_string(heads) + ") must be a positive multiple of nKvHeads (" +
+                 std::to_string(kv) + ")");
+}
+
+Napi::Value AttentionForward(const Napi::CallbackInfo& info) {
+  Args a(info, "attentionForward", 10);
+  const ptrdiff_t H = a.size(6, "nHeads"), Hkv = a.size(7, "nKvHeads"), d = a.size(8, "headDim");
+  check_heads(a, H, Hkv);
+  const float scale = static_cast<float>(a.number(9, "scale"));
+  const SeqInfo s = check_seqs(a, 5);
+  const ptrdiff_t T = s.total;
+  ck::attention_forward(a.f32(0, "q", T * H * d, "tokens*nHeads*headDim"),
+                        a.f32(1, "k", T * Hkv * d, "tokens*nKvHeads*headDim"),
+                        a.f32(2, "v", T * Hkv * d, "tokens*nKvHeads*headDim"),
+                        a.f32(3, "out", T * H * d, "tokens*nHeads*headDim"),
+                        a.f32_or_null(4, "probs", H * s.probs_size, "nHeads*sum(len^2)"), s.starts, s.num_seqs, H,
+                        Hkv, d, scale);
+  return info.Env().Undefined();
+}
+
+Napi::Value AttentionBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "attentionBackward", 13);
+  const ptrdiff_t H = a.size(9, "nHeads"), Hkv = a.size(10, "nKvHeads"), d = a.size(11, "headDim");
+  check_heads(a, H, Hkv);
+  const float scale = static_cast<float>(a.number(12, "scale"));
+  const SeqInfo s = check_seqs(a, 8);
+  const ptrdiff_t T = s.total;
+  ck::attention_backward(a.f32(0, "dout", T * H * d, "tokens*nHeads*headDim"),
+                         a.f32(1, "q", T * H * d, "tokens*nHeads*headDim"),
+                         a.f32(2, "k", T * Hkv * d, "tokens*nKvHeads*headDim"),
+                         a.f32(3, "v", T * Hkv * d, "tokens*nKvHeads*headDim"),
+                         a.f32(4, "probs", H * s.probs_size, "nHeads*sum(len^2)"),
+                         a.f32(5, "dq", T * H * d, "tokens*nHeads*headDim"),
+                         a.f32(6, "dk", T * Hkv * d, "tokens*nKvHeads*headDim"),
+                         a.f32(7, "dv", T * Hkv * d, "tokens*nKvHeads*headDim"), s.starts, s.num_seqs, H, Hkv, d,
+                         scale);
+  return info.Env().Undefined();
+}
+
+Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
+  Args a(info, "attentionDecode", 11);
+  const ptrdiff_t n = a.size(5, "n"), H = a.size(6, "nHeads"), Hkv = a.size(7, "nKvHeads"), d = a.size(8, "headDim");
+  const ptrdiff_t max_len = a.size(9, "maxLen");
+  check_heads(a, H, Hkv);
+  const float scale = static_cast<float>(a.number(10, "scale"));
+  const int32_t* lens = a.i32(4, "cacheLens", n, "n");
+  for (ptrdiff_t b = 0; b < n; b++)
+    if (lens[b] < 1 || lens[b] > max_len)
+      a.fail_range("cacheLens[" + std::to_string(b) + "] = " + std::to_string(lens[b]) + " must be in 1..maxLen (" +
+                   std::to_string(max_len) + ")");
+  ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"),
+                       a.f32(1, "kCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
+                       a.f32(2, "vCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
+                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), lens, n, H, Hkv, d, max_len, scale);
+  return info.Env().Undefined();
+}
+
+Napi::Value SwigluForward(const Napi::CallbackInfo& info) {
+  Args a(info, "swigluForward", 4);
+  const ptrdiff_t n = a.size(3, "n");
+  ck::swiglu_forward(a.f32(0, "gate", n, "n"), a.f32(1, "up", n, "n"), a.f32(2, "out", n, "n"), n);
+  return info.Env().Undefined();
+}
+
+Napi::Value SwigluBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "swigluBackward", 6);
+  const ptrdiff_t n = a.size(5, "n");
+  ck::swiglu_backward(a.f32(0, "dout", n, "n"), a.f32(1, "gate", n, "n"), a.f32(2, "up", n, "n"),
+                      a.f32(3, "dgate", n, "n"), a.f32(4, "dup", n, "n"), n);
+  return info.Env().Undefined();
+}
+
+const int32_t* checked_targets(Args& a, size_t i, ptrdiff_t rows, ptrdiff_t vocab) {
+  const int32_t* t = a.i32(i, "targets", rows, "rows");
+  for (ptrdiff_t r = 0; r < rows; r++)
+    if (t[r] >= vocab)
+      a.fail_range("targets[" + std::to_string(r) + "] = " + std::to_string(t[r]) +
+                   " is outside the vocabulary (size " + std::to_string(vocab) + ")");
+  return t;
+}
+
+Napi::Value LogprobsForward(const Napi::CallbackInfo& info) {
+  Args a(info, "logprobsForward", 6);
+  const ptrdiff_t rows = a.size(4, "rows"), vocab = a.size(5, "vocab");
+  ck::logprobs_forward(a.f32(0, "logits", rows * vocab, "rows*vocab"), checked_targets(a, 1, rows, vocab),
+                       a.f32(2, "logprobs", rows, "rows"), a.f32(3, "logsumexp", rows, "rows"), rows, vocab);
+  return info.Env().Undefined();
+}
+
+Napi::Value LogprobsBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "logprobsBackward", 7);
+  const ptrdiff_t rows = a.size(5, "rows"), vocab = a.size(6, "vocab");
+  ck::logprobs_backward(a.f32(0, "dlogprobs", rows, "rows"), a.f32(1, "logits", rows * vocab, "rows*vocab"),
+                        checked_targets(a, 2, rows, vocab), a.f32(3, "logsumexp", rows, "rows"),
+                        a.f32(4, "dlogits", rows * vocab, "rows*vocab"), rows, vocab);
+  return info.Env().Undefined();
+}
+
+Napi::Value Adamw(const Napi::CallbackInfo& info) {
+  Args a(info, "adamw", 12);
+  const ptrdiff_t n = a.size(4, "n");
+  ck::adamw(a.f32(0, "param", n, "n"), a.f32(1, "grad", n, "n"), a.f32(2, "m", n, "n"), a.f32(3, "v", n, "n"), n,
+            a.number(5, "lr"), a.number(6, "beta1"), a.number(7, "beta2"), a.number(8, "eps"),
+            a.number(9, "weightDecay"), a.number(10, "step"), a.number(11, "gradScale"));
+  return info.Env().Undefined();
+}
+
+Napi::Value Axpy(const Napi::CallbackInfo& info) {
+  Args a(info, "axpy", 4);
+  const ptrdiff_t n = a.size(0, "n");
+  ck::axpy(n, static_cast<float>(a.number(1, "alpha")), a.f32(2, "x", n, "n"), a.f32(3, "y", n, "n"));
+  return info.Env().Undefined();
+}
+
+Napi::Value SumSquares(const Napi::CallbackInfo& info) {
+  Args a(info, "sumSquares", 2);
+  const ptrdiff_t n = a.size(1, "n");
+  return Napi::Number::New(info.Env(), ck::sum_squares(a.f32(0, "x", n, "n"), n));
+}
+
+Napi::Value Add(const Napi::CallbackInfo& info) {
+  Args a(info, "add", 4);
+  const ptrdiff_t n = a.size(3, "n");
+  ck::add(a.f32(0, "a", n, "n"), a.f32(1, "b", n, "n"), a.f32(2, "out", n, "n"), n);
+  return info.Env().Undefined();
+}
+
+const int32_t* checked_ids(Args& a, size_t ids_i, ptrdiff_t n, ptrdiff_t table_rows) {
+  const int32_t* ids = a.i32(ids_i, "ids", n, "n");
+  for (ptrdiff_t i = 0; i < n; i++)
+    if (ids[i] < 0 || ids[i] >= table_rows)
+      a.fail_range("ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) + " is outside the table (" +
+                   std::to_string(table_rows) + " rows)");
+  return ids;
+}
+
+Napi::Value EmbeddingForward(const Napi::CallbackInfo& info) {
+  Args a(info, "embeddingForward", 5);
+  const ptrdiff_t n = a.size(3, "n"), dim = a.size(4, "dim");
+  const ptrdiff_t rows = dim > 0 ? a.f32_length(0, "table") / dim : 0;
+  const float* table = a.f32(0, "table", 0, "");
+  ck::embedding_forward(table, checked_ids(a, 1, n, rows), a.f32(2, "out", n * dim, "n*dim"), n, dim);
+  return info.Env().Undefined();
+}
+
+Napi::Value EmbeddingBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "embeddingBackward", 5);
+  const ptrdiff_t n = a.size(3, "n"), dim = a.size(4, "dim");
+  const ptrdiff_t rows = dim > 0 ? a.f32_length(2, "dtable") / dim : 0;
+  ck::embedding_backward(a.f32(0, "dout", n * dim, "n*dim"), checked_ids(a, 1, n, rows), a.f32(2, "dtable", 0, ""),
+                         n, dim);
+  return info.Env().Undefined();
+}
+
+const char* backend_name(ck::GemmBackend b) { return b == ck::GemmBackend::OpenBLAS ? "openblas" : "packed"; }
+
+Napi::Value GemmBackend(const Napi::CallbackInfo& info) {
+  return Napi::String::New(info.Env(), backend_name(ck::gemm_backend()));
+}
+
+Napi::Value GemmBackends(const Napi::CallbackInfo& info) {
+  Napi::Array out = Napi::Array::New(info.Env());
+  uint32_t i = 0;
+  if (ck::have_openblas()) out.Set(i++, Napi::String::New(info.Env(), "openblas"));
+  out.Set(i++, Napi::String::New(info.Env(), "packed"));
+  return out;
+}
+
+Napi::Value SetGemmBackend(const Napi::CallbackInfo& info) {
+  const std::string name = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  if (name == "packed") {
+    ck::set_gemm_backend(ck::GemmBackend::Packed);
+  } else if (name == "openblas") {
+    if (!ck::have_openblas())
+      throw Napi::Error::New(info.Env(), "setGemmBackend: this build has no OpenBLAS (libopenblas-dev was not found when the addon was built)");
+    ck::set_gemm_backend(ck::GemmBackend::OpenBLAS);
+  } else {
+    throw Napi::TypeError::New(info.Env(), "setGemmBackend: expected \"openblas\" or \"packed\", got \"" + name + "\"");
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value NumThreads(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), ck::threads()); }
+
+Napi::Value SetNumThreads(const Napi::CallbackInfo& info) {
+  Args a(info, "setNumThreads", 1);
+  const ptrdiff_t n = a.size(0, "n");
+  if (n < 1 || n > 1024) a.fail_range("n must be in 1..1024, got " + std::to_string(n));
+  ck::set_threads(static_cast<int>(n));
+  return info.Env().Undefined();
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  // COOKBOOK_GEMM=packed forces our own kernel even when OpenBLAS is linked (read once at load).
+  const char* force = std::getenv("COOKBOOK_GEMM");
+  if (force != nullptr && std::string(force) == "packed") ck::set_gemm_backend(ck::GemmBackend::Packed);
+  ck::threads();
+  exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
+  exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
+  exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
+  exports.Set("rope", Napi::Function::New(env, Rope, "rope"));
+  exports.Set("attentionForward", Napi::Function::New(env, AttentionForward, "attentionForward"));
+  exports.Set("attentionBackward", Napi::Function::New(env, AttentionBackward, "attentionBackward"));
+  exports.Set("attentionDecode", Napi::Function::New(env, AttentionDecode, "attentionDecode"));
+  exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
+  exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
+  exports.Set("logprobsForward", Napi::Function::New(env, LogprobsForward, "logprobsForward"));
+  exports.Set("logprobsBackward", Napi::Function::New(env, LogprobsBackward, "logprobsBackward"));
+  exports.Set("adamw", Napi::Function::New(env, Adamw, "adamw"));
+  exports.Set("axpy", Napi::Function::New(env, Axpy, "axpy"));
+  exports.Set("sumSquares", Napi::Function::New(env, SumSquares, "sumSquares"));
+  exports.Set("add", Napi::Function::New(env, Add, "add"));
+  exports.Set("embeddingForward", Napi::Function::New(env, EmbeddingForward, "embeddingForward"));
+  exports.Set("embeddingBackward", Napi::Function::New(env, EmbeddingBackward, "embeddingBackward"));
+  exports.Set("gemmBackend", Napi::Function::New(env, GemmBackend, "gemmBackend"));
+  exports.Set("gemmBackends", Napi::Function::New(env, GemmBackends, "gemmBackends"));
+  exports.Set("setGemmBackend", Napi::Function::New(env, SetGemmBackend, "setGemmBackend"));
+  exports.Set("numThreads", Napi::Function::New(env, NumThreads, "numThreads"));
+  exports.Set("setNumThreads", Napi::Function::New(env, SetNumThreads, "setNumThreads"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(cookbook_kernels, Init)

@@ -1,0 +1,227 @@
+// Causal grouped-query attention over packed variable-length sequences (forward, backward) and the
+// single-token decode step over a KV cache.
+//
+// Work is split into tasks of a few query rows of one (sequence, head), scheduled dynamically,
+// so one long sequence parallelises as well as many short ones. The backward pass runs in two
+// row-parallel passes so no two threads ever add into the same dk/dv row:
+//   1. per query row i: dS_i = P_i * (dP_i - rowsum(dP_i * P_i)) * scale, dq_i = dS_i K
+//   2. per key row j:   dk_j = sum over heads of the group and i >= j of dS_ij q_i, dv_j likewise with P_ij dout_i.
+
+#include "kernels.h"
+#include "simd.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace ck {
+
+namespace {
+
+struct Task {
+  ptrdiff_t seq, head, begin, end;
+};
+
+constexpr ptrdiff_t kRowsPerTask = 16;
+
+std::vector<Task> make_tasks(const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads) {
+  std::vector<Task> tasks;
+  for (ptrdiff_t s = 0; s < num_seqs; s++) {
+    const ptrdiff_t len = seq_starts[s + 1] - seq_starts[s];
+    for (ptrdiff_t h = 0; h < heads; h++)
+      for (ptrdiff_t b = 0; b < len; b += kRowsPerTask) tasks.push_back({s, h, b, std::min(len, b + kRowsPerTask)});
+  }
+  return tasks;
+}
+
+// probs offset of each sequence for head 0.
+std::vector<ptrdiff_t> probs_bases(const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads) {
+  std::vector<ptrdiff_t> base(static_cast<size_t>(num_seqs + 1), 0);
+  for (ptrdiff_t s = 0; s < num_seqs; s++) {
+    const ptrdiff_t len = seq_starts[s + 1] - seq_starts[s];
+    base[s + 1] = base[s] + heads * len * len;
+  }
+  return base;
+}
+
+inline float dot(const float* a, const float* b, ptrdiff_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (ptrdiff_t i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+inline void axpy_row(float a, const float* x, float* y, ptrdiff_t n) {
+#pragma omp simd
+  for (ptrdiff_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+// p[0..n) = softmax(p[0..n)) in place.
+inline void softmax_inplace(float* p, ptrdiff_t n) {
+  float m = -__builtin_inff();
+  for (ptrdiff_t j = 0; j < n; j++) m = p[j] > m ? p[j] : m;
+  const ptrdiff_t nv = n / VW * VW;
+  vf acc = splat(0.0f);
+  for (ptrdiff_t j = 0; j < nv; j += VW) {
+    const vf e = vexp(load(p + j) - m);
+    store(p + j, e);
+    acc += e;
+  }
+  float sum = hsum(acc);
+  if (nv < n) {
+    for (ptrdiff_t j = nv; j < n; j++) p[j] -= m;
+    vexp_tail(p + nv, p + nv, static_cast<int>(n - nv));
+    for (ptrdiff_t j = nv; j < n; j++) sum += p[j];
+  }
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (ptrdiff_t j = 0; j < n; j++) p[j] *= inv;
+}
+
+int threads_for(ptrdiff_t flops) { return flops >= (1 << 18) ? threads() : 1; }
+
+thread_local std::vector<float> t_ds;
+
+}  // namespace
+
+void attention_forward(const float* q, const float* k, const float* v, float* out, float* probs,
+                       const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads, ptrdiff_t kv_heads,
+                       ptrdiff_t d, float scale) {
+  const ptrdiff_t rep = heads / kv_heads;
+  const ptrdiff_t qw = heads * d, kw = kv_heads * d;
+  const std::vector<Task> tasks = make_tasks(seq_starts, num_seqs, heads);
+  const std::vector<ptrdiff_t> base = probs_bases(seq_starts, num_seqs, heads);
+  ptrdiff_t max_len = 0, flops = 0;
+  for (ptrdiff_t s = 0; s < num_seqs; s++) {
+    const ptrdiff_t len = seq_starts[s + 1] - seq_starts[s];
+    max_len = std::max(max_len, len);
+    flops += 2 * heads * len * len * d;
+  }
+  const int nt = threads_for(flops);
+  const ptrdiff_t n_tasks = static_cast<ptrdiff_t>(tasks.size());
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    std::vector<float> row(static_cast<size_t>(max_len));
+    float* p = row.data();
+#pragma omp for schedule(dynamic)
+    for (ptrdiff_t ti = 0; ti < n_tasks; ti++) {
+      const Task& t = tasks[ti];
+      const ptrdiff_t start = seq_starts[t.seq];
+      const ptrdiff_t len = seq_starts[t.seq + 1] - start;
+      const ptrdiff_t g = t.head / rep;
+      for (ptrdiff_t i = t.begin; i < t.end; i++) {
+        const float* qi = q + (start + i) * qw + t.head * d;
+        for (ptrdiff_t j = 0; j <= i; j++) p[j] = dot(qi, k + (start + j) * kw + g * d, d) * scale;
+        softmax_inplace(p, i + 1);
+        float* o = out + (start + i) * qw + t.head * d;
+        std::fill(o, o + d, 0.0f);
+        for (ptrdiff_t j = 0; j <= i; j++) axpy_row(p[j], v + (start + j) * kw + g * d, o, d);
+        if (probs != nullptr) {
+          float* pr = probs + base[t.seq] + t.head * len * len + i * len;
+          std::copy(p, p + i + 1, pr);
+          std::fill(pr + i + 1, pr + len, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+void attention_backward(const float* dout, const float* q, const float* k, const float* v, const float* probs,
+                        float* dq, float* dk, float* dv, const int32_t* seq_starts, ptrdiff_t num_seqs,
+                        ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d, float scale) {
+  const ptrdiff_t rep = heads / kv_heads;
+  const ptrdiff_t qw = heads * d, kw = kv_heads * d;
+  const std::vector<Task> qtasks = make_tasks(seq_starts, num_seqs, heads);
+  const std::vector<Task> ktasks = make_tasks(seq_starts, num_seqs, kv_heads);
+  const std::vector<ptrdiff_t> base = probs_bases(seq_starts, num_seqs, heads);
+  ptrdiff_t max_len = 0, flops = 0;
+  for (ptrdiff_t s = 0; s < num_seqs; s++) {
+    const ptrdiff_t len = seq_starts[s + 1] - seq_starts[s];
+    max_len = std::max(max_len, len);
+    flops += 4 * heads * len * len * d;
+  }
+  t_ds.resize(static_cast<size_t>(base[num_seqs]));
+  float* ds = t_ds.data();
+  const int nt = threads_for(flops);
+  const ptrdiff_t nq = static_cast<ptrdiff_t>(qtasks.size()), nk = static_cast<ptrdiff_t>(ktasks.size());
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+#pragma omp for schedule(dynamic)
+    for (ptrdiff_t ti = 0; ti < nq; ti++) {
+      const Task& t = qtasks[ti];
+      const ptrdiff_t start = seq_starts[t.seq];
+      const ptrdiff_t len = seq_starts[t.seq + 1] - start;
+      const ptrdiff_t g = t.head / rep;
+      const ptrdiff_t off = base[t.seq] + t.head * len * len;
+      for (ptrdiff_t i = t.begin; i < t.end; i++) {
+        const float* doi = dout + (start + i) * qw + t.head * d;
+        const float* pr = probs + off + i * len;
+        float* dsr = ds + off + i * len;
+        float rowsum = 0;
+        for (ptrdiff_t j = 0; j <= i; j++) {
+          const float dp = dot(doi, v + (start + j) * kw + g * d, d);
+          dsr[j] = dp;
+          rowsum += pr[j] * dp;
+        }
+        float* dqi = dq + (start + i) * qw + t.head * d;
+        std::fill(dqi, dqi + d, 0.0f);
+        for (ptrdiff_t j = 0; j <= i; j++) {
+          const float s = pr[j] * (dsr[j] - rowsum) * scale;
+          dsr[j] = s;
+          axpy_row(s, k + (start + j) * kw + g * d, dqi, d);
+        }
+      }
+    }
+    // implicit barrier: every dS row is written before pass 2 reads columns of it
+#pragma omp for schedule(dynamic)
+    for (ptrdiff_t ti = 0; ti < nk; ti++) {
+      const Task& t = ktasks[ti];  // t.head is a kv head here
+      const ptrdiff_t start = seq_starts[t.seq];
+      const ptrdiff_t len = seq_starts[t.seq + 1] - start;
+      for (ptrdiff_t j = t.begin; j < t.end; j++) {
+        float* dkj = dk + (start + j) * kw + t.head * d;
+        float* dvj = dv + (start + j) * kw + t.head * d;
+        std::fill(dkj, dkj + d, 0.0f);
+        std::fill(dvj, dvj + d, 0.0f);
+        for (ptrdiff_t h = t.head * rep; h < (t.head + 1) * rep; h++) {
+          const ptrdiff_t off = base[t.seq] + h * len * len;
+          for (ptrdiff_t i = j; i < len; i++) {
+            const float s = ds[off + i * len + j];
+            const float p = probs[off + i * len + j];
+            if (s != 0.0f) axpy_row(s, q + (start + i) * qw + h * d, dkj, d);
+            if (p != 0.0f) axpy_row(p, dout + (start + i) * qw + h * d, dvj, d);
+          }
+        }
+      }
+    }
+  }
+}
+
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* lens,
+                      ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d, ptrdiff_t max_len,
+                      float scale) {
+  const ptrdiff_t rep = heads / kv_heads;
+  ptrdiff_t flops = 0;
+  for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
+  const int nt = threads_for(flops);
+  const ptrdiff_t pairs = n * heads;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    std::vector<float> row(static_cast<size_t>(max_len));
+    float* p = row.data();
+#pragma omp for schedule(dynamic)
+    for (ptrdiff_t bh = 0; bh < pairs; bh++) {
+      const ptrdiff_t b = bh / heads, h = bh % heads, g = h / rep;
+      const ptrdiff_t len = lens[b];
+      const float* kc = k_cache + (b * kv_heads + g) * max_len * d;
+      const float* vc = v_cache + (b * kv_heads + g) * max_len * d;
+      const float* qi = q + (b * heads + h) * d;
+      for (ptrdiff_t j = 0; j < len; j++) p[j] = dot(qi, kc + j * d, d) * scale;
+      softmax_inplace(p, len);
+      float* o = out + (b * heads + h) * d;
+      std::fill(o, o + d, 0.0f);
+      for (ptrdiff_t j = 0; j < len; j++) axpy_row(p[j], vc + j * d, o, d);
+    }
+  }
+}
+
+}  // namespace ck

@@ -1,0 +1,90 @@
+// Build-time probe for binding.gyp: which compiler flags this machine supports.
+// Usage: node configure.mjs defines|cflags|libs   (prints a space-separated list for gyp's <!@(...)).
+//
+// Each feature is detected by compiling a tiny test program, so a header without its library (or
+// a compiler without -fopenmp, like Apple clang) is simply left out instead of failing the build.
+//   COOKBOOK_OPENBLAS=0    build without OpenBLAS even when it is installed (own packed GEMM only)
+//   COOKBOOK_MARCH=<arch>  target this -march instead of the building machine's own CPU ("native");
+//                          use e.g. x86-64-v3 when the binary will run on other machines
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const what = process.argv[2];
+const cxx = process.env.CXX || "c++";
+const dir = mkdtempSync(join(tmpdir(), "cookbook-configure-"));
+
+function compiles(source, flags) {
+  const src = join(dir, "probe.cc");
+  writeFileSync(src, source);
+  const r = spawnSync(cxx, ["-std=c++17", src, "-o", join(dir, "probe"), ...flags], { stdio: "ignore" });
+  return r.status === 0;
+}
+
+function archFlags() {
+  const requested = process.env.COOKBOOK_MARCH;
+  const candidates = requested ? [[`-march=${requested}`]] : [["-march=native"], ["-mcpu=native"], []];
+  for (const flags of candidates) if (compiles("int main() { return 0; }\n", flags)) return flags;
+  return [];
+}
+
+function openmpFlags() {
+  const src = "#include <omp.h>\nint main() { return omp_get_max_threads() > 0 ? 0 : 1; }\n";
+  return compiles(src, ["-fopenmp"]) ? ["-fopenmp"] : [];
+}
+
+function pkgConfig(args) {
+  try {
+    return execFileSync("pkg-config", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return null;
+  }
+}
+
+/** { cflags, libs } for OpenBLAS, or null. */
+function openblas() {
+  if (process.env.COOKBOOK_OPENBLAS === "0") return null;
+  const candidates = [];
+  const pcCflags = pkgConfig(["--cflags", "openblas"]);
+  const pcLibs = pkgConfig(["--libs", "openblas"]);
+  if (pcCflags !== null && pcLibs !== null) candidates.push({ cflags: pcCflags, libs: pcLibs });
+  for (const prefix of ["/opt/homebrew/opt/openblas", "/usr/local/opt/openblas"]) {
+    candidates.push({ cflags: [`-I${prefix}/include`], libs: [`-L${prefix}/lib`, "-lopenblas"] });
+  }
+  candidates.push({ cflags: ["-I/usr/include/openblas"], libs: ["-lopenblas"] });
+  candidates.push({ cflags: [], libs: ["-lopenblas"] });
+  const src = [
+    "#include <cblas.h>",
+    "int main() {",
+    "  float a = 1, b = 2, c = 0;",
+    "  openblas_set_num_threads(1);",
+    "  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);",
+    "  return c == 2 ? 0 : 1;",
+    "}",
+  ].join("\n");
+  for (const c of candidates) {
+    if (!compiles(src, [...c.cflags, ...c.libs])) continue;
+    // Libraries outside the loader's default path (Homebrew, custom prefixes) need an rpath.
+    const rpaths = c.libs.filter((f) => f.startsWith("-L")).map((f) => `-Wl,-rpath,${f.slice(2)}`);
+    return { cflags: c.cflags, libs: [...c.libs, ...rpaths] };
+  }
+  return null;
+}
+
+let out = [];
+try {
+  if (what === "defines") {
+    if (openblas() !== null) out = ["CK_HAVE_OPENBLAS"];
+  } else if (what === "cflags") {
+    out = [...archFlags(), ...openmpFlags(), ...(openblas()?.cflags ?? [])];
+  } else if (what === "libs") {
+    out = [...openmpFlags(), ...(openblas()?.libs ?? [])];
+  } else {
+    console.error(`configure.mjs: expected "defines", "cflags" or "libs", got ${JSON.stringify(what)}`);
+    process.exitCode = 1;
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.stdout.write(out.join(" ") + "\n");

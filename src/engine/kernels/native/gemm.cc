@@ -1,0 +1,266 @@
+// Matrix product: OpenBLAS when the build found it, else our own packed, register-tiled kernel.
+//
+// The packed kernel follows the usual Goto/BLIS structure: for each KC-deep slice of K, op(A) is
+// packed into MR-row panels (alpha folded in) and op(B) into NR-column panels; the MR x NR
+// micro-kernel then keeps a block of C in vector registers for the whole slice. Transposes only
+// change how the packing reads its source. C is cut into tiles that threads take dynamically;
+// tiles shrink when there are too few of them, so small M (decode GEMVs) still uses every core.
+
+#include "kernels.h"
+#include "simd.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifdef CK_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace ck {
+
+namespace {
+
+std::atomic<int> g_threads{0};
+std::atomic<GemmBackend> g_backend{
+#ifdef CK_HAVE_OPENBLAS
+    GemmBackend::OpenBLAS
+#else
+    GemmBackend::Packed
+#endif
+};
+
+constexpr int MR = 6;
+constexpr int NR = 2 * VW;
+// The B micro-panel (KC x NR floats) should stay in L1 while A panels stream from L2.
+constexpr int KC = VW == 16 ? 192 : 256;
+constexpr int MC = 16 * MR;                // rows per tile (its packed A block stays in L2)
+constexpr int NT = VW == 16 ? 8 * NR : 16 * NR;  // columns per tile (256 floats)
+
+struct AlignedFree {
+  void operator()(float* p) const { std::free(p); }
+};
+
+// Per calling thread (the JS thread, or each worker), grown on demand and reused across calls.
+struct Scratch {
+  std::unique_ptr<float, AlignedFree> buf;
+  size_t cap = 0;
+  float* get(size_t n) {
+    if (n > cap) {
+      size_t bytes = ((n * sizeof(float)) + 63) / 64 * 64;
+      buf.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      if (!buf) throw std::bad_alloc();
+      cap = bytes / sizeof(float);
+    }
+    return buf.get();
+  }
+};
+thread_local Scratch t_apack;
+thread_local Scratch t_bpack;
+
+template <int R>
+inline void micro(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c, ptrdiff_t ldc,
+                  int nr) {
+  vf acc0[R], acc1[R];
+#pragma GCC unroll 6
+  for (int r = 0; r < R; r++) {
+    acc0[r] = splat(0.0f);
+    acc1[r] = splat(0.0f);
+  }
+  for (int k = 0; k < kc; k++) {
+    const vf b0 = *reinterpret_cast<const vf*>(b + k * NR);
+    const vf b1 = *reinterpret_cast<const vf*>(b + k * NR + VW);
+    const float* ak = a + k * MR;
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+      const float av = ak[r];
+      acc0[r] += av * b0;
+      acc1[r] += av * b1;
+    }
+  }
+  if (nr == NR) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+      float* cr = c + r * ldc;
+      store(cr, load(cr) + acc0[r]);
+      store(cr + VW, load(cr + VW) + acc1[r]);
+    }
+  } else {
+    for (int r = 0; r < R; r++) {
+      float tmp[NR];
+      store(tmp, acc0[r]);
+      store(tmp + VW, acc1[r]);
+      float* cr = c + r * ldc;
+      for (int j = 0; j < nr; j++) cr[j] += tmp[j];
+    }
+  }
+}
+
+inline void micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr) {
+  switch (rows) {
+    case 6: micro<6>(kc, a, b, c, ldc, nr); break;
+    case 5: micro<5>(kc, a, b, c, ldc, nr); break;
+    case 4: micro<4>(kc, a, b, c, ldc, nr); break;
+    case 3: micro<3>(kc, a, b, c, ldc, nr); break;
+    case 2: micro<2>(kc, a, b, c, ldc, nr); break;
+    default: micro<1>(kc, a, b, c, ldc, nr); break;
+  }
+}
+
+// Ap[panel][k][r] = alpha * op(A)[i0 + r, pc + k]
+void pack_a_panel(bool tA, ptrdiff_t M, ptrdiff_t K, const float* A, float alpha, ptrdiff_t i0, int rows,
+                  ptrdiff_t pc, int kc, float* dst) {
+  if (tA) {
+    for (int k = 0; k < kc; k++) {
+      const float* src = A + (pc + k) * M + i0;
+      float* d = dst + k * MR;
+      for (int r = 0; r < rows; r++) d[r] = alpha * src[r];
+      for (int r = rows; r < MR; r++) d[r] = 0;
+    }
+  } else {
+    for (int r = 0; r < rows; r++) {
+      const float* src = A + (i0 + r) * K + pc;
+      for (int k = 0; k < kc; k++) dst[k * MR + r] = alpha * src[k];
+    }
+    for (int r = rows; r < MR; r++)
+      for (int k = 0; k < kc; k++) dst[k * MR + r] = 0;
+  }
+}
+
+// Bp[panel][k][j] = op(B)[pc + k, j0 + j], zero past the last column.
+void pack_b_panel(bool tB, ptrdiff_t N, ptrdiff_t K, const float* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc,
+                  float* dst) {
+  if (!tB) {
+    for (int k = 0; k < kc; k++) {
+      const float* src = B + (pc + k) * N + j0;
+      float* d = dst + k * NR;
+      if (cols == NR) {
+        store(d, load(src));
+        store(d + VW, load(src + VW));
+      } else {
+        for (int j = 0; j < cols; j++) d[j] = src[j];
+        for (int j = cols; j < NR; j++) d[j] = 0;
+      }
+    }
+  } else {
+    for (int j = 0; j < cols; j++) {
+      const float* src = B + (j0 + j) * K + pc;
+      for (int k = 0; k < kc; k++) dst[k * NR + j] = src[k];
+    }
+    for (int j = cols; j < NR; j++)
+      for (int k = 0; k < kc; k++) dst[k * NR + j] = 0;
+  }
+}
+
+}  // namespace
+
+int threads() {
+  int n = g_threads.load(std::memory_order_relaxed);
+  if (n > 0) return n;
+  const char* env = std::getenv("COOKBOOK_THREADS");
+  n = env != nullptr ? std::atoi(env) : 0;
+  if (n <= 0) {
+#ifdef _OPENMP
+    n = omp_get_num_procs();
+#else
+    n = static_cast<int>(std::thread::hardware_concurrency());
+#endif
+  }
+  set_threads(n);
+  return n;
+}
+
+void set_threads(int n) {
+  if (n < 1) n = 1;
+  g_threads.store(n, std::memory_order_relaxed);
+#ifdef CK_HAVE_OPENBLAS
+  openblas_set_num_threads(n);
+#endif
+}
+
+bool have_openblas() {
+#ifdef CK_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+GemmBackend gemm_backend() { return g_backend.load(std::memory_order_relaxed); }
+void set_gemm_backend(GemmBackend b) { g_backend.store(b, std::memory_order_relaxed); }
+
+void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                 const float* B, float beta, float* C) {
+  if (M <= 0 || N <= 0) return;
+  const int nt_all = threads();
+  // Below ~1 MFLOP a fork/join costs more than it saves.
+  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 19)) ? 1 : nt_all;
+
+  // Tiles of C, each computed start to finish by one thread with its own packed copies of the
+  // A rows and B columns it needs: no barriers inside the call, so a descheduled thread on a busy
+  // host only delays its own tiles, which the other threads take over (dynamic schedule).
+  ptrdiff_t mt = MC, ntile = NT;
+  const auto tiles = [&]() { return ((M + mt - 1) / mt) * ((N + ntile - 1) / ntile); };
+  while (tiles() < 4 * nt && ntile > NR) ntile -= NR;
+  while (tiles() < 4 * nt && mt > MR) mt -= MR;
+  const ptrdiff_t m_tiles = (M + mt - 1) / mt, n_tiles = (N + ntile - 1) / ntile;
+  const ptrdiff_t n_tasks = m_tiles * n_tiles;
+
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)
+  for (ptrdiff_t task = 0; task < n_tasks; task++) {
+    const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
+    const ptrdiff_t rows = std::min(mt, M - i0), cols = std::min(ntile, N - j0);
+    for (ptrdiff_t i = i0; i < i0 + rows; i++) {
+      float* c = C + i * N + j0;
+      if (beta == 0.0f) std::fill(c, c + cols, 0.0f);
+      else if (beta != 1.0f)
+        for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
+    }
+    if (K <= 0 || alpha == 0.0f) continue;
+    const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
+    const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
+    float* ap = t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
+    float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * kc_max));
+    for (ptrdiff_t pc = 0; pc < K; pc += KC) {
+      const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, K - pc));
+      for (ptrdiff_t p = 0; p < m_panels; p++)
+        pack_a_panel(tA, M, K, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc,
+                     kc, ap + p * MR * kc);
+      for (ptrdiff_t p = 0; p < n_panels; p++)
+        pack_b_panel(tB, N, K, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
+                     bp + p * NR * kc);
+      for (ptrdiff_t jp = 0; jp < n_panels; jp++) {
+        const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
+        for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
+          const int r = static_cast<int>(std::min<ptrdiff_t>(MR, rows - ip * MR));
+          micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, C + (i0 + ip * MR) * N + j0 + jp * NR, N, nr);
+        }
+      }
+    }
+  }
+}
+
+void gemm(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
+          float beta, float* C) {
+#ifdef CK_HAVE_OPENBLAS
+  if (gemm_backend() == GemmBackend::OpenBLAS && M > 0 && N > 0 && K > 0) {
+    threads();  // makes sure OpenBLAS got our thread count before its first call
+    // BLAS may leave C untouched as "0 * C" when beta is 0, but an explicit zero keeps NaN out for sure.
+    if (beta == 0.0f) std::fill(C, C + M * N, 0.0f);
+    cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans, tB ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
+                static_cast<blasint>(tA ? M : K), B, static_cast<blasint>(tB ? K : N), beta, C,
+                static_cast<blasint>(N));
+    return;
+  }
+#endif
+  gemm_packed(tA, tB, M, N, K, alpha, A, B, beta, C);
+}
+
+}  // namespace ck

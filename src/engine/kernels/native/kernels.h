@@ -1,0 +1,56 @@
+// C++ kernels behind the Node-API addon. Same semantics as src/engine/kernels/types.ts, float32 only.
+// Sizes are ptrdiff_t so products of dimensions never overflow 32 bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ck {
+
+// Threads for every parallel region (our kernels and OpenBLAS). Set by set_threads.
+int threads();
+void set_threads(int n);
+
+enum class GemmBackend { OpenBLAS, Packed };
+bool have_openblas();
+GemmBackend gemm_backend();
+void set_gemm_backend(GemmBackend b);
+
+void gemm(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
+          const float* A, const float* B, float beta, float* C);
+void gemm_packed(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
+                 const float* A, const float* B, float beta, float* C);
+
+void rmsnorm_forward(const float* x, const float* w, float* out, float* rstd, ptrdiff_t rows, ptrdiff_t dim, float eps);
+void rmsnorm_backward(const float* dout, const float* x, const float* w, const float* rstd, float* dx, float* dw,
+                      ptrdiff_t rows, ptrdiff_t dim);
+void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t heads, ptrdiff_t head_dim,
+          bool inverse);
+
+void attention_forward(const float* q, const float* k, const float* v, float* out, float* probs,
+                       const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads, ptrdiff_t kv_heads,
+                       ptrdiff_t head_dim, float scale);
+void attention_backward(const float* dout, const float* q, const float* k, const float* v, const float* probs,
+                        float* dq, float* dk, float* dv, const int32_t* seq_starts, ptrdiff_t num_seqs,
+                        ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim, float scale);
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* lens,
+                      ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len,
+                      float scale);
+
+void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
+void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);
+
+void logprobs_forward(const float* logits, const int32_t* targets, float* logprobs, float* lse, ptrdiff_t rows,
+                      ptrdiff_t vocab);
+void logprobs_backward(const float* dlogprobs, const float* logits, const int32_t* targets, const float* lse,
+                       float* dlogits, ptrdiff_t rows, ptrdiff_t vocab);
+
+void adamw(float* p, const float* g, float* m, float* v, ptrdiff_t n, double lr, double beta1, double beta2,
+           double eps, double wd, double step, double grad_scale);
+void axpy(ptrdiff_t n, float alpha, const float* x, float* y);
+double sum_squares(const float* x, ptrdiff_t n);
+void add(const float* a, const float* b, float* out, ptrdiff_t n);
+void embedding_forward(const float* table, const int32_t* ids, float* out, ptrdiff_t n, ptrdiff_t dim);
+void embedding_backward(const float* dout, const int32_t* ids, float* dtable, ptrdiff_t n, ptrdiff_t dim);
+
+}  // namespace ck

@@ -1,0 +1,261 @@
+// Elementwise and row-wise kernels: RMSNorm, RoPE, SwiGLU, log-softmax, AdamW, vector helpers.
+// OpenMP splits rows or elements across threads; regions are skipped for small inputs because a
+// fork/join costs a few microseconds.
+
+#include "kernels.h"
+#include "simd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace ck {
+
+namespace {
+// Elements below which elementwise kernels stay on one thread.
+constexpr ptrdiff_t kParallelMin = 1 << 15;
+
+inline int nt_for(ptrdiff_t work) { return work >= kParallelMin ? threads() : 1; }
+
+inline float dot(const float* a, const float* b, ptrdiff_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (ptrdiff_t i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+}  // namespace
+
+void rmsnorm_forward(const float* x, const float* w, float* out, float* rstd, ptrdiff_t rows, ptrdiff_t dim,
+                     float eps) {
+  const int nt = nt_for(rows * dim);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (ptrdiff_t r = 0; r < rows; r++) {
+    const float* xr = x + r * dim;
+    float* o = out + r * dim;
+    const float ss = dot(xr, xr, dim);
+    const float rs = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
+    rstd[r] = rs;
+#pragma omp simd
+    for (ptrdiff_t j = 0; j < dim; j++) o[j] = xr[j] * rs * w[j];
+  }
+}
+
+void rmsnorm_backward(const float* dout, const float* x, const float* w, const float* rstd, float* dx, float* dw,
+                      ptrdiff_t rows, ptrdiff_t dim) {
+  const int nt = nt_for(rows * dim);
+  // dweight is a sum over rows: each thread sums its rows privately, then the partials are added.
+  std::vector<float> partial(dw != nullptr ? static_cast<size_t>(nt * dim) : 0, 0.0f);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    float* mine = dw != nullptr ? partial.data() + tid * dim : nullptr;
+#pragma omp for schedule(static)
+    for (ptrdiff_t r = 0; r < rows; r++) {
+      const float* g = dout + r * dim;
+      const float* xr = x + r * dim;
+      float* d = dx + r * dim;
+      const float rs = rstd[r];
+      float s = 0;
+#pragma omp simd reduction(+ : s)
+      for (ptrdiff_t j = 0; j < dim; j++) s += w[j] * g[j] * xr[j];
+      const float c = rs * rs * rs * s / static_cast<float>(dim);
+#pragma omp simd
+      for (ptrdiff_t j = 0; j < dim; j++) d[j] = rs * w[j] * g[j] - c * xr[j];
+      if (mine != nullptr) {
+#pragma omp simd
+        for (ptrdiff_t j = 0; j < dim; j++) mine[j] += g[j] * xr[j] * rs;
+      }
+    }
+  }
+  if (dw != nullptr)
+    for (int t = 0; t < nt; t++)
+      for (ptrdiff_t j = 0; j < dim; j++) dw[j] += partial[t * dim + j];
+}
+
+void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t heads,
+          ptrdiff_t head_dim, bool inverse) {
+  const ptrdiff_t half = head_dim / 2;
+  const int nt = nt_for(tokens * heads * head_dim);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    std::vector<float> cs(static_cast<size_t>(2 * half));
+#pragma omp for schedule(static)
+    for (ptrdiff_t t = 0; t < tokens; t++) {
+      const float p = static_cast<float>(pos[t]);
+      for (ptrdiff_t i = 0; i < half; i++) {
+        // torch forms the angle in fp32 (engine-numerics §1.4); cos/sin in double, then rounded.
+        const double a = static_cast<double>(p * inv_freq[i]);
+        cs[i] = static_cast<float>(std::cos(a));
+        const float s = static_cast<float>(std::sin(a));
+        cs[half + i] = inverse ? -s : s;
+      }
+      const float* c = cs.data();
+      const float* s = cs.data() + half;
+      for (ptrdiff_t h = 0; h < heads; h++) {
+        float* xo = x + (t * heads + h) * head_dim;
+#pragma omp simd
+        for (ptrdiff_t i = 0; i < half; i++) {
+          const float x1 = xo[i];
+          const float x2 = xo[half + i];
+          xo[i] = x1 * c[i] - x2 * s[i];
+          xo[half + i] = x2 * c[i] + x1 * s[i];
+        }
+      }
+    }
+  }
+}
+
+namespace {
+inline vf vsigmoid(vf g) { return 1.0f / (1.0f + vexp(-g)); }
+}  // namespace
+
+void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n) {
+  const ptrdiff_t nv = n / VW * VW;
+  const int nt = nt_for(n);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (ptrdiff_t i = 0; i < nv; i += VW) {
+    const vf g = load(gate + i);
+    store(out + i, g * vsigmoid(g) * load(up + i));
+  }
+  for (ptrdiff_t i = nv; i < n; i++) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + expf_v(-g)) * up[i];
+  }
+}
+
+void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n) {
+  const ptrdiff_t nv = n / VW * VW;
+  const int nt = nt_for(n);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (ptrdiff_t i = 0; i < nv; i += VW) {
+    const vf g = load(gate + i);
+    const vf s = vsigmoid(g);
+    const vf d = load(dout + i);
+    store(dgate + i, d * load(up + i) * s * (1.0f + g * (1.0f - s)));
+    store(dup + i, d * g * s);
+  }
+  for (ptrdiff_t i = nv; i < n; i++) {
+    const float g = gate[i];
+    const float s = 1.0f / (1.0f + expf_v(-g));
+    dgate[i] = dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
+    dup[i] = dout[i] * g * s;
+  }
+}
+
+namespace {
+// sum_j exp(x[j] - shift) over a row.
+inline float sum_exp(const float* x, ptrdiff_t n, float shift) {
+  const ptrdiff_t nv = n / VW * VW;
+  vf acc = splat(0.0f);
+  for (ptrdiff_t j = 0; j < nv; j += VW) acc += vexp(load(x + j) - shift);
+  float s = hsum(acc);
+  for (ptrdiff_t j = nv; j < n; j++) s += expf_v(x[j] - shift);
+  return s;
+}
+inline float row_max(const float* x, ptrdiff_t n) {
+  // NaN never wins a comparison here; it still reaches the result through sum_exp.
+  float m = -__builtin_inff();
+  for (ptrdiff_t j = 0; j < n; j++) m = x[j] > m ? x[j] : m;
+  return m;
+}
+}  // namespace
+
+void logprobs_forward(const float* logits, const int32_t* targets, float* logprobs, float* lse, ptrdiff_t rows,
+                      ptrdiff_t vocab) {
+  const int nt = nt_for(rows * vocab);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)
+  for (ptrdiff_t r = 0; r < rows; r++) {
+    const float* x = logits + r * vocab;
+    const float m = row_max(x, vocab);
+    // All -inf (or empty) rows: the shift must stay finite to avoid inf - inf.
+    const float shift = std::isfinite(m) ? m : 0.0f;
+    const float l = shift + std::log(sum_exp(x, vocab, shift));
+    lse[r] = l;
+    const int32_t t = targets[r];
+    logprobs[r] = t < 0 ? 0.0f : x[t] - l;
+  }
+}
+
+void logprobs_backward(const float* dlogprobs, const float* logits, const int32_t* targets, const float* lse,
+                       float* dlogits, ptrdiff_t rows, ptrdiff_t vocab) {
+  const int nt = nt_for(rows * vocab);
+  const ptrdiff_t nv = vocab / VW * VW;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)
+  for (ptrdiff_t r = 0; r < rows; r++) {
+    const float* x = logits + r * vocab;
+    float* d = dlogits + r * vocab;
+    const int32_t t = targets[r];
+    if (t < 0) {
+      std::fill(d, d + vocab, 0.0f);
+      continue;
+    }
+    const float l = lse[r];
+    const float nd = -dlogprobs[r];
+    for (ptrdiff_t j = 0; j < nv; j += VW) store(d + j, nd * vexp(load(x + j) - l));
+    for (ptrdiff_t j = nv; j < vocab; j++) d[j] = nd * expf_v(x[j] - l);
+    d[t] += dlogprobs[r];
+  }
+}
+
+void adamw(float* p, const float* g, float* m, float* v, ptrdiff_t n, double lr, double beta1, double beta2,
+           double eps, double wd, double step, double grad_scale) {
+  const float decay = static_cast<float>(1.0 - lr * wd);
+  const float step_size = static_cast<float>(lr / (1.0 - std::pow(beta1, step)));
+  const float inv_bc2_sqrt = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(beta2, step)));
+  const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+  const float c1 = static_cast<float>(1.0 - beta1), c2 = static_cast<float>(1.0 - beta2);
+  const float e = static_cast<float>(eps), gs = static_cast<float>(grad_scale);
+  const int nt = nt_for(n);
+#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static)
+  for (ptrdiff_t i = 0; i < n; i++) {
+    const float gi = g[i] * gs;
+    const float mi = b1 * m[i] + c1 * gi;
+    const float vi = b2 * v[i] + c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = p[i] * decay - step_size * mi / (std::sqrt(vi) * inv_bc2_sqrt + e);
+  }
+}
+
+void axpy(ptrdiff_t n, float alpha, const float* x, float* y) {
+  const int nt = nt_for(n);
+#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static)
+  for (ptrdiff_t i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+double sum_squares(const float* x, ptrdiff_t n) {
+  double s = 0;
+  const int nt = nt_for(n);
+#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static) reduction(+ : s)
+  for (ptrdiff_t i = 0; i < n; i++) s += static_cast<double>(x[i]) * x[i];
+  return s;
+}
+
+void add(const float* a, const float* b, float* out, ptrdiff_t n) {
+  const int nt = nt_for(n);
+#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static)
+  for (ptrdiff_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void embedding_forward(const float* table, const int32_t* ids, float* out, ptrdiff_t n, ptrdiff_t dim) {
+  for (ptrdiff_t i = 0; i < n; i++) std::copy(table + ids[i] * dim, table + (ids[i] + 1) * dim, out + i * dim);
+}
+
+void embedding_backward(const float* dout, const int32_t* ids, float* dtable, ptrdiff_t n, ptrdiff_t dim) {
+  // Serial: repeated ids would race, and this is memory-bound and small next to the GEMMs.
+  for (ptrdiff_t i = 0; i < n; i++) {
+    float* d = dtable + ids[i] * dim;
+    const float* s = dout + i * dim;
+#pragma omp simd
+    for (ptrdiff_t j = 0; j < dim; j++) d[j] += s[j];
+  }
+}
+
+}  // namespace ck

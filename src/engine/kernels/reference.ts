@@ -1,0 +1,396 @@
+// Plain TypeScript kernels: the oracle for tests and the fallback when the native addon is missing.
+// They take Float32Array or Float64Array. Arithmetic happens in JS numbers (float64) and is rounded
+// only when stored, so float64 inputs give float64-exact results for finite-difference checks.
+// Hot loops keep typed arrays in locals (V8 optimises those far better than property lookups).
+
+import type { FloatArray, Kernels } from "./types.ts";
+
+// One reusable float64 scratch buffer; kernels are synchronous, so sharing it is safe.
+let scratch = new Float64Array(1024);
+function getScratch(n: number): Float64Array {
+  if (scratch.length < n) scratch = new Float64Array(Math.max(n, scratch.length * 2));
+  return scratch;
+}
+
+function gemm(
+  transA: boolean, transB: boolean, M: number, N: number, K: number,
+  alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
+): void {
+  const acc = getScratch(N);
+  for (let i = 0; i < M; i++) {
+    if (!transB) {
+      // Row i of C as a linear combination of rows of B (contiguous inner loop).
+      acc.fill(0, 0, N);
+      for (let k = 0; k < K; k++) {
+        const a = transA ? A[k * M + i] : A[i * K + k];
+        if (a === 0) continue;
+        const bRow = k * N;
+        for (let j = 0; j < N; j++) acc[j] += a * B[bRow + j];
+      }
+    } else {
+      // B stored [N, K]: C[i, j] is a dot product with row j of B.
+      for (let j = 0; j < N; j++) {
+        const bRow = j * K;
+        let s = 0;
+        if (transA) for (let k = 0; k < K; k++) s += A[k * M + i] * B[bRow + k];
+        else {
+          const aRow = i * K;
+          for (let k = 0; k < K; k++) s += A[aRow + k] * B[bRow + k];
+        }
+        acc[j] = s;
+      }
+    }
+    const cRow = i * N;
+    if (beta === 0) for (let j = 0; j < N; j++) C[cRow + j] = alpha * acc[j];
+    else for (let j = 0; j < N; j++) C[cRow + j] = alpha * acc[j] + beta * C[cRow + j];
+  }
+}
+
+function rmsnormForward(x: FloatArray, weight: FloatArray, out: FloatArray, rstd: FloatArray, rows: number, dim: number, eps: number): void {
+  for (let r = 0; r < rows; r++) {
+    const o = r * dim;
+    let ss = 0;
+    for (let j = 0; j < dim; j++) ss += x[o + j] * x[o + j];
+    const rs = 1 / Math.sqrt(ss / dim + eps);
+    rstd[r] = rs;
+    for (let j = 0; j < dim; j++) out[o + j] = x[o + j] * rs * weight[j];
+  }
+}
+
+function rmsnormBackward(
+  dout: FloatArray, x: FloatArray, weight: FloatArray, rstd: FloatArray,
+  dx: FloatArray, dweight: FloatArray | null, rows: number, dim: number,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const o = r * dim;
+    // Use the stored (possibly float32-rounded) rstd so forward and backward agree.
+    const rs = rstd[r];
+    let dot = 0;
+    for (let j = 0; j < dim; j++) dot += weight[j] * dout[o + j] * x[o + j];
+    const c = (rs * rs * rs * dot) / dim;
+    for (let j = 0; j < dim; j++) dx[o + j] = rs * weight[j] * dout[o + j] - c * x[o + j];
+    if (dweight !== null) for (let j = 0; j < dim; j++) dweight[j] += dout[o + j] * x[o + j] * rs;
+  }
+}
+
+function rope(x: FloatArray, positions: Int32Array, invFreq: FloatArray, tokens: number, nHeads: number, headDim: number, inverse: boolean): void {
+  const half = headDim >> 1;
+  const cs = getScratch(2 * half);
+  // torch forms the angle in fp32 whatever the dtype; matching that matters at long positions
+  // (engine-numerics §1.4). The rotation stays exactly orthogonal, so float64 gradient checks hold.
+  const width = nHeads * headDim;
+  for (let t = 0; t < tokens; t++) {
+    const p = positions[t];
+    for (let i = 0; i < half; i++) {
+      const a = Math.fround(p * invFreq[i]);
+      cs[i] = Math.cos(a);
+      cs[half + i] = inverse ? -Math.sin(a) : Math.sin(a);
+    }
+    for (let h = 0; h < nHeads; h++) {
+      const o = t * width + h * headDim;
+      for (let i = 0; i < half; i++) {
+        const c = cs[i];
+        const s = cs[half + i];
+        const x1 = x[o + i];
+        const x2 = x[o + half + i];
+        x[o + i] = x1 * c - x2 * s;
+        x[o + half + i] = x2 * c + x1 * s;
+      }
+    }
+  }
+}
+
+function checkSeqStarts(seqStarts: Int32Array): void {
+  if (seqStarts.length < 1 || seqStarts[0] !== 0) throw new Error(`attention: seqStarts must start with 0, got [${Array.from(seqStarts.subarray(0, 4)).join(", ")}…]`);
+  for (let s = 1; s < seqStarts.length; s++) {
+    if (seqStarts[s] < seqStarts[s - 1]) throw new Error(`attention: seqStarts must be non-decreasing, but seqStarts[${s}] = ${seqStarts[s]} < seqStarts[${s - 1}] = ${seqStarts[s - 1]}`);
+  }
+}
+
+function checkHeads(nHeads: number, nKvHeads: number): number {
+  if (nKvHeads <= 0 || nHeads % nKvHeads !== 0) throw new Error(`attention: nHeads (${nHeads}) must be a positive multiple of nKvHeads (${nKvHeads})`);
+  return nHeads / nKvHeads;
+}
+
+function attentionForward(
+  q: FloatArray, k: FloatArray, v: FloatArray, out: FloatArray, probs: FloatArray | null,
+  seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+): void {
+  checkSeqStarts(seqStarts);
+  const rep = checkHeads(nHeads, nKvHeads);
+  const qw = nHeads * headDim;
+  const kw = nKvHeads * headDim;
+  const numSeqs = seqStarts.length - 1;
+  let maxLen = 0;
+  for (let s = 0; s < numSeqs; s++) maxLen = Math.max(maxLen, seqStarts[s + 1] - seqStarts[s]);
+  const acc = getScratch(maxLen + headDim);
+  let probsBase = 0;
+  for (let s = 0; s < numSeqs; s++) {
+    const start = seqStarts[s];
+    const len = seqStarts[s + 1] - start;
+    for (let h = 0; h < nHeads; h++) {
+      const g = Math.floor(h / rep);
+      const pOff = probsBase + h * len * len;
+      for (let i = 0; i < len; i++) {
+        const qo = (start + i) * qw + h * headDim;
+        let mx = -Infinity;
+        for (let j = 0; j <= i; j++) {
+          const ko = (start + j) * kw + g * headDim;
+          let sc = 0;
+          for (let e = 0; e < headDim; e++) sc += q[qo + e] * k[ko + e];
+          sc *= scale;
+          acc[j] = sc;
+          if (sc > mx) mx = sc;
+        }
+        let sum = 0;
+        for (let j = 0; j <= i; j++) {
+          const ex = Math.exp(acc[j] - mx);
+          acc[j] = ex;
+          sum += ex;
+        }
+        const inv = 1 / sum;
+        const o = acc.subarray(maxLen, maxLen + headDim);
+        o.fill(0);
+        for (let j = 0; j <= i; j++) {
+          const p = acc[j] * inv;
+          acc[j] = p;
+          const vo = (start + j) * kw + g * headDim;
+          for (let e = 0; e < headDim; e++) o[e] += p * v[vo + e];
+        }
+        for (let e = 0; e < headDim; e++) out[qo + e] = o[e];
+        if (probs !== null) {
+          const row = pOff + i * len;
+          for (let j = 0; j <= i; j++) probs[row + j] = acc[j];
+          for (let j = i + 1; j < len; j++) probs[row + j] = 0;
+        }
+      }
+    }
+    probsBase += nHeads * len * len;
+  }
+}
+
+function attentionBackward(
+  dout: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, probs: FloatArray,
+  dq: FloatArray, dk: FloatArray, dv: FloatArray,
+  seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+): void {
+  checkSeqStarts(seqStarts);
+  const rep = checkHeads(nHeads, nKvHeads);
+  const qw = nHeads * headDim;
+  const kw = nKvHeads * headDim;
+  const numSeqs = seqStarts.length - 1;
+  const total = seqStarts[numSeqs];
+  dq.fill(0, 0, total * qw);
+  dk.fill(0, 0, total * kw);
+  dv.fill(0, 0, total * kw);
+  let maxLen = 0;
+  for (let s = 0; s < numSeqs; s++) maxLen = Math.max(maxLen, seqStarts[s + 1] - seqStarts[s]);
+  const dp = getScratch(maxLen);
+  let probsBase = 0;
+  for (let s = 0; s < numSeqs; s++) {
+    const start = seqStarts[s];
+    const len = seqStarts[s + 1] - start;
+    for (let h = 0; h < nHeads; h++) {
+      const g = Math.floor(h / rep);
+      const pOff = probsBase + h * len * len;
+      for (let i = 0; i < len; i++) {
+        const qo = (start + i) * qw + h * headDim;
+        const row = pOff + i * len;
+        let rowsum = 0;
+        for (let j = 0; j <= i; j++) {
+          const vo = (start + j) * kw + g * headDim;
+          const p = probs[row + j];
+          let d = 0;
+          for (let e = 0; e < headDim; e++) {
+            d += dout[qo + e] * v[vo + e];
+            dv[vo + e] += p * dout[qo + e];
+          }
+          dp[j] = d;
+          rowsum += p * d;
+        }
+        for (let j = 0; j <= i; j++) {
+          const ds = probs[row + j] * (dp[j] - rowsum) * scale;
+          if (ds === 0) continue;
+          const ko = (start + j) * kw + g * headDim;
+          for (let e = 0; e < headDim; e++) {
+            dq[qo + e] += ds * k[ko + e];
+            dk[ko + e] += ds * q[qo + e];
+          }
+        }
+      }
+    }
+    probsBase += nHeads * len * len;
+  }
+}
+
+function attentionDecode(
+  q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
+  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+): void {
+  const rep = checkHeads(nHeads, nKvHeads);
+  const qw = nHeads * headDim;
+  const acc = getScratch(maxLen + headDim);
+  for (let b = 0; b < n; b++) {
+    const len = cacheLens[b];
+    if (!(len >= 1 && len <= maxLen)) throw new Error(`attentionDecode: cacheLens[${b}] = ${len} must be in 1..maxLen (${maxLen})`);
+    for (let h = 0; h < nHeads; h++) {
+      const g = Math.floor(h / rep);
+      const cacheBase = (b * nKvHeads + g) * maxLen * headDim;
+      const qo = b * qw + h * headDim;
+      let mx = -Infinity;
+      for (let j = 0; j < len; j++) {
+        const ko = cacheBase + j * headDim;
+        let sc = 0;
+        for (let e = 0; e < headDim; e++) sc += q[qo + e] * kCache[ko + e];
+        sc *= scale;
+        acc[j] = sc;
+        if (sc > mx) mx = sc;
+      }
+      let sum = 0;
+      for (let j = 0; j < len; j++) {
+        const ex = Math.exp(acc[j] - mx);
+        acc[j] = ex;
+        sum += ex;
+      }
+      const inv = 1 / sum;
+      const o = acc.subarray(maxLen, maxLen + headDim);
+      o.fill(0);
+      for (let j = 0; j < len; j++) {
+        const p = acc[j] * inv;
+        const vo = cacheBase + j * headDim;
+        for (let e = 0; e < headDim; e++) o[e] += p * vCache[vo + e];
+      }
+      for (let e = 0; e < headDim; e++) out[qo + e] = o[e];
+    }
+  }
+}
+
+function swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const g = gate[i];
+    out[i] = (g / (1 + Math.exp(-g))) * up[i];
+  }
+}
+
+function swigluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const g = gate[i];
+    const s = 1 / (1 + Math.exp(-g));
+    const d = dout[i];
+    dgate[i] = d * up[i] * s * (1 + g * (1 - s));
+    dup[i] = d * g * s;
+  }
+}
+
+function logprobsForward(logits: FloatArray, targets: Int32Array, logprobs: FloatArray, logsumexp: FloatArray, rows: number, vocab: number): void {
+  for (let r = 0; r < rows; r++) {
+    const o = r * vocab;
+    let mx = -Infinity;
+    for (let j = 0; j < vocab; j++) if (logits[o + j] > mx) mx = logits[o + j];
+    let sum = 0;
+    for (let j = 0; j < vocab; j++) sum += Math.exp(logits[o + j] - mx);
+    const lse = mx + Math.log(sum);
+    logsumexp[r] = lse;
+    const t = targets[r];
+    if (t >= vocab) throw new Error(`logprobsForward: targets[${r}] = ${t} is outside the vocabulary (size ${vocab})`);
+    logprobs[r] = t < 0 ? 0 : logits[o + t] - lse;
+  }
+}
+
+function logprobsBackward(
+  dlogprobs: FloatArray, logits: FloatArray, targets: Int32Array, logsumexp: FloatArray,
+  dlogits: FloatArray, rows: number, vocab: number,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const o = r * vocab;
+    const t = targets[r];
+    // A row without a target has the constant logprob 0, hence no gradient.
+    if (t < 0) {
+      dlogits.fill(0, o, o + vocab);
+      continue;
+    }
+    const d = dlogprobs[r];
+    const lse = logsumexp[r];
+    for (let j = 0; j < vocab; j++) dlogits[o + j] = -d * Math.exp(logits[o + j] - lse);
+    dlogits[o + t] += d;
+  }
+}
+
+function adamw(
+  param: FloatArray, grad: FloatArray, m: FloatArray, v: FloatArray, n: number,
+  lr: number, beta1: number, beta2: number, eps: number, weightDecay: number, step: number, gradScale: number,
+): void {
+  const decay = 1 - lr * weightDecay;
+  const stepSize = lr / (1 - Math.pow(beta1, step));
+  const bc2Sqrt = Math.sqrt(1 - Math.pow(beta2, step));
+  for (let i = 0; i < n; i++) {
+    const g = grad[i] * gradScale;
+    const mi = beta1 * m[i] + (1 - beta1) * g;
+    const vi = beta2 * v[i] + (1 - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    // Read back the stored moments so float32 runs follow what the next step will see.
+    param[i] = param[i] * decay - (stepSize * m[i]) / (Math.sqrt(v[i]) / bc2Sqrt + eps);
+  }
+}
+
+function axpy(n: number, alpha: number, x: FloatArray, y: FloatArray): void {
+  for (let i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+function sumSquares(x: FloatArray, n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += x[i] * x[i];
+  return s;
+}
+
+function add(a: FloatArray, b: FloatArray, out: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+function checkIds(kernel: string, ids: Int32Array, n: number, vocab: number): void {
+  for (let i = 0; i < n; i++) {
+    const id = ids[i];
+    if (!(id >= 0 && id < vocab)) throw new Error(`${kernel}: ids[${i}] = ${id} is outside the table (${vocab} rows)`);
+  }
+}
+
+function embeddingForward(table: FloatArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void {
+  checkIds("embeddingForward", ids, n, Math.floor(table.length / dim));
+  for (let i = 0; i < n; i++) {
+    const src = ids[i] * dim;
+    const dst = i * dim;
+    for (let j = 0; j < dim; j++) out[dst + j] = table[src + j];
+  }
+}
+
+function embeddingBackward(dout: FloatArray, ids: Int32Array, dtable: FloatArray, n: number, dim: number): void {
+  checkIds("embeddingBackward", ids, n, Math.floor(dtable.length / dim));
+  for (let i = 0; i < n; i++) {
+    const dst = ids[i] * dim;
+    const src = i * dim;
+    for (let j = 0; j < dim; j++) dtable[dst + j] += dout[src + j];
+  }
+}
+
+export const referenceKernels: Kernels = {
+  name: "reference",
+  gemmBackend: "typescript",
+  gemm,
+  rmsnormForward,
+  rmsnormBackward,
+  rope,
+  attentionForward,
+  attentionBackward,
+  attentionDecode,
+  swigluForward,
+  swigluBackward,
+  logprobsForward,
+  logprobsBackward,
+  adamw,
+  axpy,
+  sumSquares,
+  add,
+  embeddingForward,
+  embeddingBackward,
+};

@@ -1,0 +1,88 @@
+// Loads a Hugging Face model folder (config.json + safetensors) into what EngineModel.create
+// takes: the parsed config and float32 tensors by HF name, each checked against the shape the
+// config implies so a mismatched checkpoint fails here with its file named, not deep in a matmul.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "./model/config.ts";
+import { readModelSafetensors } from "./safetensors/directory.ts";
+
+export function readModelConfig(dir: string): { config: ModelConfig; json: Record<string, unknown> } {
+  const file = join(dir, "config.json");
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new Error(`${file}: cannot read model config (${(err as Error).message})`);
+  }
+  return { config: parseModelConfig(json, file), json: json as Record<string, unknown> };
+}
+
+/** Float32 tensors by HF name, filtered and shape-checked against `config`. */
+export function loadModelWeights(dir: string, config: ModelConfig): Map<string, Float32Array> {
+  const tensors = readModelSafetensors(dir);
+  const expected = expectedTensorShapes(config);
+  const out = new Map<string, Float32Array>();
+  const unexpected: string[] = [];
+  for (const [name, t] of tensors) {
+    const shape = expected.get(name);
+    if (shape === undefined) {
+      // Tied checkpoints sometimes still carry the head; old ones carry rotary buffers. Neither is used.
+      if ((name === "lm_head.weight" && config.tieWordEmbeddings) || name.endsWith("rotary_emb.inv_freq")) continue;
+      unexpected.push(name);
+      continue;
+    }
+    if (!(t.data instanceof Float32Array)) {
+      throw new Error(`${dir}: tensor ${name} has integer dtype ${t.dtype}; model weights must be floating point`);
+    }
+    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+      throw new Error(`${dir}: tensor ${name} has shape [${t.shape.join(", ")}] but config.json implies [${shape.join(", ")}]`);
+    }
+    out.set(name, t.data);
+  }
+  if (unexpected.length > 0) {
+    throw new Error(`${dir}: ${unexpected.length} tensor(s) that a ${config.modelType} model with this config.json does not have: ${unexpected.slice(0, 5).join(", ")}${unexpected.length > 5 ? ", ..." : ""}`);
+  }
+  const missing = [...expected.keys()].filter((n) => !out.has(n));
+  if (missing.length > 0) {
+    throw new Error(`${dir}: missing ${missing.length} tensor(s) that config.json requires: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
+  }
+  return out;
+}
+
+export function loadModelDir(dir: string): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
+  const { config, json } = readModelConfig(dir);
+  return { config, configJson: json, weights: loadModelWeights(dir, config) };
+}
+
+/** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
+export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
+  const arch = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM" }[config.modelType];
+  const json: Record<string, unknown> = {
+    architectures: [arch],
+    model_type: config.modelType,
+    vocab_size: config.vocabSize,
+    hidden_size: config.hiddenSize,
+    intermediate_size: config.intermediateSize,
+    num_hidden_layers: config.numLayers,
+    num_attention_heads: config.numHeads,
+    num_key_value_heads: config.numKvHeads,
+    head_dim: config.headDim,
+    hidden_act: "silu",
+    rms_norm_eps: config.rmsNormEps,
+    rope_theta: config.ropeTheta,
+    rope_scaling: config.ropeScaling === null ? null : {
+      rope_type: "llama3",
+      factor: config.ropeScaling.factor,
+      low_freq_factor: config.ropeScaling.lowFreqFactor,
+      high_freq_factor: config.ropeScaling.highFreqFactor,
+      original_max_position_embeddings: config.ropeScaling.originalMaxPositionEmbeddings,
+    },
+    max_position_embeddings: config.maxPositionEmbeddings,
+    tie_word_embeddings: config.tieWordEmbeddings,
+    torch_dtype: "float32",
+  };
+  if (config.modelType !== "qwen2") json.attention_bias = config.attentionBias;
+  if (config.bosTokenId !== undefined) json.bos_token_id = config.bosTokenId;
+  if (config.eosTokenId !== undefined) json.eos_token_id = config.eosTokenId;
+  return json;
+}

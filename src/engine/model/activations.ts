@@ -1,0 +1,159 @@
+// Per-batch activation buffers, laid out explicitly as in llm.c. What the backward pass needs is
+// kept per layer (residual inputs, norm statistics, q/k/v, MLP pre-activations, LoRA x·A^T);
+// cheap values (normed inputs, attention probabilities and output, SwiGLU output) are recomputed
+// in the backward pass into shared scratch, which bounds attention memory to one layer.
+// A forward-only pass shares one layer's buffers across all layers.
+import type { FloatArray } from "../kernels/types.ts";
+import type { ModelConfig } from "./config.ts";
+import type { LayerParams, ModelParams } from "./params.ts";
+import { allocFloat, type Dtype, type Linear } from "./tensor.ts";
+
+export interface LoraActs {
+  q: FloatArray | null;
+  k: FloatArray | null;
+  v: FloatArray | null;
+  o: FloatArray | null;
+  gate: FloatArray | null;
+  up: FloatArray | null;
+  down: FloatArray | null;
+}
+
+export interface LayerActivations {
+  /** Residual after attention, [T, D]. */
+  h: FloatArray;
+  rstd1: FloatArray;
+  rstd2: FloatArray;
+  /** q, k after (q/k norm and) RoPE; v. [T, H*d], [T, Hkv*d], [T, Hkv*d]. */
+  q: FloatArray;
+  k: FloatArray;
+  v: FloatArray;
+  /** Qwen3: projections before the per-head norm, and that norm's statistics ([T*H], [T*Hkv]). */
+  qRaw: FloatArray | null;
+  kRaw: FloatArray | null;
+  qRstd: FloatArray | null;
+  kRstd: FloatArray | null;
+  gate: FloatArray;
+  up: FloatArray;
+  hr: LoraActs;
+}
+
+export interface Scratch {
+  xn: FloatArray;
+  tmp: FloatArray;
+  attn: FloatArray;
+  act: FloatArray;
+  probs: FloatArray;
+  ones: FloatArray;
+  /** Gradient wrt the residual stream, carried down through the layers. */
+  dres: FloatArray;
+  dxn: FloatArray;
+  dtmp: FloatArray;
+  dattn: FloatArray;
+  dq: FloatArray;
+  dk: FloatArray;
+  dv: FloatArray;
+  dqRaw: FloatArray | null;
+  dkRaw: FloatArray | null;
+  dact: FloatArray;
+  dgate: FloatArray;
+  dup: FloatArray;
+  dhr: FloatArray;
+}
+
+export interface BatchActivations {
+  T: number;
+  /** residual[l] is layer l's input; residual[L] feeds the final norm. */
+  residual: FloatArray[];
+  layers: LayerActivations[];
+  scratch: Scratch;
+}
+
+function loraBuf(dtype: Dtype, lin: Linear, T: number): FloatArray | null {
+  return lin.lora === null ? null : allocFloat(dtype, T * lin.lora.rank);
+}
+
+function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number): LayerActivations {
+  const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
+  const qk = config.qkNorm;
+  return {
+    h: allocFloat(dtype, T * D),
+    rstd1: allocFloat(dtype, T),
+    rstd2: allocFloat(dtype, T),
+    q: allocFloat(dtype, T * H * d),
+    k: allocFloat(dtype, T * Hkv * d),
+    v: allocFloat(dtype, T * Hkv * d),
+    qRaw: qk ? allocFloat(dtype, T * H * d) : null,
+    kRaw: qk ? allocFloat(dtype, T * Hkv * d) : null,
+    qRstd: qk ? allocFloat(dtype, T * H) : null,
+    kRstd: qk ? allocFloat(dtype, T * Hkv) : null,
+    gate: allocFloat(dtype, T * F),
+    up: allocFloat(dtype, T * F),
+    hr: {
+      q: loraBuf(dtype, p.q, T), k: loraBuf(dtype, p.k, T), v: loraBuf(dtype, p.v, T), o: loraBuf(dtype, p.o, T),
+      gate: loraBuf(dtype, p.gate, T), up: loraBuf(dtype, p.up, T), down: loraBuf(dtype, p.down, T),
+    },
+  };
+}
+
+function maxRank(params: ModelParams): number {
+  let r = params.head.lora?.rank ?? 0;
+  for (const l of params.layers) for (const lin of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) r = Math.max(r, lin.lora?.rank ?? 0);
+  return r;
+}
+
+export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelParams, seqStarts: Int32Array, training: boolean): Scratch {
+  const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
+  const T = seqStarts[seqStarts.length - 1];
+  let probsSize = 0;
+  for (let s = 0; s + 1 < seqStarts.length; s++) {
+    const len = seqStarts[s + 1] - seqStarts[s];
+    probsSize += H * len * len;
+  }
+  const g = (n: number): FloatArray => allocFloat(dtype, training ? n : 0);
+  const ones = allocFloat(dtype, T);
+  ones.fill(1);
+  const qk = training && config.qkNorm;
+  return {
+    xn: allocFloat(dtype, T * D),
+    tmp: allocFloat(dtype, T * D),
+    attn: allocFloat(dtype, T * H * d),
+    act: allocFloat(dtype, T * F),
+    probs: g(probsSize),
+    ones,
+    dres: g(T * D),
+    dxn: g(T * D),
+    dtmp: g(T * D),
+    dattn: g(T * H * d),
+    dq: g(T * H * d),
+    dk: g(T * Hkv * d),
+    dv: g(T * Hkv * d),
+    dqRaw: qk ? allocFloat(dtype, T * H * d) : null,
+    dkRaw: qk ? allocFloat(dtype, T * Hkv * d) : null,
+    dact: g(T * F),
+    dgate: g(T * F),
+    dup: g(T * F),
+    // LoRA backward scratch, also used for the head's chunks (never larger than T rows).
+    dhr: allocFloat(dtype, T * Math.max(1, maxRank(params))),
+  };
+}
+
+export function allocActivations(dtype: Dtype, config: ModelConfig, params: ModelParams, seqStarts: Int32Array, training: boolean): BatchActivations {
+  const T = seqStarts[seqStarts.length - 1];
+  const L = config.numLayers;
+  const D = config.hiddenSize;
+  const residual: FloatArray[] = [];
+  const layers: LayerActivations[] = [];
+  if (training) {
+    for (let l = 0; l <= L; l++) residual.push(allocFloat(dtype, T * D));
+    for (let l = 0; l < L; l++) layers.push(allocLayer(dtype, config, params.layers[l], T));
+  } else {
+    // Ping-pong the residual stream and share one layer's buffers (layer 0's LoRA ranks suffice:
+    // every adapted projection of a model has the same rank).
+    const a = allocFloat(dtype, T * D);
+    const b = allocFloat(dtype, T * D);
+    for (let l = 0; l <= L; l++) residual.push(l % 2 === 0 ? a : b);
+    const shared = L > 0 ? allocLayer(dtype, config, params.layers[0], T) : null;
+    for (let l = 0; l < L; l++) layers.push(shared as LayerActivations);
+  }
+  return { T, residual, layers, scratch: allocScratch(dtype, config, params, seqStarts, training) };
+}

@@ -1,0 +1,63 @@
+// The attention half of a decoder layer: h = x + o_proj(Attention(RMSNorm(x))), with GQA, optional
+// q/k/v biases (in the Linear), Qwen3 per-head q/k RMSNorm before RoPE, and rotate_half RoPE
+// (engine-numerics §1.3, §1.4, §1.6, §2).
+import type { FloatArray } from "../kernels/types.ts";
+import type { LayerActivations, Scratch } from "./activations.ts";
+import type { BatchContext } from "./context.ts";
+import { linearBackward, linearForward } from "./linear.ts";
+import type { LayerParams } from "./params.ts";
+
+/** Writes the normed input into sc.xn and q, k (roped), v into la. */
+export function qkvForward(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch): void {
+  const { k, config, T } = c;
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = config;
+  k.rmsnormForward(x, p.inputNorm.data, sc.xn, la.rstd1, T, D, eps);
+  linearForward(k, p.q, sc.xn, T, la.qRaw ?? la.q, la.hr.q, sc.ones);
+  linearForward(k, p.k, sc.xn, T, la.kRaw ?? la.k, la.hr.k, sc.ones);
+  linearForward(k, p.v, sc.xn, T, la.v, la.hr.v, sc.ones);
+  if (p.qNorm !== null && p.kNorm !== null && la.qRaw && la.kRaw && la.qRstd && la.kRstd) {
+    k.rmsnormForward(la.qRaw, p.qNorm.data, la.q, la.qRstd, T * H, d, eps);
+    k.rmsnormForward(la.kRaw, p.kNorm.data, la.k, la.kRstd, T * Hkv, d, eps);
+  }
+  k.rope(la.q, c.positions, c.invFreq, T, H, d, false);
+  k.rope(la.k, c.positions, c.invFreq, T, Hkv, d, false);
+}
+
+/** la.h = x + attention(x). */
+export function attentionBlockForward(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch): void {
+  const { k, config, T } = c;
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
+  qkvForward(c, p, la, x, sc);
+  k.attentionForward(la.q, la.k, la.v, sc.attn, null, c.seqStarts, H, Hkv, d, c.attnScale);
+  linearForward(k, p.o, sc.attn, T, sc.tmp, la.hr.o, sc.ones);
+  k.add(x, sc.tmp, la.h, T * D);
+}
+
+/**
+ * On entry sc.dres is the gradient wrt la.h; on return it is the gradient wrt x (the residual
+ * path plus the attention branch). Parameter gradients accumulate.
+ */
+export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch): void {
+  const { k, config, T } = c;
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = config;
+  // Recompute what the forward pass did not keep: the normed input, probabilities and output.
+  k.rmsnormForward(x, p.inputNorm.data, sc.xn, la.rstd1, T, D, eps);
+  k.attentionForward(la.q, la.k, la.v, sc.attn, sc.probs, c.seqStarts, H, Hkv, d, c.attnScale);
+  linearBackward(k, p.o, sc.attn, T, la.hr.o, sc.dres, sc.dattn, 0, sc.dhr, sc.ones);
+  k.attentionBackward(sc.dattn, la.q, la.k, la.v, sc.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale);
+  k.rope(sc.dq, c.positions, c.invFreq, T, H, d, true);
+  k.rope(sc.dk, c.positions, c.invFreq, T, Hkv, d, true);
+  let dq = sc.dq;
+  let dk = sc.dk;
+  if (p.qNorm !== null && p.kNorm !== null && la.qRaw && la.kRaw && la.qRstd && la.kRstd && sc.dqRaw && sc.dkRaw) {
+    k.rmsnormBackward(sc.dq, la.qRaw, p.qNorm.data, la.qRstd, sc.dqRaw, p.qNorm.grad, T * H, d);
+    k.rmsnormBackward(sc.dk, la.kRaw, p.kNorm.data, la.kRstd, sc.dkRaw, p.kNorm.grad, T * Hkv, d);
+    dq = sc.dqRaw;
+    dk = sc.dkRaw;
+  }
+  linearBackward(k, p.q, sc.xn, T, la.hr.q, dq, sc.dxn, 0, sc.dhr, sc.ones);
+  linearBackward(k, p.k, sc.xn, T, la.hr.k, dk, sc.dxn, 1, sc.dhr, sc.ones);
+  linearBackward(k, p.v, sc.xn, T, la.hr.v, sc.dv, sc.dxn, 1, sc.dhr, sc.ones);
+  k.rmsnormBackward(sc.dxn, x, p.inputNorm.data, la.rstd1, sc.dtmp, p.inputNorm.grad, T, D);
+  k.add(sc.dres, sc.dtmp, sc.dres, T * D);
+}

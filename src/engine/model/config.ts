@@ -1,0 +1,218 @@
+// The decoder configuration the engine needs, read from a Hugging Face config.json
+// (engine-numerics §1.1, §2). Only llama / qwen2 / qwen3 decoders are supported; anything the maths
+// here does not implement (other rope scalings, MLP biases, sliding windows) is rejected by name
+// rather than silently ignored.
+
+export interface Llama3RopeScaling {
+  type: "llama3";
+  factor: number;
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalMaxPositionEmbeddings: number;
+}
+
+export interface ModelConfig {
+  modelType: "llama" | "qwen2" | "qwen3";
+  vocabSize: number;
+  hiddenSize: number;
+  intermediateSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  rmsNormEps: number;
+  ropeTheta: number;
+  ropeScaling: null | Llama3RopeScaling;
+  maxPositionEmbeddings: number;
+  tieWordEmbeddings: boolean;
+  /** Biases on q,k,v (and o except for qwen2, whose o_proj never has one). Always true for qwen2. */
+  attentionBias: boolean;
+  /** Qwen3: RMSNorm over each head of q and k before RoPE. */
+  qkNorm: boolean;
+  bosTokenId?: number;
+  eosTokenId?: number | number[];
+}
+
+export type ProjectionName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj";
+export const ATTENTION_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj"] as const;
+export const MLP_PROJECTIONS = ["gate_proj", "up_proj", "down_proj"] as const;
+
+/** Whether a projection carries a bias vector under this config. */
+export function projectionHasBias(config: ModelConfig, proj: ProjectionName): boolean {
+  if (!config.attentionBias) return false;
+  if (proj === "q_proj" || proj === "k_proj" || proj === "v_proj") return true;
+  return proj === "o_proj" && config.modelType !== "qwen2";
+}
+
+/** [out, in] of a projection in HF orientation. */
+export function projectionShape(config: ModelConfig, proj: ProjectionName): [number, number] {
+  const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
+  switch (proj) {
+    case "q_proj": return [H * d, D];
+    case "k_proj":
+    case "v_proj": return [Hkv * d, D];
+    case "o_proj": return [D, H * d];
+    case "gate_proj":
+    case "up_proj": return [F, D];
+    case "down_proj": return [D, F];
+  }
+}
+
+export function projectionPrefix(layer: number, proj: ProjectionName): string {
+  const group = proj === "gate_proj" || proj === "up_proj" || proj === "down_proj" ? "mlp" : "self_attn";
+  return `model.layers.${layer}.${group}.${proj}`;
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+class FieldReader {
+  constructor(private readonly json: Json, private readonly source: string) {}
+
+  fail(field: string, expected: string, value: unknown): never {
+    throw new Error(`${this.source}: field "${field}" must be ${expected}, got ${JSON.stringify(value)}`);
+  }
+
+  int(field: string, fallback?: number, min = 1): number {
+    const v = this.json[field];
+    if (v === undefined || v === null) {
+      if (fallback !== undefined) return fallback;
+      throw new Error(`${this.source}: required field "${field}" is missing`);
+    }
+    if (typeof v !== "number" || !Number.isInteger(v) || v < min) this.fail(field, `an integer >= ${min}`, v);
+    return v;
+  }
+
+  positive(field: string, fallback: number, obj: Json = this.json, label = field): number {
+    const v = obj[field];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) this.fail(label, "a positive number", v);
+    return v;
+  }
+
+  bool(field: string, fallback: boolean): boolean {
+    const v = this.json[field];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== "boolean") this.fail(field, "true or false", v);
+    return v;
+  }
+}
+
+const DEFAULT_MAX_POSITIONS: Record<ModelConfig["modelType"], number> = { llama: 2048, qwen2: 32768, qwen3: 32768 };
+
+/** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
+export function parseModelConfig(json: unknown, source: string): ModelConfig {
+  if (!isObject(json)) throw new Error(`${source}: expected a JSON object, got ${Array.isArray(json) ? "an array" : typeof json}`);
+  const r: FieldReader = new FieldReader(json, source);
+  const rawType = json.model_type;
+  if (rawType !== "llama" && rawType !== "qwen2" && rawType !== "qwen3") {
+    r.fail("model_type", `one of "llama", "qwen2", "qwen3" (the decoder families this engine implements)`, rawType);
+  }
+  const modelType: ModelConfig["modelType"] = rawType;
+  const act = json.hidden_act;
+  if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
+  if (json.mlp_bias === true) r.fail("mlp_bias", "false (MLP biases are not implemented)", json.mlp_bias);
+  if (json.use_sliding_window === true) r.fail("use_sliding_window", "false (sliding-window attention is not implemented)", true);
+
+  const hiddenSize = r.int("hidden_size");
+  const numHeads = r.int("num_attention_heads");
+  const numKvHeads = r.int("num_key_value_heads", numHeads);
+  if (numHeads % numKvHeads !== 0) {
+    throw new Error(`${source}: num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`);
+  }
+  let headDimDefault: number | undefined;
+  if (modelType === "qwen3") headDimDefault = 128;
+  else if (hiddenSize % numHeads === 0) headDimDefault = hiddenSize / numHeads;
+  const headDim = r.int("head_dim", headDimDefault);
+  if (headDim % 2 !== 0) r.fail("head_dim", "an even number (RoPE rotates pairs)", headDim);
+
+  // Newer transformers keep theta and scaling in rope_parameters; hub files mostly use the top level.
+  const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : undefined;
+  const ropeTheta = ropeParams && ropeParams.rope_theta !== undefined
+    ? r.positive("rope_theta", 10000, ropeParams, "rope_parameters.rope_theta")
+    : r.positive("rope_theta", 10000);
+  const scalingJson = json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
+  const ropeScaling = parseRopeScaling(scalingJson, r, json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters");
+
+  let attentionBias: boolean;
+  if (modelType === "qwen2") attentionBias = true;
+  else attentionBias = r.bool("attention_bias", false);
+
+  const config: ModelConfig = {
+    modelType,
+    vocabSize: r.int("vocab_size"),
+    hiddenSize,
+    intermediateSize: r.int("intermediate_size"),
+    numLayers: r.int("num_hidden_layers"),
+    numHeads,
+    numKvHeads,
+    headDim,
+    rmsNormEps: r.positive("rms_norm_eps", 1e-6),
+    ropeTheta,
+    ropeScaling,
+    maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
+    tieWordEmbeddings: r.bool("tie_word_embeddings", false),
+    attentionBias,
+    qkNorm: modelType === "qwen3",
+  };
+  const bos = json.bos_token_id;
+  if (typeof bos === "number" && Number.isInteger(bos)) config.bosTokenId = bos;
+  const eos = json.eos_token_id;
+  if (typeof eos === "number" && Number.isInteger(eos)) config.eosTokenId = eos;
+  else if (Array.isArray(eos) && eos.every((e) => typeof e === "number" && Number.isInteger(e))) config.eosTokenId = eos as number[];
+  return config;
+}
+
+function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Llama3RopeScaling {
+  if (v === undefined || v === null) return null;
+  if (!isObject(v)) r.fail(field, "null or an object", v);
+  const type = v.rope_type ?? v.type;
+  if (type === "default" || type === undefined) return null;
+  if (type !== "llama3") r.fail(`${field}.rope_type`, `"llama3" or "default" (other scalings are not implemented)`, type);
+  const scaling: Llama3RopeScaling = {
+    type: "llama3",
+    factor: r.positive("factor", Number.NaN, v, `${field}.factor`),
+    lowFreqFactor: r.positive("low_freq_factor", Number.NaN, v, `${field}.low_freq_factor`),
+    highFreqFactor: r.positive("high_freq_factor", Number.NaN, v, `${field}.high_freq_factor`),
+    originalMaxPositionEmbeddings: r.positive("original_max_position_embeddings", Number.NaN, v, `${field}.original_max_position_embeddings`),
+  };
+  for (const [k, val] of Object.entries(scaling)) {
+    if (typeof val === "number" && Number.isNaN(val)) r.fail(`${field}.${k}`, "present for llama3 rope scaling", undefined);
+  }
+  if (scaling.highFreqFactor <= scaling.lowFreqFactor) {
+    r.fail(`${field}.high_freq_factor`, `greater than low_freq_factor (${scaling.lowFreqFactor})`, scaling.highFreqFactor);
+  }
+  return scaling;
+}
+
+/** Every tensor the checkpoint must hold, HF names → [out, in] or [n]. lm_head is omitted when tied. */
+export function expectedTensorShapes(config: ModelConfig): Map<string, number[]> {
+  const { hiddenSize: D, vocabSize: V, headDim: d } = config;
+  const shapes = new Map<string, number[]>();
+  shapes.set("model.embed_tokens.weight", [V, D]);
+  for (let l = 0; l < config.numLayers; l++) {
+    shapes.set(`model.layers.${l}.input_layernorm.weight`, [D]);
+    for (const proj of [...ATTENTION_PROJECTIONS, ...MLP_PROJECTIONS]) {
+      const shape = projectionShape(config, proj);
+      shapes.set(`${projectionPrefix(l, proj)}.weight`, shape);
+      if (projectionHasBias(config, proj)) shapes.set(`${projectionPrefix(l, proj)}.bias`, [shape[0]]);
+    }
+    if (config.qkNorm) {
+      shapes.set(`model.layers.${l}.self_attn.q_norm.weight`, [d]);
+      shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [d]);
+    }
+    shapes.set(`model.layers.${l}.post_attention_layernorm.weight`, [D]);
+  }
+  shapes.set("model.norm.weight", [D]);
+  if (!config.tieWordEmbeddings) shapes.set("lm_head.weight", [V, D]);
+  return shapes;
+}
+
+export function shapeSize(shape: readonly number[]): number {
+  let n = 1;
+  for (const s of shape) n *= s;
+  return n;
+}

@@ -1,0 +1,161 @@
+// Builds the model's tensors from HF weights and a trainable setup: which tensors are frozen,
+// which carry gradients, and the LoRA adapters with their PEFT names (engine-numerics §4).
+import {
+  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, projectionHasBias, projectionPrefix, projectionShape,
+  shapeSize, type ModelConfig, type ProjectionName,
+} from "./config.ts";
+import { RandomStream } from "./rng.ts";
+import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor } from "./tensor.ts";
+
+export type TrainableSetup =
+  | { mode: "lora"; rank: number; seed: number; trainAttn: boolean; trainMlp: boolean; trainUnembed: boolean }
+  | { mode: "full"; seed: number };
+
+/** Tinker's fixed LoRA alpha (engine-numerics §4.3): scale = 32 / rank. */
+export const LORA_ALPHA = 32;
+
+export interface LayerParams {
+  readonly inputNorm: Tensor;
+  readonly q: Linear;
+  readonly k: Linear;
+  readonly v: Linear;
+  readonly o: Linear;
+  readonly qNorm: Tensor | null;
+  readonly kNorm: Tensor | null;
+  readonly postNorm: Tensor;
+  readonly gate: Linear;
+  readonly up: Linear;
+  readonly down: Linear;
+}
+
+export interface ModelParams {
+  readonly embed: Tensor;
+  readonly layers: LayerParams[];
+  readonly finalNorm: Tensor;
+  /** The output projection; its weight is the embed tensor itself when embeddings are tied. */
+  readonly head: Linear;
+  /** Tensors with gradients, in a fixed order, keyed by their checkpoint names. */
+  readonly trainable: Tensor[];
+  /** Frozen tensors by HF name (full mode: empty). */
+  readonly frozen: Map<string, Tensor>;
+}
+
+export function validateSetup(setup: TrainableSetup): void {
+  if (!Number.isFinite(setup.seed) || !Number.isInteger(setup.seed)) {
+    throw new Error(`trainable setup: seed must be an integer, got ${setup.seed}`);
+  }
+  if (setup.mode === "full") return;
+  if (setup.mode !== "lora") throw new Error(`trainable setup: mode must be "lora" or "full", got ${JSON.stringify((setup as { mode: unknown }).mode)}`);
+  const r = setup.rank;
+  if (!Number.isInteger(r) || r < 1 || (r & (r - 1)) !== 0) {
+    throw new Error(`LoRA rank must be a positive power of two (1, 2, 4, ..., 32, ...), got ${r}`);
+  }
+  if (!setup.trainAttn && !setup.trainMlp && !setup.trainUnembed) {
+    throw new Error("LoRA setup trains nothing: at least one of train_attn, train_mlp, train_unembed must be true");
+  }
+}
+
+/** Checks names and element counts of HF weights against the config; returns nothing or throws. */
+export function validateWeights(config: ModelConfig, weights: Map<string, Float32Array>): void {
+  const expected = expectedTensorShapes(config);
+  const missing: string[] = [];
+  for (const [name, shape] of expected) {
+    const w = weights.get(name);
+    if (w === undefined) {
+      missing.push(name);
+      continue;
+    }
+    if (w.length !== shapeSize(shape)) {
+      throw new Error(`weights: tensor "${name}" has ${w.length} elements, expected shape [${shape.join(", ")}] (${shapeSize(shape)} elements)`);
+    }
+  }
+  if (missing.length > 0) {
+    throw new Error(`weights: ${missing.length} tensor(s) missing for a ${config.modelType} model with ${config.numLayers} layers: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
+  }
+  const unexpected: string[] = [];
+  for (const name of weights.keys()) {
+    if (expected.has(name)) continue;
+    // Tied checkpoints sometimes still store the head; older ones store rotary buffers.
+    if (name === "lm_head.weight" && config.tieWordEmbeddings) continue;
+    if (name.endsWith("rotary_emb.inv_freq")) continue;
+    unexpected.push(name);
+  }
+  if (unexpected.length > 0) {
+    throw new Error(`weights: ${unexpected.length} unexpected tensor(s) for a ${config.modelType} model: ${unexpected.slice(0, 5).join(", ")}${unexpected.length > 5 ? ", ..." : ""}`);
+  }
+}
+
+export function peftName(hfModule: string, which: "lora_A" | "lora_B"): string {
+  return `base_model.model.${hfModule}.${which}.weight`;
+}
+
+interface BuildContext {
+  config: ModelConfig;
+  weights: Map<string, Float32Array>;
+  setup: TrainableSetup;
+  dtype: Dtype;
+  trainable: Tensor[];
+  frozen: Map<string, Tensor>;
+}
+
+function weightTensor(ctx: BuildContext, name: string, shape: number[]): Tensor {
+  const src = ctx.weights.get(name);
+  if (src === undefined) throw new Error(`weights: tensor "${name}" is missing`);
+  const full = ctx.setup.mode === "full";
+  // Frozen float32 weights are shared with the caller (no copy of a large checkpoint); trainable
+  // ones are copied so training never mutates the caller's arrays.
+  const data = !full && ctx.dtype === "float32" ? src : toDtype(ctx.dtype, src);
+  const t: Tensor = { name, shape, data, grad: full ? allocFloat(ctx.dtype, data.length) : null };
+  if (full) ctx.trainable.push(t);
+  else ctx.frozen.set(name, t);
+  return t;
+}
+
+function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: number, rank: number): LoraAdapter {
+  const aName = peftName(module, "lora_A");
+  const bName = peftName(module, "lora_B");
+  const a = allocFloat(ctx.dtype, rank * inDim);
+  // PEFT's kaiming_uniform(a=sqrt(5)) init: U(-1/sqrt(in), 1/sqrt(in)); B = 0 keeps step 0 exact.
+  const bound = 1 / Math.sqrt(inDim);
+  const rng = new RandomStream(ctx.setup.seed, aName);
+  for (let i = 0; i < a.length; i++) a[i] = (2 * rng.uniform() - 1) * bound;
+  const aT: Tensor = { name: aName, shape: [rank, inDim], data: a, grad: allocFloat(ctx.dtype, a.length) };
+  const bT: Tensor = { name: bName, shape: [outDim, rank], data: allocFloat(ctx.dtype, outDim * rank), grad: allocFloat(ctx.dtype, outDim * rank) };
+  ctx.trainable.push(aT, bT);
+  return { a: aT, b: bT, rank, scale: LORA_ALPHA / rank };
+}
+
+function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Linear {
+  const prefix = projectionPrefix(layer, proj);
+  const [outDim, inDim] = projectionShape(ctx.config, proj);
+  const weight = weightTensor(ctx, `${prefix}.weight`, [outDim, inDim]);
+  const bias = projectionHasBias(ctx.config, proj) ? weightTensor(ctx, `${prefix}.bias`, [outDim]) : null;
+  let lora: LoraAdapter | null = null;
+  const s = ctx.setup;
+  if (s.mode === "lora") {
+    const isAttn = (ATTENTION_PROJECTIONS as readonly string[]).includes(proj);
+    if (isAttn ? s.trainAttn : s.trainMlp) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
+  }
+  return { inDim, outDim, weight, bias, lora };
+}
+
+export function buildParams(config: ModelConfig, weights: Map<string, Float32Array>, setup: TrainableSetup, dtype: Dtype): ModelParams {
+  const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map() };
+  const { hiddenSize: D, vocabSize: V, headDim: d } = config;
+  const embed = weightTensor(ctx, "model.embed_tokens.weight", [V, D]);
+  const layers: LayerParams[] = [];
+  for (let l = 0; l < config.numLayers; l++) {
+    const inputNorm = weightTensor(ctx, `model.layers.${l}.input_layernorm.weight`, [D]);
+    const [q, k, v, o] = ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
+    const qNorm = config.qkNorm ? weightTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [d]) : null;
+    const kNorm = config.qkNorm ? weightTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [d]) : null;
+    const postNorm = weightTensor(ctx, `model.layers.${l}.post_attention_layernorm.weight`, [D]);
+    const [gate, up, down] = MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, postNorm, gate, up, down });
+  }
+  const finalNorm = weightTensor(ctx, "model.norm.weight", [D]);
+  const headWeight = config.tieWordEmbeddings ? embed : weightTensor(ctx, "lm_head.weight", [V, D]);
+  const headLora = setup.mode === "lora" && setup.trainUnembed ? makeLora(ctx, "lm_head", D, V, setup.rank) : null;
+  const head: Linear = { inDim: D, outDim: V, weight: headWeight, bias: null, lora: headLora };
+  return { embed, layers, finalNorm, head, trainable: ctx.trainable, frozen: ctx.frozen };
+}

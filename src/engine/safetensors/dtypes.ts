@@ -1,0 +1,108 @@
+// Element types of the safetensors format (engine-numerics §3) and the conversions the engine
+// needs: every floating type is widened to float32 on read (bf16 exactly, f16 by a real decode),
+// and float32 is narrowed to bf16 with round-to-nearest-even on write.
+
+/** Every dtype string the format defines; anything else in a header is a corrupt or foreign file. */
+export const KNOWN_DTYPES = new Set([
+  "BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64", "C64",
+  "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F6_E2M3", "F6_E3M2", "F4",
+]);
+
+/** Bytes per element of the dtypes this engine reads. */
+export const DTYPE_SIZE: Readonly<Record<string, number>> = {
+  F32: 4, BF16: 2, F16: 2, F64: 8, I32: 4, I64: 8,
+};
+
+export type ReadableDType = "F32" | "BF16" | "F16" | "F64" | "I32" | "I64";
+export type WritableDType = "F32" | "BF16";
+
+export function isReadableDType(dtype: string): dtype is ReadableDType {
+  return Object.prototype.hasOwnProperty.call(DTYPE_SIZE, dtype);
+}
+
+/** bf16 bits are the top half of a float32, so widening is a shift and exact. */
+export function bf16ToFloat32(src: Uint16Array): Float32Array {
+  const bits = new Uint32Array(src.length);
+  for (let i = 0; i < src.length; i++) bits[i] = src[i]! << 16;
+  return new Float32Array(bits.buffer);
+}
+
+/** Round-to-nearest-even narrowing, as torch does; NaN stays a quiet NaN with its sign. */
+export function float32ToBf16(src: Float32Array): Uint16Array {
+  const bits = new Uint32Array(src.buffer, src.byteOffset, src.length);
+  const out = new Uint16Array(src.length);
+  for (let i = 0; i < src.length; i++) {
+    const b = bits[i]!;
+    if ((b & 0x7fffffff) > 0x7f800000) {
+      out[i] = ((b >>> 16) | 0x0040) & 0xffff;
+    } else {
+      out[i] = ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
+    }
+  }
+  return out;
+}
+
+let f16Table: Float32Array | null = null;
+
+/** A 65536-entry table: cheaper than decoding sign/exponent/mantissa per element for big tensors. */
+function halfTable(): Float32Array {
+  if (f16Table !== null) return f16Table;
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >>> 10) & 0x1f;
+    const mant = h & 0x3ff;
+    if (exp === 0) t[h] = sign * mant * 2 ** -24;
+    else if (exp === 31) t[h] = mant === 0 ? sign * Infinity : NaN;
+    else t[h] = sign * (1 + mant / 1024) * 2 ** (exp - 15);
+  }
+  f16Table = t;
+  return t;
+}
+
+export function f16ToFloat32(src: Uint16Array): Float32Array {
+  const table = halfTable();
+  const out = new Float32Array(src.length);
+  for (let i = 0; i < src.length; i++) out[i] = table[src[i]!]!;
+  return out;
+}
+
+/** Float32 to IEEE half with round-to-nearest-even (used by tests to write f16 fixtures). */
+export function float32ToF16(src: Float32Array): Uint16Array {
+  const out = new Uint16Array(src.length);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  for (let i = 0; i < src.length; i++) {
+    f[0] = src[i]!;
+    const x = u[0]!;
+    const sign = (x >>> 16) & 0x8000;
+    const exp = (x >>> 23) & 0xff;
+    let mant = x & 0x7fffff;
+    if (exp === 0xff) {
+      out[i] = sign | 0x7c00 | (mant ? 0x200 : 0);
+      continue;
+    }
+    const e = exp - 127 + 15;
+    if (e >= 31) {
+      out[i] = sign | 0x7c00;
+    } else if (e <= 0) {
+      if (e < -10) {
+        out[i] = sign;
+        continue;
+      }
+      mant |= 0x800000;
+      const shift = 14 - e;
+      let h = mant >>> shift;
+      const rem = mant & ((1 << shift) - 1);
+      const half = 1 << (shift - 1);
+      if (rem > half || (rem === half && (h & 1))) h++;
+      out[i] = sign | h;
+    } else {
+      let h = (e << 10) | (mant >>> 13);
+      const rem = mant & 0x1fff;
+      if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++;
+      out[i] = sign | h;
+    }
+  }
+  return out;
+}

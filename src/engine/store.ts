@@ -1,0 +1,436 @@
+// The embedded engine's checkpoint store, addressed by tinker:// paths like the service's:
+//
+//   <root>/<model_id>/run.json                          training-run record (RestClient)
+//   <root>/<model_id>/weights/<name>/                   training state: trainable tensors,
+//        checkpoint.json, optimizer.safetensors           optimizer moments and step
+//   <root>/<model_id>/sampler_weights/<name>/           adapter (or full weights) only
+//
+// LoRA tensors are saved in the PEFT layout (adapter_model.safetensors + adapter_config.json) so a
+// checkpoint loads in PEFT or vLLM as it is; full fine-tunes are saved as a Hugging Face model
+// folder (model.safetensors + config.json). Every save goes to a temporary folder that is renamed
+// into place, so a crash never leaves a half-written checkpoint under a real name.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { APIStatusError, InvalidArgumentError } from "../tinker/errors.ts";
+import { formatTinkerPath, parseTinkerPath, validateCheckpointName, type CheckpointKind } from "../tinker/paths.ts";
+import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, WeightsInfo } from "../tinker/types.ts";
+import { readSafetensors, readSafetensorsHeader, type Tensor } from "./safetensors/reader.ts";
+import { writeSafetensors, type TensorToWrite } from "./safetensors/writer.ts";
+import { readModelSafetensors, writeModelSafetensors } from "./safetensors/directory.ts";
+import { TOKENIZER_FILES } from "./resolve.ts";
+
+export const LORA_ALPHA = 32;
+
+export interface LoraInfo {
+  rank: number;
+  seed: number;
+  trainAttn: boolean;
+  trainMlp: boolean;
+  trainUnembed: boolean;
+}
+
+export interface RunRecord {
+  model_id: string;
+  base_model: string;
+  is_lora: boolean;
+  lora: LoraInfo | null;
+  created_at: string;
+  last_request_time: string;
+  user_metadata?: Record<string, string>;
+}
+
+export interface CheckpointMeta {
+  format: "cookbook-checkpoint/1";
+  model_id: string;
+  kind: CheckpointKind;
+  name: string;
+  tinker_path: string;
+  base_model: string;
+  is_lora: boolean;
+  lora: LoraInfo | null;
+  /** Optimizer steps taken when saved. */
+  step: number;
+  time: string;
+  has_optimizer: boolean;
+  expires_at: string | null;
+}
+
+export interface OptimizerSnapshot {
+  step: number;
+  m: Map<string, Float32Array>;
+  v: Map<string, Float32Array>;
+}
+
+export interface CheckpointPayload {
+  baseModel: string;
+  lora: LoraInfo | null;
+  step: number;
+  /** Trainable tensors with their shapes (PEFT names for LoRA, HF names for full). */
+  tensors: Map<string, TensorToWrite>;
+  optimizer?: OptimizerSnapshot;
+  /** Full mode: the HF config.json to write beside model.safetensors. */
+  modelConfigJson?: Record<string, unknown>;
+  /** Full mode: tokenizer files are copied from here so the folder is a complete HF model. */
+  tokenizerDir?: string;
+}
+
+export interface LoadedCheckpoint {
+  meta: CheckpointMeta;
+  dir: string;
+  tensors: Map<string, Float32Array>;
+  optimizer?: OptimizerSnapshot;
+}
+
+const META_FILE = "checkpoint.json";
+const RUN_FILE = "run.json";
+const ADAPTER_FILE = "adapter_model.safetensors";
+const ADAPTER_CONFIG = "adapter_config.json";
+const OPTIMIZER_FILE = "optimizer.safetensors";
+const MODEL_ID_RE = /^[A-Za-z0-9_.:-]+$/;
+
+export function defaultStoreDir(env: NodeJS.ProcessEnv = process.env): string {
+  const home = env.COOKBOOK_HOME && env.COOKBOOK_HOME.length > 0 ? env.COOKBOOK_HOME : join(homedir(), ".cookbook");
+  return join(home, "checkpoints");
+}
+
+export function checkModelId(modelId: string): string {
+  if (!MODEL_ID_RE.test(modelId) || modelId.includes("..")) {
+    throw new InvalidArgumentError(`model id ${JSON.stringify(modelId)} is invalid; expected characters from [A-Za-z0-9_.:-]`);
+  }
+  return modelId;
+}
+
+/** The PEFT target_modules of a set of adapter tensor names (q_proj, …, lm_head). */
+export function peftTargetModules(names: Iterable<string>): string[] {
+  const out = new Set<string>();
+  for (const n of names) {
+    const m = /\.([^.]+)\.lora_[AB]\.weight$/.exec(n);
+    if (m) out.add(m[1]!);
+  }
+  return [...out].sort();
+}
+
+export function peftAdapterConfig(baseModel: string, lora: LoraInfo, tensorNames: Iterable<string>): Record<string, unknown> {
+  return {
+    peft_type: "LORA",
+    task_type: "CAUSAL_LM",
+    base_model_name_or_path: baseModel,
+    r: lora.rank,
+    lora_alpha: LORA_ALPHA,
+    lora_dropout: 0.0,
+    target_modules: peftTargetModules(tensorNames),
+    bias: "none",
+    fan_in_fan_out: false,
+    inference_mode: true,
+    init_lora_weights: true,
+    use_rslora: false,
+    use_dora: false,
+    modules_to_save: null,
+    layers_to_transform: null,
+    layers_pattern: null,
+    rank_pattern: {},
+    alpha_pattern: {},
+    revision: null,
+  };
+}
+
+function dirSize(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    total += st.isDirectory() ? dirSize(p) : st.size;
+  }
+  return total;
+}
+
+function readJson<T>(file: string): T {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch (err) {
+    throw new Error(`${file}: cannot read (${(err as Error).message})`);
+  }
+}
+
+function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.tmp-${randomBytes(4).toString("hex")}`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
+  renameSync(tmp, file);
+}
+
+function notFound(message: string): APIStatusError {
+  return new APIStatusError(message, 404, { detail: message });
+}
+
+export class CheckpointStore {
+  readonly root: string;
+
+  constructor(root: string = defaultStoreDir()) {
+    this.root = root;
+  }
+
+  runDir(modelId: string): string {
+    return join(this.root, encodeURIComponent(checkModelId(modelId)));
+  }
+
+  checkpointDir(modelId: string, kind: CheckpointKind, name: string): string {
+    return join(this.runDir(modelId), kind, validateCheckpointName(name));
+  }
+
+  createRun(record: Omit<RunRecord, "created_at" | "last_request_time">): RunRecord {
+    const now = new Date().toISOString();
+    const full: RunRecord = { ...record, created_at: now, last_request_time: now };
+    mkdirSync(this.runDir(record.model_id), { recursive: true });
+    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full);
+    return full;
+  }
+
+  readRun(modelId: string): RunRecord {
+    const file = join(this.runDir(modelId), RUN_FILE);
+    if (!existsSync(file)) throw notFound(`training run ${JSON.stringify(modelId)} not found in ${this.root}`);
+    return readJson<RunRecord>(file);
+  }
+
+  private touchRun(modelId: string): void {
+    const file = join(this.runDir(modelId), RUN_FILE);
+    if (!existsSync(file)) return;
+    const rec = readJson<RunRecord>(file);
+    rec.last_request_time = new Date().toISOString();
+    writeJsonAtomic(file, rec);
+  }
+
+  /** True when a live (unexpired) checkpoint exists at that name. */
+  exists(modelId: string, kind: CheckpointKind, name: string): boolean {
+    const dir = this.checkpointDir(modelId, kind, name);
+    if (!existsSync(join(dir, META_FILE))) return false;
+    return !this.expireIfDue(dir);
+  }
+
+  /**
+   * Saves a checkpoint and returns its tinker:// path. An existing training checkpoint of the same
+   * name is a 409 unless `overwrite`; sampler checkpoints have no overwrite flag in the API, so a
+   * repeated name replaces the old one.
+   */
+  save(modelId: string, kind: CheckpointKind, name: string, payload: CheckpointPayload, options: { overwrite?: boolean; ttlSeconds?: number } = {}): { path: string; sizeBytes: number } {
+    const finalDir = this.checkpointDir(modelId, kind, name);
+    const path = formatTinkerPath({ modelId, kind, name });
+    const allowReplace = kind === "sampler_weights" || options.overwrite === true;
+    if (!allowReplace && this.exists(modelId, kind, name)) {
+      const message = `checkpoint ${path} already exists; pick another name or pass overwrite: true`;
+      throw new APIStatusError(message, 409, { detail: message, code: "ResourceAlreadyExists" });
+    }
+    if (options.ttlSeconds !== undefined && !(Number.isFinite(options.ttlSeconds) && options.ttlSeconds > 0)) {
+      throw new InvalidArgumentError(`ttlSeconds must be a positive number of seconds, got ${options.ttlSeconds}`);
+    }
+    const parent = join(this.runDir(modelId), kind);
+    mkdirSync(parent, { recursive: true });
+    const tmp = join(parent, `.tmp-${name}-${randomBytes(4).toString("hex")}`);
+    mkdirSync(tmp);
+    try {
+      this.writePayload(tmp, kind, payload);
+      const now = new Date();
+      const meta: CheckpointMeta = {
+        format: "cookbook-checkpoint/1",
+        model_id: modelId,
+        kind,
+        name,
+        tinker_path: path,
+        base_model: payload.baseModel,
+        is_lora: payload.lora !== null,
+        lora: payload.lora,
+        step: payload.step,
+        time: now.toISOString(),
+        has_optimizer: kind === "weights" && payload.optimizer !== undefined,
+        expires_at: options.ttlSeconds !== undefined ? new Date(now.getTime() + options.ttlSeconds * 1000).toISOString() : null,
+      };
+      writeFileSync(join(tmp, META_FILE), JSON.stringify(meta, null, 2) + "\n");
+      if (existsSync(finalDir)) {
+        const trash = join(parent, `.trash-${name}-${randomBytes(4).toString("hex")}`);
+        renameSync(finalDir, trash);
+        renameSync(tmp, finalDir);
+        rmSync(trash, { recursive: true, force: true });
+      } else {
+        renameSync(tmp, finalDir);
+      }
+    } catch (err) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+    this.touchRun(modelId);
+    return { path, sizeBytes: dirSize(finalDir) };
+  }
+
+  private writePayload(dir: string, kind: CheckpointKind, payload: CheckpointPayload): void {
+    if (payload.lora !== null) {
+      writeSafetensors(join(dir, ADAPTER_FILE), payload.tensors, { metadata: { format: "pt" } });
+      writeFileSync(join(dir, ADAPTER_CONFIG), JSON.stringify(peftAdapterConfig(payload.baseModel, payload.lora, payload.tensors.keys()), null, 2) + "\n");
+    } else {
+      if (payload.modelConfigJson === undefined) throw new Error("full-weight checkpoint needs the model's config.json");
+      writeModelSafetensors(dir, payload.tensors);
+      writeFileSync(join(dir, "config.json"), JSON.stringify(payload.modelConfigJson, null, 2) + "\n");
+      if (payload.tokenizerDir !== undefined) {
+        for (const f of TOKENIZER_FILES) {
+          const src = join(payload.tokenizerDir, f);
+          if (existsSync(src) && f !== "config.json") copyFileSync(src, join(dir, f));
+        }
+      }
+    }
+    if (kind === "weights" && payload.optimizer !== undefined) {
+      const opt = new Map<string, TensorToWrite>();
+      for (const [name, m] of payload.optimizer.m) opt.set(`exp_avg/${name}`, { shape: [m.length], data: m });
+      for (const [name, v] of payload.optimizer.v) opt.set(`exp_avg_sq/${name}`, { shape: [v.length], data: v });
+      writeSafetensors(join(dir, OPTIMIZER_FILE), opt, { metadata: { step: String(payload.optimizer.step) } });
+    }
+  }
+
+  /** Deletes an expired checkpoint; returns whether it was expired. */
+  private expireIfDue(dir: string): boolean {
+    const metaFile = join(dir, META_FILE);
+    if (!existsSync(metaFile)) return false;
+    const meta = readJson<CheckpointMeta>(metaFile);
+    if (meta.expires_at !== null && Date.parse(meta.expires_at) <= Date.now()) {
+      rmSync(dir, { recursive: true, force: true });
+      return true;
+    }
+    return false;
+  }
+
+  /** The folder and metadata of a checkpoint, or a 404-like error that says where it looked. */
+  locate(tinkerPath: string): { dir: string; meta: CheckpointMeta } {
+    const p = parseTinkerPath(tinkerPath);
+    const dir = this.checkpointDir(p.modelId, p.kind, p.name);
+    if (!existsSync(join(dir, META_FILE)) || this.expireIfDue(dir)) {
+      throw notFound(`checkpoint ${tinkerPath} not found (looked in ${dir}); list this run's checkpoints with the RestClient or \`ls ${this.runDir(p.modelId)}\``);
+    }
+    return { dir, meta: readJson<CheckpointMeta>(join(dir, META_FILE)) };
+  }
+
+  load(tinkerPath: string, options: { optimizer: boolean }): LoadedCheckpoint {
+    const { dir, meta } = this.locate(tinkerPath);
+    let raw: Map<string, Tensor>;
+    if (meta.is_lora) raw = readSafetensors(join(dir, ADAPTER_FILE));
+    else raw = readModelSafetensors(dir);
+    const tensors = new Map<string, Float32Array>();
+    for (const [name, t] of raw) {
+      if (!(t.data instanceof Float32Array)) throw new Error(`${dir}: tensor ${name} is ${t.dtype}; expected floating point`);
+      tensors.set(name, t.data);
+    }
+    const out: LoadedCheckpoint = { meta, dir, tensors };
+    if (options.optimizer) {
+      const file = join(dir, OPTIMIZER_FILE);
+      if (meta.kind !== "weights" || !meta.has_optimizer || !existsSync(file)) {
+        throw new InvalidArgumentError(
+          `checkpoint ${tinkerPath} has no optimizer state (${meta.kind === "sampler_weights" ? "sampler weights never do; use a weights/ checkpoint from saveState" : `${file} is missing`}); load it without the optimizer instead`,
+        );
+      }
+      const opt = readSafetensors(file);
+      const m = new Map<string, Float32Array>();
+      const v = new Map<string, Float32Array>();
+      for (const [key, t] of opt) {
+        const slash = key.indexOf("/");
+        const group = key.slice(0, slash);
+        const name = key.slice(slash + 1);
+        if (!(t.data instanceof Float32Array)) throw new Error(`${file}: tensor ${key} is ${t.dtype}; expected F32`);
+        if (group === "exp_avg") m.set(name, t.data);
+        else if (group === "exp_avg_sq") v.set(name, t.data);
+      }
+      const step = readOptimizerStep(file);
+      out.optimizer = { step, m, v };
+    }
+    return out;
+  }
+
+  weightsInfo(tinkerPath: string): WeightsInfo {
+    const { meta } = this.locate(tinkerPath);
+    return {
+      base_model: meta.base_model,
+      is_lora: meta.is_lora,
+      lora_rank: meta.lora?.rank ?? null,
+      train_unembed: meta.lora?.trainUnembed ?? null,
+      train_mlp: meta.lora?.trainMlp ?? null,
+      train_attn: meta.lora?.trainAttn ?? null,
+    };
+  }
+
+  private checkpointRecord(dir: string, meta: CheckpointMeta): Checkpoint {
+    return {
+      checkpoint_id: `${meta.kind}/${meta.name}`,
+      checkpoint_type: meta.kind === "weights" ? "training" : "sampler",
+      time: meta.time,
+      tinker_path: meta.tinker_path,
+      size_bytes: dirSize(dir),
+      public: false,
+      expires_at: meta.expires_at,
+    };
+  }
+
+  private checkpointsOf(modelId: string): Checkpoint[] {
+    const out: Checkpoint[] = [];
+    for (const kind of ["weights", "sampler_weights"] as const) {
+      const parent = join(this.runDir(modelId), kind);
+      if (!existsSync(parent)) continue;
+      for (const name of readdirSync(parent).sort()) {
+        if (name.startsWith(".")) continue;
+        const dir = join(parent, name);
+        if (!existsSync(join(dir, META_FILE)) || this.expireIfDue(dir)) continue;
+        out.push(this.checkpointRecord(dir, readJson<CheckpointMeta>(join(dir, META_FILE))));
+      }
+    }
+    return out.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  }
+
+  listCheckpoints(modelId: string): CheckpointsList {
+    this.readRun(modelId);
+    const checkpoints = this.checkpointsOf(modelId);
+    return { checkpoints, cursor: { offset: 0, limit: checkpoints.length, total_count: checkpoints.length } };
+  }
+
+  getRun(modelId: string): TrainingRun {
+    const rec = this.readRun(modelId);
+    const cps = this.checkpointsOf(modelId);
+    const last = (type: "training" | "sampler"): Checkpoint | null => cps.filter((c) => c.checkpoint_type === type).at(-1) ?? null;
+    return {
+      training_run_id: rec.model_id,
+      base_model: rec.base_model,
+      model_owner: "local",
+      is_lora: rec.is_lora,
+      corrupted: false,
+      lora_rank: rec.lora?.rank ?? null,
+      last_request_time: rec.last_request_time,
+      last_checkpoint: last("training"),
+      last_sampler_checkpoint: last("sampler"),
+      user_metadata: rec.user_metadata ?? null,
+    };
+  }
+
+  /** Newest first. */
+  listRuns(options: { limit?: number; offset?: number } = {}): TrainingRunsList {
+    const limit = options.limit ?? 20;
+    const offset = options.offset ?? 0;
+    const records: RunRecord[] = [];
+    if (existsSync(this.root)) {
+      for (const d of readdirSync(this.root)) {
+        const file = join(this.root, d, RUN_FILE);
+        if (existsSync(file)) records.push(readJson<RunRecord>(file));
+      }
+    }
+    records.sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.model_id < b.model_id ? 1 : -1));
+    const page = records.slice(offset, offset + limit).map((r) => this.getRun(r.model_id));
+    return { training_runs: page, cursor: { offset, limit, total_count: records.length } };
+  }
+
+  delete(tinkerPath: string): void {
+    const { dir } = this.locate(tinkerPath);
+    const trash = join(dir, "..", `.trash-${randomBytes(4).toString("hex")}`);
+    renameSync(dir, trash);
+    rmSync(trash, { recursive: true, force: true });
+  }
+}
+
+function readOptimizerStep(file: string): number {
+  const step = Number(readSafetensorsHeader(file).metadata.step);
+  if (!Number.isInteger(step) || step < 0) throw new Error(`${file}: header metadata has no valid "step"`);
+  return step;
+}

@@ -1,0 +1,68 @@
+// The metrics side of a run directory: config.json, metrics.jsonl and a compact console table.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { formatColumns, formatValue } from "./format.ts";
+import { appendJsonl, readJsonl } from "./jsonl.ts";
+
+export type MetricValue = number | string;
+export type Metrics = Record<string, MetricValue>;
+export type MetricsRecord = { step: number } & Metrics;
+
+export interface Writable {
+  write(text: string): unknown;
+}
+
+export interface MetricsLoggerOptions {
+  /** Where the console table goes; false for none. Default: process.stdout. */
+  console?: Writable | false;
+  /** Print the table every N steps (metrics.jsonl always gets every step). Default 1. */
+  consoleEvery?: number;
+}
+
+/** Console keys hidden because they duplicate `:mean`/`:max` for the reader. */
+function hiddenOnConsole(key: string): boolean {
+  return key.endsWith(":total") || key.endsWith(":count");
+}
+
+/** A `Step N` table: keys sorted, floats with 6 significant digits, `:total`/`:count` hidden. */
+export function formatMetricsTable(metrics: Metrics, step: number): string {
+  const keys = Object.keys(metrics).filter((k) => k !== "step" && !hiddenOnConsole(k)).sort();
+  const rows = keys.map((k) => [k, formatValue(metrics[k])]);
+  return [`Step ${step}`, ...formatColumns(rows).map((line) => `  ${line}`)].join("\n");
+}
+
+export class MetricsLogger {
+  readonly metricsPath: string;
+  readonly configPath: string;
+  private readonly console: Writable | false;
+  private readonly consoleEvery: number;
+
+  constructor(
+    readonly logDir: string,
+    options: MetricsLoggerOptions = {},
+  ) {
+    mkdirSync(logDir, { recursive: true });
+    this.metricsPath = join(logDir, "metrics.jsonl");
+    this.configPath = join(logDir, "config.json");
+    this.console = options.console ?? process.stdout;
+    this.consoleEvery = Math.max(1, options.consoleEvery ?? 1);
+  }
+
+  /** Writes config.json (indent 2), replacing any earlier one. */
+  logHyperparams(config: unknown): void {
+    writeFileSync(this.configPath, `${JSON.stringify(config, null, 2)}\n`);
+  }
+
+  /** Appends `{step, ...metrics}` to metrics.jsonl and maybe prints the table. */
+  logMetrics(metrics: Metrics, step: number): void {
+    const record: MetricsRecord = { step, ...metrics };
+    record.step = step;
+    appendJsonl(this.metricsPath, record);
+    if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);
+  }
+}
+
+/** All metrics records of a run directory (torn final line skipped). */
+export function readMetrics(logDir: string): MetricsRecord[] {
+  return readJsonl<MetricsRecord>(join(logDir, "metrics.jsonl"));
+}

@@ -1,0 +1,36 @@
+// logs.log: the human-readable log of a run. The first line of each launch records its command line.
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+export type LogLevel = "INFO" | "WARNING" | "ERROR";
+
+export class RunLog {
+  readonly path: string;
+
+  constructor(
+    logDir: string,
+    commandLine: string,
+    private readonly echo: { write(text: string): unknown } | false = false,
+  ) {
+    mkdirSync(logDir, { recursive: true });
+    this.path = join(logDir, "logs.log");
+    this.write("INFO", `command: ${commandLine}`);
+  }
+
+  info(message: string): void {
+    this.write("INFO", message);
+  }
+  warn(message: string): void {
+    this.write("WARNING", message);
+  }
+  error(message: string): void {
+    this.write("ERROR", message);
+  }
+
+  private write(level: LogLevel, message: string): void {
+    // One appendFileSync per entry: multi-line messages stay one record.
+    const line = `${new Date().toISOString()} [${level}] ${message}\n`;
+    appendFileSync(this.path, line);
+    if (this.echo) this.echo.write(line);
+  }
+}

@@ -1,0 +1,3 @@
+export * from "./types.ts";
+export * from "./rolloutSummaries.ts";
+export * from "./html.ts";

@@ -1,0 +1,60 @@
+// Renderer names → factories (spec/cookbook-inventory.md §2.4), open to custom renderers.
+import type { Tokenizer } from "../tokenizers/types.ts";
+import type { Renderer } from "./base.ts";
+import { DeepSeekV3DisableThinkingRenderer, DeepSeekV3ThinkingRenderer } from "./deepseekV3.ts";
+import { GptOssRenderer } from "./gptOss.ts";
+import { KimiK2Renderer } from "./kimiK2.ts";
+import { Llama3Renderer } from "./llama3.ts";
+import { Qwen3DisableThinkingRenderer, Qwen3InstructRenderer, Qwen3Renderer } from "./qwen3.ts";
+import { RoleColonRenderer } from "./roleColon.ts";
+import { RendererError } from "./types.ts";
+
+export type RendererFactory = (tokenizer: Tokenizer, name: string) => Renderer;
+
+const BUILTIN: ReadonlyMap<string, RendererFactory> = new Map<string, RendererFactory>([
+  ["role_colon", (t, n) => new RoleColonRenderer(t, n)],
+  ["llama3", (t, n) => new Llama3Renderer(t, n)],
+  ["qwen3", (t, n) => new Qwen3Renderer(t, n)],
+  ["qwen3_disable_thinking", (t, n) => new Qwen3DisableThinkingRenderer(t, n)],
+  ["qwen3_instruct", (t, n) => new Qwen3InstructRenderer(t, n)],
+  ["deepseekv3", (t, n) => new DeepSeekV3DisableThinkingRenderer(t, n)],
+  ["deepseekv3_disable_thinking", (t, n) => new DeepSeekV3DisableThinkingRenderer(t, n)],
+  ["deepseekv3_thinking", (t, n) => new DeepSeekV3ThinkingRenderer(t, n)],
+  ["kimi_k2", (t, n) => new KimiK2Renderer(t, n)],
+  ["gpt_oss_no_sysprompt", (t, n) => new GptOssRenderer(t, n)],
+  ["gpt_oss_low_reasoning", (t, n) => new GptOssRenderer(t, n, { reasoningEffort: "low" })],
+  ["gpt_oss_medium_reasoning", (t, n) => new GptOssRenderer(t, n, { reasoningEffort: "medium" })],
+  ["gpt_oss_high_reasoning", (t, n) => new GptOssRenderer(t, n, { reasoningEffort: "high" })],
+]);
+
+const custom = new Map<string, RendererFactory>();
+
+/** Adds (or replaces) a named renderer; custom names take precedence over built-in ones. */
+export function registerRenderer(name: string, factory: RendererFactory): void {
+  custom.set(name, factory);
+}
+
+/** Removes a custom renderer; false when no custom renderer had that name. */
+export function unregisterRenderer(name: string): boolean {
+  return custom.delete(name);
+}
+
+export function isRendererRegistered(name: string): boolean {
+  return custom.has(name) || BUILTIN.has(name);
+}
+
+export function getRegisteredRendererNames(): string[] {
+  return [...new Set([...BUILTIN.keys(), ...custom.keys()])];
+}
+
+export function getRenderer(name: string, tokenizer: Tokenizer): Renderer {
+  const factory = custom.get(name) ?? BUILTIN.get(name);
+  if (factory === undefined) {
+    throw new RendererError(
+      `unknown renderer ${JSON.stringify(name)}; known renderers: ${getRegisteredRendererNames().join(", ")}`,
+    );
+  }
+  const renderer = factory(tokenizer, name);
+  renderer.rendererName = name;
+  return renderer;
+}

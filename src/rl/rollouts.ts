@@ -1,0 +1,254 @@
+// Rollouts (spec §4.2): one episode per env, a group of episodes sampled concurrently, error
+// strategies deciding what one failing episode does to its group, and error counters.
+import { TinkerTokenCompleter, type TokenCompleter } from "../completers.ts";
+import type { SamplingClient } from "../tinker/clients.ts";
+import { emptyModelInput } from "./tokenSeq.ts";
+import {
+  InitialObservationOverflow,
+  TrajectoryGroup,
+  stopReasonFromMetrics,
+  type Env,
+  type EnvGroupBuilder,
+  type RolloutError,
+  type Trajectory,
+  type Transition,
+} from "./types.ts";
+
+/** Runs one env to the end of its episode with the given policy. */
+export async function doSingleRollout(policy: TokenCompleter, env: Env): Promise<Trajectory> {
+  const initial = await env.initialObservation();
+  if (initial instanceof InitialObservationOverflow) {
+    // One empty transition carries the overflow reward: no training tokens, but the group
+    // baseline still sees this member.
+    const transition: Transition = {
+      ob: emptyModelInput(),
+      ac: { tokens: [], logprobs: [], stopReason: "stop" },
+      reward: initial.reward,
+      episodeDone: true,
+      metrics: { ...initial.metrics },
+      logs: { ...initial.logs },
+    };
+    return { transitions: [transition], finalOb: emptyModelInput(), stopReason: stopReasonFromMetrics(transition.metrics) };
+  }
+  let ob = initial.observation;
+  let stop = initial.stopCondition;
+  const transitions: Transition[] = [];
+  for (;;) {
+    const ac = await policy.complete(ob, stop);
+    const step = await env.step(ac.tokens, { stopReason: ac.stopReason });
+    const transition: Transition = {
+      ob,
+      ac,
+      reward: step.reward,
+      episodeDone: step.episodeDone,
+      metrics: { ...(step.metrics ?? {}) },
+      logs: { ...(step.logs ?? {}) },
+    };
+    if (step.messages !== undefined) transition.messages = step.messages;
+    transitions.push(transition);
+    ob = step.nextObservation;
+    stop = step.nextStopCondition;
+    if (step.episodeDone) return { transitions, finalOb: ob, stopReason: stopReasonFromMetrics(transition.metrics) };
+  }
+}
+
+export function errorTypeName(err: unknown): string {
+  if (err instanceof Error) return err.constructor.name || err.name || "Error";
+  return typeof err;
+}
+
+export function toRolloutError(err: unknown): RolloutError {
+  return { errorType: errorTypeName(err), errorMessage: err instanceof Error ? err.message : String(err) };
+}
+
+/** A group given up on by a tolerant strategy; carries every error seen while trying. */
+export class RolloutGroupError extends Error {
+  constructor(
+    message: string,
+    readonly rolloutErrors: RolloutError[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "RolloutGroupError";
+  }
+}
+
+export interface RolloutResult {
+  /** In env order (a retried env's replacement takes its slot). */
+  trajectories: Trajectory[];
+  envs: Env[];
+  errors: RolloutError[];
+}
+
+export interface RolloutStrategy {
+  /** When true, a failing group is skipped (and counted) instead of stopping training. */
+  readonly catchesGroupErrors: boolean;
+  execute(builder: EnvGroupBuilder, policy: TokenCompleter): Promise<RolloutResult>;
+}
+
+/** Any failing episode fails the group, and the error propagates (the default). */
+export class FailFast implements RolloutStrategy {
+  readonly catchesGroupErrors = false;
+
+  async execute(builder: EnvGroupBuilder, policy: TokenCompleter): Promise<RolloutResult> {
+    const envs = await builder.makeEnvs();
+    const trajectories = await Promise.all(envs.map((env) => doSingleRollout(policy, env)));
+    return { trajectories, envs, errors: [] };
+  }
+}
+
+/**
+ * A failing episode is rerun on a fresh env (from makeEnvs) while a group-wide budget of
+ * `maxRetries` lasts; once exhausted the group is dropped whole, never trained on partially.
+ */
+export class RetryOnFailure implements RolloutStrategy {
+  readonly catchesGroupErrors = true;
+
+  constructor(readonly maxRetries = 3) {}
+
+  async execute(builder: EnvGroupBuilder, policy: TokenCompleter): Promise<RolloutResult> {
+    const envs = await builder.makeEnvs();
+    type Outcome = { slot: number; env: Env } & ({ ok: true; traj: Trajectory } | { ok: false; error: unknown });
+    const pending = new Map<number, Promise<Outcome & { id: number }>>();
+    let nextId = 0;
+    const launch = (slot: number, env: Env) => {
+      const id = nextId++;
+      pending.set(
+        id,
+        doSingleRollout(policy, env).then(
+          (traj) => ({ id, slot, env, ok: true as const, traj }),
+          (error: unknown) => ({ id, slot, env, ok: false as const, error }),
+        ),
+      );
+    };
+    envs.forEach((env, slot) => launch(slot, env));
+    const trajectories: Trajectory[] = new Array(envs.length);
+    const finalEnvs: Env[] = [...envs];
+    const errors: RolloutError[] = [];
+    let retriesLeft = this.maxRetries;
+    while (pending.size > 0) {
+      const outcome = await Promise.race(pending.values());
+      pending.delete(outcome.id);
+      if (outcome.ok) {
+        trajectories[outcome.slot] = outcome.traj;
+        finalEnvs[outcome.slot] = outcome.env;
+        continue;
+      }
+      errors.push(toRolloutError(outcome.error));
+      if (retriesLeft <= 0) {
+        throw new RolloutGroupError(
+          `retry budget exhausted (${this.maxRetries} retries); dropping the group: ${toRolloutError(outcome.error).errorMessage}`,
+          errors,
+          { cause: outcome.error },
+        );
+      }
+      retriesLeft -= 1;
+      const fresh = await builder.makeEnvs();
+      if (fresh.length === 0) throw new RolloutGroupError("makeEnvs returned no env to retry with", errors, { cause: outcome.error });
+      launch(outcome.slot, fresh[0]);
+    }
+    return { trajectories, envs: finalEnvs, errors };
+  }
+}
+
+/** `false`/null → FailFast, `true` → RetryOnFailure(3), `{max_retries}` → RetryOnFailure(n). */
+export function rolloutStrategyFromConfig(tolerance: boolean | null | undefined | { max_retries: number }): RolloutStrategy {
+  if (tolerance === true) return new RetryOnFailure();
+  if (tolerance === false || tolerance === null || tolerance === undefined) return new FailFast();
+  return new RetryOnFailure(tolerance.max_retries);
+}
+
+/** Rolls out every env of the group, then asks the builder for group rewards; always cleans up. */
+export async function doGroupRollout(
+  builder: EnvGroupBuilder,
+  policy: TokenCompleter,
+  strategy: RolloutStrategy = new FailFast(),
+): Promise<TrajectoryGroup> {
+  try {
+    const result = await strategy.execute(builder, policy);
+    const rewards = await builder.computeGroupRewards(result.trajectories, result.envs);
+    if (rewards.length !== result.trajectories.length) {
+      throw new Error(`computeGroupRewards returned ${rewards.length} rewards for ${result.trajectories.length} trajectories`);
+    }
+    return new TrajectoryGroup(
+      result.trajectories,
+      rewards.map((r) => r.reward),
+      rewards.map((r) => r.metrics),
+      result.errors,
+    );
+  } finally {
+    await builder.cleanup();
+  }
+}
+
+/** Cumulative error counts across a run: `rollout_errors/<Name>`, `/total`, `/groups_skipped`. */
+export class RolloutErrorCounter {
+  private readonly counts = new Map<string, number>();
+  private groupsSkipped = 0;
+
+  /** Errors survived inside a kept group. */
+  ingest(group: TrajectoryGroup): void {
+    this.add(group.rolloutErrors);
+  }
+
+  /** A group dropped because of errors. */
+  recordSkipped(errors: readonly RolloutError[] = []): void {
+    this.groupsSkipped += 1;
+    this.add(errors);
+  }
+
+  private add(errors: readonly RolloutError[]): void {
+    for (const e of errors) this.counts.set(e.errorType, (this.counts.get(e.errorType) ?? 0) + 1);
+  }
+
+  getMetrics(prefix = "rollout_errors"): Record<string, number> {
+    if (this.counts.size === 0 && this.groupsSkipped === 0) return {};
+    const out: Record<string, number> = {};
+    let total = 0;
+    for (const [k, v] of this.counts) {
+      out[`${prefix}/${k}`] = v;
+      total += v;
+    }
+    out[`${prefix}/total`] = total;
+    out[`${prefix}/groups_skipped`] = this.groupsSkipped;
+    return out;
+  }
+}
+
+export interface GroupRolloutOptions {
+  maxTokens: number;
+  temperature?: number;
+  removeConstantRewardGroups?: boolean;
+  strategy?: RolloutStrategy;
+  errorCounter?: RolloutErrorCounter;
+  /** Called when a tolerant strategy drops a group. */
+  onSkip?: (err: unknown) => void;
+}
+
+/**
+ * A group rollout with the sampler as policy. Returns null when the group was dropped by a
+ * tolerant strategy or (optionally) because every member earned the same reward.
+ */
+export async function doGroupRolloutAndFilterConstantReward(
+  samplingClient: SamplingClient,
+  builder: EnvGroupBuilder,
+  options: GroupRolloutOptions,
+): Promise<TrajectoryGroup | null> {
+  const strategy = options.strategy ?? new FailFast();
+  const policy = new TinkerTokenCompleter(samplingClient, options.maxTokens, { temperature: options.temperature ?? 1.0 });
+  let group: TrajectoryGroup;
+  try {
+    group = await doGroupRollout(builder, policy, strategy);
+  } catch (err) {
+    if (!strategy.catchesGroupErrors) throw err;
+    options.errorCounter?.recordSkipped(err instanceof RolloutGroupError ? err.rolloutErrors : [toRolloutError(err)]);
+    options.onSkip?.(err);
+    return null;
+  }
+  options.errorCounter?.ingest(group);
+  if (options.removeConstantRewardGroups) {
+    const rewards = group.getTotalRewards();
+    if (rewards.every((r) => r === rewards[0])) return null;
+  }
+  return group;
+}

@@ -1,0 +1,28 @@
+// The tokenizer of fixtures/models/tiny-chat: byte-level BPE trained on the same synthetic
+// role_colon corpus the model is pretrained on.
+import { DEFAULT_CORPUS_MIX, corpusDocuments } from "../data/synthetic/corpus.ts";
+import { trainBpe, PieceCounter, type TrainedBpe } from "./bpe_trainer.ts";
+import { ENDOFTEXT } from "./hf_files.ts";
+
+export interface TinyChatTokenizerOptions {
+  seed: number;
+  /** Documents of the pretraining mix to count pieces over. */
+  documents: number;
+  vocabSize: number;
+}
+
+export const DEFAULT_TINY_CHAT_TOKENIZER: Readonly<TinyChatTokenizerOptions> = {
+  seed: 7,
+  documents: 30000,
+  vocabSize: 1024,
+};
+
+export function trainTinyChatTokenizer(options: Readonly<TinyChatTokenizerOptions> = DEFAULT_TINY_CHAT_TOKENIZER): TrainedBpe {
+  const counter = new PieceCounter();
+  let n = 0;
+  for (const doc of corpusDocuments(options.seed, DEFAULT_CORPUS_MIX, "train")) {
+    if (n++ >= options.documents) break;
+    counter.add(doc);
+  }
+  return trainBpe(counter.counts, { vocabSize: options.vocabSize, specialTokens: [ENDOFTEXT] });
+}

@@ -1,0 +1,84 @@
+// Shared test utilities for the kernel tests: a seeded RNG, random arrays, comparisons, and a
+// central finite-difference gradient.
+
+import assert from "node:assert/strict";
+import type { FloatArray } from "../../../src/engine/kernels/types.ts";
+
+/** mulberry32: small, seedable, good enough for test data. Returns floats in [0, 1). */
+export function makeRng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function randF64(n: number, rng: () => number, scale = 1): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = (rng() * 2 - 1) * scale;
+  return out;
+}
+
+export function randF32(n: number, rng: () => number, scale = 1): Float32Array {
+  return Float32Array.from(randF64(n, rng, scale));
+}
+
+/** Max over i of |a-b| / (atol + rtol*|b|) must be ≤ 1; the message names the worst index. */
+export function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, rtol: number, atol: number, what: string): void {
+  assert.equal(actual.length, expected.length, `${what}: length ${actual.length} != ${expected.length}`);
+  let worst = 0;
+  let worstI = -1;
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i];
+    const b = expected[i];
+    if (Number.isNaN(a) || Number.isNaN(b)) {
+      assert.ok(Number.isNaN(a) && Number.isNaN(b), `${what}: NaN mismatch at ${i}: got ${a}, expected ${b}`);
+      continue;
+    }
+    const r = Math.abs(a - b) / (atol + rtol * Math.abs(b));
+    if (r > worst) {
+      worst = r;
+      worstI = i;
+    }
+  }
+  assert.ok(worst <= 1, `${what}: at index ${worstI} got ${actual[worstI]}, expected ${expected[worstI]} (rtol ${rtol}, atol ${atol})`);
+}
+
+/**
+ * Central finite-difference gradient of f wrt every entry of x (float64). f must read x afresh on
+ * every call; x is restored afterwards.
+ */
+export function numericGrad(x: Float64Array, f: () => number, h = 1e-6): Float64Array {
+  const g = new Float64Array(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const old = x[i];
+    x[i] = old + h;
+    const fp = f();
+    x[i] = old - h;
+    const fm = f();
+    x[i] = old;
+    g[i] = (fp - fm) / (2 * h);
+  }
+  return g;
+}
+
+export function dot(a: FloatArray, b: FloatArray): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
+/** seqStarts for the given lengths. */
+export function seqStartsOf(lengths: readonly number[]): Int32Array {
+  const s = new Int32Array(lengths.length + 1);
+  for (let i = 0; i < lengths.length; i++) s[i + 1] = s[i] + lengths[i];
+  return s;
+}
+
+/** Size of the probs buffer attentionForward needs. */
+export function probsSize(lengths: readonly number[], nHeads: number): number {
+  return lengths.reduce((acc, l) => acc + nHeads * l * l, 0);
+}

@@ -1,0 +1,375 @@
+// The C++ kernels against the TypeScript reference (run in float64 on the same float32 inputs),
+// forward and backward, odd shapes, GQA ratios, several sequences, and both GEMM backends.
+// These tests fail (not skip) when the addon is missing: every machine that runs the suite has a
+// compiler, so a missing addon means the install-time build broke.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
+import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
+import { assertClose, makeRng, probsSize, randF32, seqStartsOf } from "./helpers.ts";
+
+function native(): NativeKernels {
+  try {
+    return loadNativeKernels();
+  } catch (err) {
+    assert.fail(`native kernel addon did not build or load: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+const f64 = (a: Float32Array): Float64Array => Float64Array.from(a);
+
+/** |actual - expected| <= rel * scale + abs, elementwise, where scale bounds the rounding error. */
+function assertWithin(actual: ArrayLike<number>, expected: ArrayLike<number>, scale: ArrayLike<number>, rel: number, abs: number, what: string): void {
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  for (let i = 0; i < expected.length; i++) {
+    const err = Math.abs(actual[i] - expected[i]);
+    if (!(err <= rel * scale[i] + abs)) {
+      assert.fail(`${what}: index ${i}: got ${actual[i]}, expected ${expected[i]} (error ${err}, allowed ${rel * scale[i] + abs})`);
+    }
+  }
+}
+
+test("native addon loads and reports its GEMM backends", () => {
+  const N = native();
+  assert.equal(N.name, "native");
+  assert.ok(N.gemmBackends.includes("packed"), `gemmBackends = ${JSON.stringify(N.gemmBackends)}`);
+  assert.ok(N.gemmBackends.includes(N.gemmBackend));
+  assert.ok(N.numThreads >= 1);
+});
+
+const gemmShapes: [number, number, number][] = [
+  [1, 1, 1], [7, 13, 5], [6, 32, 192], [37, 53, 300], [1, 513, 300], [130, 67, 257], [150, 300, 200], [64, 5, 1000],
+];
+
+test("gemm matches the reference for every backend, transpose, alpha and beta", () => {
+  const N = native();
+  const rng = makeRng(100);
+  const initial = N.gemmBackend;
+  try {
+    for (const [M, Nn, K] of gemmShapes) {
+      const big = M * Nn * K > 1e6;
+      for (const transA of [false, true]) {
+        for (const transB of [false, true]) {
+          const A = randF32(M * K, rng);
+          const B = randF32(K * Nn, rng);
+          const C0 = randF32(M * Nn, rng);
+          // Rounding bound: |alpha| |A||B| + |beta C|.
+          const absAB = new Float64Array(M * Nn);
+          R.gemm(transA, transB, M, Nn, K, 1, f64(A).map(Math.abs), f64(B).map(Math.abs), 0, absAB);
+          const combos: (readonly [number, number])[] = big ? [[1, 0], [0.5, -2]] : [[1, 0], [1, 1], [-0.75, 0], [1.5, 1], [0.5, -2]];
+          for (const [alpha, beta] of combos) {
+            const expected = f64(C0);
+            R.gemm(transA, transB, M, Nn, K, alpha, f64(A), f64(B), beta, expected);
+            const scale = absAB.map((ab, i) => Math.abs(alpha) * ab + Math.abs(beta * C0[i]));
+            for (const backend of N.gemmBackends) {
+              N.setGemmBackend(backend);
+              assert.equal(N.gemmBackend, backend);
+              const C = C0.slice();
+              N.gemm(transA, transB, M, Nn, K, alpha, A, B, beta, C);
+              assertWithin(C, expected, scale, 2e-6 * Math.sqrt(K + 1), 1e-30, `${backend} gemm ${M}x${Nn}x${K} tA=${transA} tB=${transB} alpha=${alpha} beta=${beta}`);
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    N.setGemmBackend(initial);
+  }
+});
+
+test("gemm with beta 0 ignores NaN in C, and K = 0 / M = 0 are handled", () => {
+  const N = native();
+  const initial = N.gemmBackend;
+  try {
+    for (const backend of N.gemmBackends) {
+      N.setGemmBackend(backend);
+      for (const [M, Nn, K] of [[2, 3, 4], [70, 90, 80]]) {
+        const A = new Float32Array(M * K).fill(1);
+        const B = new Float32Array(K * Nn).fill(2);
+        const C = new Float32Array(M * Nn).fill(NaN);
+        N.gemm(false, false, M, Nn, K, 1, A, B, 0, C);
+        assert.ok(C.every((c) => c === 2 * K), `${backend}: beta=0 must overwrite NaN (got ${C[0]})`);
+      }
+      const C = new Float32Array([3, NaN]);
+      N.gemm(false, false, 1, 2, 0, 1, new Float32Array(0), new Float32Array(0), 0, C);
+      assert.deepEqual(Array.from(C), [0, 0], `${backend}: K=0, beta=0 gives zeros`);
+      const C2 = new Float32Array([3, 4]);
+      N.gemm(true, true, 1, 2, 0, 1, new Float32Array(0), new Float32Array(0), 0.5, C2);
+      assert.deepEqual(Array.from(C2), [1.5, 2], `${backend}: K=0 scales C by beta`);
+      N.gemm(false, false, 0, 2, 3, 1, new Float32Array(0), new Float32Array(6), 0, new Float32Array(0));
+    }
+  } finally {
+    N.setGemmBackend(initial);
+  }
+});
+
+test("gemm: the two backends agree on a training-sized product", () => {
+  const N = native();
+  if (!N.gemmBackends.includes("openblas")) {
+    // Only one backend in this build; the reference comparison above already covers it.
+    assert.deepEqual([...N.gemmBackends], ["packed"]);
+    return;
+  }
+  const initial = N.gemmBackend;
+  const rng = makeRng(101);
+  const [M, Nn, K] = [256, 576, 576];
+  const A = randF32(M * K, rng);
+  const B = randF32(Nn * K, rng);
+  const C1 = new Float32Array(M * Nn);
+  const C2 = new Float32Array(M * Nn);
+  try {
+    N.setGemmBackend("openblas");
+    N.gemm(false, true, M, Nn, K, 1, A, B, 0, C1);
+    N.setGemmBackend("packed");
+    N.gemm(false, true, M, Nn, K, 1, A, B, 0, C2);
+  } finally {
+    N.setGemmBackend(initial);
+  }
+  assertClose(C2, C1, 1e-4, 1e-4, "packed vs openblas");
+});
+
+test("rmsnorm forward and backward match the reference", () => {
+  const N = native();
+  const rng = makeRng(102);
+  for (const [rows, dim] of [[1, 1], [5, 7], [3, 64], [33, 577], [300, 576]]) {
+    const x = randF32(rows * dim, rng, 2);
+    const w = randF32(dim, rng);
+    const out = new Float32Array(rows * dim);
+    const rstd = new Float32Array(rows);
+    N.rmsnormForward(x, w, out, rstd, rows, dim, 1e-5);
+    const outR = new Float64Array(rows * dim);
+    const rstdR = new Float64Array(rows);
+    R.rmsnormForward(f64(x), f64(w), outR, rstdR, rows, dim, 1e-5);
+    assertClose(out, outR, 1e-5, 1e-6, `rmsnorm out ${rows}x${dim}`);
+    assertClose(rstd, rstdR, 1e-5, 0, `rmsnorm rstd ${rows}x${dim}`);
+    const dout = randF32(rows * dim, rng);
+    const dx = new Float32Array(rows * dim);
+    const dw = new Float32Array(dim).fill(0.5);
+    N.rmsnormBackward(dout, x, w, rstd, dx, dw, rows, dim);
+    const dxR = new Float64Array(rows * dim);
+    const dwR = new Float64Array(dim).fill(0.5);
+    R.rmsnormBackward(f64(dout), f64(x), f64(w), f64(rstd), dxR, dwR, rows, dim);
+    assertClose(dx, dxR, 1e-4, 1e-5, `rmsnorm dx ${rows}x${dim}`);
+    assertClose(dw, dwR, 1e-4, 1e-4, `rmsnorm dweight ${rows}x${dim}`);
+    const dx2 = new Float32Array(rows * dim);
+    N.rmsnormBackward(dout, x, w, rstd, dx2, null, rows, dim);
+    assertClose(dx2, dx, 0, 0, "rmsnorm dx with dweight null");
+  }
+});
+
+test("rope matches the reference, forward and inverse, at long positions", () => {
+  const N = native();
+  const rng = makeRng(103);
+  for (const [tokens, heads, headDim] of [[1, 1, 2], [9, 3, 8], [300, 9, 64]]) {
+    const half = headDim / 2;
+    const invFreq = Float32Array.from({ length: half }, (_, i) => 1 / 500000 ** ((2 * i) / headDim));
+    const positions = Int32Array.from({ length: tokens }, () => Math.floor(rng() * 4096));
+    for (const inverse of [false, true]) {
+      const x = randF32(tokens * heads * headDim, rng);
+      const xr = f64(x);
+      N.rope(x, positions, invFreq, tokens, heads, headDim, inverse);
+      R.rope(xr, positions, f64(invFreq), tokens, heads, headDim, inverse);
+      assertClose(x, xr, 1e-3, 1e-5, `rope ${tokens}x${heads}x${headDim} inverse=${inverse}`);
+    }
+  }
+});
+
+const attentionCases: { heads: number; kv: number; d: number; lengths: number[] }[] = [
+  { heads: 2, kv: 2, d: 8, lengths: [1, 17, 5] },
+  { heads: 3, kv: 1, d: 5, lengths: [4, 1, 9, 2] },
+  { heads: 4, kv: 1, d: 16, lengths: [33] },
+  { heads: 9, kv: 3, d: 64, lengths: [70, 130, 3] },
+];
+
+for (const { heads, kv, d, lengths } of attentionCases) {
+  test(`attention forward/backward match the reference: GQA ${heads}/${kv}, d=${d}, lengths ${lengths.join(",")}`, () => {
+    const N = native();
+    const rng = makeRng(104 + heads * 10 + d);
+    const starts = seqStartsOf(lengths);
+    const total = starts[lengths.length];
+    const scale = 1 / Math.sqrt(d);
+    const q = randF32(total * heads * d, rng, 2);
+    const k = randF32(total * kv * d, rng, 2);
+    const v = randF32(total * kv * d, rng);
+    const out = new Float32Array(total * heads * d);
+    const probs = new Float32Array(probsSize(lengths, heads)).fill(NaN);
+    N.attentionForward(q, k, v, out, probs, starts, heads, kv, d, scale);
+    const outR = new Float64Array(out.length);
+    const probsR = new Float64Array(probs.length);
+    R.attentionForward(f64(q), f64(k), f64(v), outR, probsR, starts, heads, kv, d, scale);
+    assertClose(out, outR, 1e-4, 1e-5, "attention out");
+    assertClose(probs, probsR, 1e-4, 1e-6, "attention probs");
+    const out2 = new Float32Array(out.length);
+    N.attentionForward(q, k, v, out2, null, starts, heads, kv, d, scale);
+    assertClose(out2, out, 0, 0, "attention out without probs");
+
+    const dout = randF32(out.length, rng);
+    const dq = new Float32Array(q.length).fill(NaN);
+    const dk = new Float32Array(k.length).fill(NaN);
+    const dv = new Float32Array(v.length).fill(NaN);
+    N.attentionBackward(dout, q, k, v, probs, dq, dk, dv, starts, heads, kv, d, scale);
+    const dqR = new Float64Array(q.length);
+    const dkR = new Float64Array(k.length);
+    const dvR = new Float64Array(v.length);
+    R.attentionBackward(f64(dout), f64(q), f64(k), f64(v), f64(probs), dqR, dkR, dvR, starts, heads, kv, d, scale);
+    assertClose(dq, dqR, 1e-3, 1e-5, "attention dq");
+    assertClose(dk, dkR, 1e-3, 1e-5, "attention dk");
+    assertClose(dv, dvR, 1e-3, 1e-5, "attention dv");
+  });
+}
+
+test("attentionDecode matches the reference", () => {
+  const N = native();
+  const rng = makeRng(105);
+  for (const { heads, kv, d, lens, maxLen } of [
+    { heads: 4, kv: 4, d: 8, lens: [1, 5, 37], maxLen: 37 },
+    { heads: 9, kv: 3, d: 64, lens: [300, 12], maxLen: 301 },
+    { heads: 8, kv: 2, d: 7, lens: [3], maxLen: 4 },
+  ]) {
+    const n = lens.length;
+    const q = randF32(n * heads * d, rng, 2);
+    const kc = randF32(n * kv * maxLen * d, rng, 2);
+    const vc = randF32(n * kv * maxLen * d, rng);
+    const out = new Float32Array(n * heads * d);
+    const outR = new Float64Array(out.length);
+    const lensA = Int32Array.from(lens);
+    N.attentionDecode(q, kc, vc, out, lensA, n, heads, kv, d, maxLen, 0.3);
+    R.attentionDecode(f64(q), f64(kc), f64(vc), outR, lensA, n, heads, kv, d, maxLen, 0.3);
+    assertClose(out, outR, 1e-4, 1e-5, `attentionDecode ${heads}/${kv} d=${d}`);
+  }
+  assert.throws(() => N.attentionDecode(new Float32Array(4), new Float32Array(8), new Float32Array(8), new Float32Array(4), new Int32Array([3]), 1, 1, 1, 4, 2, 1), /cacheLens\[0\] = 3 must be in 1\.\.maxLen \(2\)/);
+});
+
+test("swiglu forward and backward match the reference, including saturation and NaN", () => {
+  const N = native();
+  const rng = makeRng(106);
+  for (const n of [1, 15, 1000, 100003]) {
+    const g = randF32(n, rng, 12);
+    const u = randF32(n, rng);
+    if (n > 10) {
+      g.set([-200, 200, -88, 88, -87, 87, 0, NaN, Infinity, -Infinity]);
+    }
+    const out = new Float32Array(n);
+    const outR = new Float64Array(n);
+    N.swigluForward(g, u, out, n);
+    R.swigluForward(f64(g), f64(u), outR, n);
+    assertClose(out, outR, 1e-5, 1e-30, `swiglu out n=${n}`);
+    const dout = randF32(n, rng);
+    const dg = new Float32Array(n);
+    const du = new Float32Array(n);
+    const dgR = new Float64Array(n);
+    const duR = new Float64Array(n);
+    N.swigluBackward(dout, g, u, dg, du, n);
+    R.swigluBackward(f64(dout), f64(g), f64(u), dgR, duR, n);
+    // dgate cancels near gate ≈ -1.28, so part of the tolerance is absolute.
+    assertClose(dg, dgR, 1e-5, 1e-6, `swiglu dgate n=${n}`);
+    assertClose(du, duR, 1e-5, 1e-30, `swiglu dup n=${n}`);
+  }
+});
+
+test("logprobs forward and backward match the reference, with ignored targets and -inf logits", () => {
+  const N = native();
+  const rng = makeRng(107);
+  for (const [rows, vocab] of [[1, 1], [5, 7], [4, 1000], [3, 50001]]) {
+    const logits = randF32(rows * vocab, rng, 8);
+    const targets = Int32Array.from({ length: rows }, (_, r) => (r === 1 ? -1 : Math.floor(rng() * vocab)));
+    if (vocab > 2) {
+      logits[0] = -Infinity; // masked entries must not poison the row
+      if (targets[0] === 0) targets[0] = 1;
+    }
+    const lp = new Float32Array(rows);
+    const lse = new Float32Array(rows);
+    const lpR = new Float64Array(rows);
+    const lseR = new Float64Array(rows);
+    N.logprobsForward(logits, targets, lp, lse, rows, vocab);
+    R.logprobsForward(f64(logits), targets, lpR, lseR, rows, vocab);
+    assertClose(lse, lseR, 1e-5, 1e-5, `logsumexp ${rows}x${vocab}`);
+    assertClose(lp, lpR, 1e-5, 2e-5, `logprobs ${rows}x${vocab}`);
+    const dlp = randF32(rows, rng);
+    const dl = new Float32Array(rows * vocab).fill(NaN);
+    const dlR = new Float64Array(rows * vocab);
+    N.logprobsBackward(dlp, logits, targets, lse, dl, rows, vocab);
+    R.logprobsBackward(f64(dlp), f64(logits), targets, f64(lse), dlR, rows, vocab);
+    assertClose(dl, dlR, 1e-5, 1e-7, `dlogits ${rows}x${vocab}`);
+  }
+  const nanRow = new Float32Array([1, NaN, 2]);
+  const lp = new Float32Array(1);
+  const lse = new Float32Array(1);
+  N.logprobsForward(nanRow, new Int32Array([0]), lp, lse, 1, 3);
+  assert.ok(Number.isNaN(lp[0]), "a NaN logit must make the row's logprob NaN, not hide it");
+  assert.throws(() => N.logprobsForward(nanRow, new Int32Array([3]), lp, lse, 1, 3), /targets\[0\] = 3 is outside the vocabulary \(size 3\)/);
+});
+
+test("adamw matches the reference over several steps", () => {
+  const N = native();
+  const rng = makeRng(108);
+  for (const n of [1, 17, 70001]) {
+    const p = randF32(n, rng);
+    const m = new Float32Array(n);
+    const v = new Float32Array(n);
+    const pR = f64(p);
+    const mR = new Float64Array(n);
+    const vR = new Float64Array(n);
+    for (let t = 1; t <= 3; t++) {
+      const g = randF32(n, rng);
+      N.adamw(p, g, m, v, n, 1e-2, 0.9, 0.95, 1e-8, 0.1, t, 0.7);
+      R.adamw(pR, f64(g), mR, vR, n, 1e-2, 0.9, 0.95, 1e-8, 0.1, t, 0.7);
+    }
+    assertClose(p, pR, 1e-5, 1e-6, `adamw param n=${n}`);
+    assertClose(m, mR, 1e-5, 1e-7, `adamw m n=${n}`);
+    assertClose(v, vR, 1e-5, 1e-8, `adamw v n=${n}`);
+  }
+});
+
+test("axpy, sumSquares, add, embedding match the reference", () => {
+  const N = native();
+  const rng = makeRng(109);
+  for (const n of [0, 1, 33, 100001]) {
+    const x = randF32(n, rng);
+    const y = randF32(n, rng);
+    const yR = f64(y);
+    N.axpy(n, -0.25, x, y);
+    R.axpy(n, -0.25, f64(x), yR);
+    assertClose(y, yR, 1e-6, 1e-7, `axpy n=${n}`);
+    const ss = N.sumSquares(x, n);
+    assert.ok(Math.abs(ss - R.sumSquares(f64(x), n)) <= 1e-9 * (1 + ss), `sumSquares n=${n}`);
+    const out = new Float32Array(n);
+    N.add(x, y, out, n);
+    assertClose(out, Float64Array.from(x, (a, i) => Math.fround(a + y[i])), 0, 0, `add n=${n}`);
+    N.add(x, y, x, n);
+    assertClose(x, out, 0, 0, `add in place n=${n}`);
+  }
+  const [rows, dim] = [50, 37];
+  const table = randF32(rows * dim, rng);
+  const ids = Int32Array.from({ length: 200 }, () => Math.floor(rng() * rows));
+  const out = new Float32Array(ids.length * dim);
+  const outR = new Float64Array(out.length);
+  N.embeddingForward(table, ids, out, ids.length, dim);
+  R.embeddingForward(f64(table), ids, outR, ids.length, dim);
+  assertClose(out, outR, 0, 0, "embeddingForward");
+  const dout = randF32(out.length, rng);
+  const dtable = new Float32Array(table.length).fill(1);
+  const dtableR = new Float64Array(table.length).fill(1);
+  N.embeddingBackward(dout, ids, dtable, ids.length, dim);
+  R.embeddingBackward(f64(dout), ids, dtableR, ids.length, dim);
+  assertClose(dtable, dtableR, 1e-6, 1e-6, "embeddingBackward");
+  assert.throws(() => N.embeddingForward(table, new Int32Array([rows]), out, 1, dim), /ids\[0\] = 50 is outside the table \(50 rows\)/);
+});
+
+test("native kernels reject wrong array types and short arrays with a clear error", () => {
+  const N = native();
+  assert.throws(
+    () => N.swigluForward(new Float64Array(4), new Float32Array(4), new Float32Array(4), 4),
+    (err: unknown) => err instanceof TypeError && /swigluForward: argument gate must be a Float32Array \(the native kernels are float32-only\), got Float64Array/.test(err.message),
+  );
+  assert.throws(
+    () => N.gemm(false, false, 2, 3, 4, 1, new Float32Array(8), new Float32Array(11), 0, new Float32Array(6)),
+    (err: unknown) => err instanceof RangeError && /gemm: argument B has 11 elements but needs at least 12 \(K\*N\)/.test(err.message),
+  );
+  assert.throws(
+    () => N.attentionForward(new Float32Array(8), new Float32Array(8), new Float32Array(8), new Float32Array(8), null, new Int32Array([0, 2, 1]), 1, 1, 4, 1),
+    /seqStarts must be non-decreasing/,
+  );
+  assert.throws(() => N.attentionForward(new Float32Array(8), new Float32Array(8), new Float32Array(8), new Float32Array(8), null, new Int32Array([0, 2]), 3, 2, 4, 1), /nHeads \(3\) must be a positive multiple of nKvHeads \(2\)/);
+});

@@ -1,0 +1,161 @@
+// Finite-difference gradient checks in float64 for every kind of trainable tensor and every loss.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ModelConfig } from "../../../src/engine/model/config.ts";
+import { resolveLoss, tokenLoss } from "../../../src/engine/model/losses.ts";
+import type { SequenceInput } from "../../../src/engine/model/model.ts";
+import {
+  FULL, LLAMA3_SCALED, LORA_ALL, gradCheck, inputsFor, makeModel64, randomizeTrainable, tinyBatch, tinyConfig,
+} from "./helpers.ts";
+
+const PROJS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
+
+describe("full-mode gradients (float64 finite differences)", () => {
+  const cases: Array<[string, ModelConfig, string[]]> = [
+    ["llama untied: every weight and norm", tinyConfig("llama"), ["lm_head.weight", "model.norm.weight", "model.embed_tokens.weight"]],
+    ["llama tied: the embedding gets gradient from the lookup and the head", tinyConfig("llama", { tieWordEmbeddings: true }), ["model.embed_tokens.weight"]],
+    ["qwen2: q/k/v biases", tinyConfig("qwen2"), ["model.layers.1.self_attn.q_proj.bias", "model.layers.0.self_attn.v_proj.bias"]],
+    ["llama attention_bias: o_proj bias too", tinyConfig("llama", { attentionBias: true }), ["model.layers.0.self_attn.o_proj.bias"]],
+    ["qwen3: q_norm and k_norm", tinyConfig("qwen3"), ["model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight"]],
+    ["llama3 rope scaling", LLAMA3_SCALED, ["model.layers.0.self_attn.q_proj.weight"]],
+  ];
+  for (const [name, config, mustInclude] of cases) {
+    it(name, () => {
+      const model = makeModel64(config, FULL);
+      const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
+      assert.equal(checked.length, model.parameters().length);
+      for (const n of mustInclude) assert.ok(checked.includes(n), `${n} was not checked`);
+      for (const p of PROJS) assert.ok(checked.some((n) => n.endsWith(`${p}.weight`)), `${p} not checked`);
+      assert.ok(checked.includes("model.layers.1.post_attention_layernorm.weight"));
+      assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
+    });
+  }
+});
+
+describe("LoRA gradients (float64 finite differences)", () => {
+  for (const [name, config] of [
+    ["llama untied", tinyConfig("llama")],
+    ["llama tied (unembed adapter on the output projection of a tied matrix)", tinyConfig("llama", { tieWordEmbeddings: true })],
+    ["qwen2", tinyConfig("qwen2")],
+    ["qwen3 tied", tinyConfig("qwen3", { tieWordEmbeddings: true })],
+    ["llama3 rope scaling", LLAMA3_SCALED],
+  ] as Array<[string, ModelConfig]>) {
+    it(`${name}: A and B of q,k,v,o,gate,up,down and lm_head`, () => {
+      const model = makeModel64(config, LORA_ALL);
+      randomizeTrainable(model, 5);
+      const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
+      assert.equal(checked.length, 2 * (7 * config.numLayers + 1));
+      for (const p of PROJS) for (const ab of ["lora_A", "lora_B"]) {
+        assert.ok(checked.some((n) => n.includes(p) && n.includes(ab)), `${p} ${ab} not checked`);
+      }
+      assert.ok(checked.includes("base_model.model.lm_head.lora_A.weight"));
+      assert.ok(checked.includes("base_model.model.lm_head.lora_B.weight"));
+    });
+  }
+
+  it("only the selected targets get adapters (attention only)", () => {
+    const config = tinyConfig("llama");
+    const model = makeModel64(config, { mode: "lora", rank: 4, seed: 1, trainAttn: true, trainMlp: false, trainUnembed: false });
+    randomizeTrainable(model, 2);
+    const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy", entries: 1 });
+    assert.equal(checked.length, 2 * 4 * config.numLayers);
+    assert.ok(checked.every((n) => n.includes("self_attn")));
+  });
+});
+
+/** Sets sampler logprobs so tokens fall inside and on both sides of the clip range. */
+function withSamplerOffsets(batch: SequenceInput[], lps: Float32Array[]): SequenceInput[] {
+  const offsets = [-1, 1, 0, -1, 1, 0.05, -0.05, 0];
+  let k = 0;
+  return batch.map((d, s) => ({
+    inputTokens: d.inputTokens,
+    lossInputs: {
+      ...d.lossInputs,
+      logprobs: Float32Array.from(lps[s], (lp) => lp + offsets[k++ % offsets.length]),
+    },
+  }));
+}
+
+describe("loss gradients (float64 finite differences, LoRA model)", () => {
+  const config = tinyConfig("qwen3");
+  const cases: Array<[string, "cross_entropy" | "importance_sampling" | "ppo" | "cispo" | "dro", Record<string, number> | undefined, boolean]> = [
+    ["cross_entropy", "cross_entropy", undefined, false],
+    ["importance_sampling", "importance_sampling", undefined, false],
+    ["importance_sampling with a weights mask", "importance_sampling", undefined, true],
+    ["ppo (default 0.8/1.2, tokens clipped on both sides)", "ppo", undefined, false],
+    ["ppo with custom thresholds and weights", "ppo", { clip_low_threshold: 0.5, clip_high_threshold: 1.5 }, true],
+    ["dro (beta 0.3)", "dro", { beta: 0.3 }, false],
+  ];
+  for (const [name, loss, cfg, weights] of cases) {
+    it(name, () => {
+      const model = makeModel64(config, LORA_ALL);
+      randomizeTrainable(model, 9);
+      let batch = inputsFor(tinyBatch(config, 4, [6, 4]), loss, weights);
+      if (loss !== "cross_entropy") {
+        const lps = model.forwardBackward(batch, loss, cfg, false).logprobs;
+        batch = withSamplerOffsets(batch, lps);
+        if (loss === "ppo" || loss === "cispo") {
+          // The case must really contain clipped tokens (zero gradient for PPO) and unclipped ones.
+          const resolved = resolveLoss(loss, cfg);
+          let zero = 0;
+          let nonzero = 0;
+          batch.forEach((d, s) => lps[s].forEach((lp, i) => {
+            const t = tokenLoss(resolved, lp, { weight: 1, advantage: d.lossInputs.advantages[i], samplerLogprob: d.lossInputs.logprobs[i] });
+            const ratio = Math.exp(lp - d.lossInputs.logprobs[i]);
+            const clipped = ratio < resolved.clipLow || ratio > resolved.clipHigh;
+            if (clipped) zero++;
+            else nonzero++;
+            if (loss === "ppo" && t.dlp === 0) assert.ok(clipped);
+          }));
+          assert.ok(zero >= 2 && nonzero >= 2, `clipped ${zero}, unclipped ${nonzero}`);
+        }
+      }
+      const checked = gradCheck(model, batch, { loss, lossConfig: cfg, entries: 1 });
+      assert.equal(checked.length, model.parameters().length);
+    });
+  }
+});
+
+describe("cispo gradient (stop-gradient on the clipped ratio, so no plain finite difference)", () => {
+  it("equals the cross-entropy gradient with weights clip(ratio)·A, which is finite-difference checked above", () => {
+    const config = tinyConfig("llama");
+    const cfg = { clip_high_threshold: 1.5 };
+    const model = makeModel64(config, LORA_ALL);
+    randomizeTrainable(model, 9);
+    let batch = inputsFor(tinyBatch(config, 4, [6, 4]), "cispo");
+    const lps = model.forwardBackward(batch, "cispo", cfg, false).logprobs;
+    batch = withSamplerOffsets(batch, lps);
+    model.zeroGrad();
+    const out = model.forwardBackward(batch, "cispo", cfg, true);
+    const cispoGrads = model.parameters().map((p) => Float64Array.from(p.grad ?? []));
+    let clipped = 0;
+    let expectedLoss = 0;
+    const ceBatch: SequenceInput[] = batch.map((d, s) => ({
+      inputTokens: d.inputTokens,
+      lossInputs: {
+        target_tokens: d.lossInputs.target_tokens,
+        weights: Float32Array.from(lps[s], (lp, i) => {
+          const ratio = Math.exp(lp - d.lossInputs.logprobs[i]);
+          if (ratio > 1.5) clipped++;
+          const w = Math.min(ratio, 1.5) * d.lossInputs.advantages[i];
+          expectedLoss += -w * lp;
+          return w;
+        }),
+      },
+    }));
+    assert.ok(clipped >= 2, `only ${clipped} clipped tokens`);
+    assert.ok(Math.abs(out.lossSum - expectedLoss) < 1e-5 * Math.abs(expectedLoss));
+    model.zeroGrad();
+    model.forwardBackward(ceBatch, "cross_entropy", undefined, true);
+    model.parameters().forEach((p, j) => {
+      const g = p.grad ?? new Float64Array(0);
+      let maxAbs = 0;
+      for (let i = 0; i < g.length; i++) maxAbs = Math.max(maxAbs, Math.abs(g[i]));
+      assert.ok(maxAbs > 1e-3, `${p.name}: no gradient`);
+      for (let i = 0; i < g.length; i++) {
+        // The CE weights went through float32 (the wire type), hence a float32-sized tolerance.
+        assert.ok(Math.abs(g[i] - cispoGrads[j][i]) <= 1e-5 * maxAbs, `${p.name}[${i}]: ${cispoGrads[j][i]} vs ${g[i]}`);
+      }
+    });
+  });
+});

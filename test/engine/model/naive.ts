@@ -1,0 +1,164 @@
+// An independent, deliberately naive decoder forward (plain number arrays, per-token loops, no
+// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3, to check the
+// engine's forward against. One sequence at a time.
+import type { ModelConfig } from "../../../src/engine/model/config.ts";
+
+type Weights = Map<string, ArrayLike<number>>;
+
+function get(w: Weights, name: string): ArrayLike<number> {
+  const t = w.get(name);
+  if (t === undefined) throw new Error(`naive: missing ${name}`);
+  return t;
+}
+
+/** y = W x (+ b) with W [out, in]. */
+function matvec(W: ArrayLike<number>, x: number[], out: number, bias?: ArrayLike<number>): number[] {
+  const inDim = x.length;
+  const y: number[] = [];
+  for (let o = 0; o < out; o++) {
+    let s = bias ? bias[o] : 0;
+    for (let i = 0; i < inDim; i++) s += W[o * inDim + i] * x[i];
+    y.push(s);
+  }
+  return y;
+}
+
+function rmsnorm(x: number[], w: ArrayLike<number>, eps: number): number[] {
+  let ss = 0;
+  for (const v of x) ss += v * v;
+  const r = 1 / Math.sqrt(ss / x.length + eps);
+  return x.map((v, i) => v * r * w[i]);
+}
+
+function invFreqs(c: ModelConfig): number[] {
+  const d = c.headDim;
+  const out: number[] = [];
+  for (let i = 0; i < d / 2; i++) {
+    let f = Math.fround(1 / Math.fround(c.ropeTheta ** Math.fround((2 * i) / d)));
+    const s = c.ropeScaling;
+    if (s) {
+      const wl = (2 * Math.PI) / f;
+      const lowWl = s.originalMaxPositionEmbeddings / s.lowFreqFactor;
+      const highWl = s.originalMaxPositionEmbeddings / s.highFreqFactor;
+      if (wl > lowWl) f = f / s.factor;
+      else if (wl >= highWl) {
+        const sm = (s.originalMaxPositionEmbeddings / wl - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+        f = (1 - sm) * (f / s.factor) + sm * f;
+      }
+      f = Math.fround(f);
+    }
+    out.push(f);
+  }
+  return out;
+}
+
+/** rotate_half RoPE on one head vector. */
+function rotate(x: number[], pos: number, freqs: number[]): number[] {
+  const half = x.length / 2;
+  const y = x.slice();
+  for (let i = 0; i < half; i++) {
+    const a = pos * freqs[i];
+    y[i] = x[i] * Math.cos(a) - x[i + half] * Math.sin(a);
+    y[i + half] = x[i + half] * Math.cos(a) + x[i] * Math.sin(a);
+  }
+  return y;
+}
+
+const silu = (z: number): number => z / (1 + Math.exp(-z));
+
+/** Logits [N][V] for one sequence. */
+export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): number[][] {
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = c;
+  const embed = get(w, "model.embed_tokens.weight");
+  const freqs = invFreqs(c);
+  let xs: number[][] = tokens.map((t) => Array.from({ length: D }, (_, j) => embed[t * D + j]));
+  for (let l = 0; l < c.numLayers; l++) {
+    const pre = `model.layers.${l}`;
+    const bias = (p: string): ArrayLike<number> | undefined => w.get(`${pre}.self_attn.${p}.bias`);
+    const qs: number[][][] = [];
+    const ks: number[][][] = [];
+    const vs: number[][][] = [];
+    for (let t = 0; t < xs.length; t++) {
+      const n = rmsnorm(xs[t], get(w, `${pre}.input_layernorm.weight`), eps);
+      const q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, H * d, bias("q_proj"));
+      const k = matvec(get(w, `${pre}.self_attn.k_proj.weight`), n, Hkv * d, bias("k_proj"));
+      const v = matvec(get(w, `${pre}.self_attn.v_proj.weight`), n, Hkv * d, bias("v_proj"));
+      const heads = (vec: number[], nh: number, norm: string): number[][] =>
+        Array.from({ length: nh }, (_, h) => {
+          let hv = vec.slice(h * d, (h + 1) * d);
+          if (c.qkNorm) hv = rmsnorm(hv, get(w, `${pre}.self_attn.${norm}.weight`), eps);
+          return hv;
+        });
+      qs.push(heads(q, H, "q_norm").map((hv) => rotate(hv, t, freqs)));
+      ks.push(heads(k, Hkv, "k_norm").map((hv) => rotate(hv, t, freqs)));
+      vs.push(Array.from({ length: Hkv }, (_, h) => v.slice(h * d, (h + 1) * d)));
+    }
+    const next: number[][] = [];
+    for (let t = 0; t < xs.length; t++) {
+      const attnOut: number[] = [];
+      for (let h = 0; h < H; h++) {
+        const g = Math.floor(h / (H / Hkv));
+        const scores: number[] = [];
+        for (let j = 0; j <= t; j++) {
+          let s = 0;
+          for (let e = 0; e < d; e++) s += qs[t][h][e] * ks[j][g][e];
+          scores.push(s / Math.sqrt(d));
+        }
+        const mx = Math.max(...scores);
+        const ex = scores.map((s) => Math.exp(s - mx));
+        const sum = ex.reduce((a, b) => a + b, 0);
+        for (let e = 0; e < d; e++) {
+          let o = 0;
+          for (let j = 0; j <= t; j++) o += (ex[j] / sum) * vs[j][g][e];
+          attnOut.push(o);
+        }
+      }
+      const o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), attnOut, D, bias("o_proj"));
+      const hres = xs[t].map((v, i) => v + o[i]);
+      const n2 = rmsnorm(hres, get(w, `${pre}.post_attention_layernorm.weight`), eps);
+      const gate = matvec(get(w, `${pre}.mlp.gate_proj.weight`), n2, c.intermediateSize);
+      const up = matvec(get(w, `${pre}.mlp.up_proj.weight`), n2, c.intermediateSize);
+      const act = gate.map((g, i) => silu(g) * up[i]);
+      const down = matvec(get(w, `${pre}.mlp.down_proj.weight`), act, D);
+      next.push(hres.map((v, i) => v + down[i]));
+    }
+    xs = next;
+  }
+  const headW = c.tieWordEmbeddings ? embed : get(w, "lm_head.weight");
+  return xs.map((x) => matvec(headW, rmsnorm(x, get(w, "model.norm.weight"), eps), c.vocabSize));
+}
+
+export function logSoftmaxAt(logits: number[], target: number): number {
+  const mx = Math.max(...logits);
+  let s = 0;
+  for (const z of logits) s += Math.exp(z - mx);
+  return logits[target] - mx - Math.log(s);
+}
+
+/** W + (alpha/r) B A for every adapter in a PEFT-named map, on a copy of the HF weights. */
+export function mergeLora(base: Weights, adapters: Map<string, ArrayLike<number>>, rank: number, alpha = 32): Map<string, Float64Array> {
+  const out = new Map<string, Float64Array>();
+  for (const [k, v] of base) out.set(k, Float64Array.from(v));
+  const prefix = "base_model.model.";
+  for (const [name, A] of adapters) {
+    if (!name.endsWith(".lora_A.weight")) continue;
+    const module = name.slice(prefix.length, -".lora_A.weight".length);
+    const B = adapters.get(`${prefix}${module}.lora_B.weight`);
+    if (B === undefined) throw new Error(`naive: no lora_B for ${module}`);
+    const target = out.get(`${module}.weight`) ?? (module === "lm_head" ? out.get("model.embed_tokens.weight") : undefined);
+    if (target === undefined) throw new Error(`naive: no base weight for ${module}`);
+    const inDim = A.length / rank;
+    const outDim = B.length / rank;
+    const merged = Float64Array.from(target);
+    for (let o = 0; o < outDim; o++) {
+      for (let i = 0; i < inDim; i++) {
+        let s = 0;
+        for (let r = 0; r < rank; r++) s += B[o * rank + r] * A[r * inDim + i];
+        merged[o * inDim + i] += (alpha / rank) * s;
+      }
+    }
+    // A tied head adapter must only change the output projection, so it gets its own head matrix.
+    out.set(module === "lm_head" ? "lm_head.weight" : `${module}.weight`, merged);
+  }
+  return out;
+}

@@ -1,0 +1,68 @@
+// The engine's forward against the naive per-token implementation in naive.ts, in float64.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ModelConfig } from "../../../src/engine/model/config.ts";
+import { FULL, LLAMA3_SCALED, LORA_ALL, makeModel64, tinyBatch, tinyConfig, tinyWeights, inputsFor } from "./helpers.ts";
+import { logSoftmaxAt, mergeLora, naiveLogits } from "./naive.ts";
+import { EngineModel } from "../../../src/engine/model/model.ts";
+import { referenceKernels } from "../../../src/engine/kernels/reference.ts";
+
+function assertParity(config: ModelConfig, model: EngineModel, naiveWeights: Map<string, ArrayLike<number>>, naiveConfig = config): number {
+  const batch = inputsFor(tinyBatch(config, 11, [7, 4, 1]), "cross_entropy");
+  const out = model.forwardBackward(batch, "cross_entropy", undefined, false);
+  let worst = 0;
+  let spread = 0;
+  batch.forEach((datum, s) => {
+    const logits = naiveLogits(naiveConfig, naiveWeights, Array.from(datum.inputTokens));
+    const targets = datum.lossInputs.target_tokens;
+    for (let i = 0; i < logits.length; i++) {
+      const expected = logSoftmaxAt(logits[i], targets[i]);
+      worst = Math.max(worst, Math.abs(out.logprobs[s][i] - expected));
+      spread = Math.max(spread, Math.abs(expected - out.logprobs[0][0]));
+    }
+  });
+  // The returned logprobs are float32 (wire type), so allow float32 rounding of values near -3.
+  assert.ok(worst < 2e-6, `logprobs differ from the naive forward by ${worst}`);
+  assert.ok(spread > 0.05, "degenerate test: all logprobs are equal");
+  return worst;
+}
+
+describe("forward parity with a naive implementation (float64)", () => {
+  const cases: Array<[string, ModelConfig]> = [
+    ["llama", tinyConfig("llama")],
+    ["llama tied", tinyConfig("llama", { tieWordEmbeddings: true })],
+    ["llama with llama3 rope scaling (all three frequency bands)", LLAMA3_SCALED],
+    ["llama with attention_bias (q,k,v,o)", tinyConfig("llama", { attentionBias: true })],
+    ["qwen2 (q,k,v biases)", tinyConfig("qwen2")],
+    ["qwen3 (q/k norms)", tinyConfig("qwen3", { tieWordEmbeddings: true })],
+    ["plain MHA (numKvHeads = numHeads)", tinyConfig("llama", { numKvHeads: 4 })],
+  ];
+  for (const [name, config] of cases) {
+    it(name, () => {
+      const weights = tinyWeights(config);
+      assertParity(config, makeModel64(config, FULL), weights);
+    });
+  }
+
+  it("a LoRA model equals the naive forward with merged weights W + (32/r) B A (untied and tied heads)", () => {
+    for (const tied of [false, true]) {
+      const config = tinyConfig("qwen2", { tieWordEmbeddings: tied });
+      const weights = tinyWeights(config);
+      const model = EngineModel.create(config, weights, LORA_ALL, referenceKernels, { dtype: "float64" });
+      const t = model.trainableTensors();
+      let k = 0;
+      for (const [name, data] of t) if (name.includes("lora_B")) for (let i = 0; i < data.length; i++) data[i] = Math.sin(++k) * 0.05;
+      model.loadTrainableTensors(t);
+      const merged = mergeLora(weights, t, LORA_ALL.mode === "lora" ? LORA_ALL.rank : 0);
+      assertParity(config, model, merged, { ...config, tieWordEmbeddings: false });
+    }
+  });
+
+  it("LoRA with B = 0 gives exactly the base model's logprobs", () => {
+    const config = tinyConfig("llama");
+    const batch = inputsFor(tinyBatch(config), "cross_entropy");
+    const base = makeModel64(config, FULL).forwardBackward(batch, "cross_entropy", undefined, false);
+    const lora = makeModel64(config, LORA_ALL).forwardBackward(batch, "cross_entropy", undefined, false);
+    assert.deepEqual(lora.logprobs, base.logprobs);
+  });
+});
