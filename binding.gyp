@@ -1,7 +1,8 @@
 {
   # Native kernels of the embedded engine (src/engine/kernels/native). Built by `npm install`
   # (package.json "install" script). src/engine/kernels/native/configure.mjs probes the machine:
-  # -march=native (override with COOKBOOK_MARCH), OpenMP, and OpenBLAS (disable with COOKBOOK_OPENBLAS=0).
+  # -march=native (override with COOKBOOK_MARCH), -fopenmp-simd (vectorised reductions only; the
+  # threads are our own pool), and OpenBLAS (disable with COOKBOOK_OPENBLAS=0).
   "targets": [
     {
       "target_name": "cookbook_kernels",
@@ -9,7 +10,8 @@
         "src/engine/kernels/native/addon.cc",
         "src/engine/kernels/native/gemm.cc",
         "src/engine/kernels/native/ops.cc",
-        "src/engine/kernels/native/attention.cc"
+        "src/engine/kernels/native/attention.cc",
+        "src/engine/kernels/native/pool.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

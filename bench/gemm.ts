@@ -1,5 +1,5 @@
 // GEMM throughput (GFLOP/s, fp32) for the shapes of spec/compute-backends.md §2, per available backend.
-// Usage: npm run bench:gemm [-- --reps 9] [-- --no-ts]
+// Usage: npm run bench:gemm [-- --reps 9 --no-ts --backend openblas|packed]   (COOKBOOK_THREADS=n sets threads)
 // Each cell is the median of several timed calls after warm-up; the host is noisy (±30 %), so
 // compare backends within one run rather than against numbers from another day.
 
@@ -30,6 +30,8 @@ const args = process.argv.slice(2);
 const repsArg = args.indexOf("--reps");
 const minReps = repsArg >= 0 ? Number(args[repsArg + 1]) : 7;
 const withTs = !args.includes("--no-ts");
+const backendArg = args.indexOf("--backend");
+const onlyBackend = backendArg >= 0 ? args[backendArg + 1] : null;
 
 function fill(n: number): Float32Array {
   const a = new Float32Array(n);
@@ -68,7 +70,7 @@ try {
 }
 if (native !== null) {
   const nk = native;
-  for (const backend of nk.gemmBackends) {
+  for (const backend of nk.gemmBackends.filter((b) => onlyBackend === null || b === onlyBackend)) {
     columns.push({
       label: `${backend} (${nk.numThreads}t)`,
       run: (s) => {

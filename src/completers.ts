@@ -33,24 +33,14 @@ export interface MessageCompleter {
   complete(messages: Message[]): Promise<Message>;
 }
 
-export interface TinkerTokenCompleterOptions {
-  temperature?: number;
-  /** Total context of the model: when set, max_tokens shrinks so prompt + generation fit. */
-  contextWindow?: number;
-}
-
+/** Samples one completion per call; `contextWindow`, when known, shrinks max_tokens so prompt + generation fit. */
 export class TinkerTokenCompleter implements TokenCompleter {
-  readonly temperature: number;
-  readonly contextWindow: number | undefined;
-
   constructor(
     readonly samplingClient: SamplingClient,
     readonly maxTokens: number,
-    options: TinkerTokenCompleterOptions = {},
-  ) {
-    this.temperature = options.temperature ?? 1.0;
-    this.contextWindow = options.contextWindow;
-  }
+    readonly temperature = 1.0,
+    readonly contextWindow?: number,
+  ) {}
 
   async complete(modelInput: ModelInput, stop: StopCondition, options: { maxTokens?: number } = {}): Promise<TokensWithLogprobs> {
     let maxTokens = options.maxTokens !== undefined ? Math.min(this.maxTokens, options.maxTokens) : this.maxTokens;

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { LogDirBehaviorSchema } from "../../src/config/common.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
-import { Prng, allAdditionPairs, corpusDocuments, type CorpusMix } from "../../src/data/synthetic/index.ts";
+import { DEFAULT_CORPUS_MIX, Prng, allAdditionPairs, corpusDocuments, type CorpusMix } from "../../src/data/synthetic/index.ts";
 import { getKernels } from "../../src/engine/kernels/index.ts";
 import { loadModelDir } from "../../src/engine/loadModel.ts";
 import { parseModelConfig, type ModelConfig } from "../../src/engine/model/config.ts";
@@ -22,14 +22,16 @@ import { evaluateAddition, greedyContinuations } from "./greedy.ts";
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SHIPPED_TOKENIZER = path.join(REPO_ROOT, "fixtures", "models", "tiny-chat");
 
+const mixWeight = (kind: keyof CorpusMix, what: string) => z.number().min(0).default(DEFAULT_CORPUS_MIX[kind]).describe(what);
 const MixSchema = z
   .object({
-    addition: z.number().min(0).default(10).describe("Weight of addition chats (the RL arithmetic prompt shape)"),
-    small_talk: z.number().min(0).default(2).describe("Weight of greetings and small talk"),
-    world: z.number().min(0).default(3).describe("Weight of questions about the made-up world"),
-    numbers: z.number().min(0).default(2).describe("Weight of counting / comparing / next-number chats"),
-    words: z.number().min(0).default(1.5).describe("Weight of spelling and word chats"),
-    guess_number: z.number().min(0).default(0.7).describe("Weight of guess-the-number game prefixes"),
+    addition: mixWeight("addition", "Weight of short addition chats (the RL arithmetic prompt shape)"),
+    addition_drill: mixWeight("addition_drill", "Weight of 3–8 question addition drills"),
+    small_talk: mixWeight("small_talk", "Weight of greetings and small talk"),
+    world: mixWeight("world", "Weight of questions about the made-up world"),
+    numbers: mixWeight("numbers", "Weight of counting / comparing / next-number chats"),
+    words: mixWeight("words", "Weight of spelling and word chats"),
+    guess_number: mixWeight("guess_number", "Weight of guess-the-number game prefixes"),
   })
   .prefault({})
   .describe("Relative weights of the document kinds in the synthetic corpus");

@@ -4,10 +4,12 @@ import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
 import type { CookbookCommand } from "./types.ts";
+import { vizDataCommand } from "./viz-data.ts";
 
 export const commands: CookbookCommand[] = [
   defaultCommand,
   runCommand,
   recipesCommand,
   runsCommand,
+  vizDataCommand,
 ];

@@ -1,28 +1,30 @@
 // `cookbook run <recipe> key=value ...`: parse the arguments against the recipe's schema and run it.
 import { recipes } from "../../recipes/registry.ts";
+import { UsageError } from "../config/errors.ts";
 import { formatConfigHelp } from "../config/help.ts";
 import { parseConfigArgs } from "../config/parse.ts";
 import { loadRecipe } from "../config/recipe.ts";
 import { defineCommand } from "./types.ts";
 
 interface RunArgs {
-  recipe: string;
+  recipe?: string;
   args: string[];
   help?: boolean;
 }
 
 export const runCommand = defineCommand<RunArgs>({
-  command: "run <recipe> [args..]",
+  command: "run [recipe] [args..]",
   describe: "Run a recipe with key=value config overrides (--help lists its fields)",
   builder: (y) =>
     y
-      .positional("recipe", { type: "string", demandOption: true, describe: "recipe name (see cookbook recipes)" })
+      .positional("recipe", { type: "string", describe: "recipe name (see cookbook recipes)" })
       .positional("args", { type: "string", array: true, default: [], describe: "key=value config overrides" })
       // `--help` after a recipe name shows the recipe's fields, not yargs' usage.
       .help(false)
       .option("help", { alias: "h", type: "boolean", describe: "show the recipe's config fields" })
       .parserConfiguration({ "parse-positional-numbers": false, "unknown-options-as-args": true }),
   handler: async (argv) => {
+    if (!argv.recipe) throw new UsageError(`missing recipe name; one of: ${recipes.map((r) => r.name).join(", ")}`);
     const recipe = await loadRecipe(recipes, argv.recipe);
     const args = argv.args.map(String);
     if (argv.help) {

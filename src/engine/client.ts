@@ -22,7 +22,7 @@ import type { ModelConfig } from "./model/config.ts";
 import type { TrainableSetup } from "./model/model.ts";
 import { datumsToBatch, toForwardBackwardOutput } from "./convert.ts";
 import { modelConfigToHfJson } from "./loadModel.ts";
-import { listLocalModels, resolveModel, type ResolveOptions } from "./resolve.ts";
+import { listLocalModels, missingFor, resolveModel, type ResolveOptions } from "./resolve.ts";
 import { CheckpointStore, defaultStoreDir } from "./store.ts";
 import { EngineWorkerHost } from "./worker/host.ts";
 import type { CreateModelResult, ModelSourceSpec } from "./worker/protocol.ts";
@@ -44,6 +44,8 @@ export interface ScratchModelSpec {
   name?: string;
 }
 
+const SUPPORTED_MODEL_TYPES: ReadonlySet<string> = new Set(["llama", "qwen2", "qwen3"]);
+
 export const SAMPLING_NOT_IMPLEMENTED = "sampling is not implemented in the embedded engine yet";
 
 function samplingNotImplemented(): never {
@@ -52,6 +54,22 @@ function samplingNotImplemented(): never {
 
 function isPowerOfTwo(n: number): boolean {
   return Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
+}
+
+/** Checks LoRA options with the hosted service's messages and fills its defaults. */
+function loraSetup(options: CreateLoraTrainingClientOptions): TrainableSetup {
+  const rank = options.rank ?? 32;
+  if (!(typeof rank === "number" && rank > 0)) throw new InvalidArgumentError("lora_config.rank must be positive");
+  if (!isPowerOfTwo(rank)) throw new InvalidArgumentError("lora_config.rank must be a power of 2");
+  const trainAttn = options.trainAttn ?? true;
+  const trainMlp = options.trainMlp ?? true;
+  const trainUnembed = options.trainUnembed ?? true;
+  if (!trainAttn && !trainMlp && !trainUnembed) {
+    throw new InvalidArgumentError("At least one of train_unembed, train_mlp, or train_attn must be True");
+  }
+  const seed = options.seed ?? randomInt(0, 2 ** 31 - 1);
+  if (!Number.isSafeInteger(seed)) throw new InvalidArgumentError(`lora_config.seed must be an integer, got ${seed}`);
+  return { mode: "lora", rank, seed, trainAttn, trainMlp, trainUnembed };
 }
 
 function newModelId(): string {
@@ -215,10 +233,12 @@ export class EmbeddedServiceClient implements ServiceClient {
       seen.add(m.name);
       const entry: ServerCapabilities["supported_models"][number] = { model_name: m.name };
       try {
-        const cfg = JSON.parse(readFileSync(join(m.dir, "config.json"), "utf8")) as { max_position_embeddings?: unknown };
+        const cfg = JSON.parse(readFileSync(join(m.dir, "config.json"), "utf8")) as { model_type?: unknown; max_position_embeddings?: unknown };
+        // The HF cache also holds models of architectures this engine cannot run.
+        if (!SUPPORTED_MODEL_TYPES.has(String(cfg.model_type))) continue;
         if (typeof cfg.max_position_embeddings === "number") entry.max_context_length = cfg.max_position_embeddings;
       } catch {
-        // A model with an unreadable config.json is still listed; loading it will explain the problem.
+        continue;
       }
       supported.push(entry);
     }
@@ -240,25 +260,9 @@ export class EmbeddedServiceClient implements ServiceClient {
   }
 
   async createLoraTrainingClient(baseModel: string, options: CreateLoraTrainingClientOptions = {}): Promise<EmbeddedTrainingClient> {
-    const rank = options.rank ?? 32;
-    if (!(typeof rank === "number" && rank > 0)) throw new InvalidArgumentError("lora_config.rank must be positive");
-    if (!isPowerOfTwo(rank)) throw new InvalidArgumentError("lora_config.rank must be a power of 2");
-    const trainAttn = options.trainAttn ?? true;
-    const trainMlp = options.trainMlp ?? true;
-    const trainUnembed = options.trainUnembed ?? true;
-    if (!trainAttn && !trainMlp && !trainUnembed) {
-      throw new InvalidArgumentError("At least one of train_unembed, train_mlp, or train_attn must be True");
-    }
-    const seed = options.seed ?? randomInt(0, 2 ** 31 - 1);
-    if (!Number.isSafeInteger(seed)) throw new InvalidArgumentError(`lora_config.seed must be an integer, got ${seed}`);
+    const setup = loraSetup(options);
     const resolved = await resolveModel(baseModel, this.options.resolve);
-    return this.createModel(
-      baseModel,
-      { kind: "dir", dir: resolved.dir },
-      { mode: "lora", rank, seed, trainAttn, trainMlp, trainUnembed },
-      options.userMetadata,
-      baseModel,
-    );
+    return this.createModel(baseModel, { kind: "dir", dir: resolved.dir }, setup, options.userMetadata, baseModel);
   }
 
   /**
@@ -281,14 +285,22 @@ export class EmbeddedServiceClient implements ServiceClient {
     let client: EmbeddedTrainingClient;
     if (info.is_lora) {
       const { meta } = this.store.locate(path);
-      client = await this.createLoraTrainingClient(info.base_model, {
+      const setup = loraSetup({
         rank: info.lora_rank ?? undefined,
         seed: meta.lora?.seed,
         trainAttn: info.train_attn ?? true,
         trainMlp: info.train_mlp ?? true,
         trainUnembed: info.train_unembed ?? true,
-        userMetadata,
       });
+      let dir: string;
+      try {
+        dir = (await resolveModel(info.base_model, this.options.resolve)).dir;
+      } catch (err) {
+        // A base given as a relative path may not resolve from another working directory.
+        if (meta.base_model_dir === undefined || missingFor(meta.base_model_dir, "model") !== null) throw err;
+        dir = meta.base_model_dir;
+      }
+      client = await this.createModel(info.base_model, { kind: "dir", dir }, setup, userMetadata, info.base_model);
     } else {
       // A full-weight checkpoint is itself a complete model folder.
       const { dir } = this.store.locate(path);

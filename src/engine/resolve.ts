@@ -10,7 +10,10 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
+import { hfHubCacheDir } from "../hf/cache.ts";
 import { INDEX_FILE, SINGLE_FILE } from "./safetensors/directory.ts";
+
+export { hfHubCacheDir };
 
 export type ModelSource = "local" | "fixture" | "cookbook-home" | "hf-cache" | "download";
 /** "model": config.json and weights; "tokenizer": tokenizer.json or tokenizer_config.json. */
@@ -67,14 +70,6 @@ export function defaultFixturesDir(): string {
 
 export function cookbookHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.COOKBOOK_HOME && env.COOKBOOK_HOME.length > 0 ? env.COOKBOOK_HOME : join(homedir(), ".cookbook");
-}
-
-/** HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub (XDG_CACHE_HOME honoured). */
-export function hfHubCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HF_HOME) return join(env.HF_HOME, "hub");
-  const xdg = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.length > 0 ? env.XDG_CACHE_HOME : join(homedir(), ".cache");
-  return join(xdg, "huggingface", "hub");
 }
 
 export function hfEndpoint(env: NodeJS.ProcessEnv = process.env): string {
@@ -134,7 +129,7 @@ export function hfCacheRepoDir(repoId: string, env: NodeJS.ProcessEnv = process.
  * The snapshot folder of a cached repo that satisfies `need`: the one refs/main points to, else
  * the most recently modified snapshot that works. Returns the reason when none does.
  */
-export function findCachedSnapshot(repoDir: string, need: ModelNeed): { dir: string } | { reason: string } {
+export function findCachedModelSnapshot(repoDir: string, need: ModelNeed): { dir: string } | { reason: string } {
   if (!existsSync(repoDir)) return { reason: "does not exist" };
   const snapshots = join(repoDir, "snapshots");
   const refMain = join(repoDir, "refs", "main");
@@ -190,7 +185,7 @@ export async function resolveModel(name: string, options: ResolveOptions = {}): 
   const repoId = hubRepoId(name);
   if (repoId !== null) {
     const repoDir = hfCacheRepoDir(repoId, env);
-    const cached = findCachedSnapshot(repoDir, need);
+    const cached = findCachedModelSnapshot(repoDir, need);
     if ("dir" in cached) return { name, dir: cached.dir, source: "hf-cache", repoId };
     attempts.push(`Hugging Face cache ${repoDir}: ${cached.reason}`);
 
@@ -329,7 +324,7 @@ export function listLocalModels(options: { env?: NodeJS.ProcessEnv; fixturesDir?
   if (existsSync(cache)) {
     for (const d of readdirSync(cache).sort()) {
       if (!d.startsWith("models--")) continue;
-      const snap = findCachedSnapshot(join(cache, d), "model");
+      const snap = findCachedModelSnapshot(join(cache, d), "model");
       if ("dir" in snap) out.push({ name: d.slice("models--".length).split("--").join("/"), dir: snap.dir, source: "hf-cache" });
     }
   }

@@ -48,6 +48,8 @@ export interface CheckpointMeta {
   name: string;
   tinker_path: string;
   base_model: string;
+  /** Folder the base weights were loaded from, used when the base model name no longer resolves. */
+  base_model_dir?: string;
   is_lora: boolean;
   lora: LoraInfo | null;
   /** Optimizer steps taken when saved. */
@@ -65,6 +67,7 @@ export interface OptimizerSnapshot {
 
 export interface CheckpointPayload {
   baseModel: string;
+  baseModelDir?: string;
   lora: LoraInfo | null;
   step: number;
   /** Trainable tensors with their shapes (PEFT names for LoRA, HF names for full). */
@@ -238,6 +241,7 @@ export class CheckpointStore {
         name,
         tinker_path: path,
         base_model: payload.baseModel,
+        base_model_dir: payload.baseModelDir,
         is_lora: payload.lora !== null,
         lora: payload.lora,
         step: payload.step,

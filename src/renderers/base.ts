@@ -39,14 +39,6 @@ function chunksToModelInput(chunks: number[][]): ModelInput {
   return { chunks: chunks.filter((c) => c.length > 0).map((tokens) => ({ type: "encoded_text" as const, tokens })) };
 }
 
-function modelInputTokens(mi: ModelInput): number[] {
-  const out: number[] = [];
-  for (const c of mi.chunks) {
-    if (c.type !== "encoded_text") throw new RendererError(`expected text-only model input, found a ${c.type} chunk`);
-    for (const t of c.tokens) out.push(t);
-  }
-  return out;
-}
 
 export abstract class Renderer {
   /** The registered name this renderer was created under (set by getRenderer). */
@@ -300,4 +292,3 @@ export function parseResponseForStopToken(tokens: readonly number[], tokenizer: 
   );
 }
 
-export { modelInputTokens };

@@ -199,8 +199,10 @@ export class DeepSeekV3ThinkingRenderer extends DeepSeekV3BaseRenderer {
       return { ...rendered, header: [...rendered.header, ...this.enc("</think>")] };
     }
     const nonEmpty = typeof message.content === "string" ? message.content !== "" : message.content.length > 0;
-    // A final target without reasoning has no format to preserve; HF gives it an empty block.
-    if (isAssistantTurn && ctx.isLast && nonEmpty && !hasThinking(message.content)) {
+    const produced = nonEmpty || (message.tool_calls?.length ?? 0) > 0;
+    // A final target without reasoning has no format to preserve; it gets the empty block a model
+    // sampled after the <think> prefill would have written (HF adds one too).
+    if (isAssistantTurn && ctx.isLast && produced && !hasThinking(message.content)) {
       const [first, ...rest] = rendered.output;
       return { ...rendered, output: [[...this.enc("<think></think>"), ...(first ?? [])], ...rest] };
     }

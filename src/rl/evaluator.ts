@@ -49,7 +49,7 @@ export class RLTestSetEvaluator implements SamplingClientEvaluator {
   readonly strategy: RolloutStrategy | undefined;
 
   async evaluate(samplingClient: SamplingClient, context?: EvalContext): Promise<Metrics> {
-    const policy = new TinkerTokenCompleter(samplingClient, this.maxTokens, { temperature: this.temperature });
+    const policy = new TinkerTokenCompleter(samplingClient, this.maxTokens, this.temperature);
     const counter = new RolloutErrorCounter();
     const results = await Promise.all(
       this.builders.map(async (builder): Promise<TrajectoryGroup | null> => {

@@ -235,7 +235,7 @@ export async function doGroupRolloutAndFilterConstantReward(
   options: GroupRolloutOptions,
 ): Promise<TrajectoryGroup | null> {
   const strategy = options.strategy ?? new FailFast();
-  const policy = new TinkerTokenCompleter(samplingClient, options.maxTokens, { temperature: options.temperature ?? 1.0 });
+  const policy = new TinkerTokenCompleter(samplingClient, options.maxTokens, options.temperature ?? 1.0);
   let group: TrajectoryGroup;
   try {
     group = await doGroupRollout(builder, policy, strategy);

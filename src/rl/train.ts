@@ -3,16 +3,15 @@
 // transcripts into log_path, answers SIGUSR1 (checkpoint now) / SIGINT (save and stop), and
 // resumes from the last resumable checkpoint.
 import { performance } from "node:perf_hooks";
-import { MetricsLogger, type Writable } from "../log/metrics.ts";
-import { RunLog } from "../log/run-log.ts";
+import type { MetricsLogger, Writable } from "../log/metrics.ts";
+import type { RunLog } from "../log/run-log.ts";
 import { StepTimer } from "../log/timing.ts";
 import { iterationHtmlPath, writeRolloutHtml } from "../log/transcripts/html.ts";
 import { iterationDir, writeRolloutSummaries } from "../log/transcripts/rolloutSummaries.ts";
 import type { Decode, SummaryGroup } from "../log/transcripts/types.ts";
 import { checkpointName, getLastCheckpoint } from "../runs/checkpoints.ts";
-import { installRunControl, type RunControl } from "../runs/control.ts";
-import { checkLogDir } from "../runs/log-dir.ts";
-import { expandLogPath } from "../runs/paths.ts";
+import type { RunControl } from "../runs/control.ts";
+import { withRun, type RunSession } from "../runs/session.ts";
 import type { SamplingClient, ServiceClient, TinkerFuture, TrainingClient } from "../tinker/clients.ts";
 import type { Datum, ForwardBackwardOutput } from "../tinker/types.ts";
 import { AsyncQueue } from "./asyncQueue.ts";
@@ -32,21 +31,20 @@ export interface RLMainOptions {
   evaluators?: SamplingClientEvaluator[];
   /** Token ids → text for transcripts of envs that do not attach messages. */
   decode?: Decode;
-  /** Where the per-step metrics table goes; false for none. Default stdout. */
+  /** Where the per-step metrics table goes; false for none. Default stdout. Ignored with `session`. */
   console?: Writable | false;
-  /** Install SIGUSR1/SIGINT/SIGTERM handlers (default true). */
-  handleSignals?: boolean;
-  /** An already installed RunControl to poll instead (tests, or a caller that owns the handlers). */
+  /** A run session the caller already started (log dir checked, run.json, signals); main then only trains. */
+  session?: RunSession;
+  /** Polled instead of the session's signal handlers (tests, or callers with their own control). */
   runControl?: RunControl;
-  /** Skip behavior_if_log_dir_exists (when the caller already applied it). */
-  skipLogDirCheck?: boolean;
+  argv?: readonly string[];
   commandLine?: string;
 }
 
 export interface RLRunResult {
   startBatch: number;
   endBatch: number;
-  /** The iteration the loop stopped before (endBatch unless stopped by SIGINT). */
+  /** The first iteration not trained (endBatch unless stopped by SIGINT, or async mode ran out of fresh groups). */
   stoppedAt: number;
   stoppedBySignal: boolean;
   /** "exit" when the user chose exit at the log-dir prompt; nothing ran. */
@@ -66,7 +64,7 @@ interface Ctx {
   strategy: RolloutStrategy;
   klReference: SamplingClient | null;
   checkpoints: CheckpointManager;
-  control: RunControl | null;
+  control: RunControl;
   decode?: Decode;
   startBatch: number;
   endBatch: number;
@@ -185,13 +183,18 @@ function writeTranscripts(ctx: Ctx, iBatch: number, groups: { group: TrajectoryG
   }
 }
 
+interface ModeResult {
+  /** The first iteration not trained. */
+  stoppedAt: number;
+  bySignal: boolean;
+}
+
 /** Logs the step, then honours SIGUSR1/SIGINT. Returns true when the loop must stop. */
 async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<string, number>, timer: StepTimer): Promise<boolean> {
   await ctx.checkpoints.maybeSaveRolling(iBatch + 1, { batch: iBatch + 1 });
   Object.assign(metrics, ctx.errorCounter.getMetrics(), timer.metrics());
   ctx.metricsLogger.logMetrics(metrics, iBatch);
   const control = ctx.control;
-  if (control === null) return false;
   const next = iBatch + 1;
   if (control.stopRequested || control.consumeCheckpointRequest()) {
     // Resuming from this record restarts at the next batch; a periodic save this step already covers it.
@@ -227,7 +230,7 @@ function rolloutFn(ctx: Ctx, removeConstant: boolean): Rollout {
     });
 }
 
-async function doSyncTraining(ctx: Ctx): Promise<number> {
+async function doSyncTraining(ctx: Ctx): Promise<ModeResult> {
   const rollout = rolloutFn(ctx, false);
   let samplingClient = await samplerAfterStep(ctx, ctx.startBatch, new StepTimer());
   for (let iBatch = ctx.startBatch; iBatch < ctx.endBatch; iBatch++) {
@@ -259,9 +262,9 @@ async function doSyncTraining(ctx: Ctx): Promise<number> {
       samplingClient = out.samplingClient;
       Object.assign(metrics, out.metrics);
     }
-    if (await finishIteration(ctx, iBatch, metrics, timer)) return iBatch + 1;
+    if (await finishIteration(ctx, iBatch, metrics, timer)) return { stoppedAt: iBatch + 1, bySignal: true };
   }
-  return ctx.endBatch;
+  return { stoppedAt: ctx.endBatch, bySignal: false };
 }
 
 const SHUTDOWN = Symbol("shutdown");
@@ -339,7 +342,7 @@ async function trainStepStreaming(
   return { samplingClient: out.samplingClient, metrics, groups: allGroups };
 }
 
-async function doSyncStreamingTraining(ctx: Ctx): Promise<number> {
+async function doSyncStreamingTraining(ctx: Ctx): Promise<ModeResult> {
   const stream = ctx.config.stream_minibatch_config;
   if (stream === null) throw new Error("streaming mode needs stream_minibatch_config");
   const rollout = rolloutFn(ctx, ctx.config.remove_constant_reward_groups);
@@ -374,12 +377,12 @@ async function doSyncStreamingTraining(ctx: Ctx): Promise<number> {
       iBatch,
       result.groups.map((g) => ({ group: g.group, tags: g.builder.loggingTags(), samplingClientStep: g.samplingClientStep })),
     );
-    if (await finishIteration(ctx, iBatch, metrics, timer)) return iBatch + 1;
+    if (await finishIteration(ctx, iBatch, metrics, timer)) return { stoppedAt: iBatch + 1, bySignal: true };
   }
-  return ctx.endBatch;
+  return { stoppedAt: ctx.endBatch, bySignal: false };
 }
 
-async function doAsyncTraining(ctx: Ctx): Promise<number> {
+async function doAsyncTraining(ctx: Ctx): Promise<ModeResult> {
   const asyncConfig = ctx.config.async_config;
   if (asyncConfig === null) throw new Error("async mode needs async_config");
   const numWorkers = asyncConfig.groups_per_batch;
@@ -391,6 +394,8 @@ async function doAsyncTraining(ctx: Ctx): Promise<number> {
   let samplingStep = ctx.startBatch;
   const rollout = rolloutFn(ctx, ctx.config.remove_constant_reward_groups);
   const evalPromises: Promise<void>[] = [];
+  // Evals run beside training; the first failure is rethrown once training has stopped.
+  let evalError: unknown = null;
   const launchEval = (client: SamplingClient, step: number) => {
     if (!evalDue(ctx, step)) return;
     evalPromises.push(
@@ -398,7 +403,9 @@ async function doAsyncTraining(ctx: Ctx): Promise<number> {
         const timer = new StepTimer();
         const metrics = await timer.span("run_evals", () => runEvaluations(ctx, client, step));
         ctx.metricsLogger.logMetrics({ ...metrics, ...timer.metrics() }, step);
-      })(),
+      })().catch((err: unknown) => {
+        evalError ??= err;
+      }),
     );
   };
   launchEval(samplingClient, samplingStep);
@@ -441,6 +448,7 @@ async function doAsyncTraining(ctx: Ctx): Promise<number> {
     dataExhausted: () => dataExhausted,
   });
 
+  let bySignal = false;
   const training = (async (): Promise<number> => {
     let iBatch = ctx.startBatch;
     // One timer per training step, spanning the wait for its groups too.
@@ -485,28 +493,42 @@ async function doAsyncTraining(ctx: Ctx): Promise<number> {
       timer = new StepTimer();
       iBatch += 1;
       launchEval(samplingClient, samplingStep);
-      if (stop) break;
+      if (stop) {
+        bySignal = true;
+        break;
+      }
     }
     trainingDone = true;
     return iBatch;
   })();
 
-  const stoppedAt = await Promise.race([training, workerFailure]);
-  // Unblock whatever is still waiting so the process can exit: workers finish their current
-  // rollout and stop; their results are not trained on.
-  trainingDone = true;
-  dataExhausted = true;
-  builderQueue.close();
-  for (let w = 0; w < numWorkers; w++) builderQueue.putNowait(SHUTDOWN);
+  const dataloaderFailure = dataloader.then(() => new Promise<never>(() => {}));
+  let stoppedAt: number;
+  try {
+    stoppedAt = await Promise.race([training, workerFailure, dataloaderFailure]);
+  } finally {
+    // Unblock whatever still waits so nothing keeps sampling: workers finish their current
+    // rollout and stop; those results are not trained on.
+    trainingDone = true;
+    dataExhausted = true;
+    builderQueue.close();
+    for (let w = 0; w < numWorkers; w++) builderQueue.putNowait(SHUTDOWN);
+  }
   await Promise.allSettled([dataloader, ...workers]);
   await Promise.all(evalPromises);
-  return stoppedAt;
+  if (evalError !== null) throw evalError;
+  if (stoppedAt < ctx.endBatch && !bySignal) {
+    ctx.runLog.warn(`async training ran out of fresh groups after ${stoppedAt - ctx.startBatch} steps (stale groups are discarded once the data is exhausted)`);
+  }
+  return { stoppedAt, bySignal };
 }
 
 /**
  * Runs RL training. `configInput` is validated against RLConfigSchema (defaults filled); the
  * dataset builder supplies train (and optionally test) datasets; the service client is the
- * embedded engine or a remote server.
+ * embedded engine or a remote server. Without `options.session` the run directory is set up
+ * here (log-dir policy, run.json, config.json, logs.log, signal handling) and its final status
+ * recorded; a caller that already holds a RunSession passes it instead.
  */
 export async function main(
   configInput: RLConfigInput,
@@ -516,15 +538,36 @@ export async function main(
 ): Promise<RLRunResult> {
   const config = RLConfigSchema.parse(configInput);
   validateRLConfig(config);
-  const logPath = expandLogPath(config.log_path);
-  if (!options.skipLogDirCheck) {
-    const outcome = await checkLogDir(logPath, config.behavior_if_log_dir_exists);
-    if (outcome === "exit") return { startBatch: 0, endBatch: 0, stoppedAt: 0, stoppedBySignal: false, outcome: "exit" };
-  }
-  const runLog = new RunLog(logPath, options.commandLine ?? process.argv.join(" "));
-  const metricsLogger = new MetricsLogger(logPath, { console: options.console ?? process.stdout });
-  metricsLogger.logHyperparams(config);
+  if (options.session !== undefined) return runInSession(config, datasetBuilder, serviceClient, options.session, options);
+  let result: RLRunResult = { startBatch: 0, endBatch: 0, stoppedAt: 0, stoppedBySignal: false, outcome: "exit" };
+  await withRun(
+    {
+      logPath: config.log_path,
+      recipe: config.recipe_name,
+      config,
+      behavior: config.behavior_if_log_dir_exists,
+      engine: serviceClient.engineKind,
+      ...(options.argv !== undefined ? { argv: options.argv } : {}),
+      ...(options.commandLine !== undefined ? { commandLine: options.commandLine } : {}),
+      console: options.console ?? process.stdout,
+    },
+    async (session) => {
+      result = await runInSession(config, datasetBuilder, serviceClient, session, options);
+      return result.stoppedBySignal ? "stopped" : "completed";
+    },
+  );
+  return result;
+}
 
+async function runInSession(
+  config: RLConfig,
+  datasetBuilder: RLDatasetBuilder,
+  serviceClient: ServiceClient,
+  session: RunSession,
+  options: RLMainOptions,
+): Promise<RLRunResult> {
+  const logPath = session.logDir;
+  const runLog = session.log;
   const resume = getLastCheckpoint(logPath, "state_path");
   const startBatch = resume !== undefined && typeof resume.batch === "number" ? resume.batch : 0;
   const userMetadata: Record<string, string> = { recipe_name: config.recipe_name };
@@ -564,40 +607,32 @@ export async function main(
     restClient: serviceClient.createRestClient(),
     log: (m) => runLog.warn(m),
   });
-  const ownsControl = options.runControl === undefined && options.handleSignals !== false;
-  const control = options.runControl ?? (ownsControl ? installRunControl({ log: (m) => runLog.info(m) }) : null);
   const ctx: Ctx = {
     config,
     logPath,
     trainingClient,
     dataset,
     evaluators,
-    metricsLogger,
+    metricsLogger: session.metrics,
     runLog,
     errorCounter: new RolloutErrorCounter(),
     strategy,
     klReference,
     checkpoints,
-    control,
+    control: options.runControl ?? session.control,
     decode: options.decode,
     startBatch,
     endBatch,
   };
-  try {
-    if (startBatch >= endBatch) {
-      runLog.info("training was already complete; nothing to do");
-      return { startBatch, endBatch, stoppedAt: startBatch, stoppedBySignal: false, outcome: "already_complete" };
-    }
-    const mode = config.async_config !== null ? doAsyncTraining : config.stream_minibatch_config !== null ? doSyncStreamingTraining : doSyncTraining;
-    const stoppedAt = await mode(ctx);
-    const stoppedBySignal = stoppedAt < endBatch;
-    if (!stoppedBySignal) {
-      await checkpoints.saveFinal({ batch: endBatch });
-      runLog.info("training completed");
-    }
-    return { startBatch, endBatch, stoppedAt, stoppedBySignal, outcome: stoppedBySignal ? "stopped" : "completed" };
-  } finally {
-    if (ownsControl) control?.dispose();
+  if (startBatch >= endBatch) {
+    runLog.info("training was already complete; nothing to do");
+    return { startBatch, endBatch, stoppedAt: startBatch, stoppedBySignal: false, outcome: "already_complete" };
   }
+  const mode = config.async_config !== null ? doAsyncTraining : config.stream_minibatch_config !== null ? doSyncStreamingTraining : doSyncTraining;
+  const { stoppedAt, bySignal: stoppedBySignal } = await mode(ctx);
+  if (!stoppedBySignal) {
+    await checkpoints.saveFinal({ batch: stoppedAt });
+    runLog.info("training completed");
+  }
+  return { startBatch, endBatch, stoppedAt, stoppedBySignal, outcome: stoppedBySignal ? "stopped" : "completed" };
 }
-

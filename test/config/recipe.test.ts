@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineRecipe, loadRecipe, type RecipeEntry } from "../../src/config/recipe.ts";
 import { recipes } from "../../recipes/registry.ts";
+import { listConfigFields } from "../../src/config/fields.ts";
 
 test("loadRecipe imports lazily and suggests names for unknown recipes", async () => {
   let loaded = 0;
@@ -25,5 +26,8 @@ test("every registered recipe loads, matches its entry and has described, defaul
     assert.equal(recipe.description, entry.description);
     const parsed = recipe.configSchema.safeParse({});
     assert.ok(parsed.success, `${entry.name}: every field needs a default`);
+    for (const field of listConfigFields(recipe.configSchema)) {
+      assert.ok(field.description, `${entry.name}: ${field.path} needs .describe()`);
+    }
   }
 });

@@ -295,3 +295,22 @@ test("getServerCapabilities lists local models", async () => {
     cleanup();
   }
 });
+
+test("a checkpoint whose base was a relative path resumes from another working directory", async () => {
+  const env = { HF_HUB_OFFLINE: "1", HF_HOME: join(root.dir, "hf"), COOKBOOK_HOME: root.dir };
+  const here = createEmbeddedServiceClient({ storeDir, kernels: "reference", resolve: { env, cwd: root.dir } });
+  const elsewhere = createEmbeddedServiceClient({ storeDir, kernels: "reference", resolve: { env, cwd: join(root.dir, "store") } });
+  try {
+    const tc = await here.createLoraTrainingClient("./tiny", { rank: 2, seed: 9 });
+    await step(tc);
+    const { path } = await (await tc.saveState("rel")).result();
+    const ref = logprobs(await (await tc.forward(DATA, "cross_entropy")).result());
+    await assert.rejects(elsewhere.createLoraTrainingClient("./tiny"), /not found/);
+    const resumed = await elsewhere.createTrainingClientFromState(path);
+    assert.equal(resumed.baseModel, "./tiny");
+    assert.deepEqual(logprobs(await (await resumed.forward(DATA, "cross_entropy")).result()), ref);
+  } finally {
+    await here.close();
+    await elsewhere.close();
+  }
+});

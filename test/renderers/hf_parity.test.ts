@@ -210,3 +210,19 @@ test("divergence: deepseekv3 puts </think> in the assistant header, which V3's t
   assert.ok(tok.decode(ours).endsWith("<｜Assistant｜></think>"));
   assert.ok(tok.decode(ours).startsWith("<｜begin▁of▁sentence｜>You are a terse math tutor.<｜User｜>"));
 });
+
+test("qwen3 final turn with reasoning and a tool call == chat template (no newline before the call)", () => {
+  const tok = packagedTokenizer("qwen3");
+  const r = getRenderer("qwen3", tok);
+  const convo: Message[] = [
+    { role: "user", content: "Weather in Paris?" },
+    {
+      role: "assistant",
+      content: [{ type: "thinking", thinking: "Use the tool." }],
+      tool_calls: [{ type: "function", id: null, function: { name: "get_weather", arguments: '{"city": "Paris"}' } }],
+    },
+  ];
+  const ours = tokensOf(r.buildSupervisedExample(convo).modelInput);
+  const text = stripOneTrailingNewline(applyChatTemplate(tok, openai(r, convo), { addGenerationPrompt: false }));
+  assertSameTokens("qwen3", ours, refTokens("qwen3", text), "thinking + call");
+});

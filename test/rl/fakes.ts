@@ -52,6 +52,7 @@ export class FakeSamplingClient implements SamplingClient {
   readonly baseModel = "fake-model";
   calls = 0;
   readonly prompts: number[][] = [];
+  readonly params: SamplingParams[] = [];
 
   constructor(
     readonly policy: (prompt: number[], call: number) => { tokens: number[]; stop_reason?: "stop" | "length" },
@@ -60,9 +61,10 @@ export class FakeSamplingClient implements SamplingClient {
     readonly modelPath?: string,
   ) {}
 
-  async sample(prompt: ModelInput, numSamples: number, _params: SamplingParams, _options?: SampleOptions): Promise<SampleResponse> {
+  async sample(prompt: ModelInput, numSamples: number, params: SamplingParams, _options?: SampleOptions): Promise<SampleResponse> {
     const toks = tokensOf(prompt);
     this.prompts.push(toks);
+    this.params.push(params);
     const sequences = [];
     for (let i = 0; i < numSamples; i++) {
       const out = this.policy(toks, this.calls++);

@@ -36,7 +36,7 @@ test("doSingleRollout loops sample → step until the episode ends, passing the 
     async initialObservation() {
       return { observation: ints([1]), stopCondition: [0] };
     },
-    async step(action, extra) {
+    async step(action, extra): Promise<StepResult> {
       seen.push(extra?.stopReason);
       turn += 1;
       return {

@@ -80,6 +80,22 @@ export function additionConversation(rng: Prng, split: Split): Conversation {
   return convo;
 }
 
+/**
+ * A longer drill for the pretraining corpus: `min`–`max` questions in one chat, half the time
+ * opened by the few-shot example. Each extra question costs ~15 tokens, of which 2–3 are the
+ * answer, so drills teach addition with far less boilerplate per answer than one-question chats.
+ */
+export function additionDrill(rng: Prng, split: Split, min = 3, max = 8): Conversation {
+  const convo: Conversation = rng.chance(0.5) ? [...ARITHMETIC_FEWSHOT_PREFIX] : [];
+  const n = rng.int(min, max);
+  for (let i = 0; i < n; i++) {
+    const [x, y] = sampleAdditionPair(rng, split);
+    convo.push({ role: "user", content: additionQuestion(x, y) });
+    convo.push({ role: "assistant", content: String(x + y) });
+  }
+  return convo;
+}
+
 /** `n` distinct-ish question/answer records of one split, for `math_rl env=file`. */
 export function generateArithmeticProblems(rng: Prng, n: number, split: Split): QuestionAnswer[] {
   const out: QuestionAnswer[] = [];

@@ -1,6 +1,7 @@
 // The pretraining corpus of the tiny model: role_colon-rendered synthetic conversations, one
-// document each. Addition gets the largest share because it is the skill RL recipes start from.
-import { additionConversation, type Split } from "./arithmetic.ts";
+// document each. Addition gets the largest share (about 70% of the tokens with the default mix)
+// because it is the skill RL recipes start from and the hardest one for a tiny model.
+import { additionConversation, additionDrill, type Split } from "./arithmetic.ts";
 import { chatOfKind, type ChatKind } from "./chats.ts";
 import { guessNumberPrefix } from "./guess_number.ts";
 import { Prng } from "./prng.ts";
@@ -8,7 +9,10 @@ import { renderRoleColonDocument } from "./role_colon_text.ts";
 import type { Conversation } from "./types.ts";
 
 export interface CorpusMix {
+  /** Short chats with 1–4 addition questions (the RL prompt shape among them). */
   addition: number;
+  /** Chats of 3–8 addition questions: more answers per token of compute. */
+  addition_drill: number;
   small_talk: number;
   world: number;
   numbers: number;
@@ -18,19 +22,21 @@ export interface CorpusMix {
 }
 
 export const DEFAULT_CORPUS_MIX: Readonly<CorpusMix> = {
-  addition: 10,
-  small_talk: 2,
-  world: 3,
-  numbers: 2,
-  words: 1.5,
-  guess_number: 0.7,
+  addition: 3,
+  addition_drill: 4,
+  small_talk: 1,
+  world: 1.5,
+  numbers: 1,
+  words: 0.7,
+  guess_number: 0.5,
 };
 
-const KINDS = ["addition", "small_talk", "world", "numbers", "words", "guess_number"] as const;
+const KINDS = ["addition", "addition_drill", "small_talk", "world", "numbers", "words", "guess_number"] as const;
 
 export function corpusConversation(rng: Prng, mix: Readonly<CorpusMix>, split: Split): Conversation {
   const kind = KINDS[rng.weightedIndex(KINDS.map((k) => mix[k]))];
   if (kind === "addition") return additionConversation(rng, split);
+  if (kind === "addition_drill") return additionDrill(rng, split);
   if (kind === "guess_number") {
     return guessNumberPrefix(rng, { historyRole: rng.chance(0.7) ? "player" : "assistant", noise: 0.35 });
   }

@@ -27,6 +27,7 @@ interface NativeAddon {
   attentionForward: Kernels["attentionForward"];
   attentionBackward: Kernels["attentionBackward"];
   attentionDecode: Kernels["attentionDecode"];
+  attentionDecodeSlots: Kernels["attentionDecodeSlots"];
   swigluForward: Kernels["swigluForward"];
   swigluBackward: Kernels["swigluBackward"];
   logprobsForward: Kernels["logprobsForward"];
@@ -84,6 +85,7 @@ export function loadNativeKernels(): NativeKernels {
     attentionForward: addon.attentionForward,
     attentionBackward: addon.attentionBackward,
     attentionDecode: addon.attentionDecode,
+    attentionDecodeSlots: addon.attentionDecodeSlots,
     swigluForward: addon.swigluForward,
     swigluBackward: addon.swigluBackward,
     logprobsForward: addon.logprobsForward,

@@ -223,19 +223,23 @@ function attentionBackward(
   }
 }
 
-function attentionDecode(
-  q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
+function decode(
+  kernel: string, q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
   n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
 ): void {
   const rep = checkHeads(nHeads, nKvHeads);
   const qw = nHeads * headDim;
+  const slotSize = nKvHeads * maxLen * headDim;
+  const numSlots = Math.floor(kCache.length / slotSize);
   const acc = getScratch(maxLen + headDim);
   for (let b = 0; b < n; b++) {
     const len = cacheLens[b];
-    if (!(len >= 1 && len <= maxLen)) throw new Error(`attentionDecode: cacheLens[${b}] = ${len} must be in 1..maxLen (${maxLen})`);
+    const slot = cacheSlots[b];
+    if (!(len >= 1 && len <= maxLen)) throw new Error(`${kernel}: cacheLens[${b}] = ${len} must be in 1..maxLen (${maxLen})`);
+    if (!(slot >= 0 && slot < numSlots)) throw new Error(`${kernel}: cacheSlots[${b}] = ${slot} is outside 0..${numSlots - 1}`);
     for (let h = 0; h < nHeads; h++) {
       const g = Math.floor(h / rep);
-      const cacheBase = (b * nKvHeads + g) * maxLen * headDim;
+      const cacheBase = slot * slotSize + g * maxLen * headDim;
       const qo = b * qw + h * headDim;
       let mx = -Infinity;
       for (let j = 0; j < len; j++) {
@@ -263,6 +267,24 @@ function attentionDecode(
       for (let e = 0; e < headDim; e++) out[qo + e] = o[e];
     }
   }
+}
+
+// Identity slot map for attentionDecode (query b reads slot b), grown on demand.
+let identitySlots = new Int32Array(0);
+
+function attentionDecode(
+  q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
+  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+): void {
+  if (identitySlots.length < n) identitySlots = Int32Array.from({ length: Math.max(n, 2 * identitySlots.length) }, (_, i) => i);
+  decode("attentionDecode", q, kCache, vCache, out, identitySlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale);
+}
+
+function attentionDecodeSlots(
+  q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
+  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+): void {
+  decode("attentionDecodeSlots", q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale);
 }
 
 function swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {
@@ -383,6 +405,7 @@ export const referenceKernels: Kernels = {
   attentionForward,
   attentionBackward,
   attentionDecode,
+  attentionDecodeSlots,
   swigluForward,
   swigluBackward,
   logprobsForward,

@@ -120,4 +120,14 @@ export interface Kernels {
     q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
     n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
   ): void;
+  /**
+   * attentionDecode for several query tokens in one call, each reading a chosen cache slot:
+   * query i attends to slots 0..cacheLens[i]-1 of cache slot cacheSlots[i]; kCache/vCache are
+   * [numSlots, nKvHeads, maxLen, headDim] with numSlots = kCache.length / (nKvHeads*maxLen*headDim).
+   * Several queries may read the same slot (a prompt chunk: cacheLens = position + 1 each).
+   */
+  attentionDecodeSlots(
+    q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
+    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+  ): void;
 }

@@ -1,7 +1,7 @@
 // Per-batch activation buffers, laid out explicitly as in llm.c. What the backward pass needs is
 // kept per layer (residual inputs, norm statistics, q/k/v, MLP pre-activations, LoRA x·A^T);
-// cheap values (normed inputs, attention probabilities and output, SwiGLU output) are recomputed
-// in the backward pass into shared scratch, which bounds attention memory to one layer.
+// cheap values (normed inputs, attention probabilities, SwiGLU output) are recomputed
+// in the backward pass into shared scratch, which bounds attention memory to one sequence of one layer.
 // A forward-only pass shares one layer's buffers across all layers.
 import type { FloatArray } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
@@ -32,6 +32,8 @@ export interface LayerActivations {
   kRaw: FloatArray | null;
   qRstd: FloatArray | null;
   kRstd: FloatArray | null;
+  /** Attention output before o_proj, [T, H*d]. */
+  attn: FloatArray;
   gate: FloatArray;
   up: FloatArray;
   hr: LoraActs;
@@ -86,6 +88,7 @@ function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number
     kRaw: qk ? allocFloat(dtype, T * Hkv * d) : null,
     qRstd: qk ? allocFloat(dtype, T * H) : null,
     kRstd: qk ? allocFloat(dtype, T * Hkv) : null,
+    attn: allocFloat(dtype, T * H * d),
     gate: allocFloat(dtype, T * F),
     up: allocFloat(dtype, T * F),
     hr: {
@@ -104,11 +107,10 @@ function maxRank(params: ModelParams): number {
 export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelParams, seqStarts: Int32Array, training: boolean): Scratch {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const T = seqStarts[seqStarts.length - 1];
-  let probsSize = 0;
-  for (let s = 0; s + 1 < seqStarts.length; s++) {
-    const len = seqStarts[s + 1] - seqStarts[s];
-    probsSize += H * len * len;
-  }
+  // Attention probabilities are kept for one sequence at a time (see attention.ts).
+  let maxLen = 0;
+  for (let s = 0; s + 1 < seqStarts.length; s++) maxLen = Math.max(maxLen, seqStarts[s + 1] - seqStarts[s]);
+  const probsSize = H * maxLen * maxLen;
   const g = (n: number): FloatArray => allocFloat(dtype, training ? n : 0);
   const ones = allocFloat(dtype, T);
   ones.fill(1);

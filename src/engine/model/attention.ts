@@ -28,8 +28,8 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
   const { k, config, T } = c;
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   qkvForward(c, p, la, x, sc);
-  k.attentionForward(la.q, la.k, la.v, sc.attn, null, c.seqStarts, H, Hkv, d, c.attnScale);
-  linearForward(k, p.o, sc.attn, T, sc.tmp, la.hr.o, sc.ones);
+  k.attentionForward(la.q, la.k, la.v, la.attn, null, c.seqStarts, H, Hkv, d, c.attnScale);
+  linearForward(k, p.o, la.attn, T, sc.tmp, la.hr.o, sc.ones);
   k.add(x, sc.tmp, la.h, T * D);
 }
 
@@ -40,11 +40,10 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
 export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch): void {
   const { k, config, T } = c;
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = config;
-  // Recompute what the forward pass did not keep: the normed input, probabilities and output.
+  // Recompute what the forward pass did not keep: the normed input and the probabilities.
   k.rmsnormForward(x, p.inputNorm.data, sc.xn, la.rstd1, T, D, eps);
-  k.attentionForward(la.q, la.k, la.v, sc.attn, sc.probs, c.seqStarts, H, Hkv, d, c.attnScale);
-  linearBackward(k, p.o, sc.attn, T, la.hr.o, sc.dres, sc.dattn, 0, sc.dhr, sc.ones);
-  k.attentionBackward(sc.dattn, la.q, la.k, la.v, sc.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale);
+  linearBackward(k, p.o, la.attn, T, la.hr.o, sc.dres, sc.dattn, 0, sc.dhr, sc.ones);
+  attentionBackwardPerSequence(c, la, sc);
   k.rope(sc.dq, c.positions, c.invFreq, T, H, d, true);
   k.rope(sc.dk, c.positions, c.invFreq, T, Hkv, d, true);
   let dq = sc.dq;
@@ -60,4 +59,33 @@ export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: Laye
   linearBackward(k, p.v, sc.xn, T, la.hr.v, sc.dv, sc.dxn, 1, sc.dhr, sc.ones);
   k.rmsnormBackward(sc.dxn, x, p.inputNorm.data, la.rstd1, sc.dtmp, p.inputNorm.grad, T, D);
   k.add(sc.dres, sc.dtmp, sc.dres, T * D);
+}
+
+/**
+ * Attention backward one sequence at a time, re-running that sequence's forward to get its
+ * probabilities: they need H·maxLen² floats rather than H·Σlen² for the whole batch.
+ */
+function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc: Scratch): void {
+  const { k, config } = c;
+  const { numHeads: H, numKvHeads: Hkv, headDim: d } = config;
+  const qw = H * d;
+  const kw = Hkv * d;
+  const local = new Int32Array(2);
+  const starts = c.seqStarts;
+  for (let s = 0; s + 1 < starts.length; s++) {
+    const a = starts[s];
+    const b = starts[s + 1];
+    if (b === a) continue;
+    local[1] = b - a;
+    const q = la.q.subarray(a * qw, b * qw);
+    const kk = la.k.subarray(a * kw, b * kw);
+    const v = la.v.subarray(a * kw, b * kw);
+    // The output goes to scratch: only the probabilities are wanted.
+    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale);
+    k.attentionBackward(
+      sc.dattn.subarray(a * qw, b * qw), q, kk, v, sc.probs,
+      sc.dq.subarray(a * qw, b * qw), sc.dk.subarray(a * kw, b * kw), sc.dv.subarray(a * kw, b * kw),
+      local, H, Hkv, d, c.attnScale,
+    );
+  }
 }

@@ -70,7 +70,7 @@ function isObject(v: unknown): v is Json {
 }
 
 class FieldReader {
-  constructor(private readonly json: Json, private readonly source: string) {}
+  constructor(private readonly json: Json, readonly source: string) {}
 
   fail(field: string, expected: string, value: unknown): never {
     throw new Error(`${this.source}: field "${field}" must be ${expected}, got ${JSON.stringify(value)}`);
@@ -172,16 +172,17 @@ function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Lla
   const type = v.rope_type ?? v.type;
   if (type === "default" || type === undefined) return null;
   if (type !== "llama3") r.fail(`${field}.rope_type`, `"llama3" or "default" (other scalings are not implemented)`, type);
+  const need = (key: string): number => {
+    if (v[key] === undefined || v[key] === null) throw new Error(`${r.source}: field "${field}.${key}" is required for llama3 rope scaling`);
+    return r.positive(key, Number.NaN, v, `${field}.${key}`);
+  };
   const scaling: Llama3RopeScaling = {
     type: "llama3",
-    factor: r.positive("factor", Number.NaN, v, `${field}.factor`),
-    lowFreqFactor: r.positive("low_freq_factor", Number.NaN, v, `${field}.low_freq_factor`),
-    highFreqFactor: r.positive("high_freq_factor", Number.NaN, v, `${field}.high_freq_factor`),
-    originalMaxPositionEmbeddings: r.positive("original_max_position_embeddings", Number.NaN, v, `${field}.original_max_position_embeddings`),
+    factor: need("factor"),
+    lowFreqFactor: need("low_freq_factor"),
+    highFreqFactor: need("high_freq_factor"),
+    originalMaxPositionEmbeddings: need("original_max_position_embeddings"),
   };
-  for (const [k, val] of Object.entries(scaling)) {
-    if (typeof val === "number" && Number.isNaN(val)) r.fail(`${field}.${k}`, "present for llama3 rope scaling", undefined);
-  }
   if (scaling.highFreqFactor <= scaling.lowFreqFactor) {
     r.fail(`${field}.high_freq_factor`, `greater than low_freq_factor (${scaling.lowFreqFactor})`, scaling.highFreqFactor);
   }

@@ -21,8 +21,8 @@ interface ModelEntry {
   model: EngineModel;
   baseModel: string;
   configJson: Record<string, unknown>;
-  /** Folder with tokenizer files to copy into full-weight checkpoints. */
-  tokenizerDir?: string;
+  /** Folder the starting weights came from (also holds the tokenizer files, if any). */
+  sourceDir?: string;
   baseKey?: string;
 }
 
@@ -105,7 +105,7 @@ export class EngineSession {
     if (this.models.has(req.modelId)) throw new InvalidArgumentError(`model id ${req.modelId} is already in use`);
     let model: EngineModel;
     let configJson: Record<string, unknown>;
-    let tokenizerDir: string | undefined;
+    let sourceDir: string | undefined;
     let baseKey: string | undefined;
     if (req.source.kind === "dir") {
       // LoRA models share frozen base weights; a full fine-tune copies them inside create().
@@ -117,7 +117,7 @@ export class EngineSession {
       }
       model = EngineModel.create(base.config, base.weights, req.setup, this.kernels());
       configJson = base.configJson;
-      tokenizerDir = req.source.dir;
+      sourceDir = req.source.dir;
       if (req.setup.mode === "full" && ![...this.models.values()].some((m) => m.baseKey === baseKey)) {
         // Nothing shares the loaded copy; do not keep a second copy of a full model alive.
         this.bases.delete(baseKey);
@@ -137,7 +137,7 @@ export class EngineSession {
         user_metadata: req.userMetadata,
       });
     }
-    this.models.set(req.modelId, { model, baseModel: req.baseModel, configJson, tokenizerDir, baseKey });
+    this.models.set(req.modelId, { model, baseModel: req.baseModel, configJson, sourceDir, baseKey });
     let trainableParameters = 0;
     for (const t of model.parameters()) trainableParameters += t.data.length;
     return {
@@ -158,12 +158,13 @@ export class EngineSession {
       name,
       {
         baseModel: e.baseModel,
+        baseModelDir: model.setup.mode === "lora" ? e.sourceDir : undefined,
         lora: loraInfo(model.setup),
         step: opt?.step ?? model.optimizerState().step,
         tensors: trainableShapes(model.config, model.setup, model.trainableTensors()),
         optimizer: opt,
         modelConfigJson: model.setup.mode === "full" ? e.configJson : undefined,
-        tokenizerDir: model.setup.mode === "full" ? e.tokenizerDir : undefined,
+        tokenizerDir: model.setup.mode === "full" ? e.sourceDir : undefined,
       },
       { overwrite, ttlSeconds },
     );

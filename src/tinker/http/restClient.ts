@@ -12,7 +12,11 @@ import {
   type TrainingRunsList,
   type WeightsInfo,
 } from "../types.ts";
-import type { HttpContext } from "./context.ts";
+import { APIStatusError } from "../errors.ts";
+import { parseResponse, type HttpContext } from "./context.ts";
+
+const ARCHIVE_TRIES = 6;
+const ARCHIVE_WAIT_MS = 30_000;
 
 const seg = encodeURIComponent;
 
@@ -64,6 +68,35 @@ export class HttpRestClient implements RestClient {
   async getWeightsInfoByTinkerPath(tinkerPath: string): Promise<WeightsInfo> {
     parseTinkerPath(tinkerPath);
     return this.ctx.call({ method: "POST", path: "/api/v1/weights_info", json: { tinker_path: tinkerPath } }, WeightsInfoSchema);
+  }
+
+  /** A signed download URL for a checkpoint archive (redirect not followed; 503 = still packing). */
+  async getCheckpointArchiveUrlFromTinkerPath(tinkerPath: string): Promise<{ url: string; expires: Date }> {
+    const p = parseTinkerPath(tinkerPath);
+    const req = {
+      method: "GET" as const,
+      path: `/api/v1/training_runs/${seg(p.modelId)}/checkpoints/${p.kind}/${seg(p.name)}/archive`,
+      headers: { Accept: "application/json" },
+    };
+    const defaultExpiry = (): Date => new Date(this.ctx.clock.now() + 15 * 60_000);
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.ctx.send(req, { budgetMs: 0 }).catch((err: unknown) => {
+        if (err instanceof APIStatusError && err.status === 503 && attempt < ARCHIVE_TRIES) return undefined;
+        throw err;
+      });
+      if (res === undefined) {
+        await this.ctx.clock.sleep(ARCHIVE_WAIT_MS);
+        continue;
+      }
+      const location = res.headers.get("location");
+      if (res.status >= 300 && res.status < 400 && location !== null) {
+        const exp = res.headers.get("expires");
+        const d = exp === null ? undefined : new Date(exp);
+        return { url: location, expires: d !== undefined && !Number.isNaN(d.getTime()) ? d : defaultExpiry() };
+      }
+      const body = parseResponse(z.object({ url: z.string(), expires: z.string().optional() }), res.body(), `GET ${req.path}`);
+      return { url: body.url, expires: body.expires !== undefined ? new Date(body.expires) : defaultExpiry() };
+    }
   }
 
   getSampler(samplerId: string): Promise<{ sampler_id: string; base_model: string; model_path?: string | null }> {

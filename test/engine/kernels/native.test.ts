@@ -241,6 +241,25 @@ test("attentionDecode matches the reference", () => {
   assert.throws(() => N.attentionDecode(new Float32Array(4), new Float32Array(8), new Float32Array(8), new Float32Array(4), new Int32Array([3]), 1, 1, 1, 4, 2, 1), /cacheLens\[0\] = 3 must be in 1\.\.maxLen \(2\)/);
 });
 
+test("attentionDecodeSlots matches the reference", () => {
+  const N = native();
+  const rng = makeRng(110);
+  const [heads, kv, d, maxLen, numSlots] = [9, 3, 64, 200, 3];
+  const slotSize = kv * maxLen * d;
+  const kc = randF32(numSlots * slotSize, rng, 2);
+  const vc = randF32(numSlots * slotSize, rng);
+  const slots = new Int32Array([1, 1, 1, 0, 2]);
+  const lens = new Int32Array([10, 11, 12, 200, 1]);
+  const n = slots.length;
+  const q = randF32(n * heads * d, rng, 2);
+  const out = new Float32Array(n * heads * d);
+  const outR = new Float64Array(out.length);
+  N.attentionDecodeSlots(q, kc, vc, out, slots, lens, n, heads, kv, d, maxLen, 0.125);
+  R.attentionDecodeSlots(f64(q), f64(kc), f64(vc), outR, slots, lens, n, heads, kv, d, maxLen, 0.125);
+  assertClose(out, outR, 1e-4, 1e-5, "attentionDecodeSlots");
+  assert.throws(() => N.attentionDecodeSlots(q, kc, vc, out, new Int32Array([3]), lens, 1, heads, kv, d, maxLen, 1), /attentionDecodeSlots: cacheSlots\[0\] = 3 is outside 0\.\.2/);
+});
+
 test("swiglu forward and backward match the reference, including saturation and NaN", () => {
   const N = native();
   const rng = makeRng(106);

@@ -225,6 +225,27 @@ test("attentionDecode over a KV cache equals the last row of causal attention", 
   }
 });
 
+test("attentionDecodeSlots equals attentionDecode on the chosen slots", () => {
+  const rng = makeRng(21);
+  const [nHeads, nKvHeads, d, maxLen, numSlots] = [4, 2, 3, 6, 3];
+  const slotSize = nKvHeads * maxLen * d;
+  const kCache = randF64(numSlots * slotSize, rng);
+  const vCache = randF64(numSlots * slotSize, rng);
+  const slots = new Int32Array([2, 0, 2, 1]);
+  const lens = new Int32Array([3, 6, 4, 1]);
+  const n = slots.length;
+  const q = randF64(n * nHeads * d, rng);
+  const out = new Float64Array(n * nHeads * d);
+  K.attentionDecodeSlots(q, kCache, vCache, out, slots, lens, n, nHeads, nKvHeads, d, maxLen, 0.5);
+  for (let b = 0; b < n; b++) {
+    const s = slots[b];
+    const one = new Float64Array(nHeads * d);
+    K.attentionDecode(q.subarray(b * nHeads * d, (b + 1) * nHeads * d), kCache.subarray(s * slotSize, (s + 1) * slotSize), vCache.subarray(s * slotSize, (s + 1) * slotSize), one, lens.subarray(b, b + 1), 1, nHeads, nKvHeads, d, maxLen, 0.5);
+    assertClose(out.subarray(b * nHeads * d, (b + 1) * nHeads * d), one, 0, 0, `query ${b}`);
+  }
+  assert.throws(() => K.attentionDecodeSlots(q, kCache, vCache, out, new Int32Array([3]), lens, 1, nHeads, nKvHeads, d, maxLen, 0.5), /cacheSlots\[0\] = 3 is outside 0\.\.2/);
+});
+
 test("swiglu forward matches silu(g)*u and backward matches finite differences", () => {
   const rng = makeRng(4);
   const n = 11;

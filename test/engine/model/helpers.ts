@@ -59,7 +59,7 @@ export function tinyWeights(config: ModelConfig, seed = 1): Map<string, Float32A
   return w;
 }
 
-export const LORA_ALL: TrainableSetup = { mode: "lora", rank: 2, seed: 7, trainAttn: true, trainMlp: true, trainUnembed: true };
+export const LORA_ALL: Extract<TrainableSetup, { mode: "lora" }> = { mode: "lora", rank: 2, seed: 7, trainAttn: true, trainMlp: true, trainUnembed: true };
 export const FULL: TrainableSetup = { mode: "full", seed: 7 };
 
 export function makeModel64(config: ModelConfig, setup: TrainableSetup, seed = 1): EngineModel {

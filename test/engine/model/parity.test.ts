@@ -23,6 +23,13 @@ function assertParity(config: ModelConfig, model: EngineModel, naiveWeights: Map
   });
   // The returned logprobs are float32 (wire type), so allow float32 rounding of values near -3.
   assert.ok(worst < 2e-6, `logprobs differ from the naive forward by ${worst}`);
+  // Full float64 logits through the cache path of the same layers: exact to rounding.
+  const tokens = batch[0].inputTokens;
+  const cache = model.createKvCache(tokens.length, 1);
+  const logits = model.forwardIncremental(cache, tokens, Int32Array.from(tokens, (_, i) => i), new Int32Array(tokens.length));
+  const expected = naiveLogits(naiveConfig, naiveWeights, Array.from(tokens));
+  const V = config.vocabSize;
+  expected.forEach((row, i) => row.forEach((z, j) => assert.ok(Math.abs(logits[i * V + j] - z) < 1e-10, `logit [${i}, ${j}]: ${logits[i * V + j]} vs ${z}`)));
   assert.ok(spread > 0.05, "degenerate test: all logprobs are equal");
   return worst;
 }
@@ -53,7 +60,7 @@ describe("forward parity with a naive implementation (float64)", () => {
       let k = 0;
       for (const [name, data] of t) if (name.includes("lora_B")) for (let i = 0; i < data.length; i++) data[i] = Math.sin(++k) * 0.05;
       model.loadTrainableTensors(t);
-      const merged = mergeLora(weights, t, LORA_ALL.mode === "lora" ? LORA_ALL.rank : 0);
+      const merged = mergeLora(weights, t, LORA_ALL.rank);
       assertParity(config, model, merged, { ...config, tieWordEmbeddings: false });
     }
   });
@@ -64,5 +71,17 @@ describe("forward parity with a naive implementation (float64)", () => {
     const base = makeModel64(config, FULL).forwardBackward(batch, "cross_entropy", undefined, false);
     const lora = makeModel64(config, LORA_ALL).forwardBackward(batch, "cross_entropy", undefined, false);
     assert.deepEqual(lora.logprobs, base.logprobs);
+  });
+
+  it("tied equals untied with lm_head copied from embed_tokens, bit for bit", () => {
+    const tied = tinyConfig("llama", { tieWordEmbeddings: true });
+    const untied = { ...tied, tieWordEmbeddings: false };
+    const w = tinyWeights(tied);
+    const w2 = new Map(w);
+    w2.set("lm_head.weight", Float32Array.from(w.get("model.embed_tokens.weight") ?? []));
+    const batch = inputsFor(tinyBatch(tied), "cross_entropy");
+    const a = EngineModel.create(tied, w, FULL, referenceKernels).forwardBackward(batch, "cross_entropy", undefined, false);
+    const b = EngineModel.create(untied, w2, FULL, referenceKernels).forwardBackward(batch, "cross_entropy", undefined, false);
+    assert.deepEqual(a.logprobs, b.logprobs);
   });
 });

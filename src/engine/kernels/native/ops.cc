@@ -1,6 +1,6 @@
 // Elementwise and row-wise kernels: RMSNorm, RoPE, SwiGLU, log-softmax, AdamW, vector helpers.
-// OpenMP splits rows or elements across threads; regions are skipped for small inputs because a
-// fork/join costs a few microseconds.
+// The pool (pool.h) splits rows or elements across threads; small inputs stay on the calling
+// thread because handing work over costs a few microseconds.
 
 #include "kernels.h"
 #include "simd.h"
@@ -9,17 +9,14 @@
 #include <cmath>
 #include <vector>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 namespace ck {
 
 namespace {
-// Elements below which elementwise kernels stay on one thread.
-constexpr ptrdiff_t kParallelMin = 1 << 15;
+// Elements per task (and below which kernels stay on the calling thread).
+constexpr ptrdiff_t kChunk = 1 << 14;
 
-inline int nt_for(ptrdiff_t work) { return work >= kParallelMin ? threads() : 1; }
+// Rows per task so that a task touches about kChunk elements.
+inline ptrdiff_t rows_per_chunk(ptrdiff_t dim) { return std::max<ptrdiff_t>(1, kChunk / std::max<ptrdiff_t>(dim, 1)); }
 
 inline float dot(const float* a, const float* b, ptrdiff_t n) {
   float s = 0;
@@ -31,33 +28,29 @@ inline float dot(const float* a, const float* b, ptrdiff_t n) {
 
 void rmsnorm_forward(const float* x, const float* w, float* out, float* rstd, ptrdiff_t rows, ptrdiff_t dim,
                      float eps) {
-  const int nt = nt_for(rows * dim);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (ptrdiff_t r = 0; r < rows; r++) {
-    const float* xr = x + r * dim;
-    float* o = out + r * dim;
-    const float ss = dot(xr, xr, dim);
-    const float rs = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
-    rstd[r] = rs;
+  parallel_range(rows, rows_per_chunk(dim), [&](ptrdiff_t r0, ptrdiff_t r1, int) {
+    for (ptrdiff_t r = r0; r < r1; r++) {
+      const float* xr = x + r * dim;
+      float* o = out + r * dim;
+      const float ss = dot(xr, xr, dim);
+      const float rs = 1.0f / std::sqrt(ss / static_cast<float>(dim) + eps);
+      rstd[r] = rs;
 #pragma omp simd
-    for (ptrdiff_t j = 0; j < dim; j++) o[j] = xr[j] * rs * w[j];
-  }
+      for (ptrdiff_t j = 0; j < dim; j++) o[j] = xr[j] * rs * w[j];
+    }
+  });
 }
 
 void rmsnorm_backward(const float* dout, const float* x, const float* w, const float* rstd, float* dx, float* dw,
                       ptrdiff_t rows, ptrdiff_t dim) {
-  const int nt = nt_for(rows * dim);
-  // dweight is a sum over rows: each thread sums its rows privately, then the partials are added.
-  std::vector<float> partial(dw != nullptr ? static_cast<size_t>(nt * dim) : 0, 0.0f);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    int tid = 0;
-#ifdef _OPENMP
-    tid = omp_get_thread_num();
-#endif
-    float* mine = dw != nullptr ? partial.data() + tid * dim : nullptr;
-#pragma omp for schedule(static)
-    for (ptrdiff_t r = 0; r < rows; r++) {
+  // dweight is a sum over rows: each fixed chunk of rows sums privately, then the partials are
+  // added in chunk order, so the result does not depend on thread timing.
+  const ptrdiff_t rpc = rows_per_chunk(dim);
+  const ptrdiff_t chunks = (rows + rpc - 1) / rpc;
+  std::vector<float> partial(dw != nullptr ? static_cast<size_t>(chunks * dim) : 0, 0.0f);
+  const auto work = [&](ptrdiff_t c, int) {
+    float* mine = dw != nullptr ? partial.data() + c * dim : nullptr;
+    for (ptrdiff_t r = c * rpc; r < std::min(rows, (c + 1) * rpc); r++) {
       const float* g = dout + r * dim;
       const float* xr = x + r * dim;
       float* d = dx + r * dim;
@@ -65,29 +58,31 @@ void rmsnorm_backward(const float* dout, const float* x, const float* w, const f
       float s = 0;
 #pragma omp simd reduction(+ : s)
       for (ptrdiff_t j = 0; j < dim; j++) s += w[j] * g[j] * xr[j];
-      const float c = rs * rs * rs * s / static_cast<float>(dim);
+      const float c3 = rs * rs * rs * s / static_cast<float>(dim);
 #pragma omp simd
-      for (ptrdiff_t j = 0; j < dim; j++) d[j] = rs * w[j] * g[j] - c * xr[j];
+      for (ptrdiff_t j = 0; j < dim; j++) d[j] = rs * w[j] * g[j] - c3 * xr[j];
       if (mine != nullptr) {
 #pragma omp simd
         for (ptrdiff_t j = 0; j < dim; j++) mine[j] += g[j] * xr[j] * rs;
       }
     }
+  };
+  if (chunks <= 1) {
+    for (ptrdiff_t c = 0; c < chunks; c++) work(c, 0);
+  } else {
+    parallel_for(chunks, work);
   }
   if (dw != nullptr)
-    for (int t = 0; t < nt; t++)
-      for (ptrdiff_t j = 0; j < dim; j++) dw[j] += partial[t * dim + j];
+    for (ptrdiff_t c = 0; c < chunks; c++)
+      for (ptrdiff_t j = 0; j < dim; j++) dw[j] += partial[c * dim + j];
 }
 
 void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t heads,
           ptrdiff_t head_dim, bool inverse) {
   const ptrdiff_t half = head_dim / 2;
-  const int nt = nt_for(tokens * heads * head_dim);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
+  parallel_range(tokens, rows_per_chunk(heads * head_dim), [&](ptrdiff_t t0, ptrdiff_t t1, int) {
     std::vector<float> cs(static_cast<size_t>(2 * half));
-#pragma omp for schedule(static)
-    for (ptrdiff_t t = 0; t < tokens; t++) {
+    for (ptrdiff_t t = t0; t < t1; t++) {
       const float p = static_cast<float>(pos[t]);
       for (ptrdiff_t i = 0; i < half; i++) {
         // torch forms the angle in fp32 (engine-numerics §1.4); cos/sin in double, then rounded.
@@ -109,7 +104,7 @@ void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens,
         }
       }
     }
-  }
+  });
 }
 
 namespace {
@@ -118,12 +113,12 @@ inline vf vsigmoid(vf g) { return 1.0f / (1.0f + vexp(-g)); }
 
 void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n) {
   const ptrdiff_t nv = n / VW * VW;
-  const int nt = nt_for(n);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (ptrdiff_t i = 0; i < nv; i += VW) {
-    const vf g = load(gate + i);
-    store(out + i, g * vsigmoid(g) * load(up + i));
-  }
+  parallel_range(nv / VW, kChunk / VW, [&](ptrdiff_t b0, ptrdiff_t b1, int) {
+    for (ptrdiff_t i = b0 * VW; i < b1 * VW; i += VW) {
+      const vf g = load(gate + i);
+      store(out + i, g * vsigmoid(g) * load(up + i));
+    }
+  });
   for (ptrdiff_t i = nv; i < n; i++) {
     const float g = gate[i];
     out[i] = g / (1.0f + expf_v(-g)) * up[i];
@@ -132,15 +127,15 @@ void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n)
 
 void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n) {
   const ptrdiff_t nv = n / VW * VW;
-  const int nt = nt_for(n);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (ptrdiff_t i = 0; i < nv; i += VW) {
-    const vf g = load(gate + i);
-    const vf s = vsigmoid(g);
-    const vf d = load(dout + i);
-    store(dgate + i, d * load(up + i) * s * (1.0f + g * (1.0f - s)));
-    store(dup + i, d * g * s);
-  }
+  parallel_range(nv / VW, kChunk / VW, [&](ptrdiff_t b0, ptrdiff_t b1, int) {
+    for (ptrdiff_t i = b0 * VW; i < b1 * VW; i += VW) {
+      const vf g = load(gate + i);
+      const vf s = vsigmoid(g);
+      const vf d = load(dout + i);
+      store(dgate + i, d * load(up + i) * s * (1.0f + g * (1.0f - s)));
+      store(dup + i, d * g * s);
+    }
+  });
   for (ptrdiff_t i = nv; i < n; i++) {
     const float g = gate[i];
     const float s = 1.0f / (1.0f + expf_v(-g));
@@ -169,39 +164,39 @@ inline float row_max(const float* x, ptrdiff_t n) {
 
 void logprobs_forward(const float* logits, const int32_t* targets, float* logprobs, float* lse, ptrdiff_t rows,
                       ptrdiff_t vocab) {
-  const int nt = nt_for(rows * vocab);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)
-  for (ptrdiff_t r = 0; r < rows; r++) {
-    const float* x = logits + r * vocab;
-    const float m = row_max(x, vocab);
-    // All -inf (or empty) rows: the shift must stay finite to avoid inf - inf.
-    const float shift = std::isfinite(m) ? m : 0.0f;
-    const float l = shift + std::log(sum_exp(x, vocab, shift));
-    lse[r] = l;
-    const int32_t t = targets[r];
-    logprobs[r] = t < 0 ? 0.0f : x[t] - l;
-  }
+  parallel_range(rows, rows_per_chunk(vocab), [&](ptrdiff_t r0, ptrdiff_t r1, int) {
+    for (ptrdiff_t r = r0; r < r1; r++) {
+      const float* x = logits + r * vocab;
+      const float m = row_max(x, vocab);
+      // All -inf (or empty) rows: the shift must stay finite to avoid inf - inf.
+      const float shift = std::isfinite(m) ? m : 0.0f;
+      const float l = shift + std::log(sum_exp(x, vocab, shift));
+      lse[r] = l;
+      const int32_t t = targets[r];
+      logprobs[r] = t < 0 ? 0.0f : x[t] - l;
+    }
+  });
 }
 
 void logprobs_backward(const float* dlogprobs, const float* logits, const int32_t* targets, const float* lse,
                        float* dlogits, ptrdiff_t rows, ptrdiff_t vocab) {
-  const int nt = nt_for(rows * vocab);
   const ptrdiff_t nv = vocab / VW * VW;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic)
-  for (ptrdiff_t r = 0; r < rows; r++) {
-    const float* x = logits + r * vocab;
-    float* d = dlogits + r * vocab;
-    const int32_t t = targets[r];
-    if (t < 0) {
-      std::fill(d, d + vocab, 0.0f);
-      continue;
+  parallel_range(rows, rows_per_chunk(vocab), [&](ptrdiff_t r0, ptrdiff_t r1, int) {
+    for (ptrdiff_t r = r0; r < r1; r++) {
+      const float* x = logits + r * vocab;
+      float* d = dlogits + r * vocab;
+      const int32_t t = targets[r];
+      if (t < 0) {
+        std::fill(d, d + vocab, 0.0f);
+        continue;
+      }
+      const float l = lse[r];
+      const float nd = -dlogprobs[r];
+      for (ptrdiff_t j = 0; j < nv; j += VW) store(d + j, nd * vexp(load(x + j) - l));
+      for (ptrdiff_t j = nv; j < vocab; j++) d[j] = nd * expf_v(x[j] - l);
+      d[t] += dlogprobs[r];
     }
-    const float l = lse[r];
-    const float nd = -dlogprobs[r];
-    for (ptrdiff_t j = 0; j < nv; j += VW) store(d + j, nd * vexp(load(x + j) - l));
-    for (ptrdiff_t j = nv; j < vocab; j++) d[j] = nd * expf_v(x[j] - l);
-    d[t] += dlogprobs[r];
-  }
+  });
 }
 
 void adamw(float* p, const float* g, float* m, float* v, ptrdiff_t n, double lr, double beta1, double beta2,
@@ -212,36 +207,52 @@ void adamw(float* p, const float* g, float* m, float* v, ptrdiff_t n, double lr,
   const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
   const float c1 = static_cast<float>(1.0 - beta1), c2 = static_cast<float>(1.0 - beta2);
   const float e = static_cast<float>(eps), gs = static_cast<float>(grad_scale);
-  const int nt = nt_for(n);
-#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static)
-  for (ptrdiff_t i = 0; i < n; i++) {
-    const float gi = g[i] * gs;
-    const float mi = b1 * m[i] + c1 * gi;
-    const float vi = b2 * v[i] + c2 * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = p[i] * decay - step_size * mi / (std::sqrt(vi) * inv_bc2_sqrt + e);
-  }
+  parallel_range(n, kChunk, [&](ptrdiff_t i0, ptrdiff_t i1, int) {
+#pragma omp simd
+    for (ptrdiff_t i = i0; i < i1; i++) {
+      const float gi = g[i] * gs;
+      const float mi = b1 * m[i] + c1 * gi;
+      const float vi = b2 * v[i] + c2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      p[i] = p[i] * decay - step_size * mi / (std::sqrt(vi) * inv_bc2_sqrt + e);
+    }
+  });
 }
 
 void axpy(ptrdiff_t n, float alpha, const float* x, float* y) {
-  const int nt = nt_for(n);
-#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static)
-  for (ptrdiff_t i = 0; i < n; i++) y[i] += alpha * x[i];
+  parallel_range(n, kChunk, [&](ptrdiff_t i0, ptrdiff_t i1, int) {
+#pragma omp simd
+    for (ptrdiff_t i = i0; i < i1; i++) y[i] += alpha * x[i];
+  });
 }
 
 double sum_squares(const float* x, ptrdiff_t n) {
+  // Fixed chunks summed in order, so the result does not depend on the thread count or timing.
+  const ptrdiff_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> part(static_cast<size_t>(chunks), 0.0);
+  const auto sum_chunk = [&](ptrdiff_t c, int) {
+    double s = 0;
+    const ptrdiff_t i1 = std::min(n, (c + 1) * kChunk);
+#pragma omp simd reduction(+ : s)
+    for (ptrdiff_t i = c * kChunk; i < i1; i++) s += static_cast<double>(x[i]) * x[i];
+    part[c] = s;
+  };
+  if (chunks <= 2) {
+    for (ptrdiff_t c = 0; c < chunks; c++) sum_chunk(c, 0);
+  } else {
+    parallel_for(chunks, sum_chunk);
+  }
   double s = 0;
-  const int nt = nt_for(n);
-#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static) reduction(+ : s)
-  for (ptrdiff_t i = 0; i < n; i++) s += static_cast<double>(x[i]) * x[i];
+  for (double p : part) s += p;
   return s;
 }
 
 void add(const float* a, const float* b, float* out, ptrdiff_t n) {
-  const int nt = nt_for(n);
-#pragma omp parallel for simd num_threads(nt) if (nt > 1) schedule(static)
-  for (ptrdiff_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+  parallel_range(n, kChunk, [&](ptrdiff_t i0, ptrdiff_t i1, int) {
+#pragma omp simd
+    for (ptrdiff_t i = i0; i < i1; i++) out[i] = a[i] + b[i];
+  });
 }
 
 void embedding_forward(const float* table, const int32_t* ids, float* out, ptrdiff_t n, ptrdiff_t dim) {

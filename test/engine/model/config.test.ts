@@ -1,0 +1,82 @@
+// config.json parsing and the expected checkpoint tensors.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { expectedTensorShapes, parseModelConfig, shapeSize } from "../../../src/engine/model/config.ts";
+import { ropeInvFreq } from "../../../src/engine/model/rope.ts";
+
+const smollm = {
+  architectures: ["LlamaForCausalLM"], model_type: "llama", vocab_size: 49152, hidden_size: 576, intermediate_size: 1536,
+  num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, head_dim: 64, hidden_act: "silu",
+  rms_norm_eps: 1e-5, rope_theta: 100000, rope_scaling: null, max_position_embeddings: 8192, tie_word_embeddings: true,
+  bos_token_id: 0, eos_token_id: 0, attention_bias: false, mlp_bias: false, torch_dtype: "bfloat16",
+};
+
+describe("parseModelConfig", () => {
+  it("reads a SmolLM2-135M config and counts 134,515,008 parameters", () => {
+    const c = parseModelConfig(smollm, "smollm/config.json");
+    assert.equal(c.headDim, 64);
+    assert.equal(c.ropeTheta, 100000);
+    assert.equal(c.tieWordEmbeddings, true);
+    assert.equal(c.eosTokenId, 0);
+    let total = 0;
+    for (const shape of expectedTensorShapes(c).values()) total += shapeSize(shape);
+    assert.equal(total, 134515008);
+    assert.ok(!expectedTensorShapes(c).has("lm_head.weight"));
+    assert.deepEqual(expectedTensorShapes(c).get("model.layers.29.self_attn.k_proj.weight"), [192, 576]);
+  });
+
+  it("qwen2 always has q,k,v biases (not o); qwen3 has q/k norms and head_dim 128 by default", () => {
+    const q2 = parseModelConfig({ ...smollm, model_type: "qwen2", attention_bias: undefined, head_dim: undefined, hidden_size: 896, num_attention_heads: 14, num_key_value_heads: 2 }, "q2");
+    assert.equal(q2.headDim, 64);
+    const s2 = expectedTensorShapes(q2);
+    assert.deepEqual(s2.get("model.layers.0.self_attn.q_proj.bias"), [896]);
+    assert.deepEqual(s2.get("model.layers.0.self_attn.v_proj.bias"), [128]);
+    assert.ok(!s2.has("model.layers.0.self_attn.o_proj.bias"));
+    const q3 = parseModelConfig({ ...smollm, model_type: "qwen3", head_dim: undefined, hidden_size: 1024, num_attention_heads: 16, num_key_value_heads: 8, eos_token_id: [1, 2] }, "q3");
+    assert.equal(q3.headDim, 128);
+    assert.equal(q3.qkNorm, true);
+    assert.deepEqual(q3.eosTokenId, [1, 2]);
+    const s3 = expectedTensorShapes(q3);
+    assert.deepEqual(s3.get("model.layers.3.self_attn.q_proj.weight"), [2048, 1024]);
+    assert.deepEqual(s3.get("model.layers.3.self_attn.o_proj.weight"), [1024, 2048]);
+    assert.deepEqual(s3.get("model.layers.3.self_attn.k_norm.weight"), [128]);
+  });
+
+  it("reads llama3 rope scaling under rope_scaling (type or rope_type) and rope_parameters", () => {
+    const scaling = { rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
+    const a = parseModelConfig({ ...smollm, rope_theta: 500000, rope_scaling: scaling }, "a");
+    assert.deepEqual(a.ropeScaling, { type: "llama3", factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 });
+    const b = parseModelConfig({ ...smollm, rope_theta: undefined, rope_scaling: undefined, rope_parameters: { ...scaling, rope_theta: 500000 } }, "b");
+    assert.deepEqual(b.ropeScaling, a.ropeScaling);
+    assert.equal(b.ropeTheta, 500000);
+    const c = parseModelConfig({ ...smollm, rope_scaling: { type: "default" } }, "c");
+    assert.equal(c.ropeScaling, null);
+  });
+
+  it("errors name the source and the field", () => {
+    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3".*got "gpt2"/);
+    assert.throws(() => parseModelConfig({ ...smollm, hidden_size: undefined }, "x.json"), /x.json: required field "hidden_size" is missing/);
+    assert.throws(() => parseModelConfig({ ...smollm, num_hidden_layers: 2.5 }, "x.json"), /field "num_hidden_layers" must be an integer >= 1, got 2.5/);
+    assert.throws(() => parseModelConfig({ ...smollm, num_key_value_heads: 4 }, "x.json"), /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/);
+    assert.throws(() => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "yarn", factor: 4 } }, "x.json"), /field "rope_scaling.rope_type" must be "llama3" or "default"/);
+    assert.throws(() => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "llama3", factor: 4 } }, "x.json"), /rope_scaling.low_freq_factor/);
+    assert.throws(() => parseModelConfig({ ...smollm, mlp_bias: true }, "x.json"), /field "mlp_bias" must be false/);
+    assert.throws(() => parseModelConfig({ ...smollm, hidden_act: "gelu" }, "x.json"), /field "hidden_act" must be "silu"/);
+    assert.throws(() => parseModelConfig([], "x.json"), /x.json: expected a JSON object, got an array/);
+  });
+});
+
+describe("ropeInvFreq", () => {
+  it("is 1/theta^(2i/d), and llama3 scaling keeps high, divides low and blends middle frequencies", () => {
+    const base = parseModelConfig({ ...smollm, head_dim: 8, num_attention_heads: 72, num_key_value_heads: 24, rope_theta: 100 }, "x");
+    const plain = ropeInvFreq(base);
+    assert.deepEqual(Array.from(plain).map((x) => Number(x.toPrecision(6))), [1, 0.316228, 0.1, 0.0316228]);
+    const scaled = ropeInvFreq({ ...base, ropeScaling: { type: "llama3", factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 32 } });
+    assert.equal(scaled[0], plain[0]);
+    // wavelength 2π/0.316 = 19.87 lies between 32/4 and 32/1: smooth = (32/19.87 - 1)/3.
+    const smooth = (32 / ((2 * Math.PI) / plain[1]) - 1) / 3;
+    assert.ok(Math.abs(scaled[1] - ((1 - smooth) * plain[1] / 8 + smooth * plain[1])) < 1e-7);
+    assert.ok(Math.abs(scaled[2] - plain[2] / 8) < 1e-9);
+    assert.ok(Math.abs(scaled[3] - plain[3] / 8) < 1e-9);
+  });
+});
