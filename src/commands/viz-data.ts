@@ -9,7 +9,6 @@ import { getRenderer } from "../renderers/registry.ts";
 import { TrainOnWhatSchema } from "../renderers/types.ts";
 import { conversationToDatum } from "../supervised/common.ts";
 import { checkRoles, DataFormatError, readConversationFile } from "../supervised/conversationFile.ts";
-import { getTokenizer } from "../tokenizers/index.ts";
 import { defineCommand } from "./types.ts";
 import { ConfigError } from "../config/errors.ts";
 
@@ -47,6 +46,8 @@ export async function runVizData(file: string, config: VizDataConfig, all: boole
     io.write(`${file}: no conversations\n`);
     return;
   }
+  // Loaded on use: transformers takes a second or two to import, which every other command would pay.
+  const { getTokenizer } = await import("../tokenizers/index.ts");
   const tokenizer = await getTokenizer(config.model_name);
   const renderer = getRenderer(rendererName, tokenizer);
   for (let i = 0; i < rows.length; i++) {

@@ -196,7 +196,8 @@ export class CheckpointStore {
     return readJson<RunRecord>(file);
   }
 
-  private touchRun(modelId: string): void {
+  /** Updates the run's last_request_time (no-op for models without a run record). */
+  touchRun(modelId: string): void {
     const file = join(this.runDir(modelId), RUN_FILE);
     if (!existsSync(file)) return;
     const rec = readJson<RunRecord>(file);

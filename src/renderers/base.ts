@@ -157,6 +157,7 @@ export abstract class Renderer {
     trainOnWhat: TrainOnWhat = "last_assistant_message",
   ): SupervisedExample {
     const messages = this.prepareMessages(messagesIn);
+    if (trainOnWhat === "all_assistant_messages" && !this.hasExtensionProperty) warnNoExtension(this.rendererName);
     const pieces: { tokens: number[]; weight: number }[] = [{ tokens: this.bosTokens(), weight: 0 }];
     const turnStart = this.lastAssistantTurnStartIndex(messages.slice(0, -1));
     const ctxs = this.contexts(messages, turnStart);
@@ -266,6 +267,18 @@ export abstract class Renderer {
     if (boundary < 0 || boundary >= messages.length) return null;
     return messages[boundary]!.role === "assistant" ? boundary : null;
   }
+}
+
+const warnedNoExtension = new Set<string>();
+function warnNoExtension(name: string): void {
+  if (warnedNoExtension.has(name)) return;
+  warnedNoExtension.add(name);
+  process.emitWarning(
+    `train_on_what=all_assistant_messages with renderer ${name}, which lacks the extension property: earlier assistant ` +
+      `messages are trained in a context that differs from the prompt they were sampled from. Prefer ` +
+      `buildSupervisedExamples (one example per assistant turn).`,
+    "RendererWarning",
+  );
 }
 
 export function lastUserIndex(messages: readonly Message[]): number {

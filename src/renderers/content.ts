@@ -136,3 +136,28 @@ export function detectUnterminatedToolBlock(content: string, open: string, close
     error: `${UNTERMINATED_TOOL_BLOCK_ERROR}: '${open}' opened without a matching '${close}'`,
   };
 }
+
+export type ParseFailureKind = "structural" | "content";
+
+/**
+ * The parse failure in a parseResponse result, if any: "structural" when the framing broke (no
+ * clean termination; not recoverable within an episode), "content" when it ended cleanly but a tool
+ * block did not parse (the model can be asked again). Structural wins when both apply.
+ */
+export function classifyParseFailure(
+  message: Message,
+  termination: "stop_sequence" | "eos" | "malformed",
+): { kind: ParseFailureKind; detail: string } | null {
+  if (termination === "malformed") {
+    return {
+      kind: "structural",
+      detail:
+        "response did not terminate cleanly (termination=malformed): expected the renderer's stop signal or EOS, so the message framing is broken",
+    };
+  }
+  const unparsed = message.unparsed_tool_calls ?? [];
+  if (unparsed.length > 0) {
+    return { kind: "content", detail: unparsed.map((u) => u.error).join("\n").slice(0, DETAIL_MAX_CHARS) };
+  }
+  return null;
+}

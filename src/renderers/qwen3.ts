@@ -140,7 +140,8 @@ export class Qwen3Renderer extends Renderer {
     const hasText = ownText !== "";
     if (frames && !hasReasoning) out = frameThinking("") + lstripChar(out, "\n");
     if (message.role === "tool") out = `<tool_response>\n${out}\n</tool_response>`;
-    if (message.tool_calls !== undefined) {
+    // An empty list is no calls, as in the template (`if message.tool_calls`).
+    if (message.tool_calls !== undefined && message.tool_calls.length > 0) {
       const calls = message.tool_calls.map(qwenToolCallText).join("\n");
       out += (hasText ? "\n" : "") + calls;
     }

@@ -17,3 +17,18 @@ export {
 } from "./manifest.ts";
 export { defaultLogRoot, expandLogPath } from "./paths.ts";
 export { type RunOutcome, type RunSession, type RunSessionOptions, startRun, withRun } from "./session.ts";
+export { LOG_FILE, LogTailReader, STDOUT_FILE, metricsTailReader, readLogTail, readMetricTail } from "./logs.ts";
+export {
+  type IterationInfo,
+  TRAIN_EXAMPLES_FILE,
+  type TrainingExample,
+  type TranscriptRecord,
+  type TranscriptStep,
+  iterationForStep,
+  listIterations,
+  normalizeTranscript,
+  readTrainingExamples,
+  readTranscripts,
+  withGroupAdvantages,
+} from "./transcripts.ts";
+export { removeCheckpointRecord } from "./checkpoint-edit.ts";

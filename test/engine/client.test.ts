@@ -314,3 +314,8 @@ test("a checkpoint whose base was a relative path resumes from another working d
     await elsewhere.close();
   }
 });
+
+test("engine options are validated", () => {
+  assert.throws(() => createEmbeddedServiceClient({ kernels: "gpu" as "native" }), /kernels/);
+  assert.throws(() => createEmbeddedServiceClient({ storDir: "/tmp/x" } as unknown as { storeDir: string }), /storDir|Unrecognized/);
+});

@@ -180,3 +180,29 @@ test("buildSupervisedExamples: one example per trained assistant turn without th
   assert.equal(llama.buildSupervisedExamples(plainMultiTurn.slice(0, 5), "all_assistant_messages").length, 1);
   assert.throws(() => qwen.buildSupervisedExamples(thinkingMultiTurn, "all_messages"), /cannot split/);
 });
+
+test("qwen3 keeping reasoning in history claims and has the extension property", async () => {
+  const { Qwen3Renderer } = await import("../../src/renderers/index.ts");
+  const setup = SETUPS.find((s) => s.renderer === "qwen3")!;
+  const keep = new Qwen3Renderer(setup.tokenizer(), "qwen3", false);
+  assert.equal(keep.hasExtensionProperty, true);
+  assert.ok(extensionHolds(keep, thinkingMultiTurn));
+  assert.ok(keep.tokenizer.decode(tokensOf(keep.buildGenerationPrompt(thinkingMultiTurn))).includes("Greet back."));
+});
+
+test("classifyParseFailure: structural for broken framing, content for bad tool blocks, null when clean", async () => {
+  const { classifyParseFailure } = await import("../../src/renderers/index.ts");
+  const qwen = rendererFor(SETUPS.find((s) => s.renderer === "qwen3")!);
+  const enc = (s: string): number[] => qwen.tokenizer.encode(s, { addSpecialTokens: false });
+  const clean = qwen.parseResponse(enc("<think>\nok\n</think>\n\nfine<|im_end|>"));
+  assert.equal(classifyParseFailure(clean.message, clean.termination), null);
+  const cut = qwen.parseResponse(enc("<think>\nok"));
+  assert.equal(classifyParseFailure(cut.message, cut.termination)?.kind, "structural");
+  const badJson = qwen.parseResponse(enc('<tool_call>\n{"name": "f", "arguments": {oops}\n</tool_call><|im_end|>'));
+  assert.equal(badJson.termination, "stop_sequence");
+  const failure = classifyParseFailure(badJson.message, badJson.termination);
+  assert.equal(failure?.kind, "content");
+  assert.match(failure?.detail ?? "", /Invalid JSON/);
+  const open = qwen.parseResponse(enc('text <tool_call>\n{"name": "f"<|im_end|>'));
+  assert.match(classifyParseFailure(open.message, open.termination)?.detail ?? "", /^unterminated tool block/);
+});

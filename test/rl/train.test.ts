@@ -119,6 +119,7 @@ test("sync loop: fb+optim enqueued back to back per substep, metrics, checkpoint
   assert.ok(existsSync(join(logPath, "config.json")));
   assert.equal(readManifest(logPath)?.status, "completed");
   assert.equal(readManifest(logPath)?.engine, "embedded");
+  assert.match(readFileSync(join(logPath, "logs.log"), "utf8"), /iteration 0 group 0 trajectory \d: reward 1\.000, advantage 0\.500/);
   assert.equal(JSON.parse(readFileSync(join(logPath, "config.json"), "utf8")).num_substeps, 2);
 });
 
@@ -321,4 +322,53 @@ test("async mode with streaming minibatches, and a KL penalty against a referenc
   const m = readJsonl(join(klPath, "metrics.jsonl"))[0];
   // Sampled −0.5 against reference −0.7 on every action token.
   assert.ok(Math.abs((m.kl_policy_base as number) - 0.2) < 1e-9);
+});
+
+test("a real SIGUSR1 to the process is answered with a checkpoint at the next step boundary", async () => {
+  const logPath = tmpRun();
+  const { service } = setup();
+  class SlowBuilder extends FnGroupBuilder {
+    override async makeEnvs() {
+      // Lets the signal be delivered (it arrives on the event loop, not between promise jobs).
+      await new Promise((r) => setTimeout(r, 20));
+      return super.makeEnvs();
+    }
+  }
+  const batches = Array.from({ length: 3 }, () => [new SlowBuilder(() => new OneTurnEnv([1], (a) => (a[0] === 10 ? 1 : 0)), 2)]);
+  const dataset = new ListDataset(batches);
+  const builder: RLDatasetBuilder = {
+    async build() {
+      return {
+        train: {
+          length: dataset.length,
+          getBatch(i: number) {
+            if (i === 1) process.kill(process.pid, "SIGUSR1");
+            return dataset.getBatch(i);
+          },
+        },
+      };
+    },
+  };
+  const before = process.listenerCount("SIGUSR1");
+  await main({ ...base(logPath), save_every: 0 }, builder, service, quiet);
+  assert.equal(process.listenerCount("SIGUSR1"), before, "handlers are removed when the run ends");
+  const ckpts = readJsonl(join(logPath, "checkpoints.jsonl"));
+  assert.deepEqual(ckpts.map((c) => c.name), ["000002", "final"]);
+  assert.equal(readManifest(logPath)?.status, "completed");
+});
+
+test("remove_constant_reward_groups trains only mixed groups but reports every sampled group", async () => {
+  const logPath = tmpRun();
+  const sampler = () => new FakeSamplingClient((_p, call) => ({ tokens: [10 + (call % 2), 0] }), -0.5);
+  const training = new FakeTrainingClient(sampler);
+  const service = new FakeServiceClient(training);
+  const constant = new FnGroupBuilder(() => new OneTurnEnv([1], () => 1), 2);
+  const mixed = new FnGroupBuilder(() => new OneTurnEnv([1], (a) => (a[0] === 10 ? 1 : 0)), 2);
+  const builder: RLDatasetBuilder = { async build() { return { train: new ListDataset([[constant, mixed]]) }; } };
+  await main({ ...base(logPath), remove_constant_reward_groups: true }, builder, service, quiet);
+  assert.equal(training.forwardBackwardBatches[0].length, 2, "only the mixed group's two trajectories are trained");
+  const m = readJsonl(join(logPath, "metrics.jsonl"))[0];
+  assert.equal(m["env/all/total_episodes"], 4);
+  assert.equal(m["env/all/by_group/frac_all_good"], 0.5);
+  assert.equal(m["env/all/reward/total"], 0.75);
 });

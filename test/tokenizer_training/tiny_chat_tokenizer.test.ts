@@ -101,3 +101,24 @@ test("shipped tokenizer matches a fresh training run and our encoder", async () 
   const text = "System: Your job is to guess\n\nPlayer: Guess: 512\n\nUser: Too low\n\nAssistant: Guess: 768\n\nUser:";
   assert.deepEqual(ours.encode(text), tok.encode(text, { add_special_tokens: false }));
 });
+
+test("the project's role_colon renderer on the tiny-chat tokenizer matches the chat template and the corpus text", async () => {
+  const { loadTokenizerFromDir } = await import("../../src/tokenizers/index.ts");
+  const { getRenderer } = await import("../../src/renderers/index.ts");
+  const { modelInputToInts } = await import("../../src/tinker/modelInput.ts");
+  const tokenizer = loadTokenizerFromDir(DIR);
+  const renderer = getRenderer("role_colon", tokenizer);
+  const hf = await load();
+  for (const convo of CONVOS) {
+    const prompt = modelInputToInts(renderer.buildGenerationPrompt(convo));
+    const template = hf.apply_chat_template(convo, { tokenize: true, add_generation_prompt: true, return_tensor: false, return_dict: false });
+    assert.deepEqual(prompt, Array.from(template as number[]));
+  }
+  // A supervised example is BOS + exactly the pretraining document text, trained on the answer.
+  const chat: Conversation = [{ role: "user", content: "What is 23 + 58?" }, { role: "assistant", content: "81" }];
+  const ex = renderer.buildSupervisedExample(chat);
+  const ids = modelInputToInts(ex.modelInput);
+  assert.equal(tokenizer.decode(ids), "<|endoftext|>" + renderRoleColonDocument(chat));
+  const trained = ids.filter((_, i) => ex.weights[i] > 0);
+  assert.equal(tokenizer.decode(trained), " 81\n\nUser:");
+});

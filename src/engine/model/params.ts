@@ -117,8 +117,7 @@ function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: numb
   const a = allocFloat(ctx.dtype, rank * inDim);
   // PEFT's kaiming_uniform(a=sqrt(5)) init: U(-1/sqrt(in), 1/sqrt(in)); B = 0 keeps step 0 exact.
   const bound = 1 / Math.sqrt(inDim);
-  const rng = new RandomStream(ctx.setup.seed, aName);
-  for (let i = 0; i < a.length; i++) a[i] = (2 * rng.uniform() - 1) * bound;
+  new RandomStream(ctx.setup.seed, aName).fillUniform(a, -bound, bound);
   const aT: Tensor = { name: aName, shape: [rank, inDim], data: a, grad: allocFloat(ctx.dtype, a.length) };
   const bT: Tensor = { name: bName, shape: [outDim, rank], data: allocFloat(ctx.dtype, outDim * rank), grad: allocFloat(ctx.dtype, outDim * rank) };
   ctx.trainable.push(aT, bT);

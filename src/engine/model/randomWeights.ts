@@ -15,10 +15,7 @@ export function randomWeights(config: ModelConfig, seed: number, options: Random
   for (const [name, shape] of expectedTensorShapes(config)) {
     const data = new Float32Array(shapeSize(shape));
     if (name.endsWith("norm.weight")) data.fill(1);
-    else {
-      const rng = new RandomStream(seed, name);
-      for (let i = 0; i < data.length; i++) data[i] = rng.normal() * std;
-    }
+    else new RandomStream(seed, name).fillNormal(data, std);
     out.set(name, data);
   }
   return out;

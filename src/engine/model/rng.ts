@@ -19,7 +19,6 @@ export class RandomStream {
   private b: number;
   private c: number;
   private d: number;
-  private spareNormal: number | null = null;
 
   constructor(seed: number, key: string) {
     // Fold the whole (possibly > 2^32) integer seed in, then the key.
@@ -49,17 +48,23 @@ export class RandomStream {
     return this.nextUint32() / 4294967296;
   }
 
-  normal(): number {
-    if (this.spareNormal !== null) {
-      const v = this.spareNormal;
-      this.spareNormal = null;
-      return v;
+  /** out[i] = lo + (hi - lo) * uniform. */
+  fillUniform(out: Float32Array | Float64Array, lo: number, hi: number): void {
+    const span = (hi - lo) / 4294967296;
+    for (let i = 0; i < out.length; i++) out[i] = lo + span * this.nextUint32();
+  }
+
+  /** out[i] ~ N(0, std²), Box–Muller in pairs. */
+  fillNormal(out: Float32Array | Float64Array, std: number): void {
+    const n = out.length;
+    const twoPi = 2 * Math.PI;
+    for (let i = 0; i < n; i += 2) {
+      const u1 = 1 - this.nextUint32() / 4294967296;
+      const u2 = this.nextUint32() / 4294967296;
+      const r = std * Math.sqrt(-2 * Math.log(u1));
+      out[i] = r * Math.cos(twoPi * u2);
+      if (i + 1 < n) out[i + 1] = r * Math.sin(twoPi * u2);
     }
-    const u1 = 1 - this.uniform();
-    const u2 = this.uniform();
-    const r = Math.sqrt(-2 * Math.log(u1));
-    this.spareNormal = r * Math.sin(2 * Math.PI * u2);
-    return r * Math.cos(2 * Math.PI * u2);
   }
 }
 

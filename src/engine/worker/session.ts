@@ -84,8 +84,11 @@ export class EngineSession {
         const r = model.forwardBackward(req.batch, req.lossFn, req.lossFnConfig, req.backward);
         return { logprobs: r.logprobs, lossSum: r.lossSum, metrics: { ...r.metrics, "loss:sum": r.lossSum }, elementwiseLoss: r.elementwiseLoss };
       }
-      case "optimStep":
-        return this.entry(req.modelId).model.optimStep(req.adam);
+      case "optimStep": {
+        const metrics = this.entry(req.modelId).model.optimStep(req.adam);
+        this.store.touchRun(req.modelId);
+        return metrics;
+      }
       case "save":
         return this.save(req.modelId, req.kind, req.name, req.overwrite, req.ttlSeconds);
       case "load":

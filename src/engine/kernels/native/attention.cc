@@ -21,7 +21,9 @@ struct Task {
   ptrdiff_t seq, head, begin, end;
 };
 
-constexpr ptrdiff_t kRowsPerTask = 16;
+// Query (or key) rows per task: a multiple of the GEMM micro-tile height, small enough that one
+// sequence still splits into several tasks.
+constexpr ptrdiff_t kRowsPerTask = 48;
 
 std::vector<Task> make_tasks(const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads) {
   std::vector<Task> tasks;
@@ -43,12 +45,7 @@ std::vector<ptrdiff_t> probs_bases(const int32_t* seq_starts, ptrdiff_t num_seqs
   return base;
 }
 
-inline float dot(const float* a, const float* b, ptrdiff_t n) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (ptrdiff_t i = 0; i < n; i++) s += a[i] * b[i];
-  return s;
-}
+inline float dot(const float* a, const float* b, ptrdiff_t n) { return vdot(a, b, n); }
 
 inline void axpy_row(float a, const float* x, float* y, ptrdiff_t n) {
 #pragma omp simd
@@ -112,28 +109,30 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
     max_len = std::max(max_len, len);
     flops += 2 * heads * len * len * d;
   }
-  float* rows = worker_rows(max_len);
+  float* scratch = worker_rows(kRowsPerTask * max_len);
   run_tasks(static_cast<ptrdiff_t>(tasks.size()), flops, [&](ptrdiff_t ti, int worker) {
-    float* p = rows + worker * max_len;
-    {
-      const Task& t = tasks[ti];
-      const ptrdiff_t start = seq_starts[t.seq];
-      const ptrdiff_t len = seq_starts[t.seq + 1] - start;
-      const ptrdiff_t g = t.head / rep;
-      for (ptrdiff_t i = t.begin; i < t.end; i++) {
-        const float* qi = q + (start + i) * qw + t.head * d;
-        for (ptrdiff_t j = 0; j <= i; j++) p[j] = dot(qi, k + (start + j) * kw + g * d, d) * scale;
-        softmax_inplace(p, i + 1);
-        float* o = out + (start + i) * qw + t.head * d;
-        std::fill(o, o + d, 0.0f);
-        for (ptrdiff_t j = 0; j <= i; j++) axpy_row(p[j], v + (start + j) * kw + g * d, o, d);
-        if (probs != nullptr) {
-          float* pr = probs + base[t.seq] + t.head * len * len + i * len;
-          std::copy(p, p + i + 1, pr);
-          std::fill(pr + i + 1, pr + len, 0.0f);
-        }
+    const Task& t = tasks[ti];
+    const ptrdiff_t start = seq_starts[t.seq];
+    const ptrdiff_t len = seq_starts[t.seq + 1] - start;
+    const ptrdiff_t g = t.head / rep;
+    const ptrdiff_t rows = t.end - t.begin, keys = t.end;  // causal: rows of the block see keys < t.end
+    float* S = scratch + worker * kRowsPerTask * max_len;     // [rows, keys]
+    const float* qb = q + (start + t.begin) * qw + t.head * d;
+    const float* kb = k + start * kw + g * d;
+    gemm_serial(false, true, rows, keys, d, scale, qb, qw, kb, kw, 0.0f, S, keys);
+    for (ptrdiff_t r = 0; r < rows; r++) {
+      const ptrdiff_t i = t.begin + r;
+      float* p = S + r * keys;
+      softmax_inplace(p, i + 1);
+      std::fill(p + i + 1, p + keys, 0.0f);
+      if (probs != nullptr) {
+        float* pr = probs + base[t.seq] + t.head * len * len + i * len;
+        std::copy(p, p + keys, pr);
+        std::fill(pr + keys, pr + len, 0.0f);
       }
     }
+    gemm_serial(false, false, rows, d, keys, 1.0f, S, keys, v + start * kw + g * d, kw, 0.0f,
+                out + (start + t.begin) * qw + t.head * d, qw);
   });
 }
 
@@ -145,63 +144,51 @@ void attention_backward(const float* dout, const float* q, const float* k, const
   const std::vector<Task> qtasks = make_tasks(seq_starts, num_seqs, heads);
   const std::vector<Task> ktasks = make_tasks(seq_starts, num_seqs, kv_heads);
   const std::vector<ptrdiff_t> base = probs_bases(seq_starts, num_seqs, heads);
-  ptrdiff_t max_len = 0, flops = 0;
+  ptrdiff_t flops = 0;
   for (ptrdiff_t s = 0; s < num_seqs; s++) {
     const ptrdiff_t len = seq_starts[s + 1] - seq_starts[s];
-    max_len = std::max(max_len, len);
     flops += 4 * heads * len * len * d;
   }
+  // dS in the layout of probs (zero above the diagonal).
   t_ds.resize(static_cast<size_t>(base[num_seqs]));
   float* ds = t_ds.data();
-  const ptrdiff_t nq = static_cast<ptrdiff_t>(qtasks.size()), nk = static_cast<ptrdiff_t>(ktasks.size());
-  run_tasks(nq, flops, [&](ptrdiff_t ti, int) {
-    {
-      const Task& t = qtasks[ti];
-      const ptrdiff_t start = seq_starts[t.seq];
-      const ptrdiff_t len = seq_starts[t.seq + 1] - start;
-      const ptrdiff_t g = t.head / rep;
-      const ptrdiff_t off = base[t.seq] + t.head * len * len;
-      for (ptrdiff_t i = t.begin; i < t.end; i++) {
-        const float* doi = dout + (start + i) * qw + t.head * d;
-        const float* pr = probs + off + i * len;
-        float* dsr = ds + off + i * len;
-        float rowsum = 0;
-        for (ptrdiff_t j = 0; j <= i; j++) {
-          const float dp = dot(doi, v + (start + j) * kw + g * d, d);
-          dsr[j] = dp;
-          rowsum += pr[j] * dp;
-        }
-        float* dqi = dq + (start + i) * qw + t.head * d;
-        std::fill(dqi, dqi + d, 0.0f);
-        for (ptrdiff_t j = 0; j <= i; j++) {
-          const float s = pr[j] * (dsr[j] - rowsum) * scale;
-          dsr[j] = s;
-          axpy_row(s, k + (start + j) * kw + g * d, dqi, d);
-        }
-      }
+  run_tasks(static_cast<ptrdiff_t>(qtasks.size()), flops, [&](ptrdiff_t ti, int) {
+    const Task& t = qtasks[ti];
+    const ptrdiff_t start = seq_starts[t.seq];
+    const ptrdiff_t len = seq_starts[t.seq + 1] - start;
+    const ptrdiff_t g = t.head / rep;
+    const ptrdiff_t off = base[t.seq] + t.head * len * len;
+    const ptrdiff_t rows = t.end - t.begin, keys = t.end;
+    float* dsb = ds + off + t.begin * len;  // rows of dS, row stride len
+    // dP = dO V^T into the dS rows, then dS = P * (dP - rowsum(P * dP)) * scale in place.
+    gemm_serial(false, true, rows, keys, d, 1.0f, dout + (start + t.begin) * qw + t.head * d, qw,
+                v + start * kw + g * d, kw, 0.0f, dsb, len);
+    for (ptrdiff_t r = 0; r < rows; r++) {
+      const ptrdiff_t i = t.begin + r;
+      const float* pr = probs + off + i * len;
+      float* dr = dsb + r * len;
+      const float rowsum = vdot(pr, dr, i + 1);
+      for (ptrdiff_t j = 0; j <= i; j++) dr[j] = pr[j] * (dr[j] - rowsum) * scale;
+      std::fill(dr + i + 1, dr + len, 0.0f);
     }
+    gemm_serial(false, false, rows, d, keys, 1.0f, dsb, len, k + start * kw + g * d, kw, 0.0f,
+                dq + (start + t.begin) * qw + t.head * d, qw);
   });
-  // Pass 1 has returned, so every dS row is written before pass 2 reads columns of it.
-  run_tasks(nk, flops, [&](ptrdiff_t ti, int) {
-    {
-      const Task& t = ktasks[ti];  // t.head is a kv head here
-      const ptrdiff_t start = seq_starts[t.seq];
-      const ptrdiff_t len = seq_starts[t.seq + 1] - start;
-      for (ptrdiff_t j = t.begin; j < t.end; j++) {
-        float* dkj = dk + (start + j) * kw + t.head * d;
-        float* dvj = dv + (start + j) * kw + t.head * d;
-        std::fill(dkj, dkj + d, 0.0f);
-        std::fill(dvj, dvj + d, 0.0f);
-        for (ptrdiff_t h = t.head * rep; h < (t.head + 1) * rep; h++) {
-          const ptrdiff_t off = base[t.seq] + h * len * len;
-          for (ptrdiff_t i = j; i < len; i++) {
-            const float s = ds[off + i * len + j];
-            const float p = probs[off + i * len + j];
-            if (s != 0.0f) axpy_row(s, q + (start + i) * qw + h * d, dkj, d);
-            if (p != 0.0f) axpy_row(p, dout + (start + i) * qw + h * d, dvj, d);
-          }
-        }
-      }
+  // Pass 1 has returned, so all of dS is written. dK[j] and dV[j] only get terms from rows i >= j.
+  run_tasks(static_cast<ptrdiff_t>(ktasks.size()), flops, [&](ptrdiff_t ti, int) {
+    const Task& t = ktasks[ti];  // t.head is a kv head here; the block is key rows [begin, end)
+    const ptrdiff_t start = seq_starts[t.seq];
+    const ptrdiff_t len = seq_starts[t.seq + 1] - start;
+    const ptrdiff_t cols = t.end - t.begin, inner = len - t.begin;
+    float* dkb = dk + (start + t.begin) * kw + t.head * d;
+    float* dvb = dv + (start + t.begin) * kw + t.head * d;
+    for (ptrdiff_t h = t.head * rep; h < (t.head + 1) * rep; h++) {
+      const ptrdiff_t off = base[t.seq] + h * len * len + t.begin * len + t.begin;  // [i = begin.., j = begin..]
+      const float beta = h == t.head * rep ? 0.0f : 1.0f;
+      gemm_serial(true, false, cols, d, inner, 1.0f, ds + off, len, q + (start + t.begin) * qw + h * d, qw, beta,
+                  dkb, kw);
+      gemm_serial(true, false, cols, d, inner, 1.0f, probs + off, len, dout + (start + t.begin) * qw + h * d, qw,
+                  beta, dvb, kw);
     }
   });
 }

@@ -109,18 +109,18 @@ inline void micro_rows(int rows, int kc, const float* a, const float* b, float* 
 }
 
 // Ap[panel][k][r] = alpha * op(A)[i0 + r, pc + k]
-void pack_a_panel(bool tA, ptrdiff_t M, ptrdiff_t K, const float* A, float alpha, ptrdiff_t i0, int rows,
-                  ptrdiff_t pc, int kc, float* dst) {
+void pack_a_panel(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t i0, int rows, ptrdiff_t pc, int kc,
+                  float* dst) {
   if (tA) {
     for (int k = 0; k < kc; k++) {
-      const float* src = A + (pc + k) * M + i0;
+      const float* src = A + (pc + k) * lda + i0;
       float* d = dst + k * MR;
       for (int r = 0; r < rows; r++) d[r] = alpha * src[r];
       for (int r = rows; r < MR; r++) d[r] = 0;
     }
   } else {
     for (int r = 0; r < rows; r++) {
-      const float* src = A + (i0 + r) * K + pc;
+      const float* src = A + (i0 + r) * lda + pc;
       for (int k = 0; k < kc; k++) dst[k * MR + r] = alpha * src[k];
     }
     for (int r = rows; r < MR; r++)
@@ -129,11 +129,10 @@ void pack_a_panel(bool tA, ptrdiff_t M, ptrdiff_t K, const float* A, float alpha
 }
 
 // Bp[panel][k][j] = op(B)[pc + k, j0 + j], zero past the last column.
-void pack_b_panel(bool tB, ptrdiff_t N, ptrdiff_t K, const float* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc,
-                  float* dst) {
+void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc, float* dst) {
   if (!tB) {
     for (int k = 0; k < kc; k++) {
-      const float* src = B + (pc + k) * N + j0;
+      const float* src = B + (pc + k) * ldb + j0;
       float* d = dst + k * NR;
       if (cols == NR) {
         store(d, load(src));
@@ -145,7 +144,7 @@ void pack_b_panel(bool tB, ptrdiff_t N, ptrdiff_t K, const float* B, ptrdiff_t j
     }
   } else {
     for (int j = 0; j < cols; j++) {
-      const float* src = B + (j0 + j) * K + pc;
+      const float* src = B + (j0 + j) * ldb + pc;
       for (int k = 0; k < kc; k++) dst[k * NR + j] = src[k];
     }
     for (int j = cols; j < NR; j++)
@@ -167,6 +166,41 @@ GemmBackend gemm_backend() { return g_backend.load(std::memory_order_relaxed); }
 void set_gemm_backend(GemmBackend b) { g_backend.store(b, std::memory_order_relaxed); }
 
 namespace {
+
+// One block of C (rows i0.., cols j0..), computed start to finish on the calling thread with its
+// own packed copies of the A rows and B columns it needs. Leading dimensions are explicit so that
+// callers (attention) can multiply strided sub-matrices in place.
+void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, ptrdiff_t lda, const float* B,
+                  ptrdiff_t ldb, float beta, float* C, ptrdiff_t ldc, ptrdiff_t i0, ptrdiff_t rows, ptrdiff_t j0,
+                  ptrdiff_t cols) {
+  for (ptrdiff_t i = i0; i < i0 + rows; i++) {
+    float* c = C + i * ldc + j0;
+    if (beta == 0.0f) std::fill(c, c + cols, 0.0f);
+    else if (beta != 1.0f)
+      for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
+  }
+  if (K <= 0 || alpha == 0.0f) return;
+  const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
+  const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
+  float* ap = t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
+  float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * kc_max));
+  for (ptrdiff_t pc = 0; pc < K; pc += KC) {
+    const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, K - pc));
+    for (ptrdiff_t p = 0; p < m_panels; p++)
+      pack_a_panel(tA, lda, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc, kc,
+                   ap + p * MR * kc);
+    for (ptrdiff_t p = 0; p < n_panels; p++)
+      pack_b_panel(tB, ldb, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
+                   bp + p * NR * kc);
+    for (ptrdiff_t jp = 0; jp < n_panels; jp++) {
+      const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
+      for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
+        const int r = static_cast<int>(std::min<ptrdiff_t>(MR, rows - ip * MR));
+        micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, C + (i0 + ip * MR) * ldc + j0 + jp * NR, ldc, nr);
+      }
+    }
+  }
+}
 
 // Few rows of C (decode-time products, M <= kSmallM): packing B would cost more than the
 // arithmetic, so stream B directly. Columns are split across threads.
@@ -191,10 +225,7 @@ void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float
         const float* b = B + j * K;
         for (ptrdiff_t i = 0; i < M; i++) {
           const float* ai = a + i * K;
-          float s = 0;
-#pragma omp simd reduction(+ : s)
-          for (ptrdiff_t k = 0; k < K; k++) s += ai[k] * b[k];
-          acc[i][j - j0] = s;
+          acc[i][j - j0] = vdot(ai, b, K);
         }
       }
     } else {
@@ -246,42 +277,24 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
   const ptrdiff_t m_tiles = (M + mt - 1) / mt, n_tiles = (N + ntile - 1) / ntile;
   const ptrdiff_t n_tasks = m_tiles * n_tiles;
 
+  const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
   const auto tile = [&](ptrdiff_t task, int) {
     const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
-    const ptrdiff_t rows = std::min(mt, M - i0), cols = std::min(ntile, N - j0);
-    for (ptrdiff_t i = i0; i < i0 + rows; i++) {
-      float* c = C + i * N + j0;
-      if (beta == 0.0f) std::fill(c, c + cols, 0.0f);
-      else if (beta != 1.0f)
-        for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
-    }
-    if (K <= 0 || alpha == 0.0f) return;
-    const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
-    const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
-    float* ap = t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
-    float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * kc_max));
-    for (ptrdiff_t pc = 0; pc < K; pc += KC) {
-      const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, K - pc));
-      for (ptrdiff_t p = 0; p < m_panels; p++)
-        pack_a_panel(tA, M, K, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc,
-                     kc, ap + p * MR * kc);
-      for (ptrdiff_t p = 0; p < n_panels; p++)
-        pack_b_panel(tB, N, K, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
-                     bp + p * NR * kc);
-      for (ptrdiff_t jp = 0; jp < n_panels; jp++) {
-        const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
-        for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
-          const int r = static_cast<int>(std::min<ptrdiff_t>(MR, rows - ip * MR));
-          micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, C + (i0 + ip * MR) * N + j0 + jp * NR, N, nr);
-        }
-      }
-    }
+    compute_tile(tA, tB, K, alpha, A, lda, B, ldb, beta, C, N, i0, std::min(mt, M - i0), j0, std::min(ntile, N - j0));
   };
   if (nt == 1) {
     for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
   } else {
     parallel_for(n_tasks, tile);
   }
+}
+
+void gemm_serial(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                 ptrdiff_t lda, const float* B, ptrdiff_t ldb, float beta, float* C, ptrdiff_t ldc) {
+  for (ptrdiff_t i0 = 0; i0 < M; i0 += MC)
+    for (ptrdiff_t j0 = 0; j0 < N; j0 += NT)
+      compute_tile(tA, tB, K, alpha, A, lda, B, ldb, beta, C, ldc, i0, std::min<ptrdiff_t>(MC, M - i0), j0,
+                   std::min<ptrdiff_t>(NT, N - j0));
 }
 
 void gemm(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
@@ -291,8 +304,7 @@ void gemm(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, 
   // M = 1, which costs more than the arithmetic.
   if (gemm_backend() == GemmBackend::OpenBLAS && M > kSmallM && N > 0 && K > 0) {
     threads();  // makes sure OpenBLAS got our thread count before its first call
-    // BLAS may leave C untouched as "0 * C" when beta is 0, but an explicit zero keeps NaN out for sure.
-    if (beta == 0.0f) std::fill(C, C + M * N, 0.0f);
+    // BLAS semantics: beta = 0 means C is not read, so NaN in C does not leak (tested).
     cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans, tB ? CblasTrans : CblasNoTrans,
                 static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
                 static_cast<blasint>(tA ? M : K), B, static_cast<blasint>(tB ? K : N), beta, C,

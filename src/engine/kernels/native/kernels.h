@@ -18,6 +18,10 @@ void set_gemm_backend(GemmBackend b);
 
 void gemm(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
           const float* A, const float* B, float beta, float* C);
+// Single-threaded packed product on strided matrices (op(A)[i,k] = tA ? A[k*lda+i] : A[i*lda+k],
+// likewise B; C row stride ldc). For use inside tasks that are already parallel.
+void gemm_serial(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                 ptrdiff_t lda, const float* B, ptrdiff_t ldb, float beta, float* C, ptrdiff_t ldc);
 void gemm_packed(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
                  const float* A, const float* B, float beta, float* C);
 

@@ -18,12 +18,7 @@ constexpr ptrdiff_t kChunk = 1 << 14;
 // Rows per task so that a task touches about kChunk elements.
 inline ptrdiff_t rows_per_chunk(ptrdiff_t dim) { return std::max<ptrdiff_t>(1, kChunk / std::max<ptrdiff_t>(dim, 1)); }
 
-inline float dot(const float* a, const float* b, ptrdiff_t n) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (ptrdiff_t i = 0; i < n; i++) s += a[i] * b[i];
-  return s;
-}
+inline float dot(const float* a, const float* b, ptrdiff_t n) { return vdot(a, b, n); }
 }  // namespace
 
 void rmsnorm_forward(const float* x, const float* w, float* out, float* rstd, ptrdiff_t rows, ptrdiff_t dim,
@@ -55,9 +50,7 @@ void rmsnorm_backward(const float* dout, const float* x, const float* w, const f
       const float* xr = x + r * dim;
       float* d = dx + r * dim;
       const float rs = rstd[r];
-      float s = 0;
-#pragma omp simd reduction(+ : s)
-      for (ptrdiff_t j = 0; j < dim; j++) s += w[j] * g[j] * xr[j];
+      const float s = vdot3(w, g, xr, dim);
       const float c3 = rs * rs * rs * s / static_cast<float>(dim);
 #pragma omp simd
       for (ptrdiff_t j = 0; j < dim; j++) d[j] = rs * w[j] * g[j] - c3 * xr[j];

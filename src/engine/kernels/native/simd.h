@@ -2,6 +2,7 @@
 // (binding.gyp builds with -march=native by default, so this is the installing machine's best).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -34,6 +35,31 @@ inline float hmax(vf v) {
   float m = v[0];
   for (int i = 1; i < VW; i++) m = v[i] > m ? v[i] : m;
   return m;
+}
+
+// Dot product with vector accumulators (GCC does not reliably vectorise float reductions without
+// -ffast-math, even under `omp simd`).
+inline float vdot(const float* a, const float* b, ptrdiff_t n) {
+  vf acc0 = splat(0.0f), acc1 = splat(0.0f);
+  ptrdiff_t i = 0;
+  for (; i + 2 * VW <= n; i += 2 * VW) {
+    acc0 += load(a + i) * load(b + i);
+    acc1 += load(a + i + VW) * load(b + i + VW);
+  }
+  for (; i + VW <= n; i += VW) acc0 += load(a + i) * load(b + i);
+  float s = hsum(acc0 + acc1);
+  for (; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+// sum of a[i] * b[i] * c[i]
+inline float vdot3(const float* a, const float* b, const float* c, ptrdiff_t n) {
+  vf acc = splat(0.0f);
+  ptrdiff_t i = 0;
+  for (; i + VW <= n; i += VW) acc += load(a + i) * load(b + i) * load(c + i);
+  float s = hsum(acc);
+  for (; i < n; i++) s += a[i] * b[i] * c[i];
+  return s;
 }
 
 // exp(x) for a vector, Cephes-style: 2^n * p(r) with |r| <= ln2/2; about 1 ulp on the normal range.

@@ -1,0 +1,30 @@
+// Removing a record from checkpoints.jsonl after its weights were deleted: the file is rewritten
+// through a rename, re-read just before so a line appended meanwhile is kept.
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CHECKPOINTS_FILE } from "./checkpoints.ts";
+
+/** Drops the records named `name` (and, when given, with that state_path); returns how many. */
+export function removeCheckpointRecord(logDir: string, name: string, statePath?: string): number {
+  const path = join(logDir, CHECKPOINTS_FILE);
+  const lines = readFileSync(path, "utf8").split("\n");
+  let removed = 0;
+  const kept = lines.filter((line) => {
+    if (line.trim() === "") return false;
+    try {
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      if (rec.name === name && (statePath === undefined || rec.state_path === statePath)) {
+        removed++;
+        return false;
+      }
+    } catch {
+      // keep lines we cannot read; they are not ours to drop
+    }
+    return true;
+  });
+  if (removed === 0) return 0;
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, kept.map((l) => `${l}\n`).join(""));
+  renameSync(tmp, path);
+  return removed;
+}

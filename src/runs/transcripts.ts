@@ -1,0 +1,158 @@
+// Reading the transcripts a run left in iteration_NNNNNN/ (spec §7.1): which iterations exist,
+// the rollout summary records of one, and supervised training examples if the run logged them.
+// Records are read tolerantly: Python-written ones lack our prompt/response text.
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { readJsonl } from "../log/jsonl.ts";
+
+const ITERATION_RE = /^iteration_(\d+)$/;
+const SUMMARY_SUFFIX = "_rollout_summaries.jsonl";
+
+export interface IterationInfo {
+  iteration: number;
+  dir: string;
+  /** Base names with a rollout summaries file, e.g. `train`, `eval_test`. */
+  summaries: string[];
+}
+
+export interface TranscriptStep {
+  step_idx: number;
+  ob_len?: number;
+  ac_len?: number;
+  reward?: number;
+  episode_done?: boolean;
+  metrics: Record<string, number>;
+  logs: Record<string, unknown>;
+}
+
+/** A rollout summary record with every field optional but normalised to safe defaults. */
+export interface TranscriptRecord {
+  split: string;
+  iteration: number;
+  group_idx: number;
+  traj_idx: number;
+  tags: string[];
+  sampling_client_step: number | null;
+  total_reward: number;
+  final_reward: number;
+  advantage?: number;
+  trajectory_metrics: Record<string, number>;
+  final_ob_len?: number;
+  steps: TranscriptStep[];
+  prompt: string | null;
+  response: string | null;
+  stop_reason: string | null;
+}
+
+export function listIterations(logDir: string): IterationInfo[] {
+  if (!existsSync(logDir)) return [];
+  const out: IterationInfo[] = [];
+  for (const entry of readdirSync(logDir, { withFileTypes: true })) {
+    const m = entry.isDirectory() ? ITERATION_RE.exec(entry.name) : null;
+    if (!m) continue;
+    const dir = join(logDir, entry.name);
+    const summaries = readdirSync(dir)
+      .filter((f) => f.endsWith(SUMMARY_SUFFIX))
+      .map((f) => f.slice(0, -SUMMARY_SUFFIX.length))
+      .sort((a, b) => (a === "train" ? -1 : b === "train" ? 1 : a.localeCompare(b)));
+    out.push({ iteration: Number(m[1]), dir, summaries });
+  }
+  return out.sort((a, b) => a.iteration - b.iteration);
+}
+
+/** The iteration whose transcripts belong to a metrics step: the same number, else the nearest before. */
+export function iterationForStep(iterations: readonly IterationInfo[], step: number): IterationInfo | undefined {
+  let best: IterationInfo | undefined;
+  for (const it of iterations) {
+    if (it.iteration <= step) best = it;
+    else break;
+  }
+  return best ?? iterations[0];
+}
+
+const num = (v: unknown, d: number): number => (typeof v === "number" && Number.isFinite(v) ? v : d);
+const text = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const numMap = (v: unknown): Record<string, number> => {
+  const out: Record<string, number> = {};
+  if (typeof v === "object" && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === "number") out[k] = x;
+  return out;
+};
+
+export function normalizeTranscript(raw: Record<string, unknown>): TranscriptRecord {
+  const steps = Array.isArray(raw.steps) ? raw.steps : [];
+  const rec: TranscriptRecord = {
+    split: typeof raw.split === "string" ? raw.split : "train",
+    iteration: num(raw.iteration, 0),
+    group_idx: num(raw.group_idx, 0),
+    traj_idx: num(raw.traj_idx, 0),
+    tags: Array.isArray(raw.tags) ? raw.tags.filter((t): t is string => typeof t === "string") : [],
+    sampling_client_step: typeof raw.sampling_client_step === "number" ? raw.sampling_client_step : null,
+    total_reward: num(raw.total_reward, Number.NaN),
+    final_reward: num(raw.final_reward, Number.NaN),
+    trajectory_metrics: numMap(raw.trajectory_metrics),
+    steps: steps.map((s: unknown, i: number) => {
+      const o = (typeof s === "object" && s !== null ? s : {}) as Record<string, unknown>;
+      return {
+        step_idx: num(o.step_idx, i),
+        ob_len: typeof o.ob_len === "number" ? o.ob_len : undefined,
+        ac_len: typeof o.ac_len === "number" ? o.ac_len : undefined,
+        reward: typeof o.reward === "number" ? o.reward : undefined,
+        episode_done: typeof o.episode_done === "boolean" ? o.episode_done : undefined,
+        metrics: numMap(o.metrics),
+        logs: typeof o.logs === "object" && o.logs !== null ? (o.logs as Record<string, unknown>) : {},
+      };
+    }),
+    prompt: text(raw.prompt),
+    response: text(raw.response),
+    stop_reason: text(raw.stop_reason),
+  };
+  if (typeof raw.advantage === "number") rec.advantage = raw.advantage;
+  if (typeof raw.final_ob_len === "number") rec.final_ob_len = raw.final_ob_len;
+  return rec;
+}
+
+/** The records of `<base>_rollout_summaries.jsonl` in one iteration (empty when absent). */
+export function readTranscripts(logDir: string, iteration: number, base = "train"): TranscriptRecord[] {
+  const path = join(logDir, `iteration_${String(iteration).padStart(6, "0")}`, `${base}${SUMMARY_SUFFIX}`);
+  if (!existsSync(path)) return [];
+  return readJsonl<Record<string, unknown>>(path).map(normalizeTranscript);
+}
+
+/**
+ * Group advantages as the RL loop computes them by default (reward minus the group mean), for
+ * records that did not store one.
+ */
+export function withGroupAdvantages(records: readonly TranscriptRecord[]): TranscriptRecord[] {
+  const sums = new Map<number, { s: number; n: number }>();
+  for (const r of records) {
+    if (!Number.isFinite(r.total_reward)) continue;
+    const e = sums.get(r.group_idx) ?? { s: 0, n: 0 };
+    e.s += r.total_reward;
+    e.n++;
+    sums.set(r.group_idx, e);
+  }
+  return records.map((r) => {
+    if (r.advantage !== undefined) return r;
+    const e = sums.get(r.group_idx);
+    return e && Number.isFinite(r.total_reward) ? { ...r, advantage: r.total_reward - e.s / e.n } : r;
+  });
+}
+
+/** A supervised example as logged to `train_examples.jsonl`: text runs with their loss weights. */
+export interface TrainingExample {
+  step: number;
+  segments: { text: string; weight: number }[];
+}
+
+export const TRAIN_EXAMPLES_FILE = "train_examples.jsonl";
+
+export function readTrainingExamples(logDir: string): TrainingExample[] {
+  const path = join(logDir, TRAIN_EXAMPLES_FILE);
+  if (!existsSync(path)) return [];
+  return readJsonl<Record<string, unknown>>(path).map((r, i) => ({
+    step: num(r.step, i),
+    segments: (Array.isArray(r.segments) ? r.segments : [])
+      .filter((s): s is Record<string, unknown> => typeof s === "object" && s !== null)
+      .map((s) => ({ text: typeof s.text === "string" ? s.text : "", weight: num(s.weight, 0) })),
+  }));
+}

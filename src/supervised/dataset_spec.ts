@@ -1,0 +1,56 @@
+// One `dataset=` value for recipes: a JSONL file of conversations, a local parquet file/folder, a
+// Hugging Face hub id, or a short name the cookbook knows (no_robots, tulu3).
+import { z } from "zod";
+import { getRecommendedRendererName, UnknownModelError } from "../model_info.ts";
+import { FromConversationFileBuilder } from "./data.ts";
+import { FromHFDatasetBuilder } from "./hf/builder.ts";
+import type { ChatDatasetCommonConfigInput, SupervisedDatasetBuilder } from "./types.ts";
+
+export const ChatDatasetSpecSchema = z.object({
+  dataset: z.string().min(1).describe("conversations: a .jsonl file, a parquet file or folder, a hub id (org/name), or no_robots / tulu3"),
+  subset: z.string().nullable().default(null).describe("hub dataset configuration (subset) name"),
+  split: z.string().default("train").describe("hub split to train on"),
+  test_split: z.string().nullable().default(null).describe("hub split held out for test/nll (else test_size rows of the training data)"),
+  message_field: z.string().default("messages").describe("column holding the conversation"),
+  test_size: z.number().int().min(0).default(0).describe("conversations held out for test/nll (0 = none, or the size cap of test_split)"),
+  shuffle_seed: z.number().int().default(0).describe("seed of the shuffle before the train/test split"),
+});
+export type ChatDatasetSpec = z.output<typeof ChatDatasetSpecSchema>;
+
+/** Hub datasets the Python cookbook's chat_sl knows by a short name. */
+const KNOWN: Record<string, Partial<ChatDatasetSpec> & { dataset: string }> = {
+  no_robots: { dataset: "HuggingFaceH4/no_robots", test_split: "test" },
+  tulu3: { dataset: "allenai/tulu-3-sft-mixture", test_size: 1024 },
+};
+
+export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetCommonConfigInput): SupervisedDatasetBuilder {
+  const known = KNOWN[specIn.dataset];
+  // A short name fills its defaults; explicit non-default settings still win.
+  const spec: ChatDatasetSpec = known
+    ? { ...specIn, ...known, ...(specIn.test_split !== null ? { test_split: specIn.test_split } : {}), ...(specIn.test_size > 0 ? { test_size: specIn.test_size } : {}) }
+    : specIn;
+  if (spec.dataset.endsWith(".jsonl")) {
+    return new FromConversationFileBuilder({ common, filePath: spec.dataset, testSize: spec.test_size, shuffleSeed: spec.shuffle_seed });
+  }
+  return new FromHFDatasetBuilder({
+    common,
+    path: spec.dataset,
+    name: spec.subset,
+    split: spec.split,
+    testSplit: spec.test_split,
+    testSize: spec.test_size,
+    shuffleSeed: spec.shuffle_seed,
+    messageField: spec.message_field,
+  });
+}
+
+/** The renderer to use: the explicit one, else the model's recommended one, else role_colon (base-model format). */
+export function resolveRendererName(modelName: string, explicit: string | null): string {
+  if (explicit !== null) return explicit;
+  try {
+    return getRecommendedRendererName(modelName);
+  } catch (err) {
+    if (err instanceof UnknownModelError) return "role_colon";
+    throw err;
+  }
+}

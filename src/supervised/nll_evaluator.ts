@@ -1,0 +1,59 @@
+// Held-out negative log-likelihood (and bits per byte) through `forward`: no gradients, no sampler,
+// so it sees exactly the training client's current weights.
+import type { TrainingClientEvaluator, EvalMetrics } from "../eval/evaluators.ts";
+import type { TinkerFuture, TrainingClient } from "../tinker/clients.ts";
+import type { Datum, ForwardBackwardOutput, TensorData } from "../tinker/types.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
+import { computeBpb, computeMeanNll } from "./common.ts";
+import type { SupervisedDataset } from "./types.ts";
+
+/** Datums per forward request: big enough to amortize a request, small enough to bound memory. */
+const CHUNK = 64;
+
+export class NLLEvaluator implements TrainingClientEvaluator {
+  readonly kind = "training_client" as const;
+
+  constructor(
+    readonly data: readonly Datum[],
+    readonly name = "test",
+    readonly tokenizer: Tokenizer | null = null,
+  ) {
+    if (data.length === 0) throw new Error(`NLLEvaluator ${name}: no data to evaluate`);
+  }
+
+  /** Every batch of a (test) dataset, in its current order. */
+  static fromDataset(dataset: SupervisedDataset, options: { name?: string; tokenizer?: Tokenizer | null } = {}): NLLEvaluator {
+    const data: Datum[] = [];
+    for (let i = 0; i < dataset.length; i++) data.push(...dataset.getBatch(i));
+    return new NLLEvaluator(data, options.name ?? "test", options.tokenizer ?? null);
+  }
+
+  async evaluate(trainingClient: TrainingClient): Promise<EvalMetrics> {
+    // Queue every chunk before awaiting any, so they run back to back.
+    const futures: TinkerFuture<ForwardBackwardOutput>[] = [];
+    for (let i = 0; i < this.data.length; i += CHUNK) {
+      futures.push(await trainingClient.forward(this.data.slice(i, i + CHUNK), "cross_entropy"));
+    }
+    const logprobs: TensorData[] = [];
+    for (const f of futures) {
+      for (const out of (await f.result()).loss_fn_outputs) {
+        const lp = out["logprobs"];
+        if (lp === undefined) throw new Error("forward returned no logprobs for cross_entropy");
+        logprobs.push(lp);
+      }
+    }
+    const weights = this.data.map((d) => requireInput(d, "weights"));
+    const metrics: EvalMetrics = { [`${this.name}/nll`]: computeMeanNll(logprobs, weights) };
+    if (this.tokenizer !== null) {
+      const targets = this.data.map((d) => requireInput(d, "target_tokens"));
+      metrics[`${this.name}/bpb`] = computeBpb(logprobs, weights, targets, this.tokenizer);
+    }
+    return metrics;
+  }
+}
+
+function requireInput(datum: Datum, key: string): TensorData {
+  const td = datum.loss_fn_inputs[key];
+  if (td === undefined) throw new Error(`NLLEvaluator: a datum has no loss_fn_inputs.${key}`);
+  return td;
+}

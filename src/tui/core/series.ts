@@ -1,0 +1,93 @@
+// Metric series from metrics.jsonl records: which keys a run kind cares about, x by step or by
+// elapsed time, and the list of numeric keys for the metric picker. Pure, no React.
+import type { TrainingKind } from "../../runs/index.ts";
+
+export type XAxis = "step" | "time";
+
+/** One record of metrics.jsonl as the dashboard holds it. */
+export type MetricRow = Record<string, unknown>;
+
+export interface Series {
+  key: string;
+  x: number[];
+  y: number[];
+}
+
+/** The charts a dashboard opens with, per kind of training (spec §3.3 and §4.6). */
+export const DEFAULT_CHARTS: Record<TrainingKind | "other", readonly string[]> = {
+  sl: ["train_mean_nll", "test/nll", "learning_rate"],
+  rl: ["env/all/reward/total", "optim/kl_sample_train_v1", "optim/entropy", "env/all/ac_tokens_per_turn"],
+  dpo: ["dpo_loss", "accuracy", "learning_rate"],
+  other: ["loss", "train_mean_nll", "learning_rate"],
+};
+
+/** Keys holding a step's duration in seconds, first present wins: they make the time axis. */
+const STEP_DURATION_KEYS = ["time/total", "time/step"] as const;
+
+/**
+ * Elapsed seconds at the end of each row: the running sum of the step durations the run logged.
+ * Rows without a duration add nothing, so the axis degrades to flat rather than lying.
+ */
+export function elapsedSeconds(rows: readonly MetricRow[]): number[] {
+  const key = STEP_DURATION_KEYS.find((k) => rows.some((r) => typeof r[k] === "number"));
+  const out: number[] = new Array(rows.length);
+  let t = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const d = key === undefined ? undefined : rows[i][key];
+    if (typeof d === "number" && Number.isFinite(d) && d > 0) t += d;
+    out[i] = t;
+  }
+  return out;
+}
+
+/** The (x, y) points of one metric; rows where it is missing or not a finite number are skipped. */
+export function buildSeries(rows: readonly MetricRow[], key: string, xAxis: XAxis = "step", elapsed?: readonly number[]): Series {
+  const x: number[] = [];
+  const y: number[] = [];
+  const times = xAxis === "time" ? (elapsed ?? elapsedSeconds(rows)) : undefined;
+  for (let i = 0; i < rows.length; i++) {
+    const v = rows[i][key];
+    if (typeof v !== "number" || !Number.isFinite(v)) continue;
+    const step = rows[i].step;
+    x.push(times ? times[i] : typeof step === "number" ? step : i);
+    y.push(v);
+  }
+  return { key, x, y };
+}
+
+/** Every key with at least one numeric value (except `step`), sorted, for the metric picker. */
+export function numericKeys(rows: readonly MetricRow[], known: Set<string> = new Set()): string[] {
+  for (const r of rows) {
+    for (const k in r) if (k !== "step" && typeof r[k] === "number") known.add(k);
+  }
+  return [...known].sort();
+}
+
+/** The default charts of a kind that the run actually logged; falls back to the first keys. */
+export function chartsFor(kind: TrainingKind | undefined, keys: readonly string[]): string[] {
+  const wanted = DEFAULT_CHARTS[kind ?? "other"];
+  const present = wanted.filter((k) => keys.includes(k));
+  if (present.length > 0) return present;
+  const fallback = DEFAULT_CHARTS.other.filter((k) => keys.includes(k));
+  return fallback.length > 0 ? fallback : keys.filter((k) => !k.startsWith("time/")).slice(0, 2);
+}
+
+/** Case-insensitive filter: plain words must all appear; a leading `!` excludes. */
+export function filterKeys(keys: readonly string[], query: string): string[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  return keys.filter((k) => {
+    const lk = k.toLowerCase();
+    return words.every((w) => (w.startsWith("!") ? !lk.includes(w.slice(1)) : lk.includes(w)));
+  });
+}
+
+/** Progress in [0, 1] from the last row (`progress` for SL, `progress/done_frac` for RL). */
+export function progressOf(rows: readonly MetricRow[]): number | undefined {
+  for (let i = rows.length - 1; i >= Math.max(0, rows.length - 5); i--) {
+    for (const k of ["progress", "progress/done_frac"]) {
+      const v = rows[i][k];
+      if (typeof v === "number" && Number.isFinite(v)) return Math.min(1, Math.max(0, v));
+    }
+  }
+  return undefined;
+}

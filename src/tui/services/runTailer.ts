@@ -1,0 +1,171 @@
+// Follows one run directory: metrics rows (incremental), logs.log tail, checkpoints and liveness.
+// Polls on a timer and emits at most one "change" per tick, so the UI redraws at ≤ 1000/interval Hz
+// however fast the run appends. Shared per directory with reference counting.
+import { EventEmitter } from "node:events";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type CheckpointRecord,
+  LOG_FILE,
+  LogTailReader,
+  type RunState,
+  STDOUT_FILE,
+  type TrainingKind,
+  inferTrainingKind,
+  metricsTailReader,
+  readCheckpoints,
+  runState,
+} from "../../runs/index.ts";
+import type { JsonlTailReader } from "../../log/tail.ts";
+import { type MetricRow, elapsedSeconds } from "../core/series.ts";
+import { readFileSync } from "node:fs";
+
+export const DEFAULT_POLL_MS = 100;
+const SLOW_EVERY = 10;
+
+export interface RunSnapshot {
+  dir: string;
+  /** Bumped on every change; memo key for derived views. */
+  version: number;
+  rows: MetricRow[];
+  /** Elapsed seconds per row (running sum of step durations). */
+  elapsed: number[];
+  keys: string[];
+  logLines: string[];
+  checkpoints: CheckpointRecord[];
+  state: RunState;
+  kind?: TrainingKind;
+  config?: Record<string, unknown>;
+}
+
+export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
+  private readonly metrics: JsonlTailReader<MetricRow>;
+  private readonly log: LogTailReader;
+  private readonly stdout: LogTailReader;
+  private readonly keySet = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private tick = 0;
+  private ckptStamp = "";
+  snapshot: RunSnapshot;
+
+  constructor(readonly dir: string) {
+    super();
+    this.metrics = metricsTailReader(dir) as unknown as JsonlTailReader<MetricRow>;
+    this.log = new LogTailReader(join(dir, LOG_FILE), 500);
+    this.stdout = new LogTailReader(join(dir, STDOUT_FILE), 200);
+    this.snapshot = { dir, version: 0, rows: [], elapsed: [], keys: [], logLines: [], checkpoints: [], state: { status: "idle", live: false } };
+    this.poll(true);
+  }
+
+  /** Reads what changed; returns true (and emits) when anything did. */
+  poll(full = false): boolean {
+    let changed = false;
+    const s = this.snapshot;
+    const fresh = this.metrics.read();
+    if (fresh.length > 0) {
+      const before = s.keys.length;
+      const startT = s.elapsed.length > 0 ? s.elapsed[s.elapsed.length - 1] : 0;
+      const add = elapsedSeconds(fresh);
+      for (let i = 0; i < fresh.length; i++) {
+        const r = fresh[i];
+        s.rows.push(r);
+        s.elapsed.push(startT + add[i]);
+        for (const k in r) if (k !== "step" && typeof r[k] === "number" && !this.keySet.has(k)) this.keySet.add(k);
+      }
+      if (this.keySet.size !== before) s.keys = [...this.keySet].sort();
+      changed = true;
+    }
+    if (this.log.read()) {
+      s.logLines = this.log.lines;
+      changed = true;
+    } else if (this.log.lines.length === 0 && this.stdout.read()) {
+      s.logLines = this.stdout.lines;
+      changed = true;
+    }
+    if (full || this.tick % SLOW_EVERY === 0) changed = this.slowPoll() || changed;
+    this.tick++;
+    if (changed) {
+      // New identity for consumers that compare snapshots; arrays are shared (append-only).
+      this.snapshot = { ...s, version: s.version + 1 };
+      this.emit("change", this.snapshot);
+    }
+    return changed;
+  }
+
+  private slowPoll(): boolean {
+    let changed = false;
+    const s = this.snapshot;
+    const state = runState(this.dir);
+    if (state.status !== s.state.status || state.live !== s.state.live || state.manifest?.pid !== s.state.manifest?.pid) changed = true;
+    s.state = state;
+    let stamp = "";
+    try {
+      const st = statSync(join(this.dir, "checkpoints.jsonl"));
+      stamp = `${st.size}:${st.mtimeMs}`;
+    } catch {
+      stamp = "";
+    }
+    if (stamp !== this.ckptStamp) {
+      this.ckptStamp = stamp;
+      try {
+        s.checkpoints = stamp ? readCheckpoints(this.dir) : [];
+      } catch {
+        s.checkpoints = [];
+      }
+      changed = true;
+    }
+    if (s.config === undefined) {
+      try {
+        s.config = JSON.parse(readFileSync(join(this.dir, "config.json"), "utf8")) as Record<string, unknown>;
+        s.kind = inferTrainingKind(s.config) ?? (s.keys.some((k) => k.startsWith("env/")) ? "rl" : undefined);
+        changed = true;
+      } catch {
+        // not written yet
+      }
+    }
+    if (s.kind === undefined && s.keys.some((k) => k.startsWith("env/all/"))) {
+      s.kind = "rl";
+      changed = true;
+    }
+    return changed;
+  }
+
+  start(intervalMs = DEFAULT_POLL_MS): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.poll(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+const shared = new Map<string, { tailer: RunTailer; refs: number }>();
+
+/** A started tailer for `dir`, shared with other users; call the returned release when done. */
+export function acquireTailer(dir: string, intervalMs = DEFAULT_POLL_MS): { tailer: RunTailer; release: () => void } {
+  let entry = shared.get(dir);
+  if (!entry) {
+    entry = { tailer: new RunTailer(dir), refs: 0 };
+    shared.set(dir, entry);
+    entry.tailer.start(intervalMs);
+  }
+  entry.refs++;
+  let released = false;
+  return {
+    tailer: entry.tailer,
+    release: () => {
+      if (released) return;
+      released = true;
+      const e = shared.get(dir);
+      if (!e) return;
+      e.refs--;
+      if (e.refs <= 0) {
+        e.tailer.stop();
+        shared.delete(dir);
+      }
+    },
+  };
+}
