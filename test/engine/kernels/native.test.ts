@@ -392,3 +392,50 @@ test("native kernels reject wrong array types and short arrays with a clear erro
   );
   assert.throws(() => N.attentionForward(new Float32Array(8), new Float32Array(8), new Float32Array(8), new Float32Array(8), null, new Int32Array([0, 2]), 3, 2, 4, 1), /nHeads \(3\) must be a positive multiple of nKvHeads \(2\)/);
 });
+
+test("results do not depend on the thread count", () => {
+  const N = native();
+  const initialThreads = N.numThreads;
+  const rng = makeRng(111);
+  const lengths = [100, 37];
+  const [heads, kv, d] = [6, 2, 32];
+  const starts = seqStartsOf(lengths);
+  const total = starts[lengths.length];
+  const q = randF32(total * heads * d, rng);
+  const k = randF32(total * kv * d, rng);
+  const v = randF32(total * kv * d, rng);
+  const dout = randF32(total * heads * d, rng);
+  const [rows, dim] = [700, 300];
+  const x = randF32(rows * dim, rng);
+  const w = randF32(dim, rng);
+  const A = randF32(300 * 200, rng);
+  const B = randF32(200 * 500, rng);
+  const run = (): Float32Array[] => {
+    const out = new Float32Array(total * heads * d);
+    const probs = new Float32Array(probsSize(lengths, heads));
+    N.attentionForward(q, k, v, out, probs, starts, heads, kv, d, 0.2);
+    const dq = new Float32Array(q.length);
+    const dk = new Float32Array(k.length);
+    const dv = new Float32Array(v.length);
+    N.attentionBackward(dout, q, k, v, probs, dq, dk, dv, starts, heads, kv, d, 0.2);
+    const y = new Float32Array(rows * dim);
+    const rstd = new Float32Array(rows);
+    N.rmsnormForward(x, w, y, rstd, rows, dim, 1e-6);
+    const dx = new Float32Array(rows * dim);
+    const dw = new Float32Array(dim);
+    N.rmsnormBackward(x, x, w, rstd, dx, dw, rows, dim);
+    const C = new Float32Array(300 * 500);
+    N.gemm(false, false, 300, 500, 200, 1, A, B, 0, C);
+    return [out, probs, dq, dk, dv, y, dx, dw, C, new Float32Array([N.sumSquares(x, x.length)])];
+  };
+  try {
+    N.setNumThreads(1);
+    const one = run();
+    N.setNumThreads(3);
+    assert.equal(N.numThreads, 3);
+    const three = run();
+    one.forEach((a, i) => assert.deepEqual(three[i], a, `output ${i} differs between 1 and 3 threads`));
+  } finally {
+    N.setNumThreads(initialThreads);
+  }
+});
