@@ -59,7 +59,14 @@ const batch: SequenceInput[] = Array.from({ length: seqs }, () => ({
 }));
 
 const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 };
+// CPU time of the whole process (all kernel threads): on a busy machine wall time overstates the
+// cost, and cpu / threads estimates the wall time on an idle one.
+const cpuSeconds = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 for (let s = 0; s < steps; s++) {
+  const c0 = cpuSeconds();
   t0 = performance.now();
   const out = model.forwardBackward(batch, "cross_entropy", undefined, true);
   const t1 = performance.now();
@@ -69,7 +76,7 @@ for (let s = 0; s < steps; s++) {
   console.log(
     `step ${s}: forward_backward ${((t1 - t0) / 1000).toFixed(2)} s, optim_step ${((t2 - t1) / 1000).toFixed(3)} s, ` +
     `total ${((t2 - t0) / 1000).toFixed(2)} s, ${(tokens / ((t2 - t0) / 1000)).toFixed(0)} tok/s; ` +
-    `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}`,
+    `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}; cpu ${(cpuSeconds() - c0).toFixed(2)} s`,
   );
   if (profile) {
     const rows = [...totals].sort((a, b) => b[1] - a[1]).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(2)}s`);

@@ -32,6 +32,7 @@ const MixSchema = z
     numbers: mixWeight("numbers", "Weight of counting / comparing / next-number chats"),
     words: mixWeight("words", "Weight of spelling and word chats"),
     guess_number: mixWeight("guess_number", "Weight of guess-the-number game prefixes"),
+    easy_fraction: z.number().min(0).max(1).default(DEFAULT_CORPUS_MIX.easy_fraction ?? 0).describe("Fraction of drill pairs that add a one-digit number"),
   })
   .prefault({})
   .describe("Relative weights of the document kinds in the synthetic corpus");

@@ -84,16 +84,27 @@ export function additionConversation(rng: Prng, split: Split): Conversation {
  * A longer drill for the pretraining corpus: `min`–`max` questions in one chat, half the time
  * opened by the few-shot example. Each extra question costs ~15 tokens, of which 2–3 are the
  * answer, so drills teach addition with far less boilerplate per answer than one-question chats.
+ * A fraction `easyFraction` of the pairs adds a one-digit number to a number up to ADDITION_MAX:
+ * the carry from the units into the tens in isolation, which the model learns first.
  */
-export function additionDrill(rng: Prng, split: Split, min = 3, max = 8): Conversation {
+export function additionDrill(rng: Prng, split: Split, easyFraction = 0, min = 3, max = 8): Conversation {
   const convo: Conversation = rng.chance(0.5) ? [...ARITHMETIC_FEWSHOT_PREFIX] : [];
   const n = rng.int(min, max);
   for (let i = 0; i < n; i++) {
-    const [x, y] = sampleAdditionPair(rng, split);
+    const [x, y] = easyFraction > 0 && rng.chance(easyFraction) ? sampleEasyPair(rng, split) : sampleAdditionPair(rng, split);
     convo.push({ role: "user", content: additionQuestion(x, y) });
     convo.push({ role: "assistant", content: String(x + y) });
   }
   return convo;
+}
+
+function sampleEasyPair(rng: Prng, split: Split): [number, number] {
+  for (;;) {
+    const small = rng.int(0, 9);
+    const big = rng.int(0, ADDITION_MAX);
+    const [x, y] = rng.chance(0.5) ? [small, big] : [big, small];
+    if (pairSplit(x, y) === split) return [x, y];
+  }
 }
 
 /** `n` distinct-ish question/answer records of one split, for `math_rl env=file`. */

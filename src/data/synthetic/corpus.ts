@@ -1,5 +1,5 @@
 // The pretraining corpus of the tiny model: role_colon-rendered synthetic conversations, one
-// document each. Addition gets the largest share (about 70% of the tokens with the default mix)
+// document each. Addition gets the largest share (about 75% of the tokens with the default mix)
 // because it is the skill RL recipes start from and the hardest one for a tiny model.
 import { additionConversation, additionDrill, type Split } from "./arithmetic.ts";
 import { chatOfKind, type ChatKind } from "./chats.ts";
@@ -19,11 +19,14 @@ export interface CorpusMix {
   words: number;
   /** Game prefixes as an RL rollout sees them ("Player:" history, last guess as "Assistant:"). */
   guess_number: number;
+  /** Fraction of drill pairs that add a one-digit number (0 = all uniform in [0, 100]²). */
+  easy_fraction?: number;
 }
 
 export const DEFAULT_CORPUS_MIX: Readonly<CorpusMix> = {
   addition: 3,
-  addition_drill: 4,
+  addition_drill: 6,
+  easy_fraction: 0.3,
   small_talk: 1,
   world: 1.5,
   numbers: 1,
@@ -36,7 +39,7 @@ const KINDS = ["addition", "addition_drill", "small_talk", "world", "numbers", "
 export function corpusConversation(rng: Prng, mix: Readonly<CorpusMix>, split: Split): Conversation {
   const kind = KINDS[rng.weightedIndex(KINDS.map((k) => mix[k]))];
   if (kind === "addition") return additionConversation(rng, split);
-  if (kind === "addition_drill") return additionDrill(rng, split);
+  if (kind === "addition_drill") return additionDrill(rng, split, mix.easy_fraction ?? 0);
   if (kind === "guess_number") {
     return guessNumberPrefix(rng, { historyRole: rng.chance(0.7) ? "player" : "assistant", noise: 0.35 });
   }

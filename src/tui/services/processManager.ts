@@ -89,10 +89,11 @@ export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
         cleanup: false,
         stdio: ["ignore", out, out],
         cwd: req.cwd ?? resolve(dirname(DEFAULT_BIN), ".."),
-        env: { ...(req.env ?? {}), FORCE_COLOR: "0" } as Record<string, string>,
+        env: { ...(req.env ?? {}), FORCE_COLOR: "0" },
       });
       child.catch(() => {});
-      child.unref();
+      // Ends the parent's interest in the child so quitting the UI does not wait for it.
+      (child as unknown as { unref?: () => void }).unref?.();
       if (child.pid === undefined) throw new Error(`could not start ${req.recipe}`);
       this.report("info", logDir, `launched ${req.recipe} (pid ${child.pid}) in ${basename(logDir)}`);
       return { pid: child.pid, logDir, command: [process.execPath, ...args] };
