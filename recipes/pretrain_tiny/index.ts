@@ -22,7 +22,7 @@ import { evaluateAddition, greedyContinuations } from "./greedy.ts";
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SHIPPED_TOKENIZER = path.join(REPO_ROOT, "fixtures", "models", "tiny-chat");
 
-const mixWeight = (kind: keyof CorpusMix, what: string) => z.number().min(0).default(DEFAULT_CORPUS_MIX[kind]).describe(what);
+const mixWeight = (kind: Exclude<keyof CorpusMix, "easy_fraction">, what: string) => z.number().min(0).default(DEFAULT_CORPUS_MIX[kind]).describe(what);
 const MixSchema = z
   .object({
     addition: mixWeight("addition", "Weight of short addition chats (the RL arithmetic prompt shape)"),

@@ -23,9 +23,10 @@ import type { TrainableSetup } from "./model/model.ts";
 import { datumsToBatch, toForwardBackwardOutput } from "./convert.ts";
 import { modelConfigToHfJson } from "./loadModel.ts";
 import { listLocalModels, missingFor, resolveModel, type ResolveOptions } from "./resolve.ts";
+import { EmbeddedSamplingClient } from "./sampling/client.ts";
 import { CheckpointStore, defaultStoreDir } from "./store.ts";
 import { EngineWorkerHost } from "./worker/host.ts";
-import type { CreateModelResult, ModelSourceSpec } from "./worker/protocol.ts";
+import type { CreateModelResult, ModelSourceSpec, SamplerSourceSpec } from "./worker/protocol.ts";
 
 export interface EmbeddedServiceClientOptions {
   /** Checkpoint store root (default $COOKBOOK_HOME/checkpoints, COOKBOOK_HOME defaulting to ~/.cookbook). */
@@ -46,10 +47,15 @@ export interface ScratchModelSpec {
 
 const SUPPORTED_MODEL_TYPES: ReadonlySet<string> = new Set(["llama", "qwen2", "qwen3"]);
 
-export const SAMPLING_NOT_IMPLEMENTED = "sampling is not implemented in the embedded engine yet";
+function newSamplerId(): string {
+  return `sampler-${randomBytes(4).toString("hex")}`;
+}
 
-function samplingNotImplemented(): never {
-  throw new TinkerError(`${SAMPLING_NOT_IMPLEMENTED}; train with the embedded engine, or sample through a remote Tinker-compatible server`);
+/** Creates a sampler in the worker and wraps it (queued in call order, like training requests). */
+async function openSampler(host: EngineWorkerHost, baseModel: string, modelPath: string | undefined, source: SamplerSourceSpec): Promise<EmbeddedSamplingClient> {
+  const samplerId = newSamplerId();
+  const info = await host.submit({ op: "createSampler", samplerId, source });
+  return new EmbeddedSamplingClient(host, samplerId, baseModel, modelPath, info);
 }
 
 function isPowerOfTwo(n: number): boolean {
@@ -93,6 +99,8 @@ export class EmbeddedTrainingClient implements TrainingClient {
     readonly modelId: string,
     readonly baseModel: string,
     private readonly facts: ModelFacts,
+    /** Opens a sampler on a checkpoint path (the service client's createSamplingClient). */
+    private readonly samplerFromPath: (modelPath: string) => Promise<SamplingClient>,
   ) {}
 
   private fwdbwd(data: Datum[], lossFn: LossFnName, lossFnConfig: Record<string, number> | undefined, backward: boolean): TinkerFuture<ForwardBackwardOutput> {
@@ -148,12 +156,13 @@ export class EmbeddedTrainingClient implements TrainingClient {
     return this.load(path, true);
   }
 
-  async saveWeightsAndGetSamplingClient(): Promise<SamplingClient> {
-    return samplingNotImplemented();
+  /** Snapshots the weights as they are after every request submitted before this call. */
+  async saveWeightsAndGetSamplingClient(): Promise<EmbeddedSamplingClient> {
+    return openSampler(this.host, this.baseModel, undefined, { kind: "snapshot", modelId: this.modelId });
   }
 
-  async createSamplingClient(_modelPath: string): Promise<SamplingClient> {
-    return samplingNotImplemented();
+  async createSamplingClient(modelPath: string): Promise<SamplingClient> {
+    return this.samplerFromPath(modelPath);
   }
 
   async getInfo(): Promise<GetInfoResponse> {
@@ -256,7 +265,7 @@ export class EmbeddedServiceClient implements ServiceClient {
       loraRank: setup.mode === "lora" ? setup.rank : undefined,
       modelType: created.modelType,
       tokenizerId,
-    });
+    }, (modelPath) => this.createSamplingClient({ modelPath }));
   }
 
   async createLoraTrainingClient(baseModel: string, options: CreateLoraTrainingClientOptions = {}): Promise<EmbeddedTrainingClient> {
@@ -324,8 +333,33 @@ export class EmbeddedServiceClient implements ServiceClient {
     return this.fromState(path, true, options.userMetadata);
   }
 
-  async createSamplingClient(_options: { modelPath?: string; baseModel?: string }): Promise<SamplingClient> {
-    return samplingNotImplemented();
+  /**
+   * A sampler pinned to a checkpoint (`tinker://…/sampler_weights/…` or `…/weights/…`; LoRA
+   * adapters are merged into the base once) or to a base model.
+   */
+  async createSamplingClient(options: { modelPath?: string; baseModel?: string }): Promise<EmbeddedSamplingClient> {
+    const { modelPath, baseModel } = options ?? {};
+    if (modelPath !== undefined && modelPath !== null) {
+      parseTinkerPath(modelPath);
+      const info = this.store.weightsInfo(modelPath);
+      let baseDir: string | undefined;
+      if (info.is_lora) {
+        try {
+          baseDir = (await resolveModel(info.base_model, this.options.resolve)).dir;
+        } catch (err) {
+          // A base given as a relative path may not resolve from another working directory.
+          const { meta } = this.store.locate(modelPath);
+          if (meta.base_model_dir === undefined || missingFor(meta.base_model_dir, "model") !== null) throw err;
+          baseDir = meta.base_model_dir;
+        }
+      }
+      return openSampler(this.host(), info.base_model, modelPath, { kind: "checkpoint", path: modelPath, baseDir });
+    }
+    if (baseModel === undefined || baseModel === null || baseModel === "") {
+      throw new InvalidArgumentError("createSamplingClient needs modelPath (a tinker:// checkpoint path) or baseModel");
+    }
+    const resolved = await resolveModel(baseModel, this.options.resolve);
+    return openSampler(this.host(), baseModel, undefined, { kind: "base", dir: resolved.dir });
   }
 
   createRestClient(): EmbeddedRestClient {

@@ -22,9 +22,10 @@ export function createEmbeddedServiceClient(options: EmbeddedServiceClientOption
 }
 
 export {
-  EmbeddedRestClient, EmbeddedServiceClient, EmbeddedTrainingClient, SAMPLING_NOT_IMPLEMENTED,
+  EmbeddedRestClient, EmbeddedServiceClient, EmbeddedTrainingClient,
   type EmbeddedServiceClientOptions, type ScratchModelSpec,
 } from "./client.ts";
+export { EmbeddedSamplingClient } from "./sampling/client.ts";
 export {
   ModelNotFoundError, cookbookHome, defaultFixturesDir, downloadToCache, findCachedModelSnapshot, hfCacheRepoDir, hfEndpoint,
   hfHubCacheDir, listLocalModels, missingFor, resolveModel, TOKENIZER_FILES,

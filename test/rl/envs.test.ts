@@ -7,6 +7,7 @@ import { ProblemEnv, ProblemGroupBuilder } from "../../src/rl/problemEnv.ts";
 import type { Message, RLRenderer } from "../../src/rl/renderer.ts";
 import { doGroupRollout, doSingleRollout } from "../../src/rl/rollouts.ts";
 import type { ModelInput } from "../../src/tinker/types.ts";
+import type { Renderer } from "../../src/renderers/base.ts";
 import { FakeSamplingClient, tokensOf } from "./fakes.ts";
 
 // A character-level renderer: <role marker> chars <END> per message, then the assistant marker.
@@ -29,6 +30,11 @@ const renderer: RLRenderer = {
     return { message: { role: "assistant", content: str(tokens.slice(0, i)) }, termination: "stop_sequence" as const };
   },
 };
+
+test("every src/renderers Renderer can drive RL envs (checked by the type checker)", () => {
+  const fits: Renderer extends RLRenderer ? true : false = true;
+  assert.equal(fits, true);
+});
 
 class AddEnv extends ProblemEnv {
   getQuestion() {

@@ -1,4 +1,5 @@
-// Entry of the engine's compute worker: answers each request from the host in arrival order.
+// Entry of the engine's compute worker: answers each request from the host in arrival order
+// (sample requests excepted: they are answered when their batched decoding finishes).
 // Results are posted with their typed arrays transferred (the session hands out fresh copies, so
 // nothing the worker still uses is detached).
 import { parentPort, workerData } from "node:worker_threads";
@@ -24,18 +25,33 @@ function serializeError(err: unknown): SerializedError {
   return { name: "Error", message: String(err) };
 }
 
+type Reply = Exclude<WorkerMessage, { ready: true }>;
+
+function post(reply: Reply): void {
+  try {
+    port!.postMessage(reply, reply.ok ? collectTransferables(reply.result) : []);
+  } catch (err) {
+    port!.postMessage({ id: reply.id, ok: false, error: serializeError(err) } satisfies WorkerMessage);
+  }
+}
+
 port.on("message", (msg: { id: number; req: WorkerRequest }) => {
-  let reply: WorkerMessage;
+  let result: unknown;
   try {
-    reply = { id: msg.id, ok: true, result: session.dispatch(msg.req) };
+    result = session.dispatch(msg.req);
   } catch (err) {
-    reply = { id: msg.id, ok: false, error: serializeError(err) };
+    post({ id: msg.id, ok: false, error: serializeError(err) });
+    return;
   }
-  try {
-    port.postMessage(reply, reply.ok ? collectTransferables(reply.result) : []);
-  } catch (err) {
-    port.postMessage({ id: msg.id, ok: false, error: serializeError(err) } satisfies WorkerMessage);
+  // Sample requests settle later (the decode scheduler batches them across ticks).
+  if (result instanceof Promise) {
+    result.then(
+      (r: unknown) => post({ id: msg.id, ok: true, result: r }),
+      (err: unknown) => post({ id: msg.id, ok: false, error: serializeError(err) }),
+    );
+    return;
   }
+  post({ id: msg.id, ok: true, result });
 });
 
 port.postMessage({ id: -1, ready: true } satisfies WorkerMessage);

@@ -3,6 +3,8 @@
 import type { LossFnName, ResolvedAdamParams } from "../../tinker/types.ts";
 import type { CheckpointKind } from "../../tinker/paths.ts";
 import type { SequenceInput, TrainableSetup } from "../model/model.ts";
+import type { SampleRequestSpec } from "../sampling/request.ts";
+import type { SampleResult } from "../sampling/scheduler.ts";
 
 /** Where a model's starting weights come from. */
 export type ModelSourceSpec =
@@ -61,6 +63,44 @@ export interface OptimizerStateRequest {
   modelId: string;
 }
 
+/** What a sampler is pinned to. */
+export type SamplerSourceSpec =
+  | { kind: "base"; dir: string }
+  /** A weights/ or sampler_weights/ checkpoint; baseDir is where a LoRA checkpoint's base model resolved. */
+  | { kind: "checkpoint"; path: string; baseDir?: string }
+  /** The current weights of a loaded training model, copied now. */
+  | { kind: "snapshot"; modelId: string };
+
+export interface CreateSamplerRequest {
+  op: "createSampler";
+  samplerId: string;
+  source: SamplerSourceSpec;
+}
+
+export interface ReleaseSamplerRequest {
+  op: "releaseSampler";
+  samplerId: string;
+}
+
+/** Answered asynchronously: the decode scheduler batches it with other sample requests. */
+export interface SampleWorkerRequest {
+  op: "sample";
+  samplerId: string;
+  spec: SampleRequestSpec;
+}
+
+export interface ComputeLogprobsRequest {
+  op: "computeLogprobs";
+  samplerId: string;
+  prompt: Int32Array;
+}
+
+export interface CreateSamplerResult {
+  modelType: string;
+  vocabSize: number;
+  contextLength: number;
+}
+
 export type WorkerRequest =
   | CreateModelRequest
   | ForwardBackwardRequest
@@ -68,7 +108,11 @@ export type WorkerRequest =
   | SaveRequest
   | LoadRequest
   | UnloadRequest
-  | OptimizerStateRequest;
+  | OptimizerStateRequest
+  | CreateSamplerRequest
+  | ReleaseSamplerRequest
+  | SampleWorkerRequest
+  | ComputeLogprobsRequest;
 
 export interface CreateModelResult {
   modelType: string;
@@ -92,6 +136,10 @@ export interface ResultByOp {
   load: { path: string };
   unload: { modelId: string };
   optimizerState: { step: number; m: Map<string, Float32Array>; v: Map<string, Float32Array> };
+  createSampler: CreateSamplerResult;
+  releaseSampler: { samplerId: string };
+  sample: SampleResult;
+  computeLogprobs: (number | null)[];
 }
 
 export interface WorkerInit {

@@ -2,6 +2,8 @@
 // LoRA models of the same base, and the checkpoint store. Every request is handled synchronously,
 // so requests run in exactly the order they were posted. A failing request leaves the model as it
 // was (the model validates before it mutates), so the engine stays usable.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { getKernels, loadNativeKernels, referenceKernels, type Kernels } from "../kernels/index.ts";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "../model/config.ts";
@@ -9,7 +11,10 @@ import { EngineModel, type TrainableSetup } from "../model/model.ts";
 import { loadModelDir, modelConfigToHfJson } from "../loadModel.ts";
 import { CheckpointStore, type LoraInfo } from "../store.ts";
 import type { TensorToWrite } from "../safetensors/writer.ts";
-import type { CreateModelRequest, CreateModelResult, ResultByOp, WorkerRequest } from "./protocol.ts";
+import { checkPrompt, resolveSampleRequest } from "../sampling/request.ts";
+import { SamplerRegistry, type Sampler, type SamplerSource } from "../sampling/samplers.ts";
+import { computePromptLogprobs, DecodeScheduler } from "../sampling/scheduler.ts";
+import type { CreateModelRequest, CreateModelResult, CreateSamplerRequest, CreateSamplerResult, ResultByOp, WorkerRequest } from "./protocol.ts";
 
 interface LoadedBase {
   config: ModelConfig;
@@ -50,6 +55,9 @@ export class EngineSession {
   private readonly models = new Map<string, ModelEntry>();
   private readonly bases = new Map<string, LoadedBase>();
   private kernelsCache: Kernels | null = null;
+  private samplerRegistry: SamplerRegistry | null = null;
+  /** Batches the decoding of every sample request (answered asynchronously). */
+  readonly scheduler = new DecodeScheduler();
   readonly store: CheckpointStore;
 
   constructor(storeDir: string, private readonly kernelChoice?: "native" | "reference") {
@@ -71,11 +79,40 @@ export class EngineSession {
     return e;
   }
 
-  handle<Op extends WorkerRequest["op"]>(req: Extract<WorkerRequest, { op: Op }>): ResultByOp[Op] {
-    return this.dispatch(req) as ResultByOp[Op];
+  handle<Op extends WorkerRequest["op"]>(req: Extract<WorkerRequest, { op: Op }>): ResultByOp[Op] | Promise<ResultByOp[Op]> {
+    return this.dispatch(req) as ResultByOp[Op] | Promise<ResultByOp[Op]>;
   }
 
-  dispatch(req: WorkerRequest): ResultByOp[WorkerRequest["op"]] {
+  private samplers(): SamplerRegistry {
+    this.samplerRegistry ??= new SamplerRegistry(this.kernels());
+    return this.samplerRegistry;
+  }
+
+  private sampler(samplerId: string): Sampler {
+    const s = this.samplerRegistry?.get(samplerId);
+    if (s === undefined) throw new InvalidArgumentError(`sampler ${JSON.stringify(samplerId)} is not loaded in this engine (it was released, or belongs to another process)`);
+    return s;
+  }
+
+  /** Frees a shared base once no model and no sampler uses it. */
+  private dropBaseIfUnused(baseKey: string | undefined): void {
+    if (baseKey === undefined) return;
+    if ([...this.models.values()].some((m) => m.baseKey === baseKey)) return;
+    if (this.samplerRegistry?.baseKeys().has(baseKey)) return;
+    this.bases.delete(baseKey);
+  }
+
+  private baseFor(dir: string): LoadedBase {
+    let base = this.bases.get(dir);
+    if (base === undefined) {
+      base = loadModelDir(dir);
+      this.bases.set(dir, base);
+    }
+    return base;
+  }
+
+  /** Sample requests return a promise (they are batched by the decode scheduler); everything else answers at once. */
+  dispatch(req: WorkerRequest): ResultByOp[WorkerRequest["op"]] | Promise<ResultByOp["sample"]> {
     switch (req.op) {
       case "createModel":
         return this.createModel(req);
@@ -96,12 +133,79 @@ export class EngineSession {
       case "unload": {
         const e = this.entry(req.modelId);
         this.models.delete(req.modelId);
-        if (e.baseKey !== undefined && ![...this.models.values()].some((m) => m.baseKey === e.baseKey)) this.bases.delete(e.baseKey);
+        this.dropBaseIfUnused(e.baseKey);
         return { modelId: req.modelId };
       }
       case "optimizerState":
         return this.entry(req.modelId).model.optimizerState();
+      case "createSampler":
+        return this.createSampler(req);
+      case "releaseSampler": {
+        const s = this.samplerRegistry?.remove(req.samplerId);
+        if (s !== undefined) {
+          this.scheduler.drop(req.samplerId, new InvalidArgumentError(`sampler ${req.samplerId} was released while this request was running`));
+          this.dropBaseIfUnused(s.source.baseKey);
+        }
+        return { samplerId: req.samplerId };
+      }
+      case "sample": {
+        const s = this.sampler(req.samplerId);
+        return this.scheduler.submit(s, resolveSampleRequest(req.spec, s.limits));
+      }
+      case "computeLogprobs": {
+        const s = this.sampler(req.samplerId);
+        checkPrompt(req.prompt, s.limits);
+        return computePromptLogprobs(s.model(), req.prompt);
+      }
     }
+  }
+
+  private createSampler(req: CreateSamplerRequest): CreateSamplerResult {
+    let source: SamplerSource;
+    const src = req.source;
+    if (src.kind === "base") {
+      const base = this.baseFor(src.dir);
+      source = { config: base.config, weights: base.weights, baseKey: src.dir, adapter: null, tokenizerDir: src.dir };
+    } else if (src.kind === "checkpoint") {
+      const ckpt = this.store.load(src.path, { optimizer: false });
+      if (ckpt.meta.is_lora) {
+        const baseDir = src.baseDir ?? ckpt.meta.base_model_dir;
+        if (baseDir === undefined) {
+          throw new InvalidArgumentError(`checkpoint ${src.path} is a LoRA adapter of ${ckpt.meta.base_model}, which cannot be found locally; put the base model where the engine looks (see docs/embedded-engine.md)`);
+        }
+        if (ckpt.meta.lora === null) throw new InvalidArgumentError(`checkpoint ${src.path}: ${ckpt.dir}/checkpoint.json has is_lora but no lora record`);
+        const base = this.baseFor(baseDir);
+        source = { config: base.config, weights: base.weights, baseKey: baseDir, adapter: { rank: ckpt.meta.lora.rank, tensors: ckpt.tensors }, tokenizerDir: baseDir };
+      } else {
+        // A full-weight checkpoint is a complete model folder.
+        const m = loadModelDir(ckpt.dir);
+        source = { config: m.config, weights: m.weights, adapter: null, tokenizerDir: existsSync(join(ckpt.dir, "tokenizer.json")) ? ckpt.dir : undefined };
+      }
+    } else {
+      const e = this.entry(src.modelId);
+      const { model } = e;
+      if (model.setup.mode === "lora") {
+        // Frozen base arrays are shared (they never change); the adapter is copied now.
+        source = {
+          config: model.config, weights: model.baseWeights(), baseKey: e.baseKey,
+          adapter: { rank: model.setup.rank, tensors: model.trainableTensors() }, tokenizerDir: e.sourceDir,
+        };
+      } else {
+        const weights = new Map<string, Float32Array>();
+        for (const [name, w] of model.baseWeights()) weights.set(name, Float32Array.from(w));
+        source = { config: model.config, weights, adapter: null, tokenizerDir: e.sourceDir };
+      }
+    }
+    const sampler = this.samplers().add(req.samplerId, source);
+    try {
+      // Merging now checks the adapter against the model and makes the first sample fast.
+      sampler.model();
+    } catch (err) {
+      this.samplers().remove(req.samplerId);
+      this.dropBaseIfUnused(source.baseKey);
+      throw new InvalidArgumentError(`cannot build a sampler from ${src.kind === "checkpoint" ? src.path : src.kind === "base" ? src.dir : `model ${src.modelId}`}: ${(err as Error).message}`);
+    }
+    return { modelType: source.config.modelType, vocabSize: source.config.vocabSize, contextLength: source.config.maxPositionEmbeddings };
   }
 
   private createModel(req: CreateModelRequest): CreateModelResult {
@@ -121,7 +225,7 @@ export class EngineSession {
       model = EngineModel.create(base.config, base.weights, req.setup, this.kernels());
       configJson = base.configJson;
       sourceDir = req.source.dir;
-      if (req.setup.mode === "full" && ![...this.models.values()].some((m) => m.baseKey === baseKey)) {
+      if (req.setup.mode === "full" && ![...this.models.values()].some((m) => m.baseKey === baseKey) && !this.samplerRegistry?.baseKeys().has(baseKey)) {
         // Nothing shares the loaded copy; do not keep a second copy of a full model alive.
         this.bases.delete(baseKey);
         baseKey = undefined;

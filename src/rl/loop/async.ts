@@ -8,6 +8,7 @@ import { computeSamplingClientMetrics } from "../metrics.ts";
 import { OffPolicyBatcher, type StampedGroup } from "../offPolicy.ts";
 import type { EnvGroupBuilder } from "../types.ts";
 import {
+  baseMetrics,
   doTrainStepAndGetSampler,
   evalDue,
   finishIteration,
@@ -93,7 +94,8 @@ export async function doAsyncTraining(ctx: Ctx): Promise<ModeResult> {
     // One timer per training step, spanning the wait for its groups too.
     let timer = new StepTimer();
     while (iBatch < ctx.endBatch) {
-      const metrics: Record<string, number> = { "training_client/step": iBatch, "optim/lr": ctx.config.learning_rate, "progress/done_frac": (iBatch + 1) / ctx.endBatch };
+      // training_client/step is the cookbook's async key; progress/batch keeps the TUI's axis uniform across modes.
+      const metrics: Record<string, number> = { ...baseMetrics(ctx, iBatch), "training_client/step": iBatch };
       let groups: StampedGroup[];
       let outcome: TrainOutcome;
       if (ctx.config.stream_minibatch_config !== null) {

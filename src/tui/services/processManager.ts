@@ -6,7 +6,7 @@ import { EventEmitter } from "node:events";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { type Options, execa } from "execa";
 import { STDOUT_FILE, deleteRunDir, expandLogPath, runState, signalRun } from "../../runs/index.ts";
 
 export type ExistingDirChoice = "resume" | "delete" | "new";
@@ -84,13 +84,15 @@ export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
     const out = openSync(join(logDir, STDOUT_FILE), "a");
     const args = [req.bin ?? DEFAULT_BIN, "run", req.recipe, ...req.args, `log_path=${logDir}`, "behavior_if_log_dir_exists=resume"];
     try {
-      const child = execa(process.execPath, args, {
+      const options: Options = {
         detached: true,
         cleanup: false,
-        stdio: ["ignore", out, out],
+        // File descriptors go to the child as they are (execa's types only list them for stdin).
+        stdio: ["ignore", out, out] as unknown as Options["stdio"],
         cwd: req.cwd ?? resolve(dirname(DEFAULT_BIN), ".."),
         env: { ...(req.env ?? {}), FORCE_COLOR: "0" },
-      });
+      };
+      const child = execa(process.execPath, args, options);
       child.catch(() => {});
       // Ends the parent's interest in the child so quitting the UI does not wait for it.
       (child as unknown as { unref?: () => void }).unref?.();

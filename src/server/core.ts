@@ -1,0 +1,102 @@
+// The state every handler shares and the helpers they build on: body parsing, validation, and
+// queueing a model request in seq_id order behind a future.
+import { createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { z } from "zod";
+import type { EmbeddedRestClient, EmbeddedServiceClient } from "../engine/index.ts";
+import { toHttpError, zodDetail } from "./errors.ts";
+import { FutureStore, type FinishedValue } from "./futures.ts";
+import { HttpError, parseJsonBody } from "./http.ts";
+import type { ResolvedServeOptions } from "./options.ts";
+import { Registry, type ModelEntry } from "./registry.ts";
+
+export interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  /** Decoded path segments captured by the route pattern. */
+  params: string[];
+  body: Buffer;
+  /** Aborted when the client goes away or the server closes. */
+  signal: AbortSignal;
+}
+
+export type Reply = { status?: number; json?: unknown } | { status?: number; bytes: Uint8Array; contentType: string };
+
+export type Handler = (core: ServerCore, call: Call) => Promise<Reply> | Reply;
+
+/** The submission step of a queued request: resolves once the engine has queued the work. */
+export type Submit = () => Promise<{ done: Promise<FinishedValue> }>;
+
+export class ServerCore {
+  readonly futures: FutureStore;
+  readonly registry: Registry;
+  readonly rest: EmbeddedRestClient;
+
+  constructor(
+    readonly service: EmbeddedServiceClient,
+    readonly options: ResolvedServeOptions,
+    readonly log: (line: string) => void,
+  ) {
+    this.futures = new FutureStore(options.futureRetentionSec * 1000);
+    this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log);
+    this.rest = service.createRestClient();
+  }
+
+  /** Parses a JSON body against `schema`: 400 for bad JSON, 422 naming the fields for a bad shape. */
+  parse<S extends z.ZodType>(call: Call, schema: S): z.output<S> {
+    const r = schema.safeParse(parseJsonBody(call.body));
+    if (!r.success) throw new HttpError(422, zodDetail(r.error));
+    return r.data;
+  }
+
+  /** Identifies a request's payload for the (model, seq_id) idempotency check. */
+  digest(call: Call): string {
+    return createHash("sha256").update(call.url.pathname).update("\0").update(call.body).digest("hex");
+  }
+
+  /**
+   * Queues a model request. `prepare` validates synchronously and returns the submission; when it
+   * throws, the seq_id is still consumed (by a failed future) so the model's later requests are not
+   * held forever behind the gap, and the error is the HTTP answer.
+   */
+  enqueue(m: ModelEntry, seqId: number | undefined, digest: string, prepare: () => Submit): { request_id: string; model_id: string } {
+    const acc = m.seq.accept(seqId, digest, () => this.futures.newId());
+    if (!acc.isNew) return { request_id: acc.requestId, model_id: m.id };
+    this.futures.create(acc.requestId);
+    let submit: Submit;
+    try {
+      submit = prepare();
+    } catch (err) {
+      this.futures.fail(acc.requestId, err);
+      m.seq.schedule(acc.seqId, async () => undefined, () => undefined);
+      throw toHttpError(err);
+    }
+    m.seq.schedule(
+      acc.seqId,
+      async () => {
+        try {
+          const s = await submit();
+          this.futures.settleWith(acc.requestId, s.done);
+        } catch (err) {
+          this.futures.fail(acc.requestId, err);
+        }
+      },
+      (err) => this.futures.fail(acc.requestId, err),
+    );
+    return { request_id: acc.requestId, model_id: m.id };
+  }
+
+  /** A future over work that needs no ordering (create_model, samples, unload). */
+  detached(work: () => Promise<FinishedValue>, id?: string): string {
+    const requestId = this.futures.create(id);
+    // Deferred so a synchronous throw in `work` also lands in the future.
+    this.futures.settleWith(requestId, Promise.resolve().then(work));
+    return requestId;
+  }
+}
+
+/** Digest of an arbitrary value (for requests whose body is not the idempotency payload). */
+export function digestOf(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("hex");
+}

@@ -1,0 +1,30 @@
+// Options of `cookbook serve` / startServer: one zod schema for types, defaults and help text.
+import { z } from "zod";
+import type { ResolveOptions } from "../engine/index.ts";
+
+export const ServeOptionsSchema = z.object({
+  host: z.string().min(1).default("127.0.0.1").describe("Address to bind; anything but loopback requires an API key"),
+  port: z.number().int().min(0).max(65535).default(8000).describe("Port to listen on (0 picks a free one)"),
+  apiKey: z
+    .string()
+    .min(8, "the API key must be at least 8 characters")
+    .optional()
+    .describe("Require this X-API-Key on every request but healthz (default: $COOKBOOK_SERVE_API_KEY; none on loopback)"),
+  storeDir: z.string().min(1).optional().describe("Checkpoint store folder (default $COOKBOOK_HOME/checkpoints)"),
+  kernels: z.enum(["native", "reference"]).optional().describe("Kernel implementation of the embedded engine"),
+  sessionTimeoutSec: z.number().positive().default(300).describe("Unload a session's models after this long without a heartbeat"),
+  maxBodyBytes: z.number().int().positive().default(64 * 1024 * 1024).describe("Largest request body accepted (413 above)"),
+  longPollSec: z.number().min(0).default(30).describe("How long retrieve_future waits for a result before answering 408"),
+  futureRetentionSec: z.number().positive().default(3600).describe("How long finished results stay retrievable"),
+});
+
+export type ServeOptions = z.input<typeof ServeOptionsSchema>;
+export type ResolvedServeOptions = z.output<typeof ServeOptionsSchema>;
+
+/** What code and tests may add beyond the configurable options. */
+export interface ServeHooks {
+  /** How base model names are found (environment, fixtures folder). */
+  resolve?: ResolveOptions;
+  /** Where the server's own lines go (default stderr). Never receives the API key. */
+  log?: (line: string) => void;
+}
