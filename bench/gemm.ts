@@ -3,6 +3,7 @@
 // Each cell is the median of several timed calls after warm-up; the host is noisy (±30 %), so
 // compare backends within one run rather than against numbers from another day.
 
+import { availableParallelism, loadavg } from "node:os";
 import { loadNativeKernels, referenceKernels, type Kernels, type NativeKernels } from "../src/engine/kernels/index.ts";
 
 interface Shape {
@@ -86,6 +87,9 @@ if (withTs) {
 
 const nameWidth = Math.max(...shapes.map((s) => s.name.length)) + 2;
 console.log(`GEMM GFLOP/s, fp32, median; shapes are (M, K, N) of C[M,N] = op(A)[M,K] op(B)[K,N]`);
+const load = loadavg()[0];
+const cores = availableParallelism();
+console.log(`load average ${load.toFixed(1)} on ${cores} cores${load > cores ? " — the machine is busy, so these numbers are low and noisy" : ""}`);
 console.log(["shape".padEnd(nameWidth), "M×K×N".padEnd(18), ...columns.map((c) => c.label.padStart(16))].join(""));
 for (const s of shapes) {
   const cells = columns.map((c) => {

@@ -3,6 +3,7 @@ import { defaultCommand } from "./default.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
+import { serveCommand } from "./serve.ts";
 import type { CookbookCommand } from "./types.ts";
 import { vizDataCommand } from "./viz-data.ts";
 
@@ -12,4 +13,5 @@ export const commands: CookbookCommand[] = [
   recipesCommand,
   runsCommand,
   vizDataCommand,
+  serveCommand,
 ];

@@ -1,6 +1,6 @@
 // Reading the human side of a run directory: the tail of logs.log (incrementally, bounded) and
 // the last values of a metric for sparklines without reading a whole metrics.jsonl.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlTailReader } from "../log/tail.ts";
 import type { MetricsRecord } from "../log/metrics.ts";
@@ -111,4 +111,14 @@ export function readMetricTail(logDir: string, key: string, maxBytes = 64 * 1024
     }
   }
   return out;
+}
+
+/** config.json of a run directory as an object, or undefined when missing or unreadable. */
+export function readRunConfig(logDir: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(readFileSync(join(logDir, "config.json"), "utf8"));
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -158,6 +158,7 @@ const notUsed = (what: string) => () => Promise.reject(new Error(`${what} is not
 export class FakeServiceClient implements ServiceClient {
   readonly engineKind = "embedded" as const;
   readonly created: string[] = [];
+  readonly deleted: string[] = [];
 
   constructor(
     readonly trainingClient: FakeTrainingClient,
@@ -189,7 +190,9 @@ export class FakeServiceClient implements ServiceClient {
       getTrainingRun: notUsed("getTrainingRun") as () => Promise<TrainingRun>,
       getTrainingRunByTinkerPath: notUsed("getTrainingRunByTinkerPath") as () => Promise<TrainingRun>,
       listCheckpoints: notUsed("listCheckpoints") as () => Promise<CheckpointsList>,
-      deleteCheckpointFromTinkerPath: async () => {},
+      deleteCheckpointFromTinkerPath: async (path: string) => {
+        this.deleted.push(path);
+      },
       getWeightsInfoByTinkerPath: notUsed("getWeightsInfoByTinkerPath") as () => Promise<WeightsInfo>,
     };
   }

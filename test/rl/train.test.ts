@@ -372,3 +372,19 @@ test("remove_constant_reward_groups trains only mixed groups but reports every s
   assert.equal(m["env/all/by_group/frac_all_good"], 0.5);
   assert.equal(m["env/all/reward/total"], 0.75);
 });
+
+test("rolling resume points are state-only and replace each other; post-update KL is measured", async () => {
+  const logPath = tmpRun();
+  const { service, builder } = setup({ batches: 3 });
+  await main({ ...base(logPath), save_every: 2, rolling_save_every: 1, compute_post_kl: true }, builder, service, quiet);
+  const ckpts = readJsonl(join(logPath, "checkpoints.jsonl"));
+  assert.deepEqual(
+    ckpts.map((c) => [c.name, c.rolling ?? false, "sampler_path" in c]),
+    [["000001", true, false], ["000002", false, true], ["final", false, true]],
+  );
+  assert.deepEqual(service.deleted, ["tinker://fake-run/weights/000001"], "the final save removes the last rolling point");
+  const m = readJsonl(join(logPath, "metrics.jsonl"))[0];
+  // The fake sampler scores every token −1 after the update; actions were sampled at −0.5.
+  assert.ok(Math.abs((m.kl_pre_post_v1 as number) - 0.5) < 1e-9);
+  assert.ok(Math.abs((m.kl_pre_post_v2 as number) - 0.125) < 1e-9);
+});

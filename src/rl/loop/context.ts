@@ -174,11 +174,14 @@ export interface ModeResult {
 
 /** Logs the step, then honours SIGUSR1/SIGINT. Returns true when the loop must stop. */
 export async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<string, number>, timer: StepTimer): Promise<boolean> {
-  await ctx.checkpoints.maybeSaveRolling(iBatch + 1, { batch: iBatch + 1 });
+  // No resume point right before the final checkpoint.
+  if (iBatch + 1 < ctx.endBatch) await ctx.checkpoints.maybeSaveRolling(iBatch + 1, { batch: iBatch + 1 });
   Object.assign(metrics, ctx.errorCounter.getMetrics(), timer.metrics());
   ctx.metricsLogger.logMetrics(metrics, iBatch);
   const control = ctx.control;
   const next = iBatch + 1;
+  // On the last iteration the final checkpoint follows anyway.
+  if (next >= ctx.endBatch) return false;
   if (control.stopRequested || control.consumeCheckpointRequest()) {
     // Resuming from this record restarts at the next batch; a periodic save this step already covers it.
     if (!ctx.checkpoints.shouldSavePeriodic(next)) {

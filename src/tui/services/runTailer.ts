@@ -14,11 +14,11 @@ import {
   inferTrainingKind,
   metricsTailReader,
   readCheckpoints,
+  readRunConfig,
   runState,
 } from "../../runs/index.ts";
 import type { JsonlTailReader } from "../../log/tail.ts";
 import { type MetricRow, elapsedSeconds } from "../core/series.ts";
-import { readFileSync } from "node:fs";
 
 export const DEFAULT_POLL_MS = 100;
 const SLOW_EVERY = 10;
@@ -115,12 +115,10 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
       changed = true;
     }
     if (s.config === undefined) {
-      try {
-        s.config = JSON.parse(readFileSync(join(this.dir, "config.json"), "utf8")) as Record<string, unknown>;
+      s.config = readRunConfig(this.dir);
+      if (s.config !== undefined) {
         s.kind = inferTrainingKind(s.config) ?? (s.keys.some((k) => k.startsWith("env/")) ? "rl" : undefined);
         changed = true;
-      } catch {
-        // not written yet
       }
     }
     if (s.kind === undefined && s.keys.some((k) => k.startsWith("env/all/"))) {
@@ -142,6 +140,7 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
   }
 }
 
+const LINGER_MS = 30_000;
 const shared = new Map<string, { tailer: RunTailer; refs: number }>();
 
 /** A started tailer for `dir`, shared with other users; call the returned release when done. */
@@ -162,10 +161,16 @@ export function acquireTailer(dir: string, intervalMs = DEFAULT_POLL_MS): { tail
       const e = shared.get(dir);
       if (!e) return;
       e.refs--;
-      if (e.refs <= 0) {
-        e.tailer.stop();
-        shared.delete(dir);
-      }
+      if (e.refs > 0) return;
+      // Linger a little: switching between a run's screens should not re-read its whole history.
+      const t = setTimeout(() => {
+        const now = shared.get(dir);
+        if (now && now.refs <= 0) {
+          now.tailer.stop();
+          shared.delete(dir);
+        }
+      }, LINGER_MS);
+      t.unref();
     },
   };
 }

@@ -1,0 +1,67 @@
+// `cookbook serve`: serves the embedded engine over the Tinker HTTP protocol until interrupted.
+// Prints one line "cookbook serve: listening on <url>" on stdout once the port is bound (with
+// --port 0 that is how a caller learns the port).
+import { UsageError } from "../config/errors.ts";
+import { ServeOptionsSchema, type ServeOptions } from "../server/options.ts";
+import { ConfigurationError } from "../tinker/errors.ts";
+import { defineCommand } from "./types.ts";
+
+interface ServeArgs {
+  host?: string;
+  port?: number;
+  "api-key"?: string;
+  store?: string;
+  kernels?: string;
+  "session-timeout"?: number;
+  "max-body-mb"?: number;
+  "long-poll"?: number;
+}
+
+const d = ServeOptionsSchema.shape;
+
+export const serveCommand = defineCommand<ServeArgs>({
+  command: "serve",
+  describe: "Serve the embedded engine over the Tinker API (point recipes at it with base_url=http://HOST:PORT)",
+  builder: (y) =>
+    y
+      .option("host", { type: "string", describe: `${d.host.description} (default 127.0.0.1)` })
+      .option("port", { type: "number", describe: `${d.port.description} (default 8000)` })
+      .option("api-key", { type: "string", describe: d.apiKey.description })
+      .option("store", { type: "string", describe: d.storeDir.description })
+      .option("kernels", { type: "string", choices: ["native", "reference"], describe: d.kernels.description })
+      .option("session-timeout", { type: "number", describe: `${d.sessionTimeoutSec.description}, in seconds (default 300)` })
+      .option("max-body-mb", { type: "number", describe: "Largest request body in MiB (default 64)" })
+      .option("long-poll", { type: "number", describe: `${d.longPollSec.description}, in seconds (default 30)` }),
+  handler: async (argv) => {
+    const options: ServeOptions = {};
+    if (argv.host !== undefined) options.host = argv.host;
+    if (argv.port !== undefined) options.port = argv.port;
+    const apiKey = argv["api-key"] ?? (process.env.COOKBOOK_SERVE_API_KEY || undefined);
+    if (apiKey !== undefined) options.apiKey = apiKey;
+    if (argv.store !== undefined) options.storeDir = argv.store;
+    if (argv.kernels !== undefined) options.kernels = argv.kernels as "native" | "reference";
+    if (argv["session-timeout"] !== undefined) options.sessionTimeoutSec = argv["session-timeout"];
+    if (argv["max-body-mb"] !== undefined) options.maxBodyBytes = Math.round(argv["max-body-mb"] * 1024 * 1024);
+    if (argv["long-poll"] !== undefined) options.longPollSec = argv["long-poll"];
+    // Loaded here so other commands do not pay for the engine's imports.
+    const { startServer } = await import("../server/server.ts");
+    let server;
+    try {
+      server = await startServer(options);
+    } catch (err) {
+      if (err instanceof ConfigurationError) throw new UsageError(err.message);
+      throw err;
+    }
+    process.stdout.write(`cookbook serve: listening on ${server.url}${apiKey !== undefined ? " (X-API-Key required)" : ""}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        process.stderr.write("[serve] shutting down\n");
+        void server.close().then(resolve);
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
+  },
+});

@@ -1,0 +1,94 @@
+// Owns the app reducer, terminal size, services and the single key dispatcher; publishes them
+// through the split contexts. Keys: help overlay first, then a capturing screen (text entry),
+// then the keymap (screen commands, then app commands: back, quit, run panes).
+import { type ReactNode, useCallback, useMemo, useReducer, useRef } from "react";
+import { type Key, useApp, useInput } from "ink";
+import { type Screen, appReducer, currentScreen, initialState } from "./state/app.ts";
+import {
+  type ScreenKeyHandler,
+  type Services,
+  ServicesContext,
+  type TermSize,
+  type UIActions,
+  UIActionsContext,
+  type UIState,
+  UIStateContext,
+} from "./state/contexts.tsx";
+import { resolveCommand } from "./ui/keys/keymap.ts";
+import { useTerminalSize } from "./ui/hooks/useTerminalSize.ts";
+
+export interface AppContainerProps {
+  services: Services;
+  first?: Screen;
+  size?: TermSize;
+  children: ReactNode;
+}
+
+const RUN_PANES = { paneDashboard: "dashboard", paneTranscripts: "transcripts", paneTiming: "timing", paneCheckpoints: "checkpoints" } as const;
+
+export function AppContainer({ services, first, size: fixedSize, children }: AppContainerProps): ReactNode {
+  const [state, dispatch] = useReducer(appReducer, first, initialState);
+  const size = useTerminalSize(fixedSize);
+  const { exit } = useApp();
+  const handlerRef = useRef<ScreenKeyHandler | undefined>(undefined);
+
+  const actions = useMemo<UIActions>(
+    () => ({
+      push: (screen) => dispatch({ type: "push", screen }),
+      replace: (screen) => dispatch({ type: "replace", screen }),
+      pop: () => dispatch({ type: "pop" }),
+      toggleHelp: (open) => dispatch({ type: "toggleHelp", open }),
+      info: (text) => dispatch({ type: "message", kind: "info", text }),
+      error: (text) => dispatch({ type: "message", kind: "error", text }),
+      toggleOverlay: (runDir) => dispatch({ type: "toggleOverlay", runDir }),
+      quit: () => exit(),
+      setKeyHandler: (h) => {
+        handlerRef.current = h;
+      },
+    }),
+    [exit],
+  );
+
+  const screen = currentScreen(state);
+  const onKey = useCallback(
+    (input: string, key: Key) => {
+      if (key.ctrl && input === "c") {
+        // Never a signal to background runs: it only closes this window onto them.
+        exit();
+        return;
+      }
+      if (state.help) {
+        if (key.escape || input === "?" || input === "q") dispatch({ type: "toggleHelp", open: false });
+        return;
+      }
+      const handler = handlerRef.current;
+      if (handler?.capturing) {
+        handler.onRaw?.(input, key);
+        return;
+      }
+      const cmd = resolveCommand(screen.name, input, key);
+      if (cmd === undefined) return;
+      if (cmd === "help") {
+        dispatch({ type: "toggleHelp" });
+        return;
+      }
+      if (handler?.onCommand(cmd)) return;
+      if (cmd === "back") dispatch({ type: "pop" });
+      else if (cmd === "quit") exit();
+      else if (cmd in RUN_PANES && "runDir" in screen) {
+        dispatch({ type: "replace", screen: { name: RUN_PANES[cmd as keyof typeof RUN_PANES], runDir: screen.runDir } });
+      }
+    },
+    [state.help, screen, exit],
+  );
+  useInput(onKey);
+
+  const uiState = useMemo<UIState>(() => ({ ...state, size }), [state, size]);
+  return (
+    <ServicesContext.Provider value={services}>
+      <UIActionsContext.Provider value={actions}>
+        <UIStateContext.Provider value={uiState}>{children}</UIStateContext.Provider>
+      </UIActionsContext.Provider>
+    </ServicesContext.Provider>
+  );
+}

@@ -1,0 +1,65 @@
+// The app-level state: a stack of screens (Esc pops), the help overlay, a status message and
+// which runs are overlaid. Screen-local state (cursors, filters) lives with each screen.
+export type Screen =
+  | { name: "home" }
+  | { name: "launch"; recipe: string; preset?: readonly string[]; logPath?: string }
+  | { name: "dashboard"; runDir: string }
+  | { name: "transcripts"; runDir: string; step?: number }
+  | { name: "timing"; runDir: string; step?: number }
+  | { name: "checkpoints"; runDir: string };
+
+export type ScreenName = Screen["name"];
+
+export interface StatusMessage {
+  kind: "info" | "error";
+  text: string;
+  at: number;
+}
+
+export interface AppState {
+  stack: Screen[];
+  help: boolean;
+  message?: StatusMessage;
+  /** Run directories overlaid on the dashboard, in colour order (the viewed run is always first). */
+  overlays: string[];
+}
+
+export type AppAction =
+  | { type: "push"; screen: Screen }
+  | { type: "replace"; screen: Screen }
+  | { type: "pop" }
+  | { type: "toggleHelp"; open?: boolean }
+  | { type: "message"; kind: StatusMessage["kind"]; text: string; at?: number }
+  | { type: "clearMessage" }
+  | { type: "toggleOverlay"; runDir: string };
+
+export function initialState(first?: Screen): AppState {
+  const stack: Screen[] = [{ name: "home" }];
+  if (first && first.name !== "home") stack.push(first);
+  return { stack, help: false, overlays: [] };
+}
+
+export function currentScreen(state: AppState): Screen {
+  return state.stack[state.stack.length - 1];
+}
+
+export function appReducer(state: AppState, action: AppAction): AppState {
+  switch (action.type) {
+    case "push":
+      return { ...state, stack: [...state.stack, action.screen], help: false };
+    case "replace":
+      return { ...state, stack: [...state.stack.slice(0, -1), action.screen], help: false };
+    case "pop":
+      return state.stack.length > 1 ? { ...state, stack: state.stack.slice(0, -1) } : state;
+    case "toggleHelp":
+      return { ...state, help: action.open ?? !state.help };
+    case "message":
+      return { ...state, message: { kind: action.kind, text: action.text, at: action.at ?? Date.now() } };
+    case "clearMessage":
+      return state.message ? { ...state, message: undefined } : state;
+    case "toggleOverlay": {
+      const has = state.overlays.includes(action.runDir);
+      return { ...state, overlays: has ? state.overlays.filter((d) => d !== action.runDir) : [...state.overlays, action.runDir] };
+    }
+  }
+}

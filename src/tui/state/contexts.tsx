@@ -1,0 +1,64 @@
+// Split contexts (state vs actions) so components that only act do not re-render on every state
+// change, plus the services the screens share. AppContainer owns them and the one key dispatcher.
+import { createContext, useContext } from "react";
+import type { Key } from "ink";
+import type { RecipeEntry } from "../../config/index.ts";
+import type { CommandId } from "../ui/keys/keymap.ts";
+import type { ProcessManager } from "../services/processManager.ts";
+import type { AppState, Screen } from "./app.ts";
+
+export interface TermSize {
+  columns: number;
+  rows: number;
+}
+
+export interface UIState extends AppState {
+  size: TermSize;
+}
+
+/** What a screen does with keys: commands from the keymap, or raw keys while it edits text. */
+export interface ScreenKeyHandler {
+  /** True while a text field or dialog owns the keyboard (the keymap is bypassed). */
+  capturing: boolean;
+  onRaw?: (input: string, key: Key) => void;
+  /** Returns true when the command was handled (otherwise the app handles back/quit...). */
+  onCommand: (cmd: CommandId) => boolean;
+}
+
+export interface UIActions {
+  push(screen: Screen): void;
+  replace(screen: Screen): void;
+  pop(): void;
+  toggleHelp(open?: boolean): void;
+  info(text: string): void;
+  error(text: string): void;
+  toggleOverlay(runDir: string): void;
+  quit(): void;
+  /** The active screen installs its key handler here (one at a time). */
+  setKeyHandler(handler: ScreenKeyHandler | undefined): void;
+}
+
+export interface Services {
+  logRoot: string;
+  recipes: readonly RecipeEntry[];
+  processes: ProcessManager;
+  /** Whether launching uses the embedded engine (no base_url / TINKER_API_KEY). */
+  engineLabel: string;
+  /** Poll interval for tailers (ms); tests and the bench lower or raise it. */
+  pollMs: number;
+  /** Writes raw escapes to the terminal (OSC 52 clipboard). */
+  writeRaw(text: string): void;
+}
+
+export const UIStateContext = createContext<UIState | null>(null);
+export const UIActionsContext = createContext<UIActions | null>(null);
+export const ServicesContext = createContext<Services | null>(null);
+
+function need<T>(value: T | null, name: string): T {
+  if (value === null) throw new Error(`${name} used outside AppContainer`);
+  return value;
+}
+
+export const useUIState = (): UIState => need(useContext(UIStateContext), "useUIState");
+export const useUIActions = (): UIActions => need(useContext(UIActionsContext), "useUIActions");
+export const useServices = (): Services => need(useContext(ServicesContext), "useServices");

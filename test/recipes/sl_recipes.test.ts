@@ -1,0 +1,100 @@
+// sl_loop and chat_sl end to end on the embedded engine with a small random model: they train,
+// log the cookbook's metrics, checkpoint, and resume. chat_sl reads a hub-layout parquet folder.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parquetWriteBuffer } from "hyparquet-writer";
+import { recipes } from "../../recipes/registry.ts";
+import { loadRecipe } from "../../src/config/recipe.ts";
+import { parseConfigArgs } from "../../src/config/parse.ts";
+import { readMetrics } from "../../src/log/metrics.ts";
+import { readCheckpoints } from "../../src/runs/checkpoints.ts";
+import { tinyConfigJson, writeTinyModel } from "../engine/helpers.ts";
+
+const REPO = resolve(import.meta.dirname, "../..");
+const TOKENIZER_DIR = join(REPO, "fixtures", "models", "tiny-chat");
+
+function setup(): { root: string; modelDir: string; jsonl: string; cleanup: () => void } {
+  const root = mkdtempSync(join(tmpdir(), "sl-recipes-"));
+  const modelDir = join(root, "model");
+  writeTinyModel(modelDir, {
+    seed: 1,
+    configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
+  });
+  for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
+  const jsonl = join(root, "chats.jsonl");
+  writeFileSync(jsonl, readFileSync(join(REPO, "fixtures", "data", "chats_train.jsonl"), "utf8").split("\n").slice(0, 40).join("\n") + "\n");
+  const previous = process.env["COOKBOOK_HOME"];
+  process.env["COOKBOOK_HOME"] = join(root, "home");
+  return {
+    root,
+    modelDir,
+    jsonl,
+    cleanup: () => {
+      if (previous === undefined) delete process.env["COOKBOOK_HOME"];
+      else process.env["COOKBOOK_HOME"] = previous;
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+async function runRecipe(name: string, args: string[]): Promise<void> {
+  const recipe = await loadRecipe(recipes, name);
+  await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: `cookbook run ${name}` });
+}
+
+test("the three SL recipes are registered and their defaults parse", async () => {
+  for (const name of ["sl_basic", "sl_loop", "chat_sl"]) {
+    const recipe = await loadRecipe(recipes, name);
+    const config = parseConfigArgs(recipe.configSchema, []) as Record<string, unknown>;
+    assert.equal(config["model_name"], "tiny-chat");
+    assert.match(String(config["dataset"]), /fixtures\/data\/chats_train\.jsonl$/);
+  }
+});
+
+test("sl_loop trains, checkpoints, and a resume after completion does nothing", async () => {
+  const s = setup();
+  try {
+    const logDir = join(s.root, "loop");
+    const args = [`model_name=${s.modelDir}`, `dataset=${s.jsonl}`, `log_path=${logDir}`, "batch_size=4", "max_steps=6", "save_every=3", "lora_rank=4", "behavior_if_log_dir_exists=resume"];
+    await runRecipe("sl_loop", args);
+    const rows = readMetrics(logDir);
+    assert.deepEqual(rows.map((r) => r.step), [0, 1, 2, 3, 4, 5]);
+    for (const key of ["train_mean_nll", "num_tokens", "num_sequences", "learning_rate", "progress"]) assert.ok(key in rows[0]!, key);
+    assert.deepEqual(readCheckpoints(logDir).map((r) => [r.name, r.batch, r.final ?? false]), [["000003", 3, false], ["final", 6, true]]);
+    await runRecipe("sl_loop", args);
+    assert.equal(readMetrics(logDir).length, 6);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test("chat_sl trains on a hub-layout parquet folder with a test split and reports test/nll", async () => {
+  const s = setup();
+  try {
+    const dataDir = join(s.root, "dataset");
+    const chats = readFileSync(s.jsonl, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { messages: unknown }).messages);
+    mkdirSync(join(dataDir, "data"), { recursive: true });
+    writeFileSync(join(dataDir, "data", "train-00000-of-00001.parquet"), new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "messages", data: chats.slice(0, 30) }] })));
+    writeFileSync(join(dataDir, "data", "test-00000-of-00001.parquet"), new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "messages", data: chats.slice(30) }] })));
+    const logDir = join(s.root, "chat");
+    await runRecipe("chat_sl", [
+      `model_name=${s.modelDir}`, `dataset=${dataDir}`, "test_split=test", `log_path=${logDir}`, "batch_size=8", "max_length=256",
+      "eval_every=2", "save_every=2", "lora_rank=4", "learning_rate=0.01", "behavior_if_log_dir_exists=delete",
+    ]);
+    const rows = readMetrics(logDir);
+    assert.deepEqual(rows.map((r) => r.step), [0, 1, 2, 3]);
+    assert.deepEqual(rows.filter((r) => "test/nll" in r).map((r) => r.step), [0, 2, 3]);
+    assert.ok(rows.every((r) => r.step === 3 || typeof r["train_mean_bpb"] === "number"));
+    const nll = rows.filter((r) => "test/nll" in r).map((r) => r["test/nll"] as number);
+    assert.ok(nll.at(-1)! < nll[0]!, `test/nll falls: ${nll}`);
+    const config = JSON.parse(readFileSync(join(logDir, "config.json"), "utf8")) as Record<string, unknown>;
+    assert.equal(config["recipe_name"], "chat_sl");
+    assert.equal(config["renderer_name"], "role_colon");
+    assert.equal(readCheckpoints(logDir).at(-1)!.final, true);
+  } finally {
+    s.cleanup();
+  }
+});
