@@ -8,4 +8,8 @@ export const recipes: RecipeEntry[] = [
   { name: "sl_basic", description: "Supervised fine-tuning template: LoRA on chat conversations with the pipelined SL loop", load: () => import("./sl_basic/index.ts") },
   { name: "sl_loop", description: "Supervised fine-tuning as one flat, unpipelined loop written to be read", load: () => import("./sl_loop/index.ts") },
   { name: "chat_sl", description: "Chat SFT on any JSONL, parquet or Hugging Face dataset and any model", load: () => import("./chat_sl/index.ts") },
+  { name: "rl_basic", description: "RL template: GRPO-style LoRA training of the tiny chat model on two-number addition", load: () => import("./rl_basic/index.ts") },
+  { name: "rl_loop", description: "RL as one flat loop written to be read: sample groups, grade, centre rewards, train", load: () => import("./rl_loop/index.ts") },
+  { name: "math_rl", description: "RL with verifiable rewards on math: synthetic addition, a question/answer JSONL file, or GSM8K", load: () => import("./math_rl/index.ts") },
+  { name: "guess_number", description: "Multi-turn RL: guess a hidden number from higher/lower replies of a scripted user", load: () => import("./guess_number/index.ts") },
 ];

@@ -6,6 +6,7 @@ import { runsCommand } from "./runs.ts";
 import { serveCommand } from "./serve.ts";
 import type { CookbookCommand } from "./types.ts";
 import { vizDataCommand } from "./viz-data.ts";
+import { watchCommand } from "./watch.ts";
 
 export const commands: CookbookCommand[] = [
   defaultCommand,
@@ -14,4 +15,5 @@ export const commands: CookbookCommand[] = [
   runsCommand,
   vizDataCommand,
   serveCommand,
+  watchCommand,
 ];

@@ -2,7 +2,7 @@
 import type { StopCondition } from "../completers.ts";
 import { messageText, type Message, type RLRenderer } from "./renderer.ts";
 import { emptyModelInput } from "./tokenSeq.ts";
-import { EnvGroupBuilder, type Action, type Env, type InitialObservation, type StepResult } from "./types.ts";
+import { EnvGroupBuilder, StopReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type StepResult } from "./types.ts";
 
 export interface ProblemEnvOptions {
   convoPrefix?: Message[];
@@ -46,7 +46,7 @@ export abstract class ProblemEnv implements Env {
     return { observation: this.renderer.buildGenerationPrompt(this.conversation()), stopCondition: this.stopCondition };
   }
 
-  async step(action: Action): Promise<StepResult> {
+  async step(action: Action, extra: ActionExtra = {}): Promise<StepResult> {
     const { message, termination } = this.renderer.parseResponse(action);
     const content = messageText(message);
     const wellFormed = this.requireStopSequenceForFormat ? termination === "stop_sequence" : termination !== "malformed";
@@ -58,7 +58,8 @@ export abstract class ProblemEnv implements Env {
       episodeDone: true,
       nextObservation: emptyModelInput(),
       nextStopCondition: this.stopCondition,
-      metrics: { format, correct },
+      // One-hot stop reason, so transcripts and `env/all/stop/*` say whether answers were cut off.
+      metrics: { format, correct, [stopMetric(extra.stopReason === "length" ? StopReason.MAX_TOKENS : StopReason.COMPLETED)]: 1 },
       logs: { reference_answer: this.getReferenceAnswer(), format_valid: format === 1, correct: correct === 1, format_coef: this.formatCoef },
       messages: [...this.conversation(), { ...message, role: message.role || "assistant" }],
     };

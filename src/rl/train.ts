@@ -5,6 +5,7 @@
 import type { Writable } from "../log/metrics.ts";
 import type { Decode } from "../log/transcripts/types.ts";
 import { getLastCheckpoint } from "../runs/checkpoints.ts";
+import { truncateMetricsFrom } from "../supervised/resume.ts";
 import type { RunControl } from "../runs/control.ts";
 import { withRun, type RunSession } from "../runs/session.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/clients.ts";
@@ -96,6 +97,10 @@ async function runInSession(
   if (resume?.state_path !== undefined) {
     trainingClient = await serviceClient.createTrainingClientFromStateWithOptimizer(resume.state_path, { userMetadata });
     runLog.info(`resumed from ${resume.state_path} at batch ${startBatch}`);
+    // Steps a crashed run logged after its last checkpoint are trained again; drop their rows so
+    // metrics.jsonl holds each step once.
+    const dropped = truncateMetricsFrom(logPath, startBatch);
+    if (dropped > 0) runLog.info(`dropped ${dropped} metrics rows from step ${startBatch} on (they will be logged again)`);
   } else if (config.load_checkpoint_path !== null) {
     trainingClient = await serviceClient.createTrainingClientFromState(config.load_checkpoint_path, { userMetadata });
     runLog.info(`loaded weights from ${config.load_checkpoint_path}`);

@@ -15,6 +15,7 @@ export const ServeOptionsSchema = z.object({
   sessionTimeoutSec: z.number().positive().default(300).describe("Unload a session's models after this long without a heartbeat"),
   maxBodyBytes: z.number().int().positive().default(64 * 1024 * 1024).describe("Largest request body accepted (413 above)"),
   longPollSec: z.number().min(0).default(30).describe("How long retrieve_future waits for a result before answering 408"),
+  maxSamplersPerSession: z.number().int().positive().default(64).describe("Samplers kept per session; the least recently used one is released beyond this"),
   futureRetentionSec: z.number().positive().default(3600).describe("How long finished results stay retrievable"),
 });
 

@@ -33,6 +33,13 @@ export interface SamplerEntry {
   modelPath: string | undefined;
   /** seq_id → (digest, request id) of recent sample requests, for idempotent retries. */
   recent: Map<number, { digest: string; requestId: string }>;
+  lastUsed: number;
+}
+
+/** Frees a sampler's engine memory when the engine offers a way to (EmbeddedSamplingClient does). */
+function release(client: SamplingClient): void {
+  const r = (client as Partial<{ release(): Promise<void> }>).release;
+  if (typeof r === "function") void r.call(client).catch(() => undefined);
 }
 
 const RECENT_SAMPLES = 1024;
@@ -46,6 +53,8 @@ export class Registry {
     readonly service: EmbeddedServiceClient,
     private readonly sessionTimeoutMs: number,
     private readonly log: (line: string) => void,
+    /** Clients make a new sampler per step and never say when they drop the old one, so each session keeps its most recently used ones. */
+    private readonly maxSamplersPerSession = 64,
   ) {}
 
   createSession(): SessionEntry {
@@ -79,9 +88,10 @@ export class Registry {
   sampler(id: string): SamplerEntry {
     const e = this.samplers.get(id);
     if (e === undefined) throw new HttpError(404, `sampling session ${JSON.stringify(id)} not found or expired; create a new sampling client`);
+    e.lastUsed = Date.now();
     if (e.sessionId !== undefined) {
       const s = this.sessions.get(e.sessionId);
-      if (s !== undefined) s.lastSeen = Date.now();
+      if (s !== undefined) s.lastSeen = e.lastUsed;
     }
     return e;
   }
@@ -107,10 +117,33 @@ export class Registry {
       baseModel: client.baseModel,
       modelPath: client.modelPath,
       recent: new Map(),
+      lastUsed: Date.now(),
     };
     this.samplers.set(e.id, e);
-    if (sessionId !== undefined) this.sessions.get(sessionId)?.samplerIds.add(e.id);
+    const owned = sessionId === undefined ? this.sessionlessSamplerIds : this.sessions.get(sessionId)?.samplerIds;
+    if (owned !== undefined) {
+      owned.add(e.id);
+      while (owned.size > this.maxSamplersPerSession) {
+        let oldest: SamplerEntry | undefined;
+        for (const id of owned) {
+          const c = this.samplers.get(id);
+          if (c !== undefined && c !== e && (oldest === undefined || c.lastUsed < oldest.lastUsed)) oldest = c;
+        }
+        if (oldest === undefined) break;
+        this.dropSampler(oldest.id);
+      }
+    }
     return e;
+  }
+
+  private readonly sessionlessSamplerIds = new Set<string>();
+
+  dropSampler(id: string): void {
+    const e = this.samplers.get(id);
+    if (e === undefined) return;
+    this.samplers.delete(id);
+    (e.sessionId === undefined ? this.sessionlessSamplerIds : this.sessions.get(e.sessionId)?.samplerIds)?.delete(id);
+    release(e.client);
   }
 
   rememberSample(e: SamplerEntry, seqId: number, digest: string, requestId: string): void {
@@ -136,7 +169,7 @@ export class Registry {
       if (now - s.lastSeen <= this.sessionTimeoutMs) continue;
       this.sessions.delete(s.id);
       for (const id of s.modelIds) void this.unloadModel(id, `its session ${s.id} expired without heartbeats`);
-      for (const id of s.samplerIds) this.samplers.delete(id);
+      for (const id of [...s.samplerIds]) this.dropSampler(id);
       this.log(`session ${s.id} expired (${s.modelIds.size} model(s) unloaded)`);
     }
   }

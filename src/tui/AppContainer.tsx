@@ -24,6 +24,35 @@ export interface AppContainerProps {
   children: ReactNode;
 }
 
+const NO_KEY: Key = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+} as Key;
+
+/** A chunk of plain characters as separate key presses (CR/LF as Enter, DEL as Backspace). */
+export function splitKeys(input: string, key: Key): [string, Key][] {
+  const plain = !key.ctrl && !key.meta && !key.escape && !key.upArrow && !key.downArrow && !key.leftArrow && !key.rightArrow;
+  if (input.length <= 1 || !plain) return [[input, key]];
+  return [...input].map((c): [string, Key] => {
+    if (c === "\r" || c === "\n") return ["", { ...NO_KEY, return: true }];
+    if (c === "\x7f" || c === "\b") return ["", { ...NO_KEY, backspace: true }];
+    if (c === "\t") return ["", { ...NO_KEY, tab: true }];
+    return [c, { ...NO_KEY, shift: c !== c.toLowerCase() }];
+  });
+}
+
 const RUN_PANES = { paneDashboard: "dashboard", paneTranscripts: "transcripts", paneTiming: "timing", paneCheckpoints: "checkpoints" } as const;
 
 export function AppContainer({ services, first, size: fixedSize, children }: AppContainerProps): ReactNode {
@@ -50,7 +79,7 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
   );
 
   const screen = currentScreen(state);
-  const onKey = useCallback(
+  const onOneKey = useCallback(
     (input: string, key: Key) => {
       if (key.ctrl && input === "c") {
         // Never a signal to background runs: it only closes this window onto them.
@@ -81,6 +110,10 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
     },
     [state.help, screen, exit],
   );
+  // Keys typed faster than a frame (or sent by tmux) arrive as one chunk: replay them one by one.
+  const onKey = useCallback((input: string, key: Key) => {
+    for (const [i, k] of splitKeys(input, key)) onOneKey(i, k);
+  }, [onOneKey]);
   useInput(onKey);
 
   const uiState = useMemo<UIState>(() => ({ ...state, size }), [state, size]);

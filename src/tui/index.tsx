@@ -59,7 +59,7 @@ export async function startTui(options: StartTuiOptions = {}): Promise<void> {
       <AppContainer services={services} first={first}>
         <App />
       </AppContainer>,
-      { exitOnCtrlC: false, patchConsole: true, maxFps: 10, incrementalRendering: true },
+      { exitOnCtrlC: false, patchConsole: true, maxFps: 10 },
     );
     await app.waitUntilExit();
   } finally {

@@ -128,3 +128,49 @@ test("sl_basic killed between checkpoints resumes exactly after the last checkpo
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("real signals: SIGUSR1 checkpoints at the next step, SIGINT saves and stops, run.json says stopped", { timeout: 120_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), "sl-signals-"));
+  try {
+    const modelDir = join(root, "model");
+    writeTinyModel(modelDir, { seed: 2, configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, max_position_embeddings: 512 }) });
+    for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
+    const logDir = join(root, "run");
+    const env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" };
+    const child = run(
+      [`model_name=${modelDir}`, `log_path=${logDir}`, "test_size=0", "batch_size=2", "max_steps=1000", "save_every=0", "eval_every=0", "lora_rank=4", "behavior_if_log_dir_exists=delete"],
+      env,
+    );
+    const done = exited(child);
+    const waitFor = async (what: string, ok: () => boolean): Promise<void> => {
+      for (let i = 0; i < 6000 && !ok(); i++) {
+        if (child.exitCode !== null) throw new Error(`exited early while waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(ok(), `timed out waiting for ${what}`);
+    };
+    const rows = () => (existsSync(join(logDir, "metrics.jsonl")) ? readMetrics(logDir) : []);
+    const ckpts = () => (existsSync(join(logDir, "checkpoints.jsonl")) ? readCheckpoints(logDir) : []);
+    await waitFor("the first step", () => rows().length > 0);
+    child.kill("SIGUSR1");
+    await waitFor("the requested checkpoint", () => ckpts().length > 0);
+    const requested = ckpts()[0]!;
+    assert.ok(!requested.final && requested.sampler_path !== undefined);
+    child.kill("SIGINT");
+    const result = await done;
+    assert.equal(result.code, 0, result.stderr);
+    const records = readCheckpoints(logDir);
+    const last = records.at(-1)!;
+    assert.equal(records.length, 2);
+    assert.ok(!last.final, "a stop is not a final checkpoint");
+    const steps = readMetrics(logDir).map((r) => r.step);
+    // Every submitted step was finished and logged, and the stop checkpoint resumes right after them.
+    assert.deepEqual(steps, range(0, steps.length));
+    assert.equal(last.batch, steps.length);
+    assert.ok(steps.length < 1000);
+    const manifest = JSON.parse(readFileSync(join(logDir, "run.json"), "utf8")) as { status: string };
+    assert.equal(manifest.status, "stopped");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -65,7 +65,7 @@ test("ProblemEnv: reward = format_coef·(format_ok − 1) + correct", async () =
   for (const [action, reward, format, correct] of cases) {
     const r = await new AddEnv(renderer).step(action);
     assert.ok(Math.abs(r.reward - reward) < 1e-12, `reward ${r.reward} for ${str(action)}`);
-    assert.deepEqual(r.metrics, { format, correct });
+    assert.deepEqual(r.metrics, { format, correct, "stop/completed": 1 });
     assert.equal(r.episodeDone, true);
     assert.equal(r.messages?.at(-1)?.role, "assistant");
   }

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, resolve } from "node:path";
-import type { FloatArray, Kernels } from "./types.ts";
+import type { Kernels } from "./types.ts";
 
 type GemmBackendName = "openblas" | "packed";
 
@@ -99,9 +99,4 @@ export function loadNativeKernels(): NativeKernels {
   };
   cached = kernels;
   return kernels;
-}
-
-/** True for the arrays the native kernels accept. */
-export function isNativeArray(a: FloatArray): a is Float32Array {
-  return a instanceof Float32Array;
 }

@@ -12,37 +12,72 @@ function getScratch(n: number): Float64Array {
   return scratch;
 }
 
+// Packed copies of op(A) (rows contiguous in k) and op(B) (columns contiguous in k) for gemm.
+let packA = new Float64Array(1024);
+let packB = new Float64Array(1024);
+
 function gemm(
   transA: boolean, transB: boolean, M: number, N: number, K: number,
   alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
 ): void {
-  const acc = getScratch(N);
-  for (let i = 0; i < M; i++) {
-    if (!transB) {
-      // Row i of C as a linear combination of rows of B (contiguous inner loop).
-      acc.fill(0, 0, N);
+  if (A.length < M * K || B.length < K * N || C.length < M * N) {
+    throw new Error(`gemm: arrays too short for M=${M}, N=${N}, K=${K}: A has ${A.length} (needs ${M * K}), B has ${B.length} (needs ${K * N}), C has ${C.length} (needs ${M * N})`);
+  }
+  if (packA.length < M * K) packA = new Float64Array(Math.max(M * K, packA.length * 2));
+  if (packB.length < N * K) packB = new Float64Array(Math.max(N * K, packB.length * 2));
+  const ap = packA;
+  const bp = packB;
+  if (!transA) ap.set(A.subarray(0, M * K));
+  else for (let k = 0; k < K; k++) for (let i = 0; i < M; i++) ap[i * K + k] = A[k * M + i];
+  if (transB) bp.set(B.subarray(0, N * K));
+  else for (let k = 0; k < K; k++) for (let j = 0; j < N; j++) bp[j * K + k] = B[k * N + j];
+  // 4x4 blocks of C with the 16 sums in locals (V8 keeps them in registers), then the edges.
+  const M4 = M - (M % 4);
+  const N4 = N - (N % 4);
+  for (let i = 0; i < M4; i += 4) {
+    const a0 = i * K, a1 = a0 + K, a2 = a1 + K, a3 = a2 + K;
+    for (let j = 0; j < N4; j += 4) {
+      const b0 = j * K, b1 = b0 + K, b2 = b1 + K, b3 = b2 + K;
+      let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+      let s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
       for (let k = 0; k < K; k++) {
-        const a = transA ? A[k * M + i] : A[i * K + k];
-        if (a === 0) continue;
-        const bRow = k * N;
-        for (let j = 0; j < N; j++) acc[j] += a * B[bRow + j];
+        const x0 = ap[a0 + k], x1 = ap[a1 + k], x2 = ap[a2 + k], x3 = ap[a3 + k];
+        const y0 = bp[b0 + k], y1 = bp[b1 + k], y2 = bp[b2 + k], y3 = bp[b3 + k];
+        s00 += x0 * y0; s01 += x0 * y1; s02 += x0 * y2; s03 += x0 * y3;
+        s10 += x1 * y0; s11 += x1 * y1; s12 += x1 * y2; s13 += x1 * y3;
+        s20 += x2 * y0; s21 += x2 * y1; s22 += x2 * y2; s23 += x2 * y3;
+        s30 += x3 * y0; s31 += x3 * y1; s32 += x3 * y2; s33 += x3 * y3;
       }
-    } else {
-      // B stored [N, K]: C[i, j] is a dot product with row j of B.
-      for (let j = 0; j < N; j++) {
-        const bRow = j * K;
-        let s = 0;
-        if (transA) for (let k = 0; k < K; k++) s += A[k * M + i] * B[bRow + k];
-        else {
-          const aRow = i * K;
-          for (let k = 0; k < K; k++) s += A[aRow + k] * B[bRow + k];
-        }
-        acc[j] = s;
-      }
+      storeC(C, i * N + j, alpha, beta, s00, s01, s02, s03);
+      storeC(C, (i + 1) * N + j, alpha, beta, s10, s11, s12, s13);
+      storeC(C, (i + 2) * N + j, alpha, beta, s20, s21, s22, s23);
+      storeC(C, (i + 3) * N + j, alpha, beta, s30, s31, s32, s33);
     }
-    const cRow = i * N;
-    if (beta === 0) for (let j = 0; j < N; j++) C[cRow + j] = alpha * acc[j];
-    else for (let j = 0; j < N; j++) C[cRow + j] = alpha * acc[j] + beta * C[cRow + j];
+  }
+  // Edges: rows past M4 (all columns) and columns past N4 (rows below M4).
+  for (let i = 0; i < M; i++) {
+    for (let j = i < M4 ? N4 : 0; j < N; j++) {
+      const ao = i * K;
+      const bo = j * K;
+      let s = 0;
+      for (let k = 0; k < K; k++) s += ap[ao + k] * bp[bo + k];
+      const o = i * N + j;
+      C[o] = beta === 0 ? alpha * s : alpha * s + beta * C[o];
+    }
+  }
+}
+
+function storeC(C: FloatArray, o: number, alpha: number, beta: number, s0: number, s1: number, s2: number, s3: number): void {
+  if (beta === 0) {
+    C[o] = alpha * s0;
+    C[o + 1] = alpha * s1;
+    C[o + 2] = alpha * s2;
+    C[o + 3] = alpha * s3;
+  } else {
+    C[o] = alpha * s0 + beta * C[o];
+    C[o + 1] = alpha * s1 + beta * C[o + 1];
+    C[o + 2] = alpha * s2 + beta * C[o + 2];
+    C[o + 3] = alpha * s3 + beta * C[o + 3];
   }
 }
 

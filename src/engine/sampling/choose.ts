@@ -80,8 +80,15 @@ export function support(z: Float32Array, params: ChooseParams): number[] | null 
   const useP = params.topP < 1;
   if (!useK && !useP) return null;
   let ids: number[];
+  let w: number[];
+  let total = 0;
   if (useK) {
     ids = topKIds(z, params.topK);
+    if (!useP) return ids;
+    // top-p over what top-k kept, renormalised.
+    const m = z[ids[0]] * invT;
+    w = ids.map((id) => Math.exp(z[id] * invT - m));
+    for (const x of w) total += x;
   } else {
     // Only tokens with probability >= (1 - p) / V can be kept: everything below that has at
     // least p of the mass before it. Sorting just those avoids sorting the whole vocabulary.
@@ -90,12 +97,9 @@ export function support(z: Float32Array, params: ChooseParams): number[] | null 
     ids = [];
     for (let i = 0; i < V; i++) if (z[i] * invT - lse >= floor) ids.push(i);
     ids.sort((a, b) => (z[b] - z[a]) || a - b);
+    w = ids.map((id) => Math.exp(z[id] * invT - lse));
+    total = 1;
   }
-  if (!useP) return ids;
-  const m = z[ids[0]] * invT;
-  let total = 0;
-  const w = ids.map((id) => Math.exp(z[id] * invT - m));
-  for (const x of w) total += x;
   let before = 0;
   let keep = 0;
   while (keep < ids.length && (keep === 0 || before / total < params.topP)) before += w[keep++];

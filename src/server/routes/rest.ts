@@ -1,18 +1,14 @@
 // REST endpoints (spec §2.5): training runs, checkpoints (the checkpoint id in URLs is the
 // two-segment `weights/<name>` / `sampler_weights/<name>`), weights_info.
-import { formatTinkerPath, parseTinkerPath, type CheckpointKind } from "../../tinker/paths.ts";
+import { formatTinkerPath, type CheckpointKind } from "../../tinker/paths.ts";
 import type { Checkpoint } from "../../tinker/types.ts";
 import type { Call, Handler } from "../core.ts";
 import { toHttpError } from "../errors.ts";
 import { HttpError } from "../http.ts";
+import { checkRunId, checkTinkerPath } from "../ids.ts";
 import { WeightsInfoRequestSchema } from "../schemas.ts";
 
-const RUN_ID_RE = /^[A-Za-z0-9_.:-]+$/;
-
-function runId(raw: string): string {
-  if (!RUN_ID_RE.test(raw) || raw.includes("..")) throw new HttpError(400, `training run id ${JSON.stringify(raw)} is invalid; expected characters from [A-Za-z0-9_.:-]`);
-  return raw;
-}
+const runId = checkRunId;
 
 function intQuery(call: Call, key: string, fallback: number, max: number): number {
   const raw = call.url.searchParams.get(key);
@@ -91,7 +87,7 @@ export const deleteCheckpoint: Handler = async (core, call) => {
 export const weightsInfo: Handler = async (core, call) => {
   const body = core.parse(call, WeightsInfoRequestSchema);
   try {
-    parseTinkerPath(body.tinker_path);
+    checkTinkerPath(body.tinker_path);
   } catch (err) {
     throw new HttpError(400, (err as Error).message);
   }

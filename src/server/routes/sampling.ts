@@ -5,12 +5,20 @@ import { encodeSampleResponse } from "../../tinker/http/proto/serverMessages.ts"
 import type { Handler } from "../core.ts";
 import { toHttpError } from "../errors.ts";
 import { HttpError } from "../http.ts";
+import { checkTinkerPath } from "../ids.ts";
 import type { SamplerEntry } from "../registry.ts";
 import { CreateSamplingSessionSchema, SampleSchema } from "../schemas.ts";
 
 async function newSampler(core: Parameters<Handler>[0], modelPath: string | undefined, baseModel: string | undefined): Promise<SamplingClient> {
   if (modelPath === undefined && baseModel === undefined) throw new HttpError(422, "pass model_path (a tinker:// path) or base_model");
-  if (modelPath !== undefined && !isTinkerPath(modelPath)) throw new HttpError(400, `model_path ${JSON.stringify(modelPath)} must start with tinker://`);
+  if (modelPath !== undefined) {
+    if (!isTinkerPath(modelPath)) throw new HttpError(400, `model_path ${JSON.stringify(modelPath)} must start with tinker://`);
+    try {
+      checkTinkerPath(modelPath);
+    } catch (err) {
+      throw new HttpError(400, (err as Error).message);
+    }
+  }
   try {
     return await core.service.createSamplingClient({ modelPath, baseModel });
   } catch (err) {

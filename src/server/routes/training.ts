@@ -5,12 +5,13 @@ import type { z } from "zod";
 import type { TinkerFuture } from "../../tinker/clients.ts";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/serverMessages.ts";
-import { parseTinkerPath, validateCheckpointName } from "../../tinker/paths.ts";
+import { validateCheckpointName } from "../../tinker/paths.ts";
 import { LossFnNameSchema, type Datum, type ForwardBackwardOutput, type LossFnName } from "../../tinker/types.ts";
 import type { Call, Handler, Reply, ServerCore, Submit } from "../core.ts";
 import { zodDetail } from "../errors.ts";
 import type { FinishedValue } from "../futures.ts";
 import { HttpError, parseJsonBody } from "../http.ts";
+import { checkTinkerPath } from "../ids.ts";
 import type { ModelEntry } from "../registry.ts";
 import {
   CreateModelSchema,
@@ -178,7 +179,7 @@ export const loadWeights: Handler = (core, call) => {
   const { body, m } = parseModelRequest(core, call, LoadWeightsSchema);
   return futureReply(
     core.enqueue(m, body.seq_id, core.digest(call), () => {
-      const p = parseTinkerPath(body.path);
+      const p = checkTinkerPath(body.path);
       if (p.kind !== "weights") {
         throw new InvalidArgumentError(`cannot load training state from ${JSON.stringify(body.path)}: expected a tinker://<model_id>/weights/<name> path`);
       }

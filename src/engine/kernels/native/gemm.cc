@@ -35,7 +35,7 @@ constexpr int MR = 6;
 constexpr int NR = 2 * VW;
 // The B micro-panel (KC x NR floats) should stay in L1 while A panels stream from L2.
 constexpr int KC = VW == 16 ? 192 : 256;
-constexpr int MC = 16 * MR;                // rows per tile (its packed A block stays in L2)
+constexpr int MC = 32 * MR;  // rows per tile: its packed A block stays in L2, and fewer tiles repack B less
 constexpr int NT = VW == 16 ? 8 * NR : 16 * NR;  // columns per tile (256 floats)
 
 struct AlignedFree {

@@ -191,34 +191,25 @@ export function Home({ rows, width }: { rows: number; width: number }): ReactNod
 /** Column layout of the runs table for a width (drops model and sparkline when narrow). */
 function runColumns(width: number): { header: string; row: (r: RunRow) => string } {
   const wide = width >= 100;
-  const nameW = Math.max(10, Math.min(28, Math.floor(width * 0.22)));
+  const nameW = Math.max(10, Math.min(24, Math.floor(width * 0.2)));
   const recipeW = 16;
-  const modelW = wide ? 18 : 0;
-  const stepW = 8;
-  const metricW = 26;
-  const sparkW = wide ? Math.max(0, Math.min(20, width - 10 - nameW - recipeW - modelW - stepW - metricW - 12)) : 0;
-  const header =
-    fit("status", 10) +
-    fit("run", nameW + 1) +
-    fit("recipe", recipeW + 1) +
-    (modelW ? fit("model", modelW + 1) : "") +
-    fit("step", stepW + 1) +
-    fit("key metric", metricW + 1) +
-    (sparkW ? fit("trend", sparkW + 1) : "") +
-    "age";
+  const modelW = wide ? 16 : 0;
+  const stepW = 7;
+  const metricW = 24;
+  const ageW = 12;
+  const used = 10 + nameW + recipeW + modelW + stepW + metricW + ageW + 6;
+  const sparkW = wide ? Math.max(0, Math.min(30, width - used - 1)) : 0;
+  const cell = (text: string, w: number): string => (w > 0 ? `${fit(text, w)} ` : "");
+  const header = fit("status", 10) + cell("run", nameW) + cell("recipe", recipeW) + cell("model", modelW) + cell("step", stepW) + cell("key metric", metricW) + cell("trend", sparkW) + "age";
   const row = (r: RunRow): string => {
     const metric = r.keyMetric ? `${r.keyMetric}=${fmtNum(r.metrics[r.keyMetric] as number)}` : "";
     return (
-      fit(r.name, nameW) +
-      " " +
-      fit(r.recipe ?? "–", recipeW) +
-      " " +
-      (modelW ? fit(r.model ?? "–", modelW) + " " : "") +
-      fit(r.lastStep === undefined ? "–" : String(r.lastStep), stepW) +
-      " " +
-      fit(metric, metricW) +
-      " " +
-      (sparkW ? fit(sparkline(r.spark, sparkW), sparkW) + " " : "") +
+      cell(r.name, nameW) +
+      cell(r.recipe ?? "–", recipeW) +
+      cell(r.model ?? "–", modelW) +
+      cell(r.lastStep === undefined ? "–" : String(r.lastStep), stepW) +
+      cell(metric, metricW) +
+      cell(sparkline(r.spark, sparkW), sparkW) +
       fmtAge(r.updatedAt)
     );
   };

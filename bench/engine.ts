@@ -1,0 +1,183 @@
+// Engine speed on a SmolLM2-135M-shaped random model (hidden 576, 30 layers, 9 heads / 3 KV heads,
+// head_dim 64, ffn 1536, vocab 49152, tied, rope_theta 100000):
+//   1. LoRA (rank 32, all linears + lm_head) forward_backward + optim_step on 8 × 128 tokens;
+//   2. decoding: 16 samples × 64 tokens batched (one request) vs one sample at a time;
+//   3. GEMM GFLOP/s on the training shapes;
+//   4. the same LoRA step in PyTorch (bench/torch_lora_step.py) when `import torch` works.
+// Usage: npm run bench:engine [-- --steps 3 --torch-steps 2 --no-torch --profile --samples 16 --tokens 64]
+// Every timing is reported as wall time and as process CPU time: this machine is shared, and wall
+// time also counts the time other processes held the cores.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
+import type { ModelConfig } from "../src/engine/model/config.ts";
+import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
+import { inferenceModel } from "../src/engine/sampling/forward.ts";
+import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
+import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/scheduler.ts";
+import { buildInferenceWeights } from "../src/engine/sampling/weights.ts";
+
+const argv = process.argv.slice(2);
+function arg(name: string, fallback: number): number {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : fallback;
+}
+const steps = arg("steps", 3);
+const torchSteps = arg("torch-steps", 2);
+const numSamples = arg("samples", 16);
+const genTokens = arg("tokens", 64);
+const seqs = 8;
+const len = 128;
+const rank = 32;
+const profile = argv.includes("--profile");
+
+const config: ModelConfig = {
+  modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9,
+  numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
+  tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
+};
+
+const cpuSeconds = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (x: number, d = 2): string => x.toFixed(d);
+
+/** Wraps every kernel to add up its wall time per kernel name (--profile). */
+function profiled(k: Kernels, totals: Map<string, number>): Kernels {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(k) as Array<keyof Kernels>) {
+    const v = k[key];
+    if (typeof v !== "function") {
+      out[key] = v;
+      continue;
+    }
+    const fn = v as (...a: unknown[]) => unknown;
+    out[key] = (...a: unknown[]): unknown => {
+      const t = performance.now();
+      const r = fn.apply(k, a);
+      totals.set(key, (totals.get(key) ?? 0) + performance.now() - t);
+      return r;
+    };
+  }
+  return out as unknown as Kernels;
+}
+function report(totals: Map<string, number>, wallMs: number): void {
+  if (!profile) return;
+  const kernelMs = [...totals.values()].reduce((a, b) => a + b, 0);
+  const rows = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
+  console.log(`    kernels ${fmt(kernelMs / 1000)}s of ${fmt(wallMs / 1000)}s wall: ${rows.join(", ")}`);
+  totals.clear();
+}
+
+const totals = new Map<string, number>();
+const base = getKernels();
+const kernels = profile ? profiled(base, totals) : base;
+console.log(`kernels: ${base.name} (gemm ${base.gemmBackend}); SmolLM2-135M shape, random weights`);
+const weights = EngineModel.randomWeights(config, 0);
+
+// ---- 1. LoRA training step ----
+const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
+let state = 12345;
+const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
+const batch: SequenceInput[] = Array.from({ length: seqs }, () => ({
+  inputTokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
+  lossInputs: {
+    target_tokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
+    weights: new Float32Array(len).fill(1),
+  },
+}));
+const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 };
+const wall: number[] = [];
+const cpu: number[] = [];
+for (let s = 0; s < steps + 1; s++) {
+  const c0 = cpuSeconds();
+  const t0 = performance.now();
+  model.forwardBackward(batch, "cross_entropy", undefined, true);
+  const t1 = performance.now();
+  model.optimStep(adam);
+  const t2 = performance.now();
+  const c = cpuSeconds() - c0;
+  console.log(`  lora step ${s}${s === 0 ? " (warm-up)" : ""}: forward_backward ${fmt((t1 - t0) / 1000)}s, optim_step ${fmt((t2 - t1) / 1000, 3)}s, cpu ${fmt(c)}s`);
+  report(totals, t2 - t0);
+  if (s > 0) {
+    wall.push((t2 - t0) / 1000);
+    cpu.push(c);
+  }
+}
+const stepWall = median(wall);
+const stepCpu = median(cpu);
+console.log(`LoRA r${rank} step (fwd_bwd + optim, ${seqs}×${len} tokens): median ${fmt(stepWall)} s wall, ${fmt(stepCpu)} s cpu; ${fmt(seqs * len / stepWall, 0)} tokens/s`);
+
+// ---- 2. decoding ----
+const inf = inferenceModel(buildInferenceWeights(config, weights, null, kernels), kernels);
+const handle: SamplerHandle = {
+  id: "bench", limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
+  model: () => inf, decoder: () => Promise.reject(new Error("no tokenizer")),
+};
+const scheduler = new DecodeScheduler();
+const prompt = Int32Array.from({ length: 16 }, () => Math.floor(rand() * config.vocabSize));
+async function decode(n: number, requests: number): Promise<{ wall: number; cpu: number; tokens: number }> {
+  const c0 = cpuSeconds();
+  const t0 = performance.now();
+  const rs = await Promise.all(Array.from({ length: requests }, (_, i) => scheduler.submit(handle, resolveSampleRequest({
+    prompt, numSamples: n, params: { max_tokens: genTokens, temperature: 1, seed: 1000 + i }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0,
+  }, handle.limits))));
+  const w = performance.now() - t0;
+  report(totals, w);
+  const tokens = rs.reduce((a, r) => a + r.sequences.reduce((b, s) => b + s.tokens.length, 0), 0);
+  return { wall: w / 1000, cpu: cpuSeconds() - c0, tokens };
+}
+await decode(2, 1); // warm-up
+const batched = await decode(numSamples, 1);
+const single = await decode(1, 1);
+const batchedTps = batched.tokens / batched.wall;
+const singleTps = single.tokens / single.wall;
+console.log(`decode ${numSamples} samples × ${genTokens} tokens batched: ${fmt(batched.wall)} s wall (${fmt(batched.cpu)} s cpu), ${fmt(batchedTps, 1)} tokens/s`);
+console.log(`decode 1 sample × ${genTokens} tokens: ${fmt(single.wall)} s wall (${fmt(single.cpu)} s cpu), ${fmt(singleTps, 1)} tokens/s`);
+console.log(`decode speed-up per token, batched ${numSamples} vs one at a time: ${fmt(batchedTps / singleTps)}× wall, ${fmt((single.cpu / single.tokens) / (batched.cpu / batched.tokens))}× cpu (goal ≥ 3×)`);
+
+// ---- 3. GEMM ----
+function gflops(M: number, N: number, K: number, tA: boolean, tB: boolean): number {
+  const fill = (n: number): Float32Array => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37) * 0.5);
+  const A = fill(M * K);
+  const B = fill(K * N);
+  const C = new Float32Array(M * N);
+  for (let i = 0; i < 2; i++) base.gemm(tA, tB, M, N, K, 1, A, B, 0, C);
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t = performance.now();
+    base.gemm(tA, tB, M, N, K, 1, A, B, 0, C);
+    times.push(performance.now() - t);
+  }
+  return (2 * M * N * K) / (median(times) / 1000) / 1e9;
+}
+const shapes: [string, number, number, number, boolean, boolean][] = [
+  ["x·W^T 1024×576→1536", 1024, 1536, 576, false, true],
+  ["dW 1536×576 over 1024", 1536, 576, 1024, true, false],
+  ["logits 1024×576→8192", 1024, 8192, 576, false, true],
+  ["decode 16×576→1536", 16, 1536, 576, false, true],
+  ["decode 1×576→1536", 1, 1536, 576, false, true],
+];
+console.log(`GEMM GFLOP/s: ${shapes.map(([name, M, N, K, tA, tB]) => `${name} ${fmt(gflops(M, N, K, tA, tB), 1)}`).join("; ")}`);
+
+// ---- 4. PyTorch ----
+if (!argv.includes("--no-torch")) {
+  const script = fileURLToPath(new URL("./torch_lora_step.py", import.meta.url));
+  // Debian's python3-torch lives in the system interpreter, which may not be the first python3 on PATH.
+  const python = ["python3", "/usr/bin/python3"].find((p) => spawnSync(p, ["-c", "import torch"], { stdio: "ignore" }).status === 0);
+  if (python === undefined) {
+    console.log("PyTorch: not available (`python3 -c \"import torch\"` failed); install python3-torch to compare");
+  } else {
+    const r = spawnSync(python, [script, "--steps", String(torchSteps), "--rank", String(rank), "--threads", "2"], { encoding: "utf8" });
+    const line = r.stdout.trim().split("\n").pop() ?? "";
+    try {
+      const t = JSON.parse(line) as { torch: string; step_s: number; cpu_s: number; tokens_per_s: number };
+      console.log(`PyTorch ${t.torch} (2 threads) LoRA step: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s`);
+      console.log(`ratio ours/torch (step time, lower is better, goal ≤ 1.0): ${fmt(stepWall / t.step_s)} wall, ${fmt(stepCpu / t.cpu_s)} cpu`);
+    } catch {
+      console.log(`PyTorch run failed (exit ${r.status}): ${(r.stderr || line).slice(-500)}`);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+// RL with verifiable rewards on math (the cookbook's math_rl). env=arithmetic (default) draws
+// fresh two-number additions; env=file reads {"question","answer"} JSONL (graded on the first
+// chunk of the answer, or on \boxed{} with grader=boxed); env=gsm8k reads openai/gsm8k from the
+// HF cache or hub and grades \boxed{} answers.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
+import { ARITHMETIC_FEWSHOT, arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";
+import { gradeBoxed, gradeFirstChunk } from "../../src/rl/envs/grading.ts";
+import { ProblemListDataset, QuestionAnswerEnv, type QAProblem } from "../../src/rl/envs/problems.ts";
+import { readGsm8k, readQAJsonl } from "../../src/rl/envs/qaSources.ts";
+import type { Message, RLRenderer } from "../../src/rl/renderer.ts";
+import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import type { RLDatasetBuilder } from "../../src/rl/types.ts";
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export const configSchema = z.object({
+  ...rlRecipeFields({
+    log_path: "/tmp/tinker-examples/math_rl",
+    learning_rate: 3e-3,
+    max_tokens: 8,
+    lora_rank: 8,
+    max_steps: 30,
+    eval_every: 10,
+    save_every: 10,
+  }),
+  env: z.enum(["arithmetic", "file", "gsm8k"]).default("arithmetic").describe("Problem source"),
+  dataset_path: z.string().default(path.join(REPO_ROOT, "fixtures", "data", "arithmetic.jsonl")).describe("env=file: JSONL of {question, answer}"),
+  test_path: z.string().nullable().default(path.join(REPO_ROOT, "fixtures", "data", "arithmetic_test.jsonl")).describe("env=file: held-out JSONL (null = none)"),
+  grader: z.enum(["first_chunk", "boxed"]).default("first_chunk").describe("env=file: how answers are checked"),
+  group_size: z.number().int().positive().default(8).describe("Samples per problem"),
+  groups_per_batch: z.number().int().positive().default(8).describe("Problems per iteration"),
+  test_problems: z.number().int().min(0).default(32).describe("Held-out problems per evaluation (0 = no test set)"),
+  format_coef: z.number().min(0).default(0.1).describe("Reward lost by a malformed answer"),
+});
+export type MathRlConfig = z.output<typeof configSchema>;
+
+const BOXED_SUFFIX = " Write the final answer as a number inside \\boxed{}.";
+const BOXED_FEWSHOT: Message[] = [
+  { role: "user", content: `Tom has 3 apples and buys 4 more. How many apples does he have?${BOXED_SUFFIX}` },
+  { role: "assistant", content: "Tom has 3 + 4 = 7 apples. \\boxed{7}" },
+];
+
+function problemEnvFactory(renderer: RLRenderer, config: MathRlConfig, boxed: boolean) {
+  return (p: QAProblem) =>
+    boxed
+      ? new QuestionAnswerEnv(renderer, p, gradeBoxed, { convoPrefix: BOXED_FEWSHOT, questionSuffix: BOXED_SUFFIX, formatCoef: config.format_coef, formatCheck: (r) => r.includes("\\boxed{") })
+      : new QuestionAnswerEnv(renderer, p, gradeFirstChunk, { convoPrefix: ARITHMETIC_FEWSHOT, formatCoef: config.format_coef });
+}
+
+function listBuilder(renderer: RLRenderer, config: MathRlConfig, name: string, boxed: boolean, train: () => Promise<QAProblem[]>, test: () => Promise<QAProblem[] | null>): RLDatasetBuilder {
+  const makeEnv = problemEnvFactory(renderer, config, boxed);
+  return {
+    async build() {
+      const trainDs = new ProblemListDataset(await train(), { batchSize: config.groups_per_batch, groupSize: config.group_size, makeEnv, datasetName: name, shuffleSeed: config.seed });
+      if (trainDs.length === 0) throw new Error(`${name}: fewer problems than groups_per_batch=${config.groups_per_batch}`);
+      const testProblems = config.test_problems > 0 ? await test() : null;
+      const testDs =
+        testProblems === null || testProblems.length === 0
+          ? null
+          : new ProblemListDataset(testProblems.slice(0, config.test_problems), { batchSize: Math.min(config.test_problems, testProblems.length), groupSize: 1, makeEnv, datasetName: name });
+      return { train: trainDs, test: testDs };
+    },
+  };
+}
+
+async function main(config: MathRlConfig, context?: RecipeContext): Promise<void> {
+  await runRLRecipe(
+    "math_rl",
+    config,
+    config.groups_per_batch,
+    ({ renderer }) => {
+      if (config.env === "arithmetic") {
+        return arithmeticDatasetBuilder({
+          renderer,
+          batchSize: config.groups_per_batch,
+          groupSize: config.group_size,
+          numBatches: 100_000,
+          seed: config.seed,
+          formatCoef: config.format_coef,
+          testProblems: config.test_problems,
+        });
+      }
+      if (config.env === "file") {
+        const testPath = config.test_path;
+        return listBuilder(renderer, config, "file", config.grader === "boxed", async () => readQAJsonl(config.dataset_path), async () => (testPath === null ? null : readQAJsonl(testPath)));
+      }
+      return listBuilder(renderer, config, "gsm8k", true, () => readGsm8k("train"), () => readGsm8k("test"));
+    },
+    context,
+  );
+}
+
+export default defineRecipe({
+  name: "math_rl",
+  description: "RL with verifiable rewards on math: synthetic addition, a question/answer JSONL file, or GSM8K",
+  configSchema,
+  main,
+});

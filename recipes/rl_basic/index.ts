@@ -1,0 +1,49 @@
+// The template for RL: a dataset of env groups handed to the cookbook's RL loop
+// (src/rl/train.ts). The defaults train a LoRA on the project's tiny chat model to add two
+// numbers, graded on its answer, in a few minutes on a laptop CPU; reward climbs visibly.
+import { z } from "zod";
+import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
+import { arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";
+import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+
+export const configSchema = z.object({
+  ...rlRecipeFields({
+    log_path: "/tmp/tinker-examples/rl_basic",
+    learning_rate: 3e-3,
+    max_tokens: 8,
+    lora_rank: 8,
+    max_steps: 30,
+    eval_every: 0,
+    save_every: 10,
+  }),
+  group_size: z.number().int().positive().default(8).describe("Samples per problem; rewards are centred within the group"),
+  groups_per_batch: z.number().int().positive().default(8).describe("Problems per iteration"),
+  num_batches: z.number().int().positive().default(1000).describe("Length of the (synthetic) training stream"),
+  test_problems: z.number().int().min(0).default(0).describe("Held-out problems evaluated every eval_every steps (0 = none)"),
+});
+export type RlBasicConfig = z.output<typeof configSchema>;
+
+async function main(config: RlBasicConfig, context?: RecipeContext): Promise<void> {
+  await runRLRecipe(
+    "rl_basic",
+    config,
+    config.groups_per_batch,
+    ({ renderer }) =>
+      arithmeticDatasetBuilder({
+        renderer,
+        batchSize: config.groups_per_batch,
+        groupSize: config.group_size,
+        numBatches: config.num_batches,
+        seed: config.seed,
+        testProblems: config.test_problems,
+      }),
+    context,
+  );
+}
+
+export default defineRecipe({
+  name: "rl_basic",
+  description: "RL template: GRPO-style LoRA training of the tiny chat model on two-number addition",
+  configSchema,
+  main,
+});

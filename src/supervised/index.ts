@@ -1,0 +1,14 @@
+// Supervised learning: datasets, the pipelined loop, and the NLL evaluator.
+export * from "./types.ts";
+export * from "./common.ts";
+export { DataFormatError, parseConversationLine, readConversationFile, checkRoles, type ConversationRow } from "./conversationFile.ts";
+export { type Conversation, conversationDatasets, FromConversationFileBuilder, rendererFor, SupervisedDatasetFromRows, type ConversationDatasetOptions, type FromConversationFileOptions } from "./data.ts";
+export { ChatDatasetSpecSchema, chatDatasetBuilder, resolveRendererName, type ChatDatasetSpec } from "./dataset_spec.ts";
+export { FromHFDatasetBuilder, type FromHFDatasetOptions } from "./hf/builder.ts";
+export { DatasetNotFoundError, matchesSplit, resolveDatasetSplitFiles, type HubDatasetRef, type HubOptions } from "./hf/hub.ts";
+export { readParquetConversations } from "./hf/parquet.ts";
+export { NLLEvaluator } from "./nll_evaluator.ts";
+export { positionOf, resumeStep, truncateMetricsFrom, type LoopPosition } from "./resume.ts";
+export { seededPermutation, seededShuffle } from "./shuffle.ts";
+export { main, type SupervisedMainOptions, type SupervisedRunResult } from "./train.ts";
+export { SupervisedConfigSchema, type SupervisedConfig, type SupervisedConfigInput } from "./config.ts";

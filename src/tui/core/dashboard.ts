@@ -1,0 +1,72 @@
+// The dashboard's charts as text, pure: used by the Ink screen and by `cookbook watch --once`.
+import type { TrainingKind } from "../../runs/index.ts";
+import { type ChartLine, renderChart } from "./chart.ts";
+import { fmtNum } from "./format.ts";
+import { runColorAnsi } from "./palette.ts";
+import { type MetricRow, type XAxis, buildSeries } from "./series.ts";
+
+export interface ChartRun {
+  name: string;
+  rows: readonly MetricRow[];
+  elapsed: readonly number[];
+}
+
+export interface ChartSpec {
+  key: string;
+  width: number;
+  /** Rows including the title row. */
+  rows: number;
+  smoothing: number;
+  xAxis: XAxis;
+  cursorX?: number;
+  color: boolean;
+}
+
+export const EMA_WEIGHT = 0.9;
+
+/** Title row + chart rows for one metric over the primary run and its overlays. */
+export function chartBlock(runs: readonly ChartRun[], spec: ChartSpec): string[] {
+  const lines: ChartLine[] = runs.map((r, i) => {
+    const s = buildSeries(r.rows, spec.key, spec.xAxis, r.elapsed);
+    return { x: s.x, y: s.y, color: runColorAnsi(i) };
+  });
+  const primary = lines[0];
+  const last = primary && primary.y.length > 0 ? primary.y[primary.y.length - 1] : undefined;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of primary?.y ?? []) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const stats = last === undefined ? "no data" : `last ${fmtNum(last)}  min ${fmtNum(lo)}  max ${fmtNum(hi)}  n ${primary.y.length}`;
+  const title = `${spec.key}  ${stats}${spec.smoothing > 0 ? "  (EMA)" : ""}`;
+  const chart = renderChart(lines, {
+    width: spec.width,
+    rows: spec.rows - 1,
+    smoothing: spec.smoothing,
+    xAxis: spec.xAxis,
+    cursorX: spec.cursorX,
+    color: spec.color,
+  });
+  return [title.slice(0, spec.width), ...chart.lines];
+}
+
+export interface GridLayout {
+  columns: number;
+  chartRows: number;
+  shown: number;
+}
+
+/** How many charts fit and how tall each is, in a grid of 1 or 2 columns. */
+export function gridLayout(count: number, width: number, rows: number, minChartRows = 6): GridLayout {
+  if (count === 0 || rows < minChartRows) return { columns: 1, chartRows: Math.max(0, rows), shown: 0 };
+  const columns = width >= 140 && count > 1 ? 2 : 1;
+  const maxRowsOfCharts = Math.max(1, Math.floor(rows / minChartRows));
+  const gridRows = Math.min(Math.ceil(count / columns), maxRowsOfCharts);
+  const shown = Math.min(count, gridRows * columns);
+  return { columns, chartRows: Math.floor(rows / gridRows), shown };
+}
+
+export function kindLabel(kind: TrainingKind | undefined): string {
+  return kind === "sl" ? "supervised" : kind === "rl" ? "RL" : kind === "dpo" ? "DPO" : "run";
+}

@@ -1,0 +1,183 @@
+// The RL recipes end to end on the embedded engine with a small random model (the tiny-chat
+// tokenizer, random weights): they parse, train, write the cookbook's metrics and transcripts, and
+// resume after SIGINT at the next batch without logging any step twice.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { recipes } from "../../recipes/registry.ts";
+import { loadRecipe } from "../../src/config/recipe.ts";
+import { parseConfigArgs } from "../../src/config/parse.ts";
+import { readMetrics } from "../../src/log/metrics.ts";
+import { readCheckpoints } from "../../src/runs/checkpoints.ts";
+import { tinyConfigJson, writeTinyModel } from "../engine/helpers.ts";
+
+const REPO = resolve(import.meta.dirname, "../..");
+const TOKENIZER_DIR = join(REPO, "fixtures", "models", "tiny-chat");
+const RL_RECIPES = ["rl_basic", "rl_loop", "math_rl", "guess_number"];
+
+function setup(): { root: string; modelDir: string; cleanup: () => void } {
+  const root = mkdtempSync(join(tmpdir(), "rl-recipes-"));
+  const modelDir = join(root, "model");
+  writeTinyModel(modelDir, {
+    seed: 1,
+    configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
+  });
+  for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
+  const previous = process.env["COOKBOOK_HOME"];
+  process.env["COOKBOOK_HOME"] = join(root, "home");
+  return {
+    root,
+    modelDir,
+    cleanup: () => {
+      if (previous === undefined) delete process.env["COOKBOOK_HOME"];
+      else process.env["COOKBOOK_HOME"] = previous;
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+async function runRecipe(name: string, args: string[]): Promise<void> {
+  const recipe = await loadRecipe(recipes, name);
+  await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: `cookbook run ${name}` });
+}
+
+const small = (modelDir: string, logDir: string) => [
+  `model_name=${modelDir}`, `log_path=${logDir}`, "group_size=2", "groups_per_batch=2", "max_tokens=4", "lora_rank=4", "behavior_if_log_dir_exists=delete",
+];
+
+test("the RL recipes are registered, their defaults parse, and async/stream keys enable those modes", async () => {
+  for (const name of RL_RECIPES) {
+    const entry = recipes.find((r) => r.name === name);
+    assert.ok(entry, `${name} is in recipes/registry.ts`);
+    const recipe = await loadRecipe(recipes, name);
+    assert.equal(recipe.description, entry.description);
+    const config = parseConfigArgs(recipe.configSchema, []) as Record<string, unknown>;
+    assert.equal(config["model_name"], "tiny-chat");
+    assert.equal(config["behavior_if_log_dir_exists"], "ask");
+  }
+  const basic = await loadRecipe(recipes, "rl_basic");
+  const a = parseConfigArgs(basic.configSchema, ["async_config.max_steps_off_policy=2"]) as Record<string, unknown>;
+  assert.deepEqual(a["async_config"], { max_steps_off_policy: 2, groups_per_batch: null });
+  const s = parseConfigArgs(basic.configSchema, ["stream_minibatch_config.num_minibatches=4"]) as Record<string, unknown>;
+  assert.deepEqual(s["stream_minibatch_config"], { groups_per_batch: null, num_minibatches: 4 });
+  const math = await loadRecipe(recipes, "math_rl");
+  assert.throws(() => parseConfigArgs(math.configSchema, ["env=mathh"]), /env/);
+});
+
+test("rl_basic writes every applicable §4.6 metric, rollout summaries and train.html", { timeout: 120_000 }, async () => {
+  const s = setup();
+  try {
+    const logDir = join(s.root, "basic");
+    await runRecipe("rl_basic", [...small(s.modelDir, logDir), "max_steps=3", "save_every=2", "test_problems=2", "eval_every=2"]);
+    const rows = readMetrics(logDir);
+    assert.deepEqual(rows.map((r) => r.step), [0, 1, 2]);
+    const keys = [
+      "progress/batch", "progress/done_frac", "optim/lr",
+      "env/all/ac_tokens_per_turn", "env/all/ob_tokens_per_turn", "env/all/turns_per_episode", "env/all/total_episodes",
+      "env/all/total_turns", "env/all/total_ac_tokens", "env/all/total_ob_tokens", "env/all/reward/total", "env/all/correct",
+      "env/all/format", "env/all/by_group/frac_mixed", "env/all/by_group/frac_all_good", "env/all/by_group/frac_all_bad",
+      "optim/kl_sample_train_v1", "optim/kl_sample_train_v2", "optim/entropy",
+      "time/total", "time/sampling", "time/train_step", "time/prepare_minibatch", "time/compute_kl_sample_train", "time/save_checkpoint",
+    ];
+    for (const row of rows) for (const k of keys) assert.equal(typeof row[k], "number", `step ${row.step}: ${k}`);
+    assert.ok(rows.every((r) => Object.keys(r).some((k) => k.startsWith("env/all/stop/"))), "a stop/<reason> mean per step");
+    assert.equal(rows[0]!["env/all/total_episodes"], 4);
+    assert.deepEqual(rows.filter((r) => "test/env/all/reward/total" in r).map((r) => r.step), [0, 2]);
+    for (const it of ["iteration_000000", "iteration_000001", "iteration_000002"]) {
+      const summaries = readFileSync(join(logDir, it, "train_rollout_summaries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      assert.equal(summaries.length, 4, `${it}: 2 groups × 2 trajectories`);
+      assert.match(String(summaries[0]!["prompt"]), /What is \d+ \+ \d+\?/);
+      assert.equal(typeof summaries[0]!["response"], "string");
+      const html = readFileSync(join(logDir, it, "train.html"), "utf8");
+      assert.match(html, /RL Iteration \d/);
+      assert.match(html, /What is \d+ \+ \d+\?/);
+    }
+    const config = JSON.parse(readFileSync(join(logDir, "config.json"), "utf8")) as Record<string, unknown>;
+    assert.equal(config["recipe_name"], "rl_basic");
+    assert.equal(config["renderer_name"], "role_colon");
+    assert.deepEqual(readCheckpoints(logDir).map((c) => [c.name, c.batch, c.final ?? false]), [["000002", 2, false], ["final", 3, true]]);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test("math_rl env=file, guess_number and rl_loop train on the embedded engine", { timeout: 180_000 }, async () => {
+  const s = setup();
+  try {
+    const qa = join(s.root, "qa.jsonl");
+    writeFileSync(qa, Array.from({ length: 8 }, (_, i) => JSON.stringify({ question: `What is ${i} + ${i}?`, answer: String(2 * i) })).join("\n") + "\n");
+    const mathDir = join(s.root, "math");
+    await runRecipe("math_rl", [...small(s.modelDir, mathDir), "env=file", `dataset_path=${qa}`, `test_path=${qa}`, "test_problems=2", "eval_every=1", "max_steps=2"]);
+    const mathRows = readMetrics(mathDir);
+    assert.deepEqual(mathRows.map((r) => r.step), [0, 1]);
+    assert.ok(mathRows.every((r) => typeof r["test/env/all/correct"] === "number"));
+    assert.match(readFileSync(join(mathDir, "iteration_000000", "train_rollout_summaries.jsonl"), "utf8"), /What is \d \+ \d\?/);
+
+    const guessDir = join(s.root, "guess");
+    await runRecipe("guess_number", [...small(s.modelDir, guessDir), "max_steps=2", "max_turns=3"]);
+    const guessRows = readMetrics(guessDir);
+    assert.deepEqual(guessRows.map((r) => r.step), [0, 1]);
+    assert.equal(guessRows[0]!["env/all/total_episodes"], 4);
+    assert.match(readFileSync(join(guessDir, "iteration_000000", "train.html"), "utf8"), /guess a integer between 0 and 1024/);
+
+    const loopDir = join(s.root, "loop");
+    await runRecipe("rl_loop", [`model_name=${s.modelDir}`, `log_path=${loopDir}`, `dataset=${qa}`, "group_size=2", "groups_per_batch=2", "max_tokens=4", "lora_rank=4", "max_steps=3", "save_every=2", "behavior_if_log_dir_exists=delete"]);
+    const loopRows = readMetrics(loopDir);
+    assert.deepEqual(loopRows.map((r) => r.step), [0, 1, 2]);
+    assert.ok(loopRows.every((r) => typeof r["reward/total"] === "number" && typeof r["time/total"] === "number"));
+    assert.equal(readCheckpoints(loopDir).at(-1)!.final, true);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test("rl_basic stopped by SIGINT resumes at the next batch and logs every step once", { timeout: 240_000 }, async () => {
+  const s = setup();
+  try {
+    const logDir = join(s.root, "sigint");
+    const env = { ...process.env, COOKBOOK_HOME: join(s.root, "home"), HF_HUB_OFFLINE: "1", FORCE_COLOR: "0" };
+    const steps = 30;
+    const args = [...small(s.modelDir, logDir).filter((a) => !a.startsWith("behavior")), `max_steps=${steps}`, "save_every=0", "behavior_if_log_dir_exists=resume"];
+    const launch = () => {
+      const child = spawn(process.execPath, [join(REPO, "bin", "cookbook.js"), "run", "rl_basic", ...args], { cwd: REPO, env, stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+      const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: () => string }>((r) => child.on("exit", (code, signal) => r({ code, signal, stderr: () => stderr })));
+      return { child, done };
+    };
+
+    // 1. Interrupt once two steps are logged.
+    const first = launch();
+    let interrupted = false;
+    while (first.child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 10));
+      const path = join(logDir, "metrics.jsonl");
+      if (!interrupted && existsSync(path) && statSync(path).size > 0 && readMetrics(logDir).length >= 2) {
+        first.child.kill("SIGINT");
+        interrupted = true;
+      }
+    }
+    const r1 = await first.done;
+    assert.ok(interrupted, `the run ended before it could be interrupted: ${r1.stderr()}`);
+    const stoppedRows = readMetrics(logDir).map((r) => r.step);
+    const ckpt = readCheckpoints(logDir).at(-1)!;
+    assert.notEqual(ckpt.final, true, "a SIGINT checkpoint, not the final one");
+    assert.equal(ckpt.batch, stoppedRows.at(-1)! + 1, "the SIGINT checkpoint points at the next batch");
+    assert.ok((ckpt.batch as number) < steps);
+    const manifest = JSON.parse(readFileSync(join(logDir, "run.json"), "utf8")) as Record<string, unknown>;
+    assert.equal(manifest["status"], "stopped");
+
+    // 2. Resume: training continues at that batch; each step appears exactly once.
+    const r2 = await launch().done;
+    assert.equal(r2.code, 0, r2.stderr());
+    const steps2 = readMetrics(logDir).map((r) => r.step);
+    assert.deepEqual(steps2, Array.from({ length: steps }, (_, i) => i));
+    assert.match(readFileSync(join(logDir, "logs.log"), "utf8"), new RegExp(`resumed from \\S+ at batch ${ckpt.batch as number}`));
+    assert.equal(readCheckpoints(logDir).at(-1)!.final, true);
+  } finally {
+    s.cleanup();
+  }
+});
