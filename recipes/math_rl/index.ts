@@ -29,6 +29,7 @@ export const configSchema = z.object({
   env: z.enum(["arithmetic", "file", "gsm8k"]).default("arithmetic").describe("Problem source"),
   dataset_path: z.string().default(path.join(REPO_ROOT, "fixtures", "data", "arithmetic.jsonl")).describe("env=file: JSONL of {question, answer}"),
   test_path: z.string().nullable().default(path.join(REPO_ROOT, "fixtures", "data", "arithmetic_test.jsonl")).describe("env=file: held-out JSONL (null = none)"),
+  gsm8k_dataset: z.string().default("openai/gsm8k").describe("env=gsm8k: hub id, or a local folder with main/{train,test}-*.parquet"),
   grader: z.enum(["first_chunk", "boxed"]).default("first_chunk").describe("env=file: how answers are checked"),
   group_size: z.number().int().positive().default(8).describe("Samples per problem"),
   groups_per_batch: z.number().int().positive().default(8).describe("Problems per iteration"),
@@ -87,7 +88,7 @@ async function main(config: MathRlConfig, context?: RecipeContext): Promise<void
         const testPath = config.test_path;
         return listBuilder(renderer, config, "file", config.grader === "boxed", async () => readQAJsonl(config.dataset_path), async () => (testPath === null ? null : readQAJsonl(testPath)));
       }
-      return listBuilder(renderer, config, "gsm8k", true, () => readGsm8k("train"), () => readGsm8k("test"));
+      return listBuilder(renderer, config, "gsm8k", true, () => readGsm8k("train", { path: config.gsm8k_dataset }), () => readGsm8k("test", { path: config.gsm8k_dataset }));
     },
     context,
   );

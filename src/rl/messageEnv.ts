@@ -98,7 +98,9 @@ export class EnvFromMessageEnv implements Env {
     if (extra.stopReason === "length") {
       // The sampler hit max_tokens without a stop sequence: the turn is unfinished, so the
       // episode ends here; earlier turns keep their training signal.
-      return this.end(this.contextOverflowReward, { max_tokens_reached: 1, [stopMetric(StopReason.MAX_TOKENS)]: 1 });
+      // The cut-off text still goes to the transcript, so a reader sees what ran long.
+      const { message } = this.renderer.parseResponse(action);
+      return this.end(this.contextOverflowReward, { max_tokens_reached: 1, [stopMetric(StopReason.MAX_TOKENS)]: 1 }, {}, [...this.lastMessages, message]);
     }
     const { message, termination } = this.renderer.parseResponse(action);
     const shown = [...this.lastMessages, message];

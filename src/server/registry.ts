@@ -48,6 +48,7 @@ export class Registry {
   readonly sessions = new Map<string, SessionEntry>();
   readonly models = new Map<string, ModelEntry>();
   readonly samplers = new Map<string, SamplerEntry>();
+  private readonly sessionlessSamplerIds = new Set<string>();
 
   constructor(
     readonly service: EmbeddedServiceClient,
@@ -135,8 +136,6 @@ export class Registry {
     }
     return e;
   }
-
-  private readonly sessionlessSamplerIds = new Set<string>();
 
   dropSampler(id: string): void {
     const e = this.samplers.get(id);

@@ -49,9 +49,13 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
     if (c === "\r" || c === "\n") return ["", { ...NO_KEY, return: true }];
     if (c === "\x7f" || c === "\b") return ["", { ...NO_KEY, backspace: true }];
     if (c === "\t") return ["", { ...NO_KEY, tab: true }];
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return [String.fromCharCode(code + 96), { ...NO_KEY, ctrl: true }];
     return [c, { ...NO_KEY, shift: c !== c.toLowerCase() }];
   });
 }
+
+const KEY_REPLAY_MS = 15;
 
 const RUN_PANES = { paneDashboard: "dashboard", paneTranscripts: "transcripts", paneTiming: "timing", paneCheckpoints: "checkpoints" } as const;
 
@@ -111,9 +115,25 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
     [state.help, screen, exit],
   );
   // Keys typed faster than a frame (or sent by tmux) arrive as one chunk: replay them one by one.
-  const onKey = useCallback((input: string, key: Key) => {
-    for (const [i, k] of splitKeys(input, key)) onOneKey(i, k);
-  }, [onOneKey]);
+  // Each key must see the state the previous one produced, so later keys wait for a render.
+  const queue = useRef<[string, Key][]>([]);
+  const latest = useRef(onOneKey);
+  latest.current = onOneKey;
+  const drain = useCallback(() => {
+    const next = queue.current.shift();
+    if (!next) return;
+    latest.current(next[0], next[1]);
+    if (queue.current.length > 0) setTimeout(drain, KEY_REPLAY_MS);
+  }, []);
+  const onKey = useCallback(
+    (input: string, key: Key) => {
+      const keys = splitKeys(input, key);
+      const idle = queue.current.length === 0;
+      queue.current.push(...keys);
+      if (idle) drain();
+    },
+    [drain],
+  );
   useInput(onKey);
 
   const uiState = useMemo<UIState>(() => ({ ...state, size }), [state, size]);

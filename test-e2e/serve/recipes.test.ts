@@ -117,3 +117,12 @@ test("rl_basic runs against cookbook serve: sampling, training and checkpoints o
   assert.ok(checkpoints.length >= 1);
   assert.match(checkpoints[0]!, /tinker:\/\/local-[0-9a-f]+\//);
 });
+
+test("cookbook serve refuses a non-loopback address without an API key (usage error, exit 2)", async () => {
+  const r = await run(process.execPath, [CLI, "serve", "--host", "0.0.0.0", "--port", "0"], { env }).then(
+    () => ({ code: 0, stderr: "" }),
+    (e: { code?: number; stderr?: string }) => ({ code: e.code ?? -1, stderr: e.stderr ?? "" }),
+  );
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--api-key/);
+});

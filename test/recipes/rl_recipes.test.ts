@@ -7,6 +7,8 @@ import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { parquetWriteBuffer } from "hyparquet-writer";
 import { recipes } from "../../recipes/registry.ts";
 import { loadRecipe } from "../../src/config/recipe.ts";
 import { parseConfigArgs } from "../../src/config/parse.ts";
@@ -115,6 +117,24 @@ test("math_rl env=file, guess_number and rl_loop train on the embedded engine", 
     assert.deepEqual(mathRows.map((r) => r.step), [0, 1]);
     assert.ok(mathRows.every((r) => typeof r["test/env/all/correct"] === "number"));
     assert.match(readFileSync(join(mathDir, "iteration_000000", "train_rollout_summaries.jsonl"), "utf8"), /What is \d \+ \d\?/);
+
+    // GSM8K in the hub's layout (config "main"), read from a local folder since tests stay offline.
+    const gsm = join(s.root, "gsm8k");
+    mkdirSync(join(gsm, "main"), { recursive: true });
+    const rows = (n: number) => ({
+      question: Array.from({ length: n }, (_, i) => `Ann has ${i} pens and buys ${i} more. How many pens?`),
+      answer: Array.from({ length: n }, (_, i) => `${i} + ${i} = <<${i}+${i}=${2 * i}>>${2 * i}\n#### ${2 * i}`),
+    });
+    for (const [split, n] of [["train", 6], ["test", 2]] as const) {
+      const r = rows(n);
+      writeFileSync(join(gsm, "main", `${split}-00000-of-00001.parquet`), new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "question", data: r.question }, { name: "answer", data: r.answer }] })));
+    }
+    const gsmDir = join(s.root, "gsm-run");
+    await runRecipe("math_rl", [...small(s.modelDir, gsmDir), "env=gsm8k", `gsm8k_dataset=${gsm}`, "test_problems=2", "eval_every=1", "max_steps=1"]);
+    const gsmSummary = readFileSync(join(gsmDir, "iteration_000000", "train_rollout_summaries.jsonl"), "utf8");
+    assert.match(gsmSummary, /Ann has \d pens/);
+    assert.match(gsmSummary, /boxed/);
+    assert.equal(typeof readMetrics(gsmDir)[0]!["test/env/all/correct"], "number");
 
     const guessDir = join(s.root, "guess");
     await runRecipe("guess_number", [...small(s.modelDir, guessDir), "max_steps=2", "max_turns=3"]);

@@ -161,3 +161,59 @@ test("sampling through the server: ephemeral and named samplers match in-process
     await remote.close();
   }
 });
+
+test("chunks posted in parallel, first chunk last, are ordered by seq_id and sum like one call", async () => {
+  const remote = client(served.server.url);
+  try {
+    const tcR = await remote.createLoraTrainingClient(env.modelDir, { rank: 4, seed: 4 });
+    const tcE = await emb.createLoraTrainingClient(env.modelDir, { rank: 4, seed: 4 });
+    // One datum per chunk: three requests for one call, sent concurrently with the first one last.
+    remote.ctx.flags = { ...remote.ctx.flags, fwdbwdMaxChunkLen: 1, parallelFwdbwdChunks: true };
+    for (let i = 0; i < 2; i++) {
+      const r = await step(tcR);
+      const e = await step(tcE);
+      assertSameOutput(r.fb, e.fb, `chunked step ${i}`);
+    }
+  } finally {
+    await remote.close();
+  }
+});
+
+test("several clients train at once, each model in its own order, with the embedded engine's numbers", async () => {
+  const seeds = [5, 6, 7];
+  const remotes = seeds.map(() => client(served.server.url));
+  try {
+    const train = async (tc: TrainingClient): Promise<number[]> => {
+      const losses: number[] = [];
+      for (let i = 0; i < 3; i++) losses.push((await step(tc)).fb.metrics["loss:sum"]!);
+      return losses;
+    };
+    const servedLosses = await Promise.all(
+      seeds.map(async (seed, i) => train(await remotes[i]!.createLoraTrainingClient(env.modelDir, { rank: 4, seed }))),
+    );
+    for (const [i, seed] of seeds.entries()) {
+      const expected = await train(await emb.createLoraTrainingClient(env.modelDir, { rank: 4, seed }));
+      expected.forEach((l, k) => assertClose(servedLosses[i]![k]!, l, `seed ${seed} step ${k}`));
+    }
+  } finally {
+    await Promise.all(remotes.map((r) => r.close()));
+  }
+});
+
+test("a session keeps its most recently used samplers; older ones are released", async () => {
+  const small = await serve(env, { maxSamplersPerSession: 2 }, "sampler-store");
+  const remote = client(small.server.url);
+  try {
+    const tc = await remote.createLoraTrainingClient(env.modelDir, { rank: 4, seed: 8 });
+    const prompt = DATA[1]!.model_input;
+    const s1 = await tc.saveWeightsAndGetSamplingClient();
+    const s2 = await tc.saveWeightsAndGetSamplingClient();
+    await s1.sample(prompt, 1, { max_tokens: 2, seed: 1 }); // s1 is now more recent than s2
+    await tc.saveWeightsAndGetSamplingClient();
+    await s1.sample(prompt, 1, { max_tokens: 2, seed: 1 });
+    await assert.rejects(s2.sample(prompt, 1, { max_tokens: 2, seed: 1 }), /404|not found/);
+  } finally {
+    await remote.close();
+    await small.server.close();
+  }
+});

@@ -184,15 +184,15 @@ function attentionForward(
           sum += ex;
         }
         const inv = 1 / sum;
-        const o = acc.subarray(maxLen, maxLen + headDim);
-        o.fill(0);
+        // acc[maxLen ..] accumulates the output row.
+        acc.fill(0, maxLen, maxLen + headDim);
         for (let j = 0; j <= i; j++) {
           const p = acc[j] * inv;
           acc[j] = p;
           const vo = (start + j) * kw + g * headDim;
-          for (let e = 0; e < headDim; e++) o[e] += p * v[vo + e];
+          for (let e = 0; e < headDim; e++) acc[maxLen + e] += p * v[vo + e];
         }
-        for (let e = 0; e < headDim; e++) out[qo + e] = o[e];
+        for (let e = 0; e < headDim; e++) out[qo + e] = acc[maxLen + e];
         if (probs !== null) {
           const row = pOff + i * len;
           for (let j = 0; j <= i; j++) probs[row + j] = acc[j];
@@ -292,14 +292,13 @@ function decode(
         sum += ex;
       }
       const inv = 1 / sum;
-      const o = acc.subarray(maxLen, maxLen + headDim);
-      o.fill(0);
+      acc.fill(0, maxLen, maxLen + headDim);
       for (let j = 0; j < len; j++) {
         const p = acc[j] * inv;
         const vo = cacheBase + j * headDim;
-        for (let e = 0; e < headDim; e++) o[e] += p * vCache[vo + e];
+        for (let e = 0; e < headDim; e++) acc[maxLen + e] += p * vCache[vo + e];
       }
-      for (let e = 0; e < headDim; e++) out[qo + e] = o[e];
+      for (let e = 0; e < headDim; e++) out[qo + e] = acc[maxLen + e];
     }
   }
 }

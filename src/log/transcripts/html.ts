@@ -25,6 +25,8 @@ export function escapeHtml(text: string): string {
 
 function fmt(x: number): string {
   if (!Number.isFinite(x)) return String(x);
+  // Rounding noise (e.g. an advantage of 1e-17) reads as 0, not "0.000".
+  if (Math.abs(x) < 5e-10) return "0";
   if (Number.isInteger(x)) return String(x);
   return x.toFixed(3);
 }
@@ -60,6 +62,13 @@ details.traj { border:1px solid var(--line); border-radius:8px; padding:6px 12px
 details.traj > summary { cursor:pointer; font-weight:600; }
 details.long > summary { cursor:pointer; color:var(--muted); }
 .empty { color:var(--muted); font-style:italic; }
+caption { caption-side:top; text-align:left; font-weight:600; font-size:12px; color:#3b4450; padding:0 0 4px; text-transform:uppercase; letter-spacing:.04em; }
+.kv { display:flex; flex-wrap:wrap; gap:8px 28px; align-items:flex-start; margin-top:8px; }
+.stats { display:flex; flex-wrap:wrap; gap:12px; margin:12px 0 4px; }
+.stat { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:8px 14px; min-width:120px; }
+.stat .v { font-size:20px; font-weight:600; font-variant-numeric:tabular-nums; }
+.stat .k { color:var(--muted); font-size:12px; }
+td.preview { font:12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-width:360px; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; color:#3b4450; }
 `;
 
 function roleClass(role: string): string {
@@ -78,7 +87,7 @@ function renderText(text: string | null): string {
 }
 
 function signed(x: number): string {
-  const cls = x > 0 ? "pos" : x < 0 ? "neg" : "";
+  const cls = x > 5e-10 ? "pos" : x < -5e-10 ? "neg" : "";
   return `<td class="num ${cls}">${escapeHtml(fmt(x))}</td>`;
 }
 
@@ -121,9 +130,20 @@ function renderTrajectory(traj: TranscriptTrajectory, idx: number, total: number
 ${response}
 <h3>Turns</h3>
 <table><tr><th>turn</th><th>ob_len</th><th>ac_len</th><th>step reward</th><th>done</th><th>metrics</th></tr>${turns}</table>
-<table><caption>Episode totals</caption><tr><th>num_turns</th><td class="num">${traj.transitions.length}</td></tr><tr><th>final_ob_len</th><td class="num">${modelInputTokenCount(traj.finalOb)}</td></tr><tr><th>sum_step_rewards</th>${signed(total - finalReward)}</tr><tr><th>final_group_reward</th>${signed(finalReward)}</tr><tr><th>total_return</th>${signed(total)}</tr></table>
-${logs}
+<div class="kv"><table><caption>Episode totals</caption><tr><th>num_turns</th><td class="num">${traj.transitions.length}</td></tr><tr><th>final_ob_len</th><td class="num">${modelInputTokenCount(traj.finalOb)}</td></tr><tr><th>sum_step_rewards</th>${signed(total - finalReward)}</tr><tr><th>final_group_reward</th>${signed(finalReward)}</tr><tr><th>total_return</th>${signed(total)}</tr></table>
+${logs}</div>
 </details>`;
+}
+
+/** One line of what the policy said (its turns joined), for the rewards table. */
+function responsePreview(traj: TranscriptTrajectory, decode?: Decode): string {
+  const conv = splitConversation(traj);
+  let text: string;
+  if (conv !== null) text = conv.response.filter((m) => m.role === "assistant").map(messageText).join(" | ");
+  else if (decode !== undefined) text = traj.transitions.map((t) => decode(t.ac.tokens)).join(" | ");
+  else return "";
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 function renderGroup(g: SummaryGroup, groupIdx: number, decode?: Decode): string {
@@ -137,7 +157,7 @@ function renderGroup(g: SummaryGroup, groupIdx: number, decode?: Decode): string
     else if (decode !== undefined && first.transitions.length > 0) prompt = renderText(decode(textTokens(first.transitions[0].ob)));
   }
   const metricKeys = [...new Set(tg.trajectoriesG.flatMap((t) => t.transitions.flatMap((tr) => Object.keys(tr.metrics))).concat(tg.metricsG.flatMap((m) => Object.keys(m))))].sort();
-  const header = `<tr><th>traj</th><th>total reward</th><th>group reward</th>${g.advantagesG ? "<th>advantage</th>" : ""}<th>turns</th><th>ac tokens</th><th>stop</th>${metricKeys.map((k) => `<th>${escapeHtml(k)}</th>`).join("")}</tr>`;
+  const header = `<tr><th>traj</th><th>total reward</th><th>group reward</th>${g.advantagesG ? "<th>advantage</th>" : ""}<th>turns</th><th>ac tokens</th><th>stop</th><th>response</th>${metricKeys.map((k) => `<th>${escapeHtml(k)}</th>`).join("")}</tr>`;
   const rows = tg.trajectoriesG
     .map((traj, i) => {
       const merged: Record<string, number> = {};
@@ -146,7 +166,7 @@ function renderGroup(g: SummaryGroup, groupIdx: number, decode?: Decode): string
       const acTokens = traj.transitions.reduce((s, t) => s + t.ac.tokens.length, 0);
       const metricCells = metricKeys.map((k) => (k in merged ? `<td class="num">${escapeHtml(fmt(merged[k]))}</td>` : "<td></td>")).join("");
       const adv = g.advantagesG ? signed(g.advantagesG[i]) : "";
-      return `<tr><td class="num">${i}</td>${signed(totals[i])}${signed(tg.finalRewardsG[i])}${adv}<td class="num">${traj.transitions.length}</td><td class="num">${acTokens}</td><td>${escapeHtml(traj.stopReason ?? "")}</td>${metricCells}</tr>`;
+      return `<tr><td class="num">${i}</td>${signed(totals[i])}${signed(tg.finalRewardsG[i])}${adv}<td class="num">${traj.transitions.length}</td><td class="num">${acTokens}</td><td>${escapeHtml(traj.stopReason ?? "")}</td><td class="preview">${escapeHtml(responsePreview(traj, decode))}</td>${metricCells}</tr>`;
     })
     .join("");
   const tags = g.tags.map((t) => `<span class="tag">${escapeHtml(t)}</span>`).join("");
@@ -172,6 +192,24 @@ export interface RolloutHtmlArgs {
   explanation?: string;
 }
 
+/** Headline numbers over every group of the iteration (not only the rendered ones). */
+function renderStats(groups: readonly SummaryGroup[]): string {
+  const totals = groups.flatMap((g) => g.trajectoryGroup.getTotalRewards());
+  if (totals.length === 0) return "";
+  const mean = totals.reduce((a, b) => a + b, 0) / totals.length;
+  const mixed = groups.filter((g) => new Set(g.trajectoryGroup.getTotalRewards()).size > 1).length;
+  const turns = groups.flatMap((g) => g.trajectoryGroup.trajectoriesG.map((t) => t.transitions.length));
+  const stat = (v: string, k: string) => `<div class="stat"><div class="v">${escapeHtml(v)}</div><div class="k">${escapeHtml(k)}</div></div>`;
+  return `<div class="stats">${[
+    stat(fmt(mean), "mean total reward"),
+    stat(`${fmt(Math.min(...totals))} … ${fmt(Math.max(...totals))}`, "reward range"),
+    stat(String(groups.length), "groups"),
+    stat(String(totals.length), "trajectories"),
+    stat(`${mixed} / ${groups.length}`, "groups with reward spread"),
+    stat(fmt(turns.reduce((a, b) => a + b, 0) / turns.length), "turns per episode"),
+  ].join("")}</div>`;
+}
+
 export function renderRolloutHtml(args: RolloutHtmlArgs): string {
   const shown = args.groups.slice(0, args.maxGroups ?? args.groups.length);
   const when = (args.generatedAt ?? new Date()).toISOString();
@@ -181,7 +219,7 @@ export function renderRolloutHtml(args: RolloutHtmlArgs): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(args.title)}</title><style>${CSS}</style></head>
-<body><header class="page"><h1>${escapeHtml(args.title)}</h1><div class="sub">Generated ${escapeHtml(when)}</div><p>${escapeHtml(explanation)}</p></header>
+<body><header class="page"><h1>${escapeHtml(args.title)}</h1><div class="sub">Generated ${escapeHtml(when)}</div><p>${escapeHtml(explanation)}</p>${renderStats(args.groups)}</header>
 <main>
 ${shown.map((g, i) => renderGroup(g, i, args.decode)).join("\n")}
 </main></body></html>

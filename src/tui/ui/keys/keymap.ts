@@ -53,6 +53,8 @@ export interface Binding {
   description: string;
   /** Short label for the footer; bindings without one are only in the help overlay. */
   hint?: string;
+  /** What the footer shows for the keys when not the first key (e.g. `1-4`). */
+  hintKey?: string;
 }
 
 export const KEYMAP: readonly Binding[] = [
@@ -71,7 +73,7 @@ export const KEYMAP: readonly Binding[] = [
   { id: "paneDashboard", keys: ["1"], scopes: ["run"], description: "Run: charts dashboard" },
   { id: "paneTranscripts", keys: ["2"], scopes: ["run"], description: "Run: transcripts" },
   { id: "paneTiming", keys: ["3"], scopes: ["run"], description: "Run: timing breakdown" },
-  { id: "paneCheckpoints", keys: ["4"], scopes: ["run"], description: "Run: checkpoints", hint: "1-4 panes" },
+  { id: "paneCheckpoints", keys: ["4"], scopes: ["run"], description: "Run: checkpoints", hint: "panes", hintKey: "1-4" },
   { id: "refresh", keys: ["R"], scopes: ["home"], description: "Refresh the runs list" },
   { id: "stopRun", keys: ["S"], scopes: ["home", "run"], description: "Stop the run: SIGINT (save and stop), SIGTERM then SIGKILL if it lingers", hint: "stop" },
   { id: "resumeRun", keys: ["r"], scopes: ["home", "dashboard"], description: "Resume the run in the background (same recipe and args, resume from its last checkpoint)" },
@@ -158,7 +160,7 @@ export function footerHints(screen: string, width: number): string {
   const parts: string[] = [];
   let used = 0;
   for (const b of own) {
-    const text = `${keyLabel(b.keys[0])} ${b.hint}`;
+    const text = `${b.hintKey ?? keyLabel(b.keys[0])} ${b.hint}`;
     if (used + text.length + 2 > width) break;
     parts.push(text);
     used += text.length + 2;

@@ -8,6 +8,7 @@ import { EMA_WEIGHT, chartBlock, gridLayout, kindLabel } from "../../core/dashbo
 import { eta, fit, fmtDuration, progressBar } from "../../core/format.ts";
 import { colorEnabled, runColorName, statusColor, theme } from "../../core/palette.ts";
 import { type XAxis, chartsFor, filterKeys, progressOf } from "../../core/series.ts";
+import type { RunState } from "../../../runs/index.ts";
 import { resumeRun } from "../../services/runActions.ts";
 import { listRuns } from "../../services/runsPoller.ts";
 import { useServices, useUIActions, useUIState } from "../../state/contexts.tsx";
@@ -20,6 +21,14 @@ interface Picker {
   filter: string;
   typing: boolean;
   cursor: number;
+}
+
+/** Wall-clock seconds the run has been going (to its end when it ended), from run.json. */
+export function wallSeconds(state: RunState, now = Date.now()): number | undefined {
+  const m = state.manifest;
+  if (!m) return undefined;
+  const end = m.ended_at ? Date.parse(m.ended_at) : state.live ? now : Date.parse(m.heartbeat_at);
+  return Math.max(0, (end - Date.parse(m.started_at)) / 1000);
 }
 
 export function Dashboard({ runDir, rows, width }: { runDir: string; rows: number; width: number }): ReactNode {
@@ -141,7 +150,7 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
   });
 
   const progress = progressOf(snap.rows);
-  const elapsed = snap.elapsed[lastIdx] || (snap.state.manifest ? (Date.now() - Date.parse(snap.state.manifest.started_at)) / 1000 : 0);
+  const elapsed = wallSeconds(snap.state) ?? snap.elapsed[lastIdx] ?? 0;
   const left = snap.state.live ? eta(elapsed, progress) : undefined;
   const lastStep = snap.rows[lastIdx]?.step;
   const m = snap.state.manifest;

@@ -1,0 +1,91 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Key } from "ink";
+import { KEYMAP, bindingsFor, footerHints, helpLines, resolveCommand, scopesFor } from "../../src/tui/ui/keys/keymap.ts";
+import { appReducer, currentScreen, initialState } from "../../src/tui/state/app.ts";
+import { splitKeys } from "../../src/tui/AppContainer.tsx";
+import { editText, moveCursor, windowStart } from "../../src/tui/ui/hooks/textEdit.ts";
+
+const none = { upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false } as Key;
+const k = (over: Partial<Key>): Key => ({ ...none, ...over });
+
+test("keys resolve per screen, screen bindings before shared ones", () => {
+  assert.equal(resolveCommand("home", "q", none), "quit");
+  assert.equal(resolveCommand("home", "", k({ escape: true })), "back");
+  assert.equal(resolveCommand("home", "j", none), "down");
+  assert.equal(resolveCommand("home", "", k({ downArrow: true })), "down");
+  assert.equal(resolveCommand("dashboard", "h", none), "cursorLeft");
+  assert.equal(resolveCommand("transcripts", "h", none), "prevIteration");
+  assert.equal(resolveCommand("checkpoints", "", k({ return: true })), "chat");
+  assert.equal(resolveCommand("dashboard", "", k({ return: true })), "open");
+  assert.equal(resolveCommand("dashboard", "2", none), "paneTranscripts");
+  assert.equal(resolveCommand("home", "2", none), undefined);
+  assert.equal(resolveCommand("launch", "s", k({ ctrl: true })), "submit");
+  assert.equal(resolveCommand("home", "z", none), undefined);
+});
+
+test("no two bindings share a key within the same scope", () => {
+  for (const screen of ["home", "launch", "dashboard", "transcripts", "timing", "checkpoints"]) {
+    const seen = new Map<string, string>();
+    for (const b of KEYMAP) {
+      const scope = b.scopes.find((s) => s === screen);
+      if (!scope) continue;
+      for (const key of b.keys) {
+        assert.ok(!seen.has(key), `${screen}: ${key} bound to ${seen.get(key)} and ${b.id}`);
+        seen.set(key, b.id);
+      }
+    }
+  }
+});
+
+test("help and footer are rendered from the keymap", () => {
+  const lines = helpLines("dashboard").flatMap((s) => s.rows.map((r) => r[1]));
+  for (const b of bindingsFor("dashboard")) assert.ok(lines.includes(b.description), `missing ${b.id} in help`);
+  assert.equal(lines.length, bindingsFor("dashboard").length);
+  const footer = footerHints("dashboard", 200);
+  assert.ok(footer.includes("e smooth") && footer.includes("q quit"));
+  assert.ok(footerHints("dashboard", 30).length <= 30);
+  assert.deepEqual(scopesFor("timing"), ["global", "list", "run", "timing"]);
+});
+
+test("app reducer: stack push/replace/pop, help, messages, overlays", () => {
+  let s = initialState({ name: "dashboard", runDir: "/r" });
+  assert.equal(s.stack.length, 2);
+  s = appReducer(s, { type: "replace", screen: { name: "checkpoints", runDir: "/r" } });
+  assert.deepEqual(currentScreen(s), { name: "checkpoints", runDir: "/r" });
+  s = appReducer(s, { type: "pop" });
+  s = appReducer(s, { type: "pop" });
+  assert.equal(currentScreen(s).name, "home");
+  s = appReducer(s, { type: "toggleHelp" });
+  assert.equal(s.help, true);
+  s = appReducer(s, { type: "push", screen: { name: "launch", recipe: "x" } });
+  assert.equal(s.help, false);
+  s = appReducer(s, { type: "message", kind: "error", text: "boom", at: 1 });
+  assert.deepEqual(s.message, { kind: "error", text: "boom", at: 1 });
+  s = appReducer(s, { type: "toggleOverlay", runDir: "/a" });
+  s = appReducer(s, { type: "toggleOverlay", runDir: "/b" });
+  s = appReducer(s, { type: "toggleOverlay", runDir: "/a" });
+  assert.deepEqual(s.overlays, ["/b"]);
+});
+
+test("chunked input is split into single key presses", () => {
+  const keys = splitKeys("jj\r\x15\x7f", none);
+  assert.deepEqual(keys.map(([i]) => i), ["j", "j", "", "u", ""]);
+  assert.equal(keys[2][1].return, true);
+  assert.equal(keys[3][1].ctrl, true);
+  assert.equal(keys[4][1].backspace, true);
+  assert.equal(splitKeys("", k({ upArrow: true })).length, 1);
+});
+
+test("text editing and cursor movement helpers", () => {
+  assert.equal(editText("ab", "c", none), "abc");
+  assert.equal(editText("ab", "", k({ backspace: true })), "a");
+  assert.equal(editText("ab", "u", k({ ctrl: true })), "");
+  assert.equal(editText("ab", "", k({ return: true })), "ab");
+  assert.equal(moveCursor("down", 4, 5), 4);
+  assert.equal(moveCursor("up", 0, 5), 0);
+  assert.equal(moveCursor("bottom", 0, 5), 4);
+  assert.equal(moveCursor("open", 0, 5), undefined);
+  assert.equal(windowStart(50, 100, 10), 45);
+  assert.equal(windowStart(99, 100, 10), 90);
+});
