@@ -95,8 +95,3 @@ export class ServerCore {
     return requestId;
   }
 }
-
-/** Digest of an arbitrary value (for requests whose body is not the idempotency payload). */
-export function digestOf(value: unknown): string {
-  return createHash("sha256").update(JSON.stringify(value)).digest("hex");
-}

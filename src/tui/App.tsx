@@ -27,8 +27,7 @@ export function App(): ReactNode {
   const bodyRows = rows - FOOTER_ROWS;
   const width = state.size.columns;
   let body: ReactNode;
-  if (state.help) body = <HelpOverlay screen={screen.name} rows={bodyRows} width={width} />;
-  else if (screen.name === "home") body = <Home rows={bodyRows} width={width} />;
+  if (screen.name === "home") body = <Home rows={bodyRows} width={width} />;
   else if (screen.name === "launch") body = <Launch key={screen.recipe} screen={screen} rows={bodyRows} width={width} />;
   else if (screen.name === "dashboard") body = <Dashboard key={screen.runDir} runDir={screen.runDir} rows={bodyRows} width={width} />;
   else if (screen.name === "transcripts") body = <Transcripts key={screen.runDir} runDir={screen.runDir} step={screen.step} rows={bodyRows} width={width} />;
@@ -36,9 +35,15 @@ export function App(): ReactNode {
   else body = <Checkpoints key={screen.runDir} runDir={screen.runDir} rows={bodyRows} width={width} />;
   return (
     <Box flexDirection="column" width={width} height={rows} overflow="hidden">
-      <Box flexDirection="column" height={bodyRows} overflow="hidden">
+      {/* The screen stays mounted under the help overlay so it keeps its state. */}
+      <Box flexDirection="column" height={bodyRows} overflow="hidden" display={state.help ? "none" : "flex"}>
         {body}
       </Box>
+      {state.help ? (
+        <Box flexDirection="column" height={bodyRows} overflow="hidden">
+          <HelpOverlay screen={screen.name} rows={bodyRows} width={width} />
+        </Box>
+      ) : null}
       <Footer screen={screen.name} width={width} />
     </Box>
   );

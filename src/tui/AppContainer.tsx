@@ -55,7 +55,8 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
   });
 }
 
-const KEY_REPLAY_MS = 15;
+/** Longest wait for the render after a handled key (actions that change nothing do not render). */
+const KEY_SETTLE_MS = 400;
 
 const RUN_PANES = { paneDashboard: "dashboard", paneTranscripts: "transcripts", paneTiming: "timing", paneCheckpoints: "checkpoints" } as const;
 
@@ -64,6 +65,7 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
   const size = useTerminalSize(fixedSize);
   const { exit } = useApp();
   const handlerRef = useRef<ScreenKeyHandler | undefined>(undefined);
+  const rendered = useRef<() => void>(() => {});
 
   const actions = useMemo<UIActions>(
     () => ({
@@ -77,6 +79,7 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
       quit: () => exit(),
       setKeyHandler: (h) => {
         handlerRef.current = h;
+        if (h) rendered.current();
       },
     }),
     [exit],
@@ -84,53 +87,66 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
 
   const screen = currentScreen(state);
   const onOneKey = useCallback(
-    (input: string, key: Key) => {
+    (input: string, key: Key): boolean => {
       if (key.ctrl && input === "c") {
         // Never a signal to background runs: it only closes this window onto them.
         exit();
-        return;
+        return false;
       }
       if (state.help) {
         if (key.escape || input === "?" || input === "q") dispatch({ type: "toggleHelp", open: false });
-        return;
+        return true;
       }
       const handler = handlerRef.current;
       if (handler?.capturing) {
         handler.onRaw?.(input, key);
-        return;
+        return true;
       }
       const cmd = resolveCommand(screen.name, input, key);
-      if (cmd === undefined) return;
+      if (cmd === undefined) return false;
       if (cmd === "help") {
         dispatch({ type: "toggleHelp" });
-        return;
+        return true;
       }
-      if (handler?.onCommand(cmd)) return;
+      if (handler?.onCommand(cmd)) return true;
       if (cmd === "back") dispatch({ type: "pop" });
       else if (cmd === "quit") exit();
       else if (cmd in RUN_PANES && "runDir" in screen) {
         dispatch({ type: "replace", screen: { name: RUN_PANES[cmd as keyof typeof RUN_PANES], runDir: screen.runDir } });
       }
+      return true;
     },
     [state.help, screen, exit],
   );
   // Keys typed faster than a frame (or sent by tmux) arrive as one chunk: replay them one by one.
-  // Each key must see the state the previous one produced, so later keys wait for a render.
+  // Each key must see the state the previous one produced: after a key is handled, the next waits
+  // until the screen has rendered again (it re-installs its handler) or a short fallback delay.
   const queue = useRef<[string, Key][]>([]);
   const latest = useRef(onOneKey);
   latest.current = onOneKey;
+  const waiting = useRef(false);
+  const fallback = useRef<NodeJS.Timeout | undefined>(undefined);
   const drain = useCallback(() => {
-    const next = queue.current.shift();
-    if (!next) return;
-    latest.current(next[0], next[1]);
-    if (queue.current.length > 0) setTimeout(drain, KEY_REPLAY_MS);
+    while (!waiting.current && queue.current.length > 0) {
+      const [input, key] = queue.current.shift()!;
+      if (!latest.current(input, key)) continue;
+      waiting.current = true;
+      fallback.current = setTimeout(() => {
+        waiting.current = false;
+        drain();
+      }, KEY_SETTLE_MS);
+    }
   }, []);
+  rendered.current = () => {
+    if (!waiting.current) return;
+    waiting.current = false;
+    clearTimeout(fallback.current);
+    setTimeout(drain, 0);
+  };
   const onKey = useCallback(
     (input: string, key: Key) => {
-      const keys = splitKeys(input, key);
-      const idle = queue.current.length === 0;
-      queue.current.push(...keys);
-      if (idle) drain();
+      queue.current.push(...splitKeys(input, key));
+      drain();
     },
     [drain],
   );

@@ -203,7 +203,7 @@ test("an API key is required on every endpoint but healthz, compared without lea
 });
 
 test("a session without heartbeats expires and its models are unloaded; heartbeats keep one alive", async () => {
-  const short = await serve(env, { sessionTimeoutSec: 0.5 }, "expiry-store");
+  const short = await serve(env, { sessionTimeoutSec: 1 }, "expiry-store");
   try {
     const u = short.server.url;
     // Loading a model can take longer than the timeout, so both sessions beat while their models
@@ -221,7 +221,7 @@ test("a session without heartbeats expires and its models are unloaded; heartbea
     const alive = { sessionId: aliveSession, modelId: await model(aliveSession) };
     const silent = { sessionId: silentSession, modelId: await model(silentSession) };
     beating = [aliveSession];
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 2500));
     clearInterval(timer);
     assert.equal((await beat(alive.sessionId)).status, 200);
     assert.equal((await raw(u, "/api/v1/get_info", { json: { model_id: silent.modelId } })).status, 404);
@@ -231,4 +231,23 @@ test("a session without heartbeats expires and its models are unloaded; heartbea
   } finally {
     await short.server.close();
   }
+});
+
+test("unload_model ends a model: its held requests fail, later ones are 404s, the session forgets it", async () => {
+  const { sessionId, modelId } = await rawModel(url, env.modelDir);
+  const info = await raw(url, `/api/v1/sessions/${sessionId}`);
+  assert.deepEqual(info.json["training_run_ids"], [modelId]);
+  // seq 2 waits for a seq 1 that never comes.
+  const held = await raw(url, "/api/v1/optim_step", { json: { model_id: modelId, seq_id: 2, adam_params: {} } });
+  const u = await raw(url, "/api/v1/unload_model", { json: { model_id: modelId, type: "unload_model" } });
+  assert.equal(u.status, 200);
+  assert.deepEqual((await waitFuture(url, u.json["request_id"] as string)).json, { model_id: modelId, type: "unload_model" });
+  const failed = await waitFuture(url, held.json["request_id"] as string);
+  assert.match(String(failed.json["error"]), /unloaded/);
+  assert.equal((await raw(url, "/api/v1/get_info", { json: { model_id: modelId } })).status, 404);
+  assert.equal((await raw(url, "/api/v1/optim_step", { json: { model_id: modelId, seq_id: 1, adam_params: {} } })).status, 404);
+  assert.deepEqual((await raw(url, `/api/v1/sessions/${sessionId}`)).json["training_run_ids"], []);
+  assert.deepEqual((await raw(url, "/api/v1/telemetry", { json: { events: [], session_id: sessionId } })).json, { status: "accepted" });
+  // The run's record and checkpoints stay in the store.
+  assert.equal((await raw(url, `/api/v1/training_runs/${modelId}`)).status, 200);
 });

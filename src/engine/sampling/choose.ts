@@ -69,9 +69,68 @@ function topKIds(z: Float32Array, k: number): number[] {
   return heap.sort((a, b) => (z[b] - z[a]) || a - b);
 }
 
+// exp(z/T - max) per token, reused between calls (one worker thread, one call at a time).
+let weightsBuf = new Float64Array(0);
+
+/** Fills weightsBuf with exp(z_i / T - max) and returns their sum and the max of z / T. */
+function softmaxWeights(z: Float32Array, invT: number): { sum: number; max: number } {
+  if (weightsBuf.length < z.length) weightsBuf = new Float64Array(z.length);
+  let max = -Infinity;
+  for (let i = 0; i < z.length; i++) if (z[i] > max) max = z[i];
+  const m = max * invT;
+  let sum = 0;
+  for (let i = 0; i < z.length; i++) {
+    const e = Math.exp(z[i] * invT - m);
+    weightsBuf[i] = e;
+    sum += e;
+  }
+  return { sum, max: m };
+}
+
+const BUCKETS_PER_NAT = 64;
+const BUCKETS = 64 * BUCKETS_PER_NAT;
+
 /**
- * The kept candidates in descending order, or null when nothing is truncated (the whole
- * vocabulary, in id order, is the support).
+ * Top-p over the whole vocabulary on weights w (sum `total`): tokens bucketed by log-probability;
+ * buckets entirely above the one where the cumulative mass reaches p are kept whole, buckets
+ * below it dropped, and only the crossing bucket is sorted. Returns the kept ids.
+ */
+function topPIds(z: Float32Array, w: Float64Array, total: number, p: number): number[] {
+  const V = z.length;
+  const bucketOf = new Int32Array(V);
+  const mass = new Float64Array(BUCKETS);
+  const logTotal = Math.log(total);
+  for (let i = 0; i < V; i++) {
+    const lp = Math.log(w[i]) - logTotal;
+    const b = Math.min(BUCKETS - 1, Math.floor(-lp * BUCKETS_PER_NAT));
+    bucketOf[i] = b;
+    mass[b] += w[i];
+  }
+  let above = 0;
+  let cross = 0;
+  while (cross < BUCKETS - 1 && (above + mass[cross]) / total < p) above += mass[cross++];
+  let count = 0;
+  const tie: number[] = [];
+  for (let i = 0; i < V; i++) {
+    if (bucketOf[i] < cross) count++;
+    else if (bucketOf[i] === cross) tie.push(i);
+  }
+  tie.sort((a, b) => (z[b] - z[a]) || a - b);
+  const keepTie = new Set<number>();
+  for (const id of tie) {
+    if (count > 0 && above / total >= p) break;
+    keepTie.add(id);
+    count++;
+    above += w[id];
+  }
+  const kept: number[] = [];
+  for (let i = 0; i < V; i++) if (bucketOf[i] < cross || keepTie.has(i)) kept.push(i);
+  return kept;
+}
+
+/**
+ * The kept candidates (top-k in descending order; top-p alone in id order), or null when nothing
+ * is truncated (the whole vocabulary, in id order, is the support).
  */
 export function support(z: Float32Array, params: ChooseParams): number[] | null {
   const V = z.length;
@@ -79,27 +138,17 @@ export function support(z: Float32Array, params: ChooseParams): number[] | null 
   const useK = params.topK >= 1 && params.topK < V;
   const useP = params.topP < 1;
   if (!useK && !useP) return null;
-  let ids: number[];
-  let w: number[];
-  let total = 0;
-  if (useK) {
-    ids = topKIds(z, params.topK);
-    if (!useP) return ids;
-    // top-p over what top-k kept, renormalised.
-    const m = z[ids[0]] * invT;
-    w = ids.map((id) => Math.exp(z[id] * invT - m));
-    for (const x of w) total += x;
-  } else {
-    // Only tokens with probability >= (1 - p) / V can be kept: everything below that has at
-    // least p of the mass before it. Sorting just those avoids sorting the whole vocabulary.
-    const lse = logSumExp(z, invT);
-    const floor = Math.log((1 - params.topP) / V);
-    ids = [];
-    for (let i = 0; i < V; i++) if (z[i] * invT - lse >= floor) ids.push(i);
-    ids.sort((a, b) => (z[b] - z[a]) || a - b);
-    w = ids.map((id) => Math.exp(z[id] * invT - lse));
-    total = 1;
+  if (!useK) {
+    const { sum } = softmaxWeights(z, invT);
+    return topPIds(z, weightsBuf, sum, params.topP);
   }
+  const ids = topKIds(z, params.topK);
+  if (!useP) return ids;
+  // top-p over what top-k kept, renormalised.
+  const m = z[ids[0]] * invT;
+  const w = ids.map((id) => Math.exp(z[id] * invT - m));
+  let total = 0;
+  for (const x of w) total += x;
   let before = 0;
   let keep = 0;
   while (keep < ids.length && (keep === 0 || before / total < params.topP)) before += w[keep++];
@@ -113,19 +162,22 @@ export function chooseToken(z: Float32Array, params: ChooseParams, u: number): C
     return { token, logprob: z[token] - logSumExp(z, 1) };
   }
   const invT = 1 / params.temperature;
-  const lse = logSumExp(z, invT);
   const kept = support(z, params);
+  // support() may have used the buffer; the weights are recomputed for this temperature.
+  const { sum, max } = softmaxWeights(z, invT);
+  const lse = max + Math.log(sum);
+  const w = weightsBuf;
   let token = -1;
   if (kept === null) {
-    // Walk the CDF of the full softmax; rounding can leave the sum a hair below u·1, so the last
-    // token with nonzero mass is the fallback.
+    // Walk the CDF; rounding can leave the total a hair below u·sum, so the last token with
+    // nonzero weight is the fallback.
+    const target = u * sum;
     let acc = 0;
     let last = 0;
     for (let i = 0; i < z.length; i++) {
-      const p = Math.exp(z[i] * invT - lse);
-      if (p > 0) last = i;
-      acc += p;
-      if (acc > u) {
+      if (w[i] > 0) last = i;
+      acc += w[i];
+      if (acc > target) {
         token = i;
         break;
       }
@@ -133,14 +185,13 @@ export function chooseToken(z: Float32Array, params: ChooseParams, u: number): C
     if (token < 0) token = last;
   } else {
     let total = 0;
-    const w = kept.map((id) => Math.exp(z[id] * invT - lse));
-    for (const x of w) total += x;
+    for (const id of kept) total += w[id];
     const target = u * total;
     let acc = 0;
-    for (let j = 0; j < kept.length; j++) {
-      acc += w[j];
+    for (const id of kept) {
+      acc += w[id];
       if (acc > target) {
-        token = kept[j];
+        token = id;
         break;
       }
     }

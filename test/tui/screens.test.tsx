@@ -1,0 +1,243 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { frameRows } from "../../src/tui/App.tsx";
+import { appendMetrics, makeRlRun, makeSlRun, tempRoot } from "./fixtures.ts";
+import { renderApp } from "./harness.tsx";
+
+const ESC = "\x1b";
+
+function assertFits(frame: string, rows: number, columns: number): void {
+  const lines = frame.split("\n");
+  assert.ok(lines.length <= frameRows(rows) && lines.length < rows, `frame has ${lines.length} lines for ${rows} rows`);
+  for (const l of lines) assert.ok(l.length <= columns, `line wider than ${columns}: ${l}`);
+}
+
+test("home lists recipes and runs with status, recipe, step and key metric", async () => {
+  const root = tempRoot();
+  makeSlRun(root);
+  makeRlRun(root);
+  const h = renderApp(root);
+  try {
+    const f = await h.waitFor((f) => f.includes("Runs (2)"), "runs table");
+    assert.match(f, /example_line_fit\s+Toy example/);
+    assert.match(f, /completed\s+sl-run\s+sl_basic\s+tiny-chat\s+29\s+train_mean_nll=/);
+    assert.match(f, /stopped\s+rl-run\s+rl_basic/);
+    assert.ok(f.includes("embedded"));
+    assert.ok(f.includes("q quit"));
+    assertFits(f, 30, 100);
+    await h.press("/");
+    await h.press("rl-");
+    const filtered = await h.waitFor((f) => f.includes("Runs (1 of 2"), "filtered runs");
+    assert.ok(!filtered.includes("sl-run"));
+  } finally {
+    h.unmount();
+  }
+});
+
+test("delete asks to type the run name and then removes the directory", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root, "old-run");
+  const h = renderApp(root);
+  try {
+    await h.waitFor((f) => f.includes("old-run"), "run listed");
+    await h.press("D");
+    await h.waitFor((f) => f.includes("Type old-run to confirm"), "confirmation");
+    await h.press("old-ru");
+    await h.press("\r");
+    assert.ok(existsSync(dir), "deleted before the name was typed in full");
+    await h.press("n");
+    await h.waitFor((f) => f.includes("enter deletes"), "match hint");
+    await h.press("\r");
+    await h.waitFor((f) => f.includes("deleted"), "deleted message");
+    assert.ok(!existsSync(dir));
+  } finally {
+    h.unmount();
+  }
+});
+
+test("supervised dashboard charts train_mean_nll, test/nll and learning_rate with progress", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root);
+  const h = renderApp(root, { first: { name: "dashboard", runDir: dir }, rows: 40, columns: 100 });
+  try {
+    const f = await h.waitFor((f) => f.includes("train_mean_nll  last"), "chart titles");
+    assert.ok(f.includes("test/nll  last"));
+    assert.ok(f.includes("learning_rate  last"));
+    assert.match(f, /step 29\s+\[█+\] 100%/);
+    assert.ok(f.includes("┤"), "chart axis drawn");
+    assert.ok(f.includes("step 29 done"), "log pane tails logs.log");
+    assertFits(f, 40, 100);
+    await h.press("e");
+    await h.waitFor((f) => f.includes("(EMA)"), "smoothing on");
+    await h.press("x");
+    await h.waitFor((f) => f.includes("x:time"), "time axis");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("dashboard follows appended metrics and the metric picker adds a chart", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root, "sl-live", 5);
+  const h = renderApp(root, { first: { name: "dashboard", runDir: dir }, rows: 50 });
+  try {
+    await h.waitFor((f) => f.includes("step 4"), "initial step");
+    appendMetrics(dir, [{ step: 5, train_mean_nll: 0.1, learning_rate: 1e-4, progress: 0.6 }]);
+    await h.waitFor((f) => f.includes("step 5"), "appended step");
+    await h.press("m");
+    await h.waitFor((f) => f.includes("metrics (enter toggles"), "picker");
+    await h.press("/");
+    await h.press("forward");
+    await h.press("\r");
+    await h.press("\r");
+    await h.waitFor((f) => f.includes("time/forward_backward  last"), "picked chart");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("RL dashboard shows the RL metrics, and t jumps to that step's transcripts", async () => {
+  const root = tempRoot();
+  const dir = makeRlRun(root);
+  const h = renderApp(root, { first: { name: "dashboard", runDir: dir }, rows: 60, columns: 100 });
+  try {
+    const f = await h.waitFor((f) => f.includes("env/all/reward/total  last"), "rl charts");
+    for (const k of ["optim/kl_sample_train_v1", "optim/entropy", "env/all/ac_tokens_per_turn"]) assert.ok(f.includes(`${k}  last`), k);
+    await h.press("h");
+    await h.waitFor((f) => f.includes("cursor step 1"), "step cursor");
+    await h.press("t");
+    const t = await h.waitFor((f) => f.includes("Transcripts  iteration 1"), "transcripts at step 1");
+    assert.ok(t.includes("8/8 trajectories"));
+  } finally {
+    h.unmount();
+  }
+});
+
+test("transcripts: sorted by reward, full text with rewards, filter, group view and histogram", async () => {
+  const root = tempRoot();
+  const dir = makeRlRun(root);
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 100, rows: 30 });
+  try {
+    const f = await h.waitFor((f) => f.includes("iteration 2 (3/3)"), "latest iteration");
+    assert.match(f, /g0\/t0\s+1\s/);
+    assert.ok(f.includes("user:") && f.includes("What is 0+0?"));
+    assert.ok(f.includes("assistant:") && f.includes("The answer is 0"));
+    assert.ok(f.includes("advantage"));
+    assertFits(f, 30, 100);
+    await h.press("/");
+    await h.press("tag:chat\r");
+    await h.waitFor((f) => f.includes("4/8 trajectories"), "tag filter");
+    await h.press("w");
+    await h.waitFor((f) => /group 1: 4 trajectories/.test(f), "group view");
+    await h.press("H");
+    await h.waitFor((f) => f.includes("reward histogram (8 trajectories)"), "histogram");
+    await h.press(ESC);
+    await h.press("h");
+    await h.waitFor((f) => f.includes("iteration 1 (2/3)"), "previous iteration");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("supervised transcripts show the logged training examples", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root);
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir } });
+  try {
+    const f = await h.waitFor((f) => f.includes("Training examples"), "examples");
+    assert.ok(f.includes("Assistant: hello"));
+  } finally {
+    h.unmount();
+  }
+});
+
+test("timing shows the time/* bars of a step", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root);
+  const h = renderApp(root, { first: { name: "timing", runDir: dir } });
+  try {
+    const f = await h.waitFor((f) => f.includes("Timing  step 29"), "timing");
+    assert.match(f, /forward_backward\s+█+\s+0\.300s 60%/);
+    assert.match(f, /save_checkpoint\s+█*\s+0\.050s 10% ×1/);
+    await h.press("h");
+    await h.waitFor((f) => f.includes("Timing  step 28"), "previous step");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("checkpoints list, copy path through OSC 52, chat and delete dialogs", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root);
+  const h = renderApp(root, { first: { name: "checkpoints", runDir: dir } });
+  try {
+    const f = await h.waitFor((f) => f.includes("2 in checkpoints.jsonl"), "list");
+    assert.match(f, /000010\s+10\s+0\s+periodic tinker:\/\/sl\/weights\/000010/);
+    assert.match(f, /final\s+30\s+1\s+final/);
+    await h.press("y");
+    await h.waitFor((f) => f.includes("copied tinker://sl/weights/000010"), "copied");
+    assert.ok(h.written.some((w) => w.includes("\x1b]52;c;") && w.includes(Buffer.from("tinker://sl/weights/000010").toString("base64"))));
+    await h.press("C");
+    await h.waitFor((f) => /not running|not a run/.test(f), "checkpoint refused for a finished run");
+    await h.press("d");
+    await h.waitFor((f) => f.includes("Type 000010 to confirm"), "delete dialog");
+    await h.press(ESC);
+    await h.press("\r");
+    await h.waitFor((f) => f.includes("chat with 000010"), "chat box");
+    await h.press(ESC);
+  } finally {
+    h.unmount();
+  }
+});
+
+test("help overlay lists the keymap; number keys switch a run's panes", async () => {
+  const root = tempRoot();
+  const dir = makeRlRun(root);
+  const h = renderApp(root, { first: { name: "dashboard", runDir: dir }, rows: 24 });
+  try {
+    await h.waitFor((f) => f.includes("rl-run"), "dashboard");
+    await h.press("?");
+    const help = await h.waitFor((f) => f.includes("Keys — dashboard"), "help");
+    assert.ok(help.includes("Toggle EMA smoothing"));
+    assertFits(help, 24, 100);
+    await h.press("?");
+    await h.press("4");
+    await h.waitFor((f) => f.includes("Checkpoints  1 in checkpoints.jsonl"), "checkpoints pane");
+    await h.press("3");
+    await h.waitFor((f) => f.includes("Timing  step 2"), "timing pane");
+    await h.press(ESC);
+    await h.waitFor((f) => f.includes("Recipes"), "back home");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("flicker guard: every screen stays shorter than the terminal at several sizes", async () => {
+  const root = tempRoot();
+  const sl = makeSlRun(root);
+  const rl = makeRlRun(root);
+  for (const [columns, rows] of [
+    [100, 14],
+    [80, 24],
+    [100, 45],
+  ] as const) {
+    for (const first of [
+      undefined,
+      { name: "dashboard" as const, runDir: sl },
+      { name: "dashboard" as const, runDir: rl },
+      { name: "transcripts" as const, runDir: rl },
+      { name: "checkpoints" as const, runDir: sl },
+      { name: "timing" as const, runDir: rl },
+      { name: "launch" as const, recipe: "example_line_fit" },
+    ]) {
+      const h = renderApp(root, { first, columns, rows });
+      try {
+        const f = await h.waitFor((f) => f.includes("? help") && !f.includes("loading"), `${first?.name ?? "home"} at ${columns}x${rows}`);
+        assertFits(f, rows, columns);
+      } finally {
+        h.unmount();
+      }
+    }
+  }
+});
