@@ -57,18 +57,28 @@ function profiled(k: Kernels, totals: Map<string, number>): Kernels {
     out[key] = (...a: unknown[]): unknown => {
       const t = performance.now();
       const r = fn.apply(k, a);
-      totals.set(key, (totals.get(key) ?? 0) + performance.now() - t);
+      const ms = performance.now() - t;
+      totals.set(key, (totals.get(key) ?? 0) + ms);
+      if (key === "gemm") {
+        // By shape too: which products dominate. [transA, transB, M, N, K].
+        const shape = `${a[0] ? "T" : "N"}${a[1] ? "T" : "N"} ${a[2]}×${a[3]}×${a[4]}`;
+        gemmShapes.set(shape, (gemmShapes.get(shape) ?? 0) + ms);
+      }
       return r;
     };
   }
   return out as unknown as Kernels;
 }
+const gemmShapes = new Map<string, number>();
 function report(totals: Map<string, number>, wallMs: number): void {
   if (!profile) return;
   const kernelMs = [...totals.values()].reduce((a, b) => a + b, 0);
   const rows = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
   console.log(`    kernels ${fmt(kernelMs / 1000)}s of ${fmt(wallMs / 1000)}s wall: ${rows.join(", ")}`);
+  const shapes = [...gemmShapes].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
+  console.log(`    top gemm shapes (transA transB M×N×K): ${shapes.join(", ")}`);
   totals.clear();
+  gemmShapes.clear();
 }
 
 const totals = new Map<string, number>();

@@ -42,7 +42,7 @@ test("tiny-chat answers held-out additions in the RL prompt format, partly right
   const pairs = new Prng(99).shuffled(allAdditionPairs("test")).slice(0, 150);
   const result = evaluateAddition(model, encoder, pairs, 0);
   assert.ok(result.stopRate > 0.9, `only ${result.stopRate} of answers ended with the stop string`);
-  assert.ok(result.accuracy >= __MIN_ACC__ && result.accuracy <= __MAX_ACC__, `accuracy ${result.accuracy}`);
+  assert.ok(result.accuracy >= 0.05 && result.accuracy <= 0.5, `accuracy ${result.accuracy}`);
   for (const e of result.examples) assert.match(e.got, /^ \d{1,3}$/, `answer ${JSON.stringify(e.got)} is not a bare number`);
 });
 

@@ -17,6 +17,8 @@ export interface ChartLine {
   y: readonly number[];
   /** ANSI colour escape (see palette.ts). */
   color: string;
+  /** The EMA of y when the caller keeps it (SeriesCache); computed here otherwise. */
+  smoothed?: readonly number[];
 }
 
 export interface ChartOptions {
@@ -47,7 +49,12 @@ export function fmtX(v: number, axis: XAxis): string {
   return axis === "time" ? fmtDuration(v) : String(Math.round(v));
 }
 
-function finitePairs(line: ChartLine): { x: number[]; y: number[] } {
+function finitePairs(line: ChartLine): { x: readonly number[]; y: readonly number[]; smoothed?: readonly number[] } {
+  const n0 = Math.min(line.x.length, line.y.length);
+  let clean = line.x.length === line.y.length;
+  for (let i = 0; clean && i < n0; i++) if (!Number.isFinite(line.x[i]) || !Number.isFinite(line.y[i])) clean = false;
+  // Cached series are already finite: no copy.
+  if (clean) return { x: line.x, y: line.y, smoothed: line.smoothed };
   const x: number[] = [];
   const y: number[] = [];
   const n = Math.min(line.x.length, line.y.length);
@@ -83,7 +90,7 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
   const mains: { y: number[]; color: string }[] = [];
   lines.forEach((l, idx) => {
     const raw = bucketByX(l.x, l.y, plotWidth, shared);
-    const main = weight > 0 ? bucketByX(l.x, ema(l.y, weight), plotWidth, shared).last : raw.last;
+    const main = weight > 0 ? bucketByX(l.x, l.smoothed ?? ema(l.y, weight), plotWidth, shared).last : raw.last;
     if (idx === 0) {
       // The raw band: min/max per bucket, or the raw line itself under a smoothed one.
       const banded = raw.count.some((c) => c > 1);

@@ -3,12 +3,14 @@ import type { TrainingKind } from "../../runs/index.ts";
 import { type ChartLine, renderChart } from "./chart.ts";
 import { fmtNum } from "./format.ts";
 import { runColorAnsi } from "./palette.ts";
-import { type MetricRow, type XAxis, buildSeries } from "./series.ts";
+import { type MetricRow, type SeriesCache, type XAxis, buildSeries } from "./series.ts";
 
 export interface ChartRun {
   name: string;
   rows: readonly MetricRow[];
   elapsed: readonly number[];
+  /** Incremental series for live runs; without it series are built from rows. */
+  cache?: SeriesCache;
 }
 
 export interface ChartSpec {
@@ -27,8 +29,10 @@ export const EMA_WEIGHT = 0.9;
 /** Title row + chart rows for one metric over the primary run and its overlays. */
 export function chartBlock(runs: readonly ChartRun[], spec: ChartSpec): string[] {
   const lines: ChartLine[] = runs.map((r, i) => {
-    const s = buildSeries(r.rows, spec.key, spec.xAxis, r.elapsed);
-    return { x: s.x, y: s.y, color: runColorAnsi(i) };
+    const s = r.cache ? r.cache.series(spec.key, spec.xAxis) : buildSeries(r.rows, spec.key, spec.xAxis, r.elapsed);
+    const line: ChartLine = { x: s.x, y: s.y, color: runColorAnsi(i) };
+    if (r.cache && spec.smoothing > 0) line.smoothed = r.cache.smoothed(spec.key, spec.xAxis, spec.smoothing);
+    return line;
   });
   const primary = lines[0];
   const last = primary && primary.y.length > 0 ? primary.y[primary.y.length - 1] : undefined;
@@ -59,7 +63,9 @@ export interface GridLayout {
 
 /** How many charts fit and how tall each is, in a grid of 1 or 2 columns. */
 export function gridLayout(count: number, width: number, rows: number, minChartRows = 6): GridLayout {
-  if (count === 0 || rows < minChartRows) return { columns: 1, chartRows: Math.max(0, rows), shown: 0 };
+  if (count === 0 || rows < 5) return { columns: 1, chartRows: Math.max(0, rows), shown: 0 };
+  // A small terminal still gets one (short) chart.
+  if (rows < minChartRows) return { columns: 1, chartRows: rows, shown: 1 };
   const columns = width >= 140 && count > 1 ? 2 : 1;
   const maxRowsOfCharts = Math.max(1, Math.floor(rows / minChartRows));
   const gridRows = Math.min(Math.ceil(count / columns), maxRowsOfCharts);

@@ -91,3 +91,50 @@ export function progressOf(rows: readonly MetricRow[]): number | undefined {
   }
   return undefined;
 }
+
+/**
+ * Series per (key, axis) extended incrementally as rows are appended, with their EMA, so a
+ * redraw of a 100k-row run only bucketizes instead of rebuilding everything.
+ */
+export class SeriesCache {
+  private readonly cache = new Map<string, { x: number[]; y: number[]; upto: number; ema?: { w: number; acc: number; norm: number; values: number[] } }>();
+
+  constructor(
+    private readonly rows: readonly MetricRow[],
+    private readonly elapsed: readonly number[],
+  ) {}
+
+  series(key: string, axis: XAxis): Series {
+    const id = `${axis}\0${key}`;
+    let e = this.cache.get(id);
+    if (!e) {
+      e = { x: [], y: [], upto: 0 };
+      this.cache.set(id, e);
+    }
+    const rows = this.rows;
+    for (let i = e.upto; i < rows.length; i++) {
+      const v = rows[i][key];
+      if (typeof v !== "number" || !Number.isFinite(v)) continue;
+      const step = rows[i].step;
+      e.x.push(axis === "time" ? this.elapsed[i] : typeof step === "number" ? step : i);
+      e.y.push(v);
+    }
+    e.upto = rows.length;
+    return { key, x: e.x, y: e.y };
+  }
+
+  /** The series' EMA (same weight as smoothing.ema), extended incrementally. */
+  smoothed(key: string, axis: XAxis, weight: number): number[] {
+    const s = this.series(key, axis);
+    const e = this.cache.get(`${axis}\0${key}`)!;
+    const w = Math.min(Math.max(weight, 0), 0.999);
+    if (!e.ema || e.ema.w !== w) e.ema = { w, acc: 0, norm: 0, values: [] };
+    const m = e.ema;
+    for (let i = m.values.length; i < s.y.length; i++) {
+      m.acc = m.acc * w + (1 - w) * s.y[i];
+      m.norm = m.norm * w + (1 - w);
+      m.values.push(m.acc / m.norm);
+    }
+    return m.values;
+  }
+}

@@ -18,7 +18,7 @@ import {
   runState,
 } from "../../runs/index.ts";
 import type { JsonlTailReader } from "../../log/tail.ts";
-import { type MetricRow, elapsedSeconds } from "../core/series.ts";
+import { type MetricRow, SeriesCache, elapsedSeconds } from "../core/series.ts";
 
 export const DEFAULT_POLL_MS = 100;
 const SLOW_EVERY = 10;
@@ -36,6 +36,8 @@ export interface RunSnapshot {
   state: RunState;
   kind?: TrainingKind;
   config?: Record<string, unknown>;
+  /** Incremental per-metric series over `rows` (shared across snapshots of this run). */
+  cache: SeriesCache;
 }
 
 export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
@@ -53,7 +55,9 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
     this.metrics = metricsTailReader(dir) as unknown as JsonlTailReader<MetricRow>;
     this.log = new LogTailReader(join(dir, LOG_FILE), 500);
     this.stdout = new LogTailReader(join(dir, STDOUT_FILE), 200);
-    this.snapshot = { dir, version: 0, rows: [], elapsed: [], keys: [], logLines: [], checkpoints: [], state: { status: "idle", live: false } };
+    const rows: MetricRow[] = [];
+    const elapsed: number[] = [];
+    this.snapshot = { dir, version: 0, rows, elapsed, keys: [], logLines: [], checkpoints: [], state: { status: "idle", live: false }, cache: new SeriesCache(rows, elapsed) };
     this.poll(true);
   }
 
@@ -61,9 +65,17 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
   poll(full = false): boolean {
     let changed = false;
     const s = this.snapshot;
+    const before = this.metrics.position;
     const fresh = this.metrics.read();
+    if (this.metrics.position < before || (fresh.length > 0 && before === 0 && s.rows.length > 0)) {
+      // metrics.jsonl was rewritten (run dir deleted and recreated): start the history over.
+      s.rows = [];
+      s.elapsed = [];
+      s.cache = new SeriesCache(s.rows, s.elapsed);
+      changed = true;
+    }
     if (fresh.length > 0) {
-      const before = s.keys.length;
+      const keysBefore = s.keys.length;
       const startT = s.elapsed.length > 0 ? s.elapsed[s.elapsed.length - 1] : 0;
       const add = elapsedSeconds(fresh);
       for (let i = 0; i < fresh.length; i++) {
@@ -72,7 +84,7 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
         s.elapsed.push(startT + add[i]);
         for (const k in r) if (k !== "step" && typeof r[k] === "number" && !this.keySet.has(k)) this.keySet.add(k);
       }
-      if (this.keySet.size !== before) s.keys = [...this.keySet].sort();
+      if (this.keySet.size !== keysBefore) s.keys = [...this.keySet].sort();
       changed = true;
     }
     if (this.log.read()) {

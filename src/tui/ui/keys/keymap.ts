@@ -153,19 +153,26 @@ export function keyLabel(spec: string): string {
   return KEY_LABELS[spec] ?? spec;
 }
 
-/** Footer hints for a screen, as `key label` pairs, screen-specific first, trimmed to fit. */
+/**
+ * Footer hints for a screen as `key label` pairs: the screen's own first, then shared ones, with
+ * quit/back/help always kept at the end; trimmed to fit the width.
+ */
 export function footerHints(screen: string, width: number): string {
-  const own = bindingsFor(screen).filter((b) => b.hint !== undefined);
-  own.sort((a, b) => Number(b.scopes.includes(screen as Scope)) - Number(a.scopes.includes(screen as Scope)));
+  const all = bindingsFor(screen).filter((b) => b.hint !== undefined);
+  const always = all.filter((b) => b.scopes.includes("global"));
+  const rest = all.filter((b) => !b.scopes.includes("global"));
+  rest.sort((a, b) => Number(b.scopes.includes(screen as Scope)) - Number(a.scopes.includes(screen as Scope)));
+  const label = (b: Binding): string => `${b.hintKey ?? keyLabel(b.keys[0])} ${b.hint}`;
+  const tail = always.map(label);
+  let used = tail.reduce((n, t) => n + t.length + 2, 0);
   const parts: string[] = [];
-  let used = 0;
-  for (const b of own) {
-    const text = `${b.hintKey ?? keyLabel(b.keys[0])} ${b.hint}`;
+  for (const b of rest) {
+    const text = label(b);
     if (used + text.length + 2 > width) break;
     parts.push(text);
     used += text.length + 2;
   }
-  return parts.join("  ");
+  return [...parts, ...tail].join("  ").slice(0, width);
 }
 
 /** Help overlay lines: `keys  description`, grouped by scope. */

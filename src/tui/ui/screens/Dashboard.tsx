@@ -113,7 +113,7 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
           setPicker({ kind: "overlay", filter: "", typing: false, cursor: 0 });
           return true;
         case "cursorLeft":
-          setCursorIdx(Math.max(0, (cursorIdx ?? lastIdx + 1) - Math.max(1, Math.round(snap.rows.length / 60))));
+          setCursorIdx(Math.max(0, (cursorIdx ?? lastIdx) - Math.max(1, Math.round(snap.rows.length / 60))));
           return true;
         case "cursorRight": {
           const next = (cursorIdx ?? lastIdx) + Math.max(1, Math.round(snap.rows.length / 60));
@@ -162,8 +162,8 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
   const colWidth = Math.floor(width / grid.columns) - (grid.columns > 1 ? 1 : 0);
   const runsForCharts = useMemo(
     () => [
-      { name: basename(runDir), rows: snap.rows, elapsed: snap.elapsed },
-      ...others.map((o) => ({ name: basename(o.dir), rows: o.rows, elapsed: o.elapsed })),
+      { name: basename(runDir), rows: snap.rows, elapsed: snap.elapsed, cache: snap.cache },
+      ...others.map((o) => ({ name: basename(o.dir), rows: o.rows, elapsed: o.elapsed, cache: o.cache })),
     ],
     // The arrays are append-only: versions say when they changed.
     // eslint-disable-next-line react-hooks/exhaustive-deps

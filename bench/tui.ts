@@ -1,0 +1,96 @@
+// bench:tui — how fast the dashboard opens on a large run and how often it redraws while another
+// process appends metrics. Prints: rows, time to the first frame with charts, redraws per second
+// while tailing, rows appended meanwhile, and the time to build the charts for one frame.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { render } from "ink-testing-library";
+import { createElement } from "react";
+import { recipes } from "../recipes/registry.ts";
+import { App } from "../src/tui/App.tsx";
+import { AppContainer } from "../src/tui/AppContainer.tsx";
+import { chartBlock } from "../src/tui/core/dashboard.ts";
+import { elapsedSeconds } from "../src/tui/core/series.ts";
+import { ProcessManager } from "../src/tui/services/processManager.ts";
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
+const TAIL_SECONDS = Number(process.env.BENCH_TAIL_SECONDS ?? 3);
+
+const root = mkdtempSync(join(tmpdir(), "bench-tui-"));
+const dir = join(root, "big-run");
+try {
+  const { mkdirSync } = await import("node:fs");
+  mkdirSync(dir);
+  const lines: string[] = [];
+  for (let i = 0; i < ROWS; i++) {
+    lines.push(
+      JSON.stringify({
+        step: i,
+        train_mean_nll: 2 * Math.exp(-i / 20_000) + 0.1 * Math.sin(i / 50),
+        learning_rate: 1e-4 * (1 - i / ROWS),
+        progress: (i + 1) / (ROWS * 2),
+        num_tokens: 4096,
+        "time/total": 0.5,
+      }),
+    );
+  }
+  writeFileSync(join(dir, "metrics.jsonl"), lines.join("\n") + "\n");
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ num_epochs: 1, model_name: "tiny-chat" }));
+  const now = new Date().toISOString();
+  writeFileSync(
+    join(dir, "run.json"),
+    JSON.stringify({ recipe: "bench", argv: [], pid: process.pid, host: hostname(), started_at: now, engine: "none", status: "running", heartbeat_at: now }),
+  );
+
+  const services = { logRoot: root, recipes, processes: new ProcessManager(), engineLabel: "embedded", pollMs: 100, writeRaw: () => {} };
+  const t0 = performance.now();
+  // createElement rather than JSX: bench scripts are plain .ts.
+  const inst = render(
+    createElement(AppContainer, { services, first: { name: "dashboard", runDir: dir }, size: { columns: 160, rows: 50 }, children: createElement(App) }),
+  );
+  const firstFrameMs = await new Promise<number>((resolve) => {
+    const check = (): void => {
+      if ((inst.lastFrame() ?? "").includes("train_mean_nll  last")) resolve(performance.now() - t0);
+      else setTimeout(check, 2);
+    };
+    check();
+  });
+
+  // Another process appends a row every 2 ms (500 rows/s) while we count frames.
+  const writer = spawn(
+    process.execPath,
+    [
+      "-e",
+      `const fs=require("fs");let i=${ROWS};const t=setInterval(()=>{fs.appendFileSync(${JSON.stringify(join(dir, "metrics.jsonl"))},JSON.stringify({step:i,train_mean_nll:1,learning_rate:1e-4,progress:0.6,"time/total":0.5})+"\\n");i++;},2);setTimeout(()=>{clearInterval(t);process.exit(0)},${TAIL_SECONDS * 1000});`,
+    ],
+    { stdio: "ignore" },
+  );
+  const framesBefore = inst.frames.length;
+  const tStart = performance.now();
+  await new Promise((resolve) => writer.on("exit", resolve));
+  const tailSec = (performance.now() - tStart) / 1000;
+  const redraws = inst.frames.length - framesBefore;
+  const lastFrame = inst.lastFrame() ?? "";
+  inst.unmount();
+
+  // Chart building alone for one frame (three charts at 160 columns over all rows).
+  const { readJsonl } = await import("../src/log/jsonl.ts");
+  const rows = readJsonl<Record<string, unknown>>(join(dir, "metrics.jsonl"));
+  const elapsed = elapsedSeconds(rows);
+  const c0 = performance.now();
+  for (const key of ["train_mean_nll", "learning_rate", "num_tokens"]) chartBlock([{ name: "b", rows, elapsed }], { key, width: 160, rows: 14, smoothing: 0.9, xAxis: "step", color: true });
+  const chartMs = performance.now() - c0;
+
+  const fmt = (n: number, d = 1): string => n.toFixed(d);
+  console.log(`rows                         ${ROWS}`);
+  console.log(`time to first frame          ${fmt(firstFrameMs)} ms`);
+  console.log(`redraws while tailing        ${redraws} in ${fmt(tailSec, 2)} s = ${fmt(redraws / tailSec)} /s`);
+  console.log(`rows appended while tailing  ${rows.length - ROWS}`);
+  console.log(`chart strings for one frame  ${fmt(chartMs)} ms (3 charts, 160 cols, EMA on)`);
+  console.log(`last frame shows step        ${/step (\d+)/.exec(lastFrame)?.[1] ?? "?"}`);
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+process.exit(0);

@@ -1,0 +1,107 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isPidAlive, readCheckpoints, readManifest } from "../../src/runs/index.ts";
+import { ProcessManager, type ProcessEvent, freshName } from "../../src/tui/services/processManager.ts";
+import { relaunchArgs } from "../../src/tui/services/runActions.ts";
+import { RunTailer } from "../../src/tui/services/runTailer.ts";
+import { tempRoot } from "./fixtures.ts";
+
+// A stand-in for `cookbook run`: writes run.json with heartbeats and a metric every 40 ms,
+// saves a checkpoint on SIGUSR1, saves and stops on SIGINT (unless told to ignore it).
+const FAKE = `
+import { appendFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+const args = Object.fromEntries(process.argv.slice(4).filter((a) => a.includes("=")).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
+const dir = args.log_path;
+const started = new Date().toISOString();
+const manifest = (status) => writeFileSync(join(dir, "run.json"), JSON.stringify({ recipe: process.argv[3], argv: process.argv.slice(4), pid: process.pid, host: hostname(), started_at: started, engine: "none", status, heartbeat_at: new Date().toISOString() }));
+manifest("running");
+let step = 0;
+const ckpt = () => appendFileSync(join(dir, "checkpoints.jsonl"), JSON.stringify({ name: String(step).padStart(6, "0"), batch: step, state_path: "tinker://fake/weights/" + step }) + "\\n");
+process.on("SIGUSR1", ckpt);
+if (args.ignore_sigint !== "1") process.on("SIGINT", () => { ckpt(); manifest("stopped"); process.exit(0); });
+else process.on("SIGINT", () => {});
+setInterval(() => { appendFileSync(join(dir, "metrics.jsonl"), JSON.stringify({ step, loss: 1 / (step + 1) }) + "\\n"); step++; manifest("running"); }, 40);
+console.log("fake started");
+`;
+
+async function until<T>(fn: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+test("launch detaches the recipe, SIGUSR1 saves a checkpoint, stop sends SIGINT", async () => {
+  const root = tempRoot();
+  const bin = join(root, "fake-cookbook.mjs");
+  writeFileSync(bin, FAKE);
+  const pm = new ProcessManager({ termAfterMs: 5000, killAfterMs: 1000 });
+  const events: ProcessEvent[] = [];
+  pm.on("event", (e) => events.push(e));
+  try {
+    const res = pm.launch({ recipe: "fake", args: ["lr=0.1"], logPath: join(root, "run"), ifExists: "new", bin });
+    assert.ok(res.pid > 0);
+    assert.ok(res.command.includes("behavior_if_log_dir_exists=resume"));
+    assert.ok(res.command.includes(`log_path=${res.logDir}`));
+    const tailer = new RunTailer(res.logDir);
+    await until(() => tailer.poll() && tailer.snapshot.rows.length >= 3 && tailer.snapshot.state.live, "metrics and a live run");
+    assert.match(readFileSync(join(res.logDir, "stdout.log"), "utf8"), /fake started/);
+    pm.checkpoint(res.logDir);
+    await until(() => readCheckpoints(res.logDir).length === 1, "checkpoint after SIGUSR1");
+    pm.stop(res.logDir);
+    await until(() => readManifest(res.logDir)?.status === "stopped", "stopped status");
+    assert.equal(readCheckpoints(res.logDir).length, 2, "SIGINT saved a checkpoint");
+    assert.deepEqual(events.map((e) => e.message.split(" ")[0]), ["launched", "sent", "sent"]);
+    // A second launch into the same path with "new" picks a fresh name.
+    const again = pm.launch({ recipe: "fake", args: [], logPath: join(root, "run"), ifExists: "new", bin });
+    assert.equal(again.logDir, `${join(root, "run")}-2`);
+    await until(() => existsSync(join(again.logDir, "run.json")), "second run");
+    pm.stop(again.logDir);
+    await until(() => readManifest(again.logDir)?.status === "stopped", "second stopped");
+  } finally {
+    pm.dispose();
+  }
+});
+
+test("stop escalates to SIGTERM when the run ignores SIGINT", async () => {
+  const root = tempRoot();
+  const bin = join(root, "fake-cookbook.mjs");
+  writeFileSync(bin, FAKE);
+  const pm = new ProcessManager({ termAfterMs: 300, killAfterMs: 300 });
+  const events: string[] = [];
+  pm.on("event", (e) => events.push(e.message));
+  try {
+    const res = pm.launch({ recipe: "fake", args: ["ignore_sigint=1"], logPath: join(root, "stubborn"), ifExists: "new", bin });
+    await until(() => readManifest(res.logDir)?.status === "running", "running");
+    pm.stop(res.logDir);
+    await until(() => !isPidAlive(res.pid), "process gone after escalation");
+    assert.ok(events.some((m) => m.includes("SIGTERM")), events.join("; "));
+  } finally {
+    pm.dispose();
+  }
+});
+
+test("launch with delete refuses a live run directory; freshName and relaunchArgs", async () => {
+  const root = tempRoot();
+  assert.equal(freshName(join(root, "none")), join(root, "none"));
+  assert.deepEqual(relaunchArgs({ argv: ["a=1", "log_path=/x", "behavior_if_log_dir_exists=ask", "stray", "b=2"] }), ["a=1", "b=2"]);
+  const bin = join(root, "fake-cookbook.mjs");
+  writeFileSync(bin, FAKE);
+  const pm = new ProcessManager();
+  try {
+    const res = pm.launch({ recipe: "fake", args: [], logPath: join(root, "live"), ifExists: "new", bin });
+    await until(() => readManifest(res.logDir)?.status === "running", "running");
+    assert.throws(() => pm.launch({ recipe: "fake", args: [], logPath: res.logDir, ifExists: "delete", bin }), /still live/);
+    pm.stop(res.logDir);
+    await until(() => readManifest(res.logDir)?.status === "stopped", "stopped");
+  } finally {
+    pm.dispose();
+  }
+});
