@@ -3,7 +3,7 @@
 // runner through tsx. Node 20's --test cannot glob TypeScript files itself.
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 
 const root = process.argv[2] ?? "test";
 const filter = process.argv.slice(3);
@@ -22,9 +22,27 @@ if (files.length === 0) {
   console.error(`no test files found under ${root}${filter.length ? ` matching ${filter.join(", ")}` : ""}`);
   process.exit(1);
 }
-const result = spawnSync(
+// TAP output streams through unchanged; its closing counts are repeated as one plain
+// "N passed, N failed" line so any CI reader finds the summary as the last line.
+const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=600000", ...files],
-  { stdio: "inherit", env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "0" } },
+  ["--import", "tsx", "--test", "--test-reporter=tap", "--test-concurrency=2", "--test-timeout=600000", ...files],
+  { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "0" } },
 );
-process.exit(result.status ?? 1);
+const counts = { pass: 0, fail: 0, skipped: 0 };
+let pending = "";
+child.stdout.on("data", (chunk) => {
+  process.stdout.write(chunk);
+  pending += chunk.toString("utf8");
+  const lines = pending.split("\n");
+  pending = lines.pop() ?? "";
+  for (const line of lines) {
+    const match = /^# (pass|fail|skipped) (\d+)$/.exec(line.trim());
+    if (match) counts[match[1]] = Number(match[2]);
+  }
+});
+child.on("close", (code) => {
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : "";
+  console.log(`\ntests: ${counts.pass} passed, ${counts.fail} failed${skipped}`);
+  process.exit(code ?? 1);
+});

@@ -1,7 +1,8 @@
 // Pretrains the project's tiny Llama-family chat model from scratch on synthetic role_colon
 // conversations (src/data/synthetic/), with full-parameter training on the embedded engine, and
 // exports it as a Hugging Face folder (config.json + bf16 model.safetensors + tokenizer files).
-// This is how fixtures/models/tiny-chat was made; see fixtures/models/README.md.
+// This is how fixtures/models/tiny-chat was made; see fixtures/models/README.md. With init_from it
+// continues training an existing model folder instead (the second stage of the shipped model).
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +43,10 @@ export const configSchema = z.object({
   behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already has a run"),
   output_dir: z.string().default("").describe("Where the final Hugging Face model folder goes (empty: <log_path>/model)"),
   tokenizer_dir: z.string().default(SHIPPED_TOKENIZER).describe("Folder with the tokenizer.json to train with (scripts/make_fixtures.ts makes it)"),
+  init_from: z
+    .string()
+    .default("")
+    .describe("Continue training this Hugging Face model folder (its config.json and weights) instead of random weights; model.* and seed's initial weights are then unused. Empty: train from scratch"),
   model: z
     .object({
       hidden_size: z.number().int().positive().default(160).describe("Residual width"),
@@ -112,6 +117,25 @@ function parameterCount(model: EngineModel): number {
   return n;
 }
 
+/**
+ * The model folder a continued run starts from, checked against the tokenizer it will be trained
+ * with: token ids mean nothing across vocabularies, so a mismatch must fail before training.
+ */
+function loadInitModel(dir: string, vocabSize: number, specialId: number): { config: ModelConfig; weights: Map<string, Float32Array> } {
+  const resolved = path.resolve(dir);
+  if (!fs.existsSync(path.join(resolved, "config.json"))) {
+    throw new Error(`init_from=${dir}: ${path.join(resolved, "config.json")} does not exist (expected a Hugging Face model folder such as fixtures/models/tiny-chat)`);
+  }
+  const { config, weights } = loadModelDir(resolved);
+  if (config.vocabSize !== vocabSize) {
+    throw new Error(`init_from=${dir}: config.json has vocab_size ${config.vocabSize} but the tokenizer in tokenizer_dir has ${vocabSize} tokens`);
+  }
+  if (config.bosTokenId !== specialId || config.eosTokenId !== specialId) {
+    throw new Error(`init_from=${dir}: config.json has bos_token_id ${config.bosTokenId} / eos_token_id ${config.eosTokenId} but the tokenizer's ${ENDOFTEXT} is id ${specialId}`);
+  }
+  return { config, weights };
+}
+
 async function main(config: PretrainTinyConfig, context?: RecipeContext): Promise<void> {
   const tokenizerFile = path.join(config.tokenizer_dir, "tokenizer.json");
   if (!fs.existsSync(tokenizerFile)) {
@@ -120,7 +144,8 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
   const bpe = readTrainedBpe(config.tokenizer_dir);
   const encoder = new ByteLevelBpeEncoder(bpe);
   const specialId = encoder.tokenId(ENDOFTEXT);
-  const modelConfig = modelConfigFrom(config, encoder.vocabSize, specialId);
+  const init = config.init_from === "" ? undefined : loadInitModel(config.init_from, encoder.vocabSize, specialId);
+  const modelConfig = init?.config ?? modelConfigFrom(config, encoder.vocabSize, specialId);
   const maxLength = modelConfig.maxPositionEmbeddings;
 
   await withRun(
@@ -138,9 +163,12 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
       if (run.resumed) throw new Error(`pretrain_tiny cannot resume a run; use behavior_if_log_dir_exists=delete or a new log_path`);
       const outDir = config.output_dir === "" ? path.join(run.logDir, "model") : path.resolve(config.output_dir);
       const kernels = getKernels();
-      const weights = EngineModel.randomWeights(modelConfig, config.seed, { std: config.model.init_std });
+      const weights = init?.weights ?? EngineModel.randomWeights(modelConfig, config.seed, { std: config.model.init_std });
       const model = EngineModel.create(modelConfig, weights, { mode: "full", seed: config.seed }, kernels);
-      run.log.info(`model: ${parameterCount(model)} parameters, vocab ${encoder.vocabSize}, kernels ${kernels.name}/${kernels.gemmBackend}`);
+      run.log.info(
+        `model: ${parameterCount(model)} parameters, vocab ${encoder.vocabSize}, kernels ${kernels.name}/${kernels.gemmBackend}, ` +
+        (init ? `initialised from ${path.resolve(config.init_from)}` : `random init (seed ${config.seed})`),
+      );
 
       const mix: CorpusMix = config.mix;
       const stream = new BatchStream(corpusDocuments(config.data_seed, mix, "train"), encoder, specialId, maxLength);
@@ -161,9 +189,12 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
           `${prefix} step ${step}: test/nll ${nll.toFixed(4)}, addition accuracy ${add.accuracy.toFixed(3)} (stop ${add.stopRate.toFixed(2)}) ` +
           add.examples.slice(0, 4).map((e) => `${e.question}=${JSON.stringify(e.got)}`).join(" "),
         );
-        return { "test/nll": nll, [`${prefix}/addition_accuracy`]: add.accuracy, [`${prefix}/addition_stop_rate`]: add.stopRate, "time/eval": (performance.now() - t0) / 1000 };
+        const nllKey = prefix === "eval" ? "test/nll" : `${prefix}/test_nll`;
+        return { [nllKey]: nll, [`${prefix}/addition_accuracy`]: add.accuracy, [`${prefix}/addition_stop_rate`]: add.stopRate, "time/eval": (performance.now() - t0) / 1000 };
       };
 
+      // A continued run records where it starts from, so its curve can be read against that.
+      const initMetrics = init && config.eval_every > 0 ? evaluate(0, evalPairs, "init") : {};
       const started = performance.now();
       let tokensSeen = 0;
       let stepsDone = 0;
@@ -198,13 +229,15 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
           "time/step": (performance.now() - t0) / 1000,
           "time/total": (performance.now() - started) / 1000,
         };
+        if (step === 0) Object.assign(metrics, initMetrics);
         if (config.eval_every > 0 && (step + 1) % config.eval_every === 0 && step + 1 < config.max_steps) {
           Object.assign(metrics, evaluate(step + 1, evalPairs, "eval"));
         }
         run.metrics.logMetrics(metrics, step);
       }
 
-      const bytes = exportHfModel(model, outDir, config.tokenizer_dir, { steps: String(stepsDone), tokens: String(tokensSeen) });
+      const provenance: Record<string, string> = init ? { init_from: path.resolve(config.init_from) } : {};
+      const bytes = exportHfModel(model, outDir, config.tokenizer_dir, { ...provenance, steps: String(stepsDone), tokens: String(tokensSeen) });
       run.log.info(`exported ${outDir} (model.safetensors ${bytes} bytes, bf16) after ${stepsDone} steps, ${tokensSeen} tokens`);
 
       // Final numbers on the exported bf16 weights, i.e. on what ships, over every held-out pair.
