@@ -16,7 +16,7 @@ import { elapsedSeconds } from "../src/tui/core/series.ts";
 import { ProcessManager } from "../src/tui/services/processManager.ts";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
-const TAIL_SECONDS = Number(process.env.BENCH_TAIL_SECONDS ?? 3);
+const TAIL_SECONDS = Number(process.env.BENCH_TAIL_SECONDS ?? 4);
 
 const root = mkdtempSync(join(tmpdir(), "bench-tui-"));
 const dir = join(root, "big-run");
@@ -67,6 +67,14 @@ try {
     ],
     { stdio: "ignore" },
   );
+  // Count from the first frame that shows an appended row (the writer takes a while to start).
+  await new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (new RegExp(`step ${ROWS}\\d*`).test(inst.lastFrame() ?? "") || inst.frames.length > 5) resolve();
+      else setTimeout(check, 5);
+    };
+    check();
+  });
   const framesBefore = inst.frames.length;
   const tStart = performance.now();
   await new Promise((resolve) => writer.on("exit", resolve));

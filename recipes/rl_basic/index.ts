@@ -18,6 +18,7 @@ export const configSchema = z.object({
   }),
   group_size: z.number().int().positive().default(8).describe("Samples per problem; rewards are centred within the group"),
   groups_per_batch: z.number().int().positive().default(8).describe("Problems per iteration"),
+  max_operand: z.number().int().positive().default(100).describe("Operands are drawn from 0..max_operand"),
   num_batches: z.number().int().positive().default(1000).describe("Length of the (synthetic) training stream"),
   test_problems: z.number().int().min(0).default(0).describe("Held-out problems evaluated every eval_every steps (0 = none)"),
 });
@@ -35,6 +36,7 @@ async function main(config: RlBasicConfig, context?: RecipeContext): Promise<voi
         groupSize: config.group_size,
         numBatches: config.num_batches,
         seed: config.seed,
+        maxOperand: config.max_operand,
         testProblems: config.test_problems,
       }),
     context,

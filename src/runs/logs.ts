@@ -2,7 +2,6 @@
 // the last values of a metric for sparklines without reading a whole metrics.jsonl.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { JsonlTailReader } from "../log/tail.ts";
 import type { MetricsRecord } from "../log/metrics.ts";
 
 export const LOG_FILE = "logs.log";
@@ -92,9 +91,73 @@ export function readLogTail(logDir: string, n = 20): string[] {
   return [];
 }
 
+/**
+ * Follows metrics.jsonl like JsonlTailReader, but parses each batch of new lines with one
+ * JSON.parse of an array (much faster on a 100k-row history), falling back to line by line when
+ * the batch holds a malformed line. A rewritten (shorter) file restarts from the beginning.
+ */
+export class MetricsTailReader {
+  private offset = 0;
+  /** Lines that could not be parsed (skipped). */
+  malformed = 0;
+  /** How many times the file shrank and reading started over. */
+  restarts = 0;
+
+  constructor(readonly path: string) {}
+
+  get position(): number {
+    return this.offset;
+  }
+
+  read(): MetricsRecord[] {
+    let fd: number;
+    try {
+      fd = openSync(this.path, "r");
+    } catch {
+      return [];
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size < this.offset) {
+        this.offset = 0;
+        this.restarts++;
+      }
+      if (size === this.offset) return [];
+      const buf = Buffer.allocUnsafe(size - this.offset);
+      let filled = 0;
+      while (filled < buf.length) {
+        const n = readSync(fd, buf, filled, buf.length - filled, this.offset + filled);
+        if (n === 0) break;
+        filled += n;
+      }
+      const end = buf.lastIndexOf(0x0a, filled - 1);
+      if (end < 0) return [];
+      this.offset += end + 1;
+      const lines = buf.toString("utf8", 0, end).split("\n").filter((l) => l.trim() !== "");
+      try {
+        return JSON.parse(`[${lines.join(",")}]`) as MetricsRecord[];
+      } catch {
+        const out: MetricsRecord[] = [];
+        for (const line of lines) {
+          try {
+            const v: unknown = JSON.parse(line);
+            if (typeof v === "object" && v !== null && !Array.isArray(v)) out.push(v as MetricsRecord);
+            else this.malformed++;
+          } catch {
+            this.malformed++;
+          }
+        }
+        return out;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
 /** A tailer over a run's metrics.jsonl. */
-export function metricsTailReader(logDir: string): JsonlTailReader<MetricsRecord> {
-  return new JsonlTailReader<MetricsRecord>(join(logDir, "metrics.jsonl"));
+export function metricsTailReader(logDir: string): MetricsTailReader {
+  return new MetricsTailReader(join(logDir, "metrics.jsonl"));
 }
 
 /** The last values of `key` in metrics.jsonl, reading only the file's tail (for sparklines). */

@@ -63,8 +63,8 @@ test("sl_basic killed between checkpoints resumes exactly after the last checkpo
     const logDir = join(root, "interrupted");
     const child = run(args(logDir), env);
     const done = exited(child);
-    let killedAt: number | null = null;
-    while (killedAt === null) {
+    let sentKill = false;
+    while (!sentKill) {
       await new Promise((r) => setTimeout(r, 5));
       if (child.exitCode !== null) break;
       const ckpts = existsSync(join(logDir, "checkpoints.jsonl")) ? readCheckpoints(logDir) : [];
@@ -73,14 +73,12 @@ test("sl_basic killed between checkpoints resumes exactly after the last checkpo
       const rows = readMetrics(logDir);
       if (rows.some((r) => r.step >= (last.batch as number))) {
         child.kill("SIGKILL");
-        killedAt = last.batch as number;
+        sentKill = true;
       }
     }
     const first = await done;
     assert.equal(first.signal, "SIGKILL", `the run should still be going when killed: ${first.stderr}`);
     const resumeAt = readCheckpoints(logDir).filter((r) => !r.final).at(-1)!.batch as number;
-    const rowsBefore = readMetrics(logDir).map((r) => r.step);
-    assert.ok(rowsBefore.some((s) => s >= resumeAt), `some steps after the checkpoint were logged before the kill: ${rowsBefore}`);
 
     // 2. Resume to the end.
     const second = await exited(run(args(logDir), env));

@@ -1,7 +1,7 @@
 // Two-number addition (the cookbook's math_rl `env=arithmetic`): "What is x + y?" after a one-shot
 // example, graded on the first whitespace-separated chunk of the answer. Batches are a pure
 // function of (seed, batch index), so a resumed run sees exactly the batches it would have.
-import { ARITHMETIC_FEWSHOT_PREFIX, additionProblem, allAdditionPairs, sampleAdditionPair } from "../../data/synthetic/arithmetic.ts";
+import { ADDITION_MAX, ARITHMETIC_FEWSHOT_PREFIX, additionProblem, allAdditionPairs, sampleAdditionPair } from "../../data/synthetic/arithmetic.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
 import { ProblemGroupBuilder } from "../problemEnv.ts";
 import type { Message, RLRenderer } from "../renderer.ts";
@@ -31,6 +31,8 @@ export interface ArithmeticDatasetOptions {
   numBatches: number;
   seed: number;
   formatCoef?: number;
+  /** Operands are drawn from 0..maxOperand (the cookbook's range is 0..100). */
+  maxOperand?: number;
 }
 
 /** Endless-style stream of training pairs (held-out pairs never appear), `numBatches` long. */
@@ -42,11 +44,11 @@ export class ArithmeticDataset implements RLDataset {
   }
 
   getBatch(index: number): EnvGroupBuilder[] {
-    const { renderer, batchSize, groupSize, seed, formatCoef } = this.options;
+    const { renderer, batchSize, groupSize, seed, formatCoef, maxOperand } = this.options;
     // Distinct stream per batch; the odd multiplier keeps (seed, index) pairs apart.
     const rng = new Prng((seed * 1_000_003 + index * 7919 + 17) >>> 0);
     return Array.from({ length: batchSize }, () => {
-      const [x, y] = sampleAdditionPair(rng, "train");
+      const [x, y] = sampleAdditionPair(rng, "train", maxOperand ?? ADDITION_MAX);
       const problem = additionProblem(x, y);
       return new ProblemGroupBuilder(() => makeArithmeticEnv(renderer, problem, formatCoef), groupSize, "arithmetic");
     });

@@ -8,6 +8,7 @@ import {
   type CheckpointRecord,
   LOG_FILE,
   LogTailReader,
+  type MetricsTailReader,
   type RunState,
   STDOUT_FILE,
   type TrainingKind,
@@ -17,7 +18,6 @@ import {
   readRunConfig,
   runState,
 } from "../../runs/index.ts";
-import type { JsonlTailReader } from "../../log/tail.ts";
 import { type MetricRow, SeriesCache, elapsedSeconds } from "../core/series.ts";
 
 export const DEFAULT_POLL_MS = 100;
@@ -41,7 +41,7 @@ export interface RunSnapshot {
 }
 
 export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
-  private readonly metrics: JsonlTailReader<MetricRow>;
+  private readonly metrics: MetricsTailReader;
   private readonly log: LogTailReader;
   private readonly stdout: LogTailReader;
   private readonly keySet = new Set<string>();
@@ -52,7 +52,7 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
 
   constructor(readonly dir: string) {
     super();
-    this.metrics = metricsTailReader(dir) as unknown as JsonlTailReader<MetricRow>;
+    this.metrics = metricsTailReader(dir);
     this.log = new LogTailReader(join(dir, LOG_FILE), 500);
     this.stdout = new LogTailReader(join(dir, STDOUT_FILE), 200);
     const rows: MetricRow[] = [];
@@ -65,9 +65,9 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
   poll(full = false): boolean {
     let changed = false;
     const s = this.snapshot;
-    const before = this.metrics.position;
+    const restarts = this.metrics.restarts;
     const fresh = this.metrics.read();
-    if (this.metrics.position < before || (fresh.length > 0 && before === 0 && s.rows.length > 0)) {
+    if (this.metrics.restarts !== restarts) {
       // metrics.jsonl was rewritten (run dir deleted and recreated): start the history over.
       s.rows = [];
       s.elapsed = [];
@@ -82,7 +82,7 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
         const r = fresh[i];
         s.rows.push(r);
         s.elapsed.push(startT + add[i]);
-        for (const k in r) if (k !== "step" && typeof r[k] === "number" && !this.keySet.has(k)) this.keySet.add(k);
+        for (const k in r) if (!this.keySet.has(k) && k !== "step" && typeof r[k] === "number") this.keySet.add(k);
       }
       if (this.keySet.size !== keysBefore) s.keys = [...this.keySet].sort();
       changed = true;

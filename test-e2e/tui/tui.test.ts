@@ -1,0 +1,100 @@
+// Drives the real UI in tmux: open it, launch sl_basic from the recipe menu, wait for the loss
+// chart to have points, save a checkpoint from the checkpoints screen, stop the run, quit, and
+// check the run directory. Fails loudly when tmux is missing.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const REPO = resolve(import.meta.dirname, "../..");
+const SOCKET = `cookbook-e2e-${process.pid}`;
+const SESSION = "tui";
+
+function tmux(...args: string[]): string {
+  return execFileSync("tmux", ["-L", SOCKET, ...args], { encoding: "utf8" });
+}
+
+const screen = (): string => tmux("capture-pane", "-p", "-t", SESSION);
+const keys = (...k: string[]): void => void tmux("send-keys", "-t", SESSION, ...k);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < end) {
+    last = screen();
+    if (pred(last)) return last;
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
+}
+
+/** Presses j until the selected row (marked ›) mentions `name`. */
+async function select(name: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    if (screen().split("\n").some((l) => l.startsWith("› ") && l.includes(name))) return;
+    keys("j");
+    await sleep(150);
+  }
+  throw new Error(`could not select ${name}; screen:\n${screen()}`);
+}
+
+async function setField(name: string, value: string): Promise<void> {
+  await select(name);
+  keys("Enter");
+  await sleep(200);
+  keys("C-u");
+  keys("-l", value);
+  await sleep(100);
+  keys("Enter");
+  await waitFor((s) => s.split("\n").some((l) => l.startsWith("› ") && l.includes(name) && l.includes(` ${value} `)), `${name}=${value}`, 10_000);
+}
+
+test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from the UI", { timeout: 600_000 }, async () => {
+  const probe = spawnSync("tmux", ["-V"], { encoding: "utf8" });
+  if (probe.error || probe.status !== 0) throw new Error("tmux is required for this end-to-end test (apt-get install tmux)");
+  const root = mkdtempSync(join(tmpdir(), "cookbook-tui-e2e-"));
+  const runDir = join(root, "sl_basic");
+  tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "42", "-e", `COOKBOOK_LOG_ROOT=${root}`, "-c", REPO, `node bin/cookbook.js; sleep 600`);
+  try {
+    await waitFor((s) => s.includes("Recipes (") && s.includes("? help"), "home screen", 120_000);
+    await sleep(1000);
+    await select("sl_basic");
+    keys("Enter");
+    await waitFor((s) => s.includes("Launch sl_basic") && s.includes("[ Launch sl_basic"), "launch form", 60_000);
+    await setField("test_size", "0");
+    await setField("batch_size", "4");
+    await setField("max_steps", "2000");
+    await setField("eval_every", "0");
+    await setField("save_every", "0");
+    await waitFor((s) => s.includes("✓ ready"), "valid form");
+    keys("C-s");
+    // The dashboard of the new run: the loss chart must have at least two points.
+    const dash = await waitFor((s) => {
+      const m = /train_mean_nll {2}last \S+ {2}min \S+ {2}max \S+ {2}n (\d+)/.exec(s);
+      return m !== null && Number(m[1]) >= 2;
+    }, "loss chart with 2 points", 240_000);
+    assert.ok(dash.includes("● live"), dash);
+    assert.ok(dash.includes("┤"), "chart drawn");
+    keys("4");
+    await waitFor((s) => s.includes("Checkpoints  0 in checkpoints.jsonl"), "checkpoints screen");
+    keys("C");
+    await waitFor((s) => /Checkpoints {2}[1-9]\d* in checkpoints\.jsonl/.test(s), "checkpoint saved", 120_000);
+    keys("S");
+    await waitFor((s) => s.includes("· run stopped"), "run stopped", 120_000);
+    keys("q");
+    await sleep(500);
+  } finally {
+    spawnSync("tmux", ["-L", SOCKET, "kill-server"]);
+  }
+  assert.ok(existsSync(runDir), `no run directory at ${runDir}`);
+  const ckpts = readFileSync(join(runDir, "checkpoints.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.ok(ckpts.length >= 1);
+  assert.ok(ckpts.every((c) => typeof c.state_path === "string" && String(c.state_path).startsWith("tinker://")), JSON.stringify(ckpts));
+  const manifest = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")) as { status: string; recipe: string };
+  assert.equal(manifest.recipe, "sl_basic");
+  assert.equal(manifest.status, "stopped");
+  assert.ok(existsSync(join(runDir, "stdout.log")));
+});
