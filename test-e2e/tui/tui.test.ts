@@ -31,12 +31,15 @@ async function waitFor(pred: (s: string) => boolean, what: string, timeoutMs = 6
   throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
 }
 
-/** Presses j until the selected row (marked ›) mentions `name`. */
+const selectedLine = (s: string): string => s.split("\n").find((l) => l.startsWith("› ")) ?? "";
+
+/** Presses j until the selected row (marked ›) mentions `name`, one move per render. */
 async function select(name: string): Promise<void> {
   for (let i = 0; i < 40; i++) {
-    if (screen().split("\n").some((l) => l.startsWith("› ") && l.includes(name))) return;
+    const current = selectedLine(screen());
+    if (current.includes(name)) return;
     keys("j");
-    await sleep(150);
+    await waitFor((s) => selectedLine(s) !== current, `cursor to move past ${current.trim()}`, 20_000);
   }
   throw new Error(`could not select ${name}; screen:\n${screen()}`);
 }
