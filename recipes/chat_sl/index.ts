@@ -69,7 +69,7 @@ async function main(config: ChatSlConfig, context?: RecipeContext): Promise<void
       wandb_name: config.wandb_name,
     },
     builder,
-    { ...(context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {}) },
+    { recipeConfig: config, ...(context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {}) },
   );
 }
 

@@ -9,14 +9,14 @@ import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
 export const configSchema = z.object({
   ...rlRecipeFields({
     log_path: "/tmp/tinker-examples/rl_basic",
-    learning_rate: 3e-3,
+    learning_rate: 1e-3,
     max_tokens: 8,
     lora_rank: 8,
     max_steps: 30,
     eval_every: 0,
     save_every: 10,
   }),
-  group_size: z.number().int().positive().default(8).describe("Samples per problem; rewards are centred within the group"),
+  group_size: z.number().int().positive().default(16).describe("Samples per problem; rewards are centred within the group"),
   groups_per_batch: z.number().int().positive().default(8).describe("Problems per iteration"),
   max_operand: z.number().int().positive().default(100).describe("Operands are drawn from 0..max_operand"),
   num_batches: z.number().int().positive().default(1000).describe("Length of the (synthetic) training stream"),

@@ -66,7 +66,7 @@ async function main(config: SlBasicConfig, context?: RecipeContext): Promise<voi
       behavior_if_log_dir_exists: config.behavior_if_log_dir_exists,
     },
     builder,
-    { ...(context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {}) },
+    { recipeConfig: config, ...(context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {}) },
   );
 }
 

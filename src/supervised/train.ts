@@ -46,6 +46,8 @@ export interface SupervisedMainOptions {
   console?: Writable | false;
   argv?: readonly string[];
   commandLine?: string;
+  /** The recipe's own config, merged under the loop's in config.json so the run records its dataset too. */
+  recipeConfig?: Record<string, unknown>;
 }
 
 export interface SupervisedRunResult {
@@ -117,7 +119,7 @@ export async function main(
       {
         logPath: config.log_path,
         recipe: config.recipe_name,
-        config,
+        config: options.recipeConfig !== undefined ? { ...options.recipeConfig, ...config } : config,
         behavior: config.behavior_if_log_dir_exists,
         engine: serviceClient.engineKind,
         ...(options.argv !== undefined ? { argv: options.argv } : {}),
@@ -232,8 +234,9 @@ async function trainLoop(loop: Loop, startStep: number): Promise<{ stoppedAt: nu
   let step = startStep;
   let stopped = false;
   let epochSet = -1;
+  // The most recent step, which may already be finished (always so with submit_ahead=0).
+  let last: SubmittedBatch | undefined;
   for (; step < endStep; step++) {
-    const last = pending[pending.length - 1];
     // A checkpoint after the most recent step must be queued before anything else changes the weights.
     if (last !== undefined && last.save === null) {
       const requested = control.consumeCheckpointRequest();
@@ -241,13 +244,19 @@ async function trainLoop(loop: Loop, startStep: number): Promise<{ stoppedAt: nu
         (config.save_every > 0 && step % config.save_every === 0) ||
         (config.save_every_tokens > 0 && loop.elapsedTokens - tokensAtLastSave >= config.save_every_tokens) ||
         (config.save_every_seconds > 0 && (performance.now() - timeAtLastSave) / 1000 >= config.save_every_seconds);
+      let save: PendingSave | null = null;
       if (periodic || requested || control.stopRequested) {
-        last.save = await enqueueSave(loop, positionOf(step, nBatches), loop.elapsedTokens, "both", {});
+        save = await enqueueSave(loop, positionOf(step, nBatches), loop.elapsedTokens, "both", {});
         tokensAtLastSave = loop.elapsedTokens;
         timeAtLastSave = performance.now();
         if (requested) loop.session.log.info(`checkpoint requested: saving after step ${step - 1}`);
       } else if (config.rolling_save_every > 0 && step % config.rolling_save_every === 0) {
-        last.save = await enqueueSave(loop, positionOf(step, nBatches), loop.elapsedTokens, "state", { rolling: true });
+        save = await enqueueSave(loop, positionOf(step, nBatches), loop.elapsedTokens, "state", { rolling: true });
+      }
+      if (save !== null) {
+        last.save = save;
+        // A finished step's row is already logged, so its checkpoint is recorded right away.
+        if (!pending.includes(last)) await recordSave(loop, save);
       }
     }
     if (control.stopRequested) {
@@ -263,6 +272,7 @@ async function trainLoop(loop: Loop, startStep: number): Promise<{ stoppedAt: nu
     const submitted = await submitBatch(loop, position);
     loop.elapsedTokens += submitted.metrics["num_tokens"]!;
     pending.push(submitted);
+    last = submitted;
     while (pending.length > config.submit_ahead) await finishBatch(loop, pending.shift()!);
   }
   while (pending.length > 0) await finishBatch(loop, pending.shift()!);

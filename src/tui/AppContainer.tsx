@@ -79,7 +79,10 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
       quit: () => exit(),
       setKeyHandler: (h) => {
         handlerRef.current = h;
-        if (h) rendered.current();
+        rendered.current();
+      },
+      releaseKeyHandler: (owner) => {
+        if (handlerRef.current?.owner === owner) handlerRef.current = undefined;
       },
     }),
     [exit],

@@ -49,6 +49,8 @@ export async function startTui(options: StartTuiOptions = {}): Promise<void> {
   }
   const services = makeServices(options, (t) => process.stdout.write(t));
   const first: Screen | undefined = options.runDir ? { name: "dashboard", runDir: expandLogPath(options.runDir) } : undefined;
+  // A closed terminal (ssh drop, tmux kill) must not turn into a crash report.
+  process.stdout.on("error", () => {});
   process.stdout.write(ALT_ON);
   const restore = (): void => {
     process.stdout.write(ALT_OFF);

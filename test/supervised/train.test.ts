@@ -69,7 +69,9 @@ test("submit_ahead=0 awaits each step before queuing the next", async () => {
   const t = tempDir();
   try {
     const svc = new FakeServiceClient();
-    await main(config(t.dir, { submit_ahead: 0 }), builderOf(new IdDataset(6, 2)), { ...quiet, serviceClient: svc });
+    await main(config(t.dir, { submit_ahead: 0, save_every: 2 }), builderOf(new IdDataset(6, 2)), { ...quiet, serviceClient: svc });
+    assert.deepEqual(readCheckpoints(t.dir).map((r) => [r.name, r.batch]), [["000002", 2], ["final", 0]]);
+    assert.equal(svc.store.states.get(readCheckpoints(t.dir)[0]!.state_path!)!.steps, 2);
     const ev = svc.last.events;
     const submitFb = ev.flatMap((e, i) => (e.startsWith("submit:fb:") ? [i] : []));
     assert.equal(submitFb.length, 3);
@@ -291,6 +293,20 @@ test("max_steps caps training and the LR schedule; a bad dataset fails before a 
     };
     await assert.rejects(main(config(t.dir), failing, { ...quiet, serviceClient: bad }), /data\.jsonl:3/);
     assert.deepEqual(bad.calls, []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("save_every_tokens triggers saves by trained tokens; async_periodic_saves still records every save", async () => {
+  const t = tempDir();
+  try {
+    const svc = new FakeServiceClient();
+    // 2 datums × 3 tokens = 6 tokens per step: a save every 2 steps.
+    await main(config(t.dir, { save_every_tokens: 12, async_periodic_saves: true }), builderOf(new IdDataset(14, 2)), { ...quiet, serviceClient: svc });
+    const recs = readCheckpoints(t.dir);
+    assert.deepEqual(recs.map((r) => r.name), ["000002", "000004", "000006", "final"]);
+    for (const r of recs.slice(0, -1)) assert.equal(svc.store.states.get(r.state_path!)!.steps, r.batch);
   } finally {
     t.cleanup();
   }

@@ -42,7 +42,7 @@ export function renderApp(logRoot: string, options: { first?: Screen; columns?: 
       inst.stdin.write(keys);
       await sleep(60);
     },
-    waitFor: async (pred, what, timeoutMs = 5000) => {
+    waitFor: async (pred, what, timeoutMs = 15_000) => {
       const end = Date.now() + timeoutMs;
       while (Date.now() < end) {
         const f = frame();

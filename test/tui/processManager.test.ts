@@ -11,13 +11,13 @@ import { tempRoot } from "./fixtures.ts";
 // A stand-in for `cookbook run`: writes run.json with heartbeats and a metric every 40 ms,
 // saves a checkpoint on SIGUSR1, saves and stops on SIGINT (unless told to ignore it).
 const FAKE = `
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 const args = Object.fromEntries(process.argv.slice(4).filter((a) => a.includes("=")).map((a) => [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]));
 const dir = args.log_path;
 const started = new Date().toISOString();
-const manifest = (status) => writeFileSync(join(dir, "run.json"), JSON.stringify({ recipe: process.argv[3], argv: process.argv.slice(4), pid: process.pid, host: hostname(), started_at: started, engine: "none", status, heartbeat_at: new Date().toISOString() }));
+const manifest = (status) => { writeFileSync(join(dir, "run.json.tmp"), JSON.stringify({ recipe: process.argv[3], argv: process.argv.slice(4), pid: process.pid, host: hostname(), started_at: started, engine: "none", status, heartbeat_at: new Date().toISOString() })); renameSync(join(dir, "run.json.tmp"), join(dir, "run.json")); };
 manifest("running");
 let step = 0;
 const ckpt = () => appendFileSync(join(dir, "checkpoints.jsonl"), JSON.stringify({ name: String(step).padStart(6, "0"), batch: step, state_path: "tinker://fake/weights/" + step }) + "\\n");

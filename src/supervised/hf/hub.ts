@@ -182,7 +182,8 @@ export async function resolveDatasetSplitFiles(ref: HubDatasetRef, options: HubO
     if (cached !== null) return cached;
     attempts.push(`HF cache ${datasetCacheDir(ref.path, env)} (revision ${rev}): not cached`);
   }
-  if (hfOffline(env) || env["COOKBOOK_OFFLINE"]) {
+  const cookbookOffline = ["1", "true", "yes", "on"].includes((env["COOKBOOK_OFFLINE"] ?? "").toLowerCase());
+  if (hfOffline(env) || cookbookOffline) {
     attempts.push("hub: not tried (offline: HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE/COOKBOOK_OFFLINE is set)");
   } else {
     for (const rev of [revision, PARQUET_CONVERSION_REVISION]) {

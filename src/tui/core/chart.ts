@@ -83,7 +83,9 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
   }
   const x0 = Math.min(...lines.map((l) => l.x[0]));
   const x1 = Math.max(...lines.map((l) => l.x[l.x.length - 1]));
-  const shared = lines.length > 1 || lines[0].x.length > plotWidth ? { min: x0, max: x1 } : undefined;
+  // Always bucket over the full width: a short series is stretched (each value held until the
+  // next) so charts keep their size as a run starts.
+  const shared = x1 > x0 ? { min: x0, max: x1 } : undefined;
   const weight = options.smoothing ?? 0;
   const series: number[][] = [];
   const colors: (string | undefined)[] = [];

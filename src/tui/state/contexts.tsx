@@ -23,6 +23,8 @@ export interface ScreenKeyHandler {
   onRaw?: (input: string, key: Key) => void;
   /** Returns true when the command was handled (otherwise the app handles back/quit...). */
   onCommand: (cmd: CommandId) => boolean;
+  /** Who installed it: a screen unmounting only removes its own handler, not its successor's. */
+  owner?: object;
 }
 
 export interface UIActions {
@@ -35,7 +37,9 @@ export interface UIActions {
   toggleOverlay(runDir: string): void;
   quit(): void;
   /** The active screen installs its key handler here (one at a time). */
-  setKeyHandler(handler: ScreenKeyHandler | undefined): void;
+  setKeyHandler(handler: ScreenKeyHandler): void;
+  /** Removes the handler if `owner` installed it. */
+  releaseKeyHandler(owner: object): void;
 }
 
 export interface Services {

@@ -156,7 +156,10 @@ export function Transcripts({ runDir, step, rows, width }: { runDir: string; ste
 
   let body: ReactNode;
   if (view === "histogram") {
-    const h = histogram(records.map((r) => r.total_reward), Math.min(12, Math.max(3, bodyRows - 2)));
+    const rewards = records.map((r) => r.total_reward);
+    // No more bins than distinct rewards (binary rewards get two bars, not twelve).
+    const distinct = new Set(rewards.filter((v) => Number.isFinite(v))).size;
+    const h = histogram(rewards, Math.max(1, Math.min(12, distinct, bodyRows - 2)));
     body = (
       <Box flexDirection="column">
         <Text bold>{`reward histogram (${records.length} trajectories)`}</Text>
