@@ -93,6 +93,8 @@ test("chat_sl trains on a hub-layout parquet folder with a test split and report
     const config = JSON.parse(readFileSync(join(logDir, "config.json"), "utf8")) as Record<string, unknown>;
     assert.equal(config["recipe_name"], "chat_sl");
     assert.equal(config["renderer_name"], "role_colon");
+    assert.equal(config["dataset"], dataDir, "config.json records the recipe's dataset too");
+    assert.equal(config["num_epochs"], 1);
     assert.equal(readCheckpoints(logDir).at(-1)!.final, true);
   } finally {
     s.cleanup();

@@ -125,3 +125,11 @@ test("transcript filtering, sorting, role splitting and wrapping", () => {
   assert.deepEqual(wrapText("aaaa bbbb cccc", 9), ["aaaa bbbb", "cccc"]);
   assert.ok(wrapText("x".repeat(25), 10).every((l) => l.length <= 10));
 });
+
+test("mergeColorRuns keeps the text and colours but drops redundant escapes", async () => {
+  const { mergeColorRuns } = await import("../../src/tui/core/chart.ts");
+  const line = "  1.0 ┤\x1b[36m╭\x1b[0m\x1b[36m─\x1b[0m \x1b[36m╮\x1b[0m\x1b[33m│\x1b[0m x";
+  const merged = mergeColorRuns(line);
+  assert.equal(stripAnsi(merged), stripAnsi(line));
+  assert.equal(merged, "  1.0 ┤\x1b[36m╭─ ╮\x1b[33m│\x1b[0m x");
+});

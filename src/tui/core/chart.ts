@@ -122,7 +122,7 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
     .plot(series, { height: rows - 2, min: lo, max: hi, format: fmtLabel, colors: color ? colors : undefined })
     .split("\n");
   const columns = Math.max(...series.map((s) => s.length));
-  const body = plotted.slice(0, rows - 1);
+  const body = plotted.slice(0, rows - 1).map(mergeColorRuns);
   while (body.length < rows - 1) body.push("");
   return { lines: [...body, xAxisRow(x0, x1, columns, axis, options.cursorX)], x0, x1, columns };
 }
@@ -143,6 +143,40 @@ function xAxisRow(x0: number, x1: number, columns: number, axis: XAxis, cursorX:
       ? withLeft.slice(0, columns - right.length) + right
       : withLeft;
   return " ".repeat(CHART_OVERHEAD) + withRight;
+}
+
+/**
+ * asciichart wraps every cell in its own colour and reset; neighbouring cells of one colour are
+ * merged so the terminal (and Ink's measuring) handles a few escapes per line, not hundreds.
+ */
+export function mergeColorRuns(line: string): string {
+  let out = "";
+  let open: string | undefined;
+  let pendingReset = false;
+  for (const m of line.matchAll(/(\x1b\[[0-9;]*m)|([^\x1b]+)/g)) {
+    const text = m[2];
+    if (text !== undefined) {
+      // Spaces look the same in any foreground colour: keep the colour open across them.
+      if (pendingReset && text.trim() !== "") {
+        out += "\x1b[0m";
+        open = undefined;
+        pendingReset = false;
+      }
+      out += text;
+      continue;
+    }
+    const code = m[1];
+    if (code === "\x1b[0m") {
+      if (open !== undefined) pendingReset = true;
+      continue;
+    }
+    pendingReset = false;
+    if (code !== open) {
+      out += code;
+      open = code;
+    }
+  }
+  return open !== undefined ? `${out}\x1b[0m` : out;
 }
 
 /** Maps a data column of a rendered chart back to an x value. */

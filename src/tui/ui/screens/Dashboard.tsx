@@ -206,11 +206,11 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
           <Box key={r} flexDirection="row" height={grid.chartRows}>
             {row.map((block, c) => (
               <Box key={c} flexDirection="column" width={colWidth + (grid.columns > 1 ? 1 : 0)}>
-                {block.map((line, l) => (
-                  <Text key={l} wrap="truncate" bold={l === 0}>
-                    {line}
-                  </Text>
-                ))}
+                <Text bold wrap="truncate">
+                  {block[0]}
+                </Text>
+                {/* One node per chart: lines are already cut to the width, and Ink measures less. */}
+                <Text>{block.slice(1).join("\n")}</Text>
               </Box>
             ))}
           </Box>

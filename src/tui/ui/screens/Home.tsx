@@ -192,11 +192,11 @@ export function Home({ rows, width }: { rows: number; width: number }): ReactNod
 function runColumns(width: number): { header: string; row: (r: RunRow) => string } {
   const wide = width >= 100;
   const nameW = Math.max(10, Math.min(24, Math.floor(width * 0.2)));
-  const recipeW = 16;
+  const recipeW = wide ? 16 : 12;
   const modelW = wide ? 16 : 0;
-  const stepW = 7;
-  const metricW = 24;
+  const stepW = wide ? 7 : 6;
   const ageW = 12;
+  const metricW = wide ? 24 : Math.max(10, width - 10 - nameW - recipeW - stepW - ageW - 5);
   const used = 10 + nameW + recipeW + modelW + stepW + metricW + ageW + 6;
   const sparkW = wide ? Math.max(0, Math.min(30, width - used - 1)) : 0;
   const cell = (text: string, w: number): string => (w > 0 ? `${fit(text, w)} ` : "");
