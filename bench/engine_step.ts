@@ -1,6 +1,7 @@
 // Times one LoRA forward_backward + optim_step on a SmolLM2-135M-shaped random model
 // (hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied) with 8 × 128 tokens.
-// Usage: npm run bench:engine_step [-- --steps N --seqs 8 --len 128 --rank 32]
+// Usage: npm run bench:engine_step [-- --steps N --seqs 8 --len 128 --rank 32 --layers 30 --profile]
+import { loadavg } from "node:os";
 import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
 import type { ModelConfig } from "../src/engine/model/config.ts";
 import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
@@ -11,7 +12,7 @@ function arg(name: string, fallback: number): number {
 }
 
 const config: ModelConfig = {
-  modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9,
+  modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: arg("layers", 30), numHeads: 9,
   numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
   tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
 };
@@ -20,8 +21,23 @@ const seqs = arg("seqs", 8);
 const len = arg("len", 128);
 const rank = arg("rank", 32);
 
-/** Wraps every kernel to add up its wall time (--profile). */
-function profiled(k: Kernels, totals: Map<string, number>): Kernels {
+interface Tally {
+  wall: number;
+  cpu: number;
+  calls: number;
+  flops: number;
+}
+
+const cpuMicros = (): number => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+/**
+ * Wraps every kernel to add up its wall and process CPU time (--profile). GEMMs are keyed by
+ * shape and transposes as well, so the report shows GFLOP per CPU-second for each product.
+ */
+function profiled(k: Kernels, totals: Map<string, Tally>): Kernels {
   const wrapped: Record<string, unknown> = {};
   for (const key of Object.keys(k) as Array<keyof Kernels>) {
     const v = k[key];
@@ -31,16 +47,45 @@ function profiled(k: Kernels, totals: Map<string, number>): Kernels {
     }
     const fn = v as (...a: unknown[]) => unknown;
     wrapped[key] = (...a: unknown[]): unknown => {
+      const c = cpuMicros();
       const t = performance.now();
       const r = fn.apply(k, a);
-      totals.set(key, (totals.get(key) ?? 0) + performance.now() - t);
+      const wall = performance.now() - t;
+      const cpu = (cpuMicros() - c) / 1000;
+      let flops = 0;
+      const names: string[] = [key];
+      if (key === "gemm") {
+        const [tA, tB, M, N, K] = a as [boolean, boolean, number, number, number];
+        flops = 2 * M * N * K;
+        names.push(`gemm ${tA ? "T" : "N"}${tB ? "T" : "N"} ${M}x${N}x${K}`);
+      }
+      for (const name of names) {
+        const e = totals.get(name) ?? { wall: 0, cpu: 0, calls: 0, flops: 0 };
+        e.wall += wall;
+        e.cpu += cpu;
+        e.calls += 1;
+        e.flops += flops;
+        totals.set(name, e);
+      }
       return r;
     };
   }
   return wrapped as unknown as Kernels;
 }
 
-const totals = new Map<string, number>();
+function report(totals: Map<string, Tally>): void {
+  const rows = [...totals].sort((a, b) => b[1].cpu - a[1].cpu);
+  const kernelCpu = rows.filter(([n]) => !n.startsWith("gemm ")).reduce((s, [, e]) => s + e.cpu, 0);
+  console.log(`  kernels: ${(kernelCpu / 1000).toFixed(2)} cpu-s in kernel calls (name: wall s / cpu s / calls [/ GFLOP per cpu-s])`);
+  for (const [name, e] of rows) {
+    if (e.cpu < 20 && e.wall < 20) continue;
+    const rate = e.flops > 0 ? ` / ${(e.flops / (e.cpu / 1000) / 1e9).toFixed(1)}` : "";
+    console.log(`    ${name}: ${(e.wall / 1000).toFixed(2)} / ${(e.cpu / 1000).toFixed(2)} / ${e.calls}${rate}`);
+  }
+  totals.clear();
+}
+
+const totals = new Map<string, Tally>();
 const profile = process.argv.includes("--profile");
 const kernels = profile ? profiled(getKernels(), totals) : getKernels();
 let t0 = performance.now();
@@ -76,13 +121,9 @@ for (let s = 0; s < steps; s++) {
   console.log(
     `step ${s}: forward_backward ${((t1 - t0) / 1000).toFixed(2)} s, optim_step ${((t2 - t1) / 1000).toFixed(3)} s, ` +
     `total ${((t2 - t0) / 1000).toFixed(2)} s, ${(tokens / ((t2 - t0) / 1000)).toFixed(0)} tok/s; ` +
-    `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}; cpu ${(cpuSeconds() - c0).toFixed(2)} s`,
+    `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}; cpu ${(cpuSeconds() - c0).toFixed(2)} s; load ${loadavg()[0].toFixed(1)}`,
   );
-  if (profile) {
-    const rows = [...totals].sort((a, b) => b[1] - a[1]).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(2)}s`);
-    console.log(`  kernel time: ${rows.join(", ")}`);
-    totals.clear();
-  }
+  if (profile) report(totals);
 }
 t0 = performance.now();
 model.forwardBackward(batch, "cross_entropy", undefined, false);

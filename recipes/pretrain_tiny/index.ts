@@ -70,6 +70,9 @@ export const configSchema = z.object({
   learning_rate: z.number().positive().default(3e-3).describe("Peak AdamW learning rate"),
   warmup_steps: z.number().int().min(0).default(25).describe("Linear warmup steps"),
   min_lr_ratio: z.number().min(0).max(1).default(0.05).describe("Cosine decay ends at learning_rate × this"),
+  decay_steps: z
+    .number().int().min(0).default(0)
+    .describe("Steps the warmup + cosine decay spans (0 = max_steps); more than max_steps stops partway down the schedule"),
   beta1: z.number().min(0).lt(1).default(0.9).describe("AdamW beta1"),
   beta2: z.number().min(0).lt(1).default(0.98).describe("AdamW beta2"),
   weight_decay: z.number().min(0).default(0).describe("AdamW decoupled weight decay"),
@@ -106,7 +109,8 @@ function modelConfigFrom(config: PretrainTinyConfig, vocabSize: number, specialI
 
 function lrAt(config: PretrainTinyConfig, step: number): number {
   if (step < config.warmup_steps) return (config.learning_rate * (step + 1)) / config.warmup_steps;
-  const t = (step - config.warmup_steps) / Math.max(1, config.max_steps - config.warmup_steps);
+  const span = config.decay_steps > 0 ? config.decay_steps : config.max_steps;
+  const t = (step - config.warmup_steps) / Math.max(1, span - config.warmup_steps);
   const cos = 0.5 * (1 + Math.cos(Math.PI * Math.min(1, t)));
   return config.learning_rate * (config.min_lr_ratio + (1 - config.min_lr_ratio) * cos);
 }
@@ -199,6 +203,8 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
       let tokensSeen = 0;
       let stepsDone = 0;
       for (let step = 0; step < config.max_steps; step++) {
+        // The step is synchronous: yield so SIGINT (stop) and SIGUSR1 (checkpoint) handlers can run.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         if (run.control.stopRequested) break;
         if (config.max_minutes > 0 && (performance.now() - started) / 60000 > config.max_minutes) {
           run.log.warn(`max_minutes=${config.max_minutes} reached after ${step} steps; stopping early`);
@@ -236,7 +242,7 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
         run.metrics.logMetrics(metrics, step);
       }
 
-      const provenance: Record<string, string> = init ? { init_from: path.resolve(config.init_from) } : {};
+      const provenance: Record<string, string> = init ? { init_from: config.init_from } : {};
       const bytes = exportHfModel(model, outDir, config.tokenizer_dir, { ...provenance, steps: String(stepsDone), tokens: String(tokensSeen) });
       run.log.info(`exported ${outDir} (model.safetensors ${bytes} bytes, bf16) after ${stepsDone} steps, ${tokensSeen} tokens`);
 

@@ -1,6 +1,8 @@
 // The template for RL: a dataset of env groups handed to the cookbook's RL loop
 // (src/rl/train.ts). The defaults train a LoRA on the project's tiny chat model to add two
-// numbers, graded on its answer, in a few minutes on a laptop CPU; reward climbs visibly.
+// numbers (graded exactly on the first word of its answer) in a few minutes on a laptop CPU.
+// With the tiny model shipped on 2026-11-22 (≈9% exact at temperature 1) 30 steps do not yet
+// move the reward measurably; see docs/rl.md for the measured curves.
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";

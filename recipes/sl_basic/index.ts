@@ -1,6 +1,9 @@
 // The template for supervised fine-tuning: pick a model and a conversation file, and hand both to
-// the cookbook's pipelined loop (src/supervised/train.ts). The defaults train a LoRA on the
-// project's tiny chat model with its synthetic chats, in a few minutes on a laptop CPU.
+// the cookbook's pipelined loop (src/supervised/train.ts). The defaults teach the project's tiny
+// chat model a voice it has never seen — the pirate persona chats of fixtures/data/persona_train.jsonl
+// ("Arr, 12 + 7 be 19, matey!") — with a LoRA, in about two minutes on a 2-core CPU: a fine-tune
+// with a visible effect (train_mean_nll ~10 → ~1, test/nll likewise). Its own pretraining chats
+// (chats_train.jsonl) would start near the model's floor and barely move.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -16,16 +19,16 @@ export const configSchema = z.object({
   log_path: z.string().default("/tmp/tinker-examples/sl_basic").describe("Run directory (metrics.jsonl, checkpoints.jsonl, logs.log)"),
   model_name: z.string().default("tiny-chat").describe("Base model: a shipped fixture name, a local HF folder, or a hub id"),
   renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one, else role_colon)"),
-  dataset: z.string().default(path.join(REPO_ROOT, "fixtures", "data", "chats_train.jsonl")).describe("Conversations: .jsonl, parquet file/folder, or hub id"),
-  test_size: z.number().int().min(0).default(128).describe("Conversations held out for test/nll"),
-  batch_size: z.number().int().positive().default(32).describe("Conversations per step"),
+  dataset: z.string().default(path.join(REPO_ROOT, "fixtures", "data", "persona_train.jsonl")).describe("Conversations: .jsonl, parquet file/folder, or hub id"),
+  test_size: z.number().int().min(0).default(64).describe("Conversations held out for test/nll"),
+  batch_size: z.number().int().positive().default(16).describe("Conversations per step"),
   max_length: z.number().int().positive().nullable().default(512).describe("Truncate examples to this many tokens"),
   train_on_what: TrainOnWhatSchema.default("all_assistant_messages").describe("Which tokens carry loss"),
-  learning_rate: z.number().positive().default(2e-3).describe("Peak learning rate"),
+  learning_rate: z.number().positive().default(1e-2).describe("Peak learning rate"),
   lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule"),
   num_epochs: z.number().int().positive().default(1).describe("Passes over the data"),
   lora_rank: z.number().int().positive().default(32).describe("LoRA rank"),
-  max_steps: z.number().int().positive().nullable().default(60).describe("Stop after this many steps (null: the whole dataset, ~120 steps)"),
+  max_steps: z.number().int().positive().nullable().default(80).describe("Stop after this many steps (null: the whole dataset, ~245 steps)"),
   eval_every: z.number().int().min(0).default(10).describe("Compute test/nll every N steps"),
   save_every: z.number().int().min(0).default(20).describe("Checkpoint every N steps"),
   seed: z.number().int().default(0).describe("Seed of the adapter initialization"),
@@ -72,7 +75,7 @@ async function main(config: SlBasicConfig, context?: RecipeContext): Promise<voi
 
 export default defineRecipe({
   name: "sl_basic",
-  description: "Supervised fine-tuning template: LoRA on chat conversations with the pipelined SL loop",
+  description: "Supervised fine-tuning template: LoRA on chat conversations with the pipelined SL loop (default: teach tiny-chat a pirate persona)",
   configSchema,
   main,
 });

@@ -56,7 +56,7 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
 }
 
 /** Longest wait for the render after a handled key (actions that change nothing do not render). */
-const KEY_SETTLE_MS = 400;
+const KEY_SETTLE_MS = 2000;
 
 const RUN_PANES = { paneDashboard: "dashboard", paneTranscripts: "transcripts", paneTiming: "timing", paneCheckpoints: "checkpoints" } as const;
 
@@ -133,6 +133,7 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
     while (!waiting.current && queue.current.length > 0) {
       const [input, key] = queue.current.shift()!;
       if (!latest.current(input, key)) continue;
+      dispatch({ type: "keyHandled" });
       waiting.current = true;
       fallback.current = setTimeout(() => {
         waiting.current = false;

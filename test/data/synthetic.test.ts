@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   ARITHMETIC_FEWSHOT_PREFIX, GUESS_SYSTEM_PROMPT, Prng, allAdditionPairs, generateArithmeticProblems, generateChats,
-  guessNumberGame, guessNumberPrefix, isHeldOutPair, renderRoleColonDocument, renderRoleColonPrompt, takeDocuments,
+  generatePersonaChats, guessNumberGame, guessNumberPrefix, isHeldOutPair, renderRoleColonDocument, renderRoleColonPrompt, takeDocuments,
   type Conversation,
 } from "../../src/data/synthetic/index.ts";
 import { fixtureDataFiles } from "../../src/data/synthetic/fixture_files.ts";
@@ -127,6 +127,38 @@ test("role_colon text matches the renderer's format", () => {
   assert.deepEqual(docs, takeDocuments(4, 500));
   assert.ok(docs.every((d) => d.endsWith("\n\nUser:") || d.endsWith("\n\n")));
   assert.ok(docs.some((d) => d.includes("Player: Guess:")));
+});
+
+test("persona chats: deterministic, every answer in the pirate voice, correct sums, splits kept apart", () => {
+  const a = generatePersonaChats(new Prng(4), 1000, "train");
+  assert.deepEqual(a, generatePersonaChats(new Prng(4), 1000, "train"));
+  assert.notDeepEqual(a, generatePersonaChats(new Prng(5), 1000, "train"));
+  let sums = 0;
+  for (const convo of a) {
+    assert.ok(convo.length >= 2 && convo.length % 2 === 0);
+    convo.forEach((m, i) => assert.equal(m.role, i % 2 === 0 ? "user" : "assistant"));
+    for (const m of convo.filter((x) => x.role === "assistant")) {
+      assert.match(m.content, /^(Arr, .*, matey!|(Ahoy|A fine|Good|Fair|Farewell|See ye).*)$/, m.content);
+      assert.ok(m.content.includes("matey") || m.content.startsWith("Ahoy"), m.content);
+    }
+    for (let i = 0; i + 1 < convo.length; i += 2) {
+      const q = /^What is (\d+) \+ (\d+)\?$/.exec(convo[i].content);
+      if (!q) continue;
+      const [x, y] = [Number(q[1]), Number(q[2])];
+      assert.equal(convo[i + 1].content, `Arr, ${x} + ${y} be ${x + y}, matey!`);
+      assert.equal(isHeldOutPair(x, y), false);
+      sums++;
+    }
+  }
+  assert.ok(sums > 100, `addition turns: ${sums}`);
+  for (const convo of generatePersonaChats(new Prng(4), 500, "test")) {
+    for (const m of convo) {
+      const q = /^What is (\d+) \+ (\d+)\?$/.exec(m.content);
+      if (q) assert.equal(isHeldOutPair(Number(q[1]), Number(q[2])), true);
+    }
+  }
+  // The voice is new to tiny-chat: its pretraining corpus never contains it.
+  assert.ok(takeDocuments(7, 3000).every((d) => !d.includes("matey") && !d.includes("Arr,")));
 });
 
 test("shipped fixtures/data files are exactly what the generator produces", () => {

@@ -145,3 +145,41 @@ test("pretrain_tiny init_from rejects a missing folder and a model whose special
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("pretrain_tiny decay_steps stretches the cosine schedule past max_steps", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pretrain-tiny-decay-"));
+  try {
+    const lastLr = async (extra: Record<string, unknown>): Promise<number> => {
+      const log = path.join(dir, `run-${Object.keys(extra).length}`);
+      await recipe.main(configSchema.parse({ ...TOY, log_path: log, max_steps: 3, eval_every: 0, learning_rate: 1e-3, min_lr_ratio: 0, ...extra }), { argv: [], commandLine: "test" });
+      const steps = readMetrics(log).filter((l) => typeof l.learning_rate === "number");
+      return steps[steps.length - 1].learning_rate;
+    };
+    // Step 2 of 3 after 1 warmup step: halfway down a 3-step schedule, a third of the way down a 4-step one.
+    assert.ok(Math.abs((await lastLr({})) - 1e-3 * 0.5) < 1e-9);
+    assert.ok(Math.abs((await lastLr({ decay_steps: 4 })) - 1e-3 * 0.75) < 1e-9);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("pretrain_tiny handles checkpoint and stop requests between steps (it must not block the event loop)", { timeout: 120_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pretrain-tiny-signal-"));
+  try {
+    const log = path.join(dir, "run");
+    // Timers only fire if the training loop yields; the second one fires a step after the first.
+    setTimeout(() => {
+      process.emit("SIGUSR1", "SIGUSR1");
+      setTimeout(() => process.emit("SIGINT", "SIGINT"), 0);
+    }, 0);
+    await recipe.main(configSchema.parse({ ...TOY, log_path: log, max_steps: 10_000, eval_every: 0 }), { argv: [], commandLine: "test" });
+    const steps = readMetrics(log).filter((l) => typeof l.train_mean_nll === "number");
+    assert.ok(steps.length >= 1 && steps.length < 50, `${steps.length} steps before the stop request was seen`);
+    const checkpoints = fs.readdirSync(log).filter((f) => f.startsWith("checkpoint_"));
+    assert.equal(checkpoints.length, 1);
+    assert.ok(fs.existsSync(path.join(log, checkpoints[0], "model.safetensors")));
+    assert.ok(fs.existsSync(path.join(log, "model", "model.safetensors")), "a stopped run still exports");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -59,6 +59,7 @@ test("delete asks to type the run name and then removes the directory", async ()
 test("supervised dashboard charts train_mean_nll, test/nll and learning_rate with progress", async () => {
   const root = tempRoot();
   const dir = makeSlRun(root);
+  makeRlRun(root);
   const h = renderApp(root, { first: { name: "dashboard", runDir: dir }, rows: 40, columns: 100 });
   try {
     const f = await h.waitFor((f) => f.includes("train_mean_nll  last"), "chart titles");
@@ -72,6 +73,11 @@ test("supervised dashboard charts train_mean_nll, test/nll and learning_rate wit
     await h.waitFor((f) => f.includes("(EMA)"), "smoothing on");
     await h.press("x");
     await h.waitFor((f) => f.includes("x:time"), "time axis");
+    await h.press("o");
+    await h.waitFor((f) => f.includes("overlay runs (enter toggles") && f.includes("rl-run"), "overlay picker");
+    await h.press("\r");
+    await h.press("\x1b");
+    await h.waitFor((f) => f.includes("overlay: rl-run"), "overlaid run in the header");
   } finally {
     h.unmount();
   }

@@ -1,10 +1,12 @@
 // The synthetic datasets shipped in fixtures/data/, as a pure function of a seed. Each file is
 // JSONL: chats as {"messages":[…]} (what FromConversationFileBuilder / sl_basic read), addition
-// problems as {"question","answer"} (what math_rl env=file reads).
+// problems as {"question","answer"} (what math_rl env=file reads). The persona chats are
+// sl_basic's default: a style tiny-chat was never trained on, so fine-tuning visibly teaches it.
 import fs from "node:fs";
 import path from "node:path";
 import { allAdditionPairs, additionProblem, generateArithmeticProblems } from "./arithmetic.ts";
 import { generateChats } from "./chats.ts";
+import { generatePersonaChats } from "./persona.ts";
 import { Prng } from "./prng.ts";
 
 export interface FixtureDataOptions {
@@ -12,6 +14,8 @@ export interface FixtureDataOptions {
   trainChats: number;
   testChats: number;
   arithmeticProblems: number;
+  trainPersona: number;
+  testPersona: number;
 }
 
 export const DEFAULT_FIXTURE_DATA: Readonly<FixtureDataOptions> = {
@@ -19,6 +23,8 @@ export const DEFAULT_FIXTURE_DATA: Readonly<FixtureDataOptions> = {
   trainChats: 4000,
   testChats: 400,
   arithmeticProblems: 2000,
+  trainPersona: 4000,
+  testPersona: 400,
 };
 
 export interface FixtureFile {
@@ -33,6 +39,9 @@ export function fixtureDataFiles(options: Readonly<FixtureDataOptions> = DEFAULT
   const trainRng = root.fork();
   const testRng = root.fork();
   const arithRng = root.fork();
+  // Forked after the older streams, so adding these files left the others byte-identical.
+  const personaTrainRng = root.fork();
+  const personaTestRng = root.fork();
   const toLine = (messages: unknown): string => JSON.stringify({ messages });
   return [
     {
@@ -54,6 +63,16 @@ export function fixtureDataFiles(options: Readonly<FixtureDataOptions> = DEFAULT
       name: "arithmetic_test.jsonl",
       lines: allAdditionPairs("test").map(([x, y]) => JSON.stringify(additionProblem(x, y))),
       description: "every held-out addition pair (never in any training stream)",
+    },
+    {
+      name: "persona_train.jsonl",
+      lines: generatePersonaChats(personaTrainRng, options.trainPersona, "train").map(toLine),
+      description: "the same kinds of questions answered by a pirate persona (sl_basic's default)",
+    },
+    {
+      name: "persona_test.jsonl",
+      lines: generatePersonaChats(personaTestRng, options.testPersona, "test").map(toLine),
+      description: "held-out persona chats (addition only from held-out pairs)",
     },
   ];
 }

@@ -9,3 +9,4 @@ export { GUESS_MAX_TURNS, GUESS_SYSTEM_PROMPT, GUESS_UPPER_BOUND, guessNumberGam
 export { ROLE_COLON_STOP, renderRoleColonDocument, renderRoleColonPrompt, roleHeader } from "./role_colon_text.ts";
 export { DEFAULT_CORPUS_MIX, corpusConversation, corpusDocuments, takeDocuments, type CorpusMix } from "./corpus.ts";
 export { CREATURES, TOWNS, WORLD_NAME, ASSISTANT_NAME } from "./world.ts";
+export { DEFAULT_PERSONA_WEIGHTS, PERSONA_NAME, PERSONA_TURN_KINDS, generatePersonaChats, personaChat, type PersonaTurnKind } from "./persona.ts";

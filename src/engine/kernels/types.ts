@@ -76,6 +76,7 @@ export interface Kernels {
    * dlogits (overwritten) = dlogprobs[r] * (onehot(targets[r]) - softmax(logits[r])).
    * The loss functions turn per-token loss gradients into dlogprobs first.
    * Rows with targets[r] < 0 get dlogits = 0 (their logprob is the constant 0).
+   * dlogits may be the logits array itself (the gradient then overwrites the logits in place).
    */
   logprobsBackward(
     dlogprobs: FloatArray, logits: FloatArray, targets: Int32Array, logsumexp: FloatArray,

@@ -1,8 +1,13 @@
 // Per-batch activation buffers, laid out explicitly as in llm.c. What the backward pass needs is
 // kept per layer (residual inputs, norm statistics, q/k/v, MLP pre-activations, LoRA x·A^T);
 // cheap values (normed inputs, attention probabilities, SwiGLU output) are recomputed
-// in the backward pass into shared scratch, which bounds attention memory to one sequence of one layer.
+// in the backward pass into shared scratch. Attention probabilities are kept per layer when they fit
+// in PROBS_BUDGET_BYTES (no recomputation); otherwise the backward pass recomputes them one sequence
+// at a time, which bounds attention memory to one sequence of one layer.
 // A forward-only pass shares one layer's buffers across all layers.
+// ActivationArena keeps one pass's buffers for the next call with the same batch shape: allocating
+// (and zero-filling, page-faulting) ~0.6 GB per training call of a 135M model costs more than the
+// elementwise kernels do.
 import type { FloatArray } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
 import type { LayerParams, ModelParams } from "./params.ts";
@@ -37,6 +42,8 @@ export interface LayerActivations {
   gate: FloatArray;
   up: FloatArray;
   hr: LoraActs;
+  /** Softmax probabilities saved by the forward pass (kernel layout), or null: recompute. */
+  probs: FloatArray | null;
 }
 
 export interface Scratch {
@@ -68,13 +75,30 @@ export interface BatchActivations {
   residual: FloatArray[];
   layers: LayerActivations[];
   scratch: Scratch;
+  /** The head's per-chunk buffers, allocated by head.ts on first use. */
+  head: HeadBuffers | null;
 }
+
+export interface HeadBuffers {
+  /** Token rows per chunk. */
+  chunk: number;
+  rstd: FloatArray;
+  /** [chunk, V]; the backward pass overwrites the logits with their gradient. */
+  logits: FloatArray;
+  lp: FloatArray;
+  lse: FloatArray;
+  dlp: FloatArray;
+  hr: FloatArray | null;
+}
+
+/** Saved attention probabilities of all layers may take this much; above it they are recomputed. */
+export const PROBS_BUDGET_BYTES = 256 * 1024 * 1024;
 
 function loraBuf(dtype: Dtype, lin: Linear, T: number): FloatArray | null {
   return lin.lora === null ? null : allocFloat(dtype, T * lin.lora.rank);
 }
 
-function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number): LayerActivations {
+function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number, probsSize: number): LayerActivations {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const qk = config.qkNorm;
   return {
@@ -95,6 +119,7 @@ function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number
       q: loraBuf(dtype, p.q, T), k: loraBuf(dtype, p.k, T), v: loraBuf(dtype, p.v, T), o: loraBuf(dtype, p.o, T),
       gate: loraBuf(dtype, p.gate, T), up: loraBuf(dtype, p.up, T), down: loraBuf(dtype, p.down, T),
     },
+    probs: probsSize > 0 ? allocFloat(dtype, probsSize) : null,
   };
 }
 
@@ -139,23 +164,74 @@ export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelPar
   };
 }
 
+interface BatchShape {
+  T: number;
+  maxLen: number;
+  /** Σ len² over the sequences. */
+  sumSq: number;
+}
+
+function batchShape(seqStarts: Int32Array): BatchShape {
+  let maxLen = 0;
+  let sumSq = 0;
+  for (let s = 0; s + 1 < seqStarts.length; s++) {
+    const len = seqStarts[s + 1] - seqStarts[s];
+    maxLen = Math.max(maxLen, len);
+    sumSq += len * len;
+  }
+  return { T: seqStarts[seqStarts.length - 1], maxLen, sumSq };
+}
+
 export function allocActivations(dtype: Dtype, config: ModelConfig, params: ModelParams, seqStarts: Int32Array, training: boolean): BatchActivations {
-  const T = seqStarts[seqStarts.length - 1];
+  const { T, sumSq } = batchShape(seqStarts);
   const L = config.numLayers;
   const D = config.hiddenSize;
   const residual: FloatArray[] = [];
   const layers: LayerActivations[] = [];
   if (training) {
+    const probsSize = config.numHeads * sumSq;
+    const bytes = dtype === "float32" ? 4 : 8;
+    const keepProbs = L * probsSize * bytes <= PROBS_BUDGET_BYTES;
     for (let l = 0; l <= L; l++) residual.push(allocFloat(dtype, T * D));
-    for (let l = 0; l < L; l++) layers.push(allocLayer(dtype, config, params.layers[l], T));
+    for (let l = 0; l < L; l++) layers.push(allocLayer(dtype, config, params.layers[l], T, keepProbs ? probsSize : 0));
   } else {
     // Ping-pong the residual stream and share one layer's buffers (layer 0's LoRA ranks suffice:
     // every adapted projection of a model has the same rank).
     const a = allocFloat(dtype, T * D);
     const b = allocFloat(dtype, T * D);
     for (let l = 0; l <= L; l++) residual.push(l % 2 === 0 ? a : b);
-    const shared = L > 0 ? allocLayer(dtype, config, params.layers[0], T) : null;
+    const shared = L > 0 ? allocLayer(dtype, config, params.layers[0], T, 0) : null;
     for (let l = 0; l < L; l++) layers.push(shared as LayerActivations);
   }
-  return { T, residual, layers, scratch: allocScratch(dtype, config, params, seqStarts, training) };
+  return { T, residual, layers, scratch: allocScratch(dtype, config, params, seqStarts, training), head: null };
+}
+
+/**
+ * The buffers of the last pass, handed out again while the batch shape (total tokens, longest
+ * sequence, Σ len², training or not) repeats, as it does across the steps of a training run.
+ * Every buffer is fully written before it is read, so reuse needs no clearing.
+ */
+export class ActivationArena {
+  private key = "";
+  private training = false;
+  private acts: BatchActivations | null = null;
+
+  get(dtype: Dtype, config: ModelConfig, params: ModelParams, seqStarts: Int32Array, training: boolean): BatchActivations {
+    const { T, maxLen, sumSq } = batchShape(seqStarts);
+    const key = `${T}:${maxLen}:${sumSq}`;
+    // Training buffers also serve a forward-only pass of the same shape (RL alternates the two).
+    if (this.acts === null || key !== this.key || (training && !this.training)) {
+      this.acts = null; // lets the old buffers go before the new ones are allocated
+      this.acts = allocActivations(dtype, config, params, seqStarts, training);
+      this.key = key;
+      this.training = training;
+    }
+    return this.acts;
+  }
+
+  /** Drops the buffers (they are reallocated by the next pass). */
+  release(): void {
+    this.acts = null;
+    this.key = "";
+  }
 }

@@ -28,22 +28,30 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
   const { k, config, T } = c;
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   qkvForward(c, p, la, x, sc);
-  k.attentionForward(la.q, la.k, la.v, la.attn, null, c.seqStarts, H, Hkv, d, c.attnScale);
+  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale);
   linearForward(k, p.o, la.attn, T, sc.tmp, la.hr.o, sc.ones);
   k.add(x, sc.tmp, la.h, T * D);
 }
 
 /**
  * On entry sc.dres is the gradient wrt la.h; on return it is the gradient wrt x (the residual
- * path plus the attention branch). Parameter gradients accumulate.
+ * path plus the attention branch). Parameter gradients accumulate. `needInputGrad = false` (the
+ * first layer when the embeddings are frozen) skips the gradient wrt x where nothing else needs it.
  */
-export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch): void {
+export function attentionBlockBackward(
+  c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch, needInputGrad = true,
+): void {
   const { k, config, T } = c;
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = config;
-  // Recompute what the forward pass did not keep: the normed input and the probabilities.
+  // Recompute what the forward pass did not keep: the normed input (and the probabilities when
+  // they were not saved).
   k.rmsnormForward(x, p.inputNorm.data, sc.xn, la.rstd1, T, D, eps);
   linearBackward(k, p.o, la.attn, T, la.hr.o, sc.dres, sc.dattn, 0, sc.dhr, sc.ones);
-  attentionBackwardPerSequence(c, la, sc);
+  if (la.probs !== null) {
+    k.attentionBackward(sc.dattn, la.q, la.k, la.v, la.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale);
+  } else {
+    attentionBackwardPerSequence(c, la, sc);
+  }
   k.rope(sc.dq, c.positions, c.invFreq, T, H, d, true);
   k.rope(sc.dk, c.positions, c.invFreq, T, Hkv, d, true);
   let dq = sc.dq;
@@ -54,9 +62,12 @@ export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: Laye
     dq = sc.dqRaw;
     dk = sc.dkRaw;
   }
-  linearBackward(k, p.q, sc.xn, T, la.hr.q, dq, sc.dxn, 0, sc.dhr, sc.ones);
-  linearBackward(k, p.k, sc.xn, T, la.hr.k, dk, sc.dxn, 1, sc.dhr, sc.ones);
-  linearBackward(k, p.v, sc.xn, T, la.hr.v, sc.dv, sc.dxn, 1, sc.dhr, sc.ones);
+  // The input norm's weight gradient needs the gradient wrt the normed input even when x needs none.
+  const dxn = needInputGrad || p.inputNorm.grad !== null ? sc.dxn : null;
+  linearBackward(k, p.q, sc.xn, T, la.hr.q, dq, dxn, 0, sc.dhr, sc.ones);
+  linearBackward(k, p.k, sc.xn, T, la.hr.k, dk, dxn, 1, sc.dhr, sc.ones);
+  linearBackward(k, p.v, sc.xn, T, la.hr.v, sc.dv, dxn, 1, sc.dhr, sc.ones);
+  if (dxn === null) return;
   k.rmsnormBackward(sc.dxn, x, p.inputNorm.data, la.rstd1, sc.dtmp, p.inputNorm.grad, T, D);
   k.add(sc.dres, sc.dtmp, sc.dres, T * D);
 }

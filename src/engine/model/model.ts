@@ -2,6 +2,7 @@
 // summed per-token losses, gradient accumulation until optimStep, and AdamW.
 import type { LossFnName, ResolvedAdamParams } from "../../tinker/types.ts";
 import type { FloatArray, Kernels } from "../kernels/types.ts";
+import { ActivationArena } from "./activations.ts";
 import { packBatch, type SequenceInput } from "./batch.ts";
 import type { ModelConfig } from "./config.ts";
 import { copyKvSlot, createKvCache, forwardIncremental, type KvCache } from "./kvcache.ts";
@@ -46,7 +47,7 @@ export class EngineModel {
   ) {
     this.params = params;
     this.dtype = dtype;
-    this.pass = { k: kernels, dtype, config, params, invFreq: toDtype(dtype, ropeInvFreq(config)) };
+    this.pass = { k: kernels, dtype, config, params, invFreq: toDtype(dtype, ropeInvFreq(config)), arena: new ActivationArena() };
     this.optimizer = new AdamW(params.trainable, dtype);
   }
 
@@ -158,6 +159,14 @@ export class EngineModel {
   /** Global L2 norm of the accumulated gradients. */
   gradNorm(): number {
     return this.optimizer.gradNorm(this.kernels);
+  }
+
+  /**
+   * Frees the activation buffers kept from the last forward(_backward) for reuse by the next call
+   * with the same batch shape (hundreds of MB for a training batch).
+   */
+  releaseActivations(): void {
+    this.pass.arena?.release();
   }
 
   zeroGrad(): void {

@@ -41,7 +41,7 @@ header.page { padding:24px 32px 8px; }
 header.page h1 { margin:0; font-size:22px; }
 header.page .sub { color:var(--muted); }
 main { padding:8px 32px 48px; max-width:1200px; }
-section.group { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:16px 20px; margin:18px 0; }
+section.group { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:16px 20px; margin:18px 0; overflow-x:auto; }
 section.group h2 { margin:0 0 4px; font-size:17px; }
 .meta { color:var(--muted); font-size:12px; margin-bottom:10px; }
 .tag { display:inline-block; background:#eef1f5; border-radius:4px; padding:0 6px; margin-right:4px; font-size:12px; color:#3b4450; }
@@ -68,7 +68,7 @@ caption { caption-side:top; text-align:left; font-weight:600; font-size:12px; co
 .stat { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:8px 14px; min-width:120px; }
 .stat .v { font-size:20px; font-weight:600; font-variant-numeric:tabular-nums; }
 .stat .k { color:var(--muted); font-size:12px; }
-td.preview { font:12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-width:360px; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; color:#3b4450; }
+td.preview { font:12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; max-width:260px; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; color:#3b4450; }
 `;
 
 function roleClass(role: string): string {

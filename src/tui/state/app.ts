@@ -22,6 +22,9 @@ export interface AppState {
   message?: StatusMessage;
   /** Run directories overlaid on the dashboard, in colour order (the viewed run is always first). */
   overlays: string[];
+  /** Bumped after every handled key so the screen re-renders (and re-installs its handler) even
+   * when the key changed nothing: the dispatcher waits for that before the next queued key. */
+  keySeq: number;
 }
 
 export type AppAction =
@@ -31,12 +34,13 @@ export type AppAction =
   | { type: "toggleHelp"; open?: boolean }
   | { type: "message"; kind: StatusMessage["kind"]; text: string; at?: number }
   | { type: "clearMessage" }
-  | { type: "toggleOverlay"; runDir: string };
+  | { type: "toggleOverlay"; runDir: string }
+  | { type: "keyHandled" };
 
 export function initialState(first?: Screen): AppState {
   const stack: Screen[] = [{ name: "home" }];
   if (first && first.name !== "home") stack.push(first);
-  return { stack, help: false, overlays: [] };
+  return { stack, help: false, overlays: [], keySeq: 0 };
 }
 
 export function currentScreen(state: AppState): Screen {
@@ -57,6 +61,8 @@ export function appReducer(state: AppState, action: AppAction): AppState {
       return { ...state, message: { kind: action.kind, text: action.text, at: action.at ?? Date.now() } };
     case "clearMessage":
       return state.message ? { ...state, message: undefined } : state;
+    case "keyHandled":
+      return { ...state, keySeq: state.keySeq + 1 };
     case "toggleOverlay": {
       const has = state.overlays.includes(action.runDir);
       return { ...state, overlays: has ? state.overlays.filter((d) => d !== action.runDir) : [...state.overlays, action.runDir] };

@@ -129,6 +129,41 @@ test("gemm: the two backends agree on a training-sized product", () => {
   assertClose(C2, C1, 1e-4, 1e-4, "packed vs openblas");
 });
 
+test("openblas gemm split across the pool by rows, columns and depth matches the reference", () => {
+  const N = native();
+  if (!N.gemmBackends.includes("openblas")) return; // the packed path is covered above
+  const initial = N.gemmBackend;
+  const threads = N.numThreads;
+  const rng = makeRng(103);
+  // Products big enough to be split (> 8 MFLOP) and shaped so each split is the cheapest one:
+  // tall C (rows), wide C (columns), small C with long K (depth, partial sums added at the end).
+  const shapes: [number, number, number][] = [[517, 64, 256], [64, 517, 256], [32, 48, 8200]];
+  try {
+    N.setGemmBackend("openblas");
+    N.setNumThreads(2);
+    for (const [M, Nn, K] of shapes) {
+      for (const [transA, transB] of [[false, false], [true, false], [false, true], [true, true]]) {
+        const A = randF32(M * K, rng);
+        const B = randF32(K * Nn, rng);
+        const C0 = randF32(M * Nn, rng);
+        const absAB = new Float64Array(M * Nn);
+        R.gemm(transA, transB, M, Nn, K, 1, f64(A).map(Math.abs), f64(B).map(Math.abs), 0, absAB);
+        for (const beta of [0, 1]) {
+          const expected = f64(C0);
+          R.gemm(transA, transB, M, Nn, K, 0.5, f64(A), f64(B), beta, expected);
+          const C = beta === 0 ? new Float32Array(M * Nn).fill(NaN) : Float32Array.from(C0);
+          N.gemm(transA, transB, M, Nn, K, 0.5, A, B, beta, C);
+          const scale = absAB.map((v, i) => 0.5 * v + Math.abs(beta * C0[i]));
+          assertWithin(C, expected, scale, 2e-6 * Math.sqrt(K + 1), 1e-30, `split gemm ${M}x${Nn}x${K} tA=${transA} tB=${transB} beta=${beta}`);
+        }
+      }
+    }
+  } finally {
+    N.setNumThreads(threads);
+    N.setGemmBackend(initial);
+  }
+});
+
 test("rmsnorm forward and backward match the reference", () => {
   const N = native();
   const rng = makeRng(102);
@@ -311,6 +346,10 @@ test("logprobs forward and backward match the reference, with ignored targets an
     N.logprobsBackward(dlp, logits, targets, lse, dl, rows, vocab);
     R.logprobsBackward(f64(dlp), f64(logits), targets, f64(lse), dlR, rows, vocab);
     assertClose(dl, dlR, 1e-5, 1e-7, `dlogits ${rows}x${vocab}`);
+    // In place (the head overwrites its logits with their gradient).
+    const inPlace = Float32Array.from(logits);
+    N.logprobsBackward(dlp, inPlace, targets, lse, inPlace, rows, vocab);
+    assertClose(inPlace, dlR, 1e-5, 1e-7, `dlogits in place ${rows}x${vocab}`);
   }
   const nanRow = new Float32Array([1, NaN, 2]);
   const lp = new Float32Array(1);

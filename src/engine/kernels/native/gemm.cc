@@ -265,7 +265,7 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
     return;
   }
   // Below ~0.5 MFLOP handing tasks to other threads costs more than it saves.
-  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 18)) ? 1 : threads();
+  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 18)) ? 1 : active_threads();
 
   // Tiles of C, each computed start to finish by one thread with its own packed copies of the
   // A rows and B columns it needs: no barriers inside the call, so a descheduled thread on a busy
@@ -297,18 +297,108 @@ void gemm_serial(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
                    std::min<ptrdiff_t>(NT, N - j0));
 }
 
+#ifdef CK_HAVE_OPENBLAS
+namespace {
+
+// OpenBLAS runs single-threaded (pool.cc sets it); parallelism comes from our pool, which cuts C
+// (or K) into blocks and hands each to a one-thread cblas_sgemm. OpenBLAS's own threads split a
+// product statically and meet at barriers, so on a busy host a descheduled thread leaves the other
+// spinning: measured on the training step under load 13-20, 2 OpenBLAS threads took 36 s wall /
+// 13 CPU-s where 1 thread took 19 s / 10 CPU-s. Blocks taken dynamically avoid that.
+
+inline void blas(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, ptrdiff_t lda,
+                 const float* B, ptrdiff_t ldb, float beta, float* C, ptrdiff_t ldc) {
+  cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans, tB ? CblasTrans : CblasNoTrans, static_cast<blasint>(M),
+              static_cast<blasint>(N), static_cast<blasint>(K), alpha, A, static_cast<blasint>(lda), B,
+              static_cast<blasint>(ldb), beta, C, static_cast<blasint>(ldc));
+}
+
+// Below this many flops per block, handing work to another thread costs more than it saves.
+constexpr double kMinBlockFlops = 4.0e6;
+
+// Per calling thread: partial products of a K-split, reused across calls.
+thread_local Scratch t_partial;
+
+enum class Split { Rows, Cols, Depth };
+
+void gemm_openblas(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                   const float* B, float beta, float* C) {
+  const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
+  const int nt = active_threads();
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  // One block per thread: every block repacks an operand, and on the training shapes 2 blocks ran
+  // at 80-90 GFLOP per CPU-second where 6 blocks ran at 60-70. A helper that wakes late finds its
+  // block taken by the caller; one that stays descheduled sends the pool solo (pool.cc).
+  ptrdiff_t p = static_cast<ptrdiff_t>(std::min<double>(nt, flops / kMinBlockFlops));
+  if (nt == 1 || p < 2) {
+    blas(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+    return;
+  }
+  // Every block packs its own slice of both operands. Cutting rows repacks op(B) once per block,
+  // cutting columns repacks op(A), cutting K repacks neither but sums p partial C's. Take the
+  // cheapest in floats moved.
+  const double m = static_cast<double>(M), n = static_cast<double>(N), k = static_cast<double>(K);
+  const double rows_cost = p * k * n + m * k, cols_cost = p * m * k + k * n, depth_cost = m * k + k * n + 2 * p * m * n;
+  Split split = Split::Rows;
+  ptrdiff_t extent = M;
+  if (cols_cost < rows_cost && cols_cost <= depth_cost) {
+    split = Split::Cols;
+    extent = N;
+  } else if (depth_cost < rows_cost && depth_cost < cols_cost) {
+    split = Split::Depth;
+    extent = K;
+  }
+  // Blocks are multiples of 16 (the micro-tile of OpenBLAS's AVX-512 sgemm kernels).
+  const ptrdiff_t step = ((extent + p - 1) / p + 15) / 16 * 16;
+  p = (extent + step - 1) / step;
+  if (p < 2) {
+    blas(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+    return;
+  }
+  float* partial = nullptr;
+  if (split == Split::Depth) partial = t_partial.get(static_cast<size_t>((p - 1) * M * N));
+  const auto block = [&](ptrdiff_t b, int) {
+    const ptrdiff_t lo = b * step, len = std::min(step, extent - lo);
+    switch (split) {
+      case Split::Rows:
+        blas(tA, tB, len, N, K, alpha, tA ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * N, N);
+        break;
+      case Split::Cols:
+        blas(tA, tB, M, len, K, alpha, A, lda, tB ? B + lo * ldb : B + lo, ldb, beta, C + lo, N);
+        break;
+      case Split::Depth:
+        // Block 0 applies beta to C itself; the others write private partial sums.
+        blas(tA, tB, M, N, len, alpha, tA ? A + lo * lda : A + lo, lda, tB ? B + lo : B + lo * ldb, ldb,
+             b == 0 ? beta : 0.0f, b == 0 ? C : partial + (b - 1) * M * N, N);
+        break;
+    }
+  };
+  parallel_for(p, block);
+  if (split == Split::Depth) {
+    // Fixed summation order: the result does not depend on which thread ran which block.
+    const ptrdiff_t total = M * N;
+    parallel_range(total, 1 << 14, [&](ptrdiff_t i0, ptrdiff_t i1, int) {
+      for (ptrdiff_t b = 0; b + 1 < p; b++) {
+        const float* src = partial + b * total;
+#pragma omp simd
+        for (ptrdiff_t i = i0; i < i1; i++) C[i] += src[i];
+      }
+    });
+  }
+}
+
+}  // namespace
+#endif
+
 void gemm(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
           float beta, float* C) {
 #ifdef CK_HAVE_OPENBLAS
   // Decode-sized products go to the direct kernel either way: OpenBLAS 0.3.21 packs B even for
   // M = 1, which costs more than the arithmetic.
   if (gemm_backend() == GemmBackend::OpenBLAS && M > kSmallM && N > 0 && K > 0) {
-    threads();  // makes sure OpenBLAS got our thread count before its first call
+    threads();  // makes sure OpenBLAS is set to one thread before its first call
     // BLAS semantics: beta = 0 means C is not read, so NaN in C does not leak (tested).
-    cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans, tB ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(M), static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
-                static_cast<blasint>(tA ? M : K), B, static_cast<blasint>(tB ? K : N), beta, C,
-                static_cast<blasint>(N));
+    gemm_openblas(tA, tB, M, N, K, alpha, A, B, beta, C);
     return;
   }
 #endif

@@ -9,7 +9,8 @@
 
 namespace ck {
 
-// threads() / set_threads(n): see pool.h (they also set OpenBLAS's thread count).
+// threads() / set_threads(n) / active_threads(): see pool.h (OpenBLAS is kept at one thread; gemm.cc
+// splits products across the pool).
 
 enum class GemmBackend { OpenBLAS, Packed };
 bool have_openblas();

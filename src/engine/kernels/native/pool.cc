@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -42,14 +43,61 @@ bool spin_until(Ready ready) {
 
 thread_local bool t_in_pool = false;
 
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Decides whether helpers pay off. Over windows of kWindowNs of parallel jobs it adds up how long
+// the caller, having run out of tasks, waited for tasks that a helper had claimed. On an
+// oversubscribed host a helper is descheduled mid-task for milliseconds, and such waits grow to
+// a large part of every job: measured on the training step at load 13 on 2 cores, 2 threads took
+// 29-38 s wall and 12 CPU-s against 19 s and 10 CPU-s for 1 thread. When waits exceed
+// kMaxWaitShare of the window the pool runs solo (everything on the caller) for a while, then
+// tries helpers again; the solo period doubles while the host stays busy.
+class Helpfulness {
+ public:
+  bool solo(int64_t t) const { return t < solo_until_.load(std::memory_order_relaxed); }
+
+  // Forget what was measured (a new thread count starts with helpers).
+  void reset() {
+    solo_until_.store(0, std::memory_order_relaxed);
+    elapsed_ = waited_ = 0;
+    solo_ns_ = kMinSoloNs;
+  }
+
+  // Called by the one thread that owns the pool's run lock.
+  void record(int64_t t_end, int64_t elapsed, int64_t waited) {
+    elapsed_ += elapsed;
+    waited_ += waited;
+    if (elapsed_ < kWindowNs) return;
+    if (waited_ > kMaxWaitShare * static_cast<double>(elapsed_)) {
+      solo_until_.store(t_end + solo_ns_, std::memory_order_relaxed);
+      solo_ns_ = std::min(solo_ns_ * 2, kMaxSoloNs);
+    } else {
+      solo_ns_ = kMinSoloNs;
+    }
+    elapsed_ = waited_ = 0;
+  }
+
+ private:
+  static constexpr int64_t kWindowNs = 20'000'000;
+  static constexpr double kMaxWaitShare = 0.25;
+  static constexpr int64_t kMinSoloNs = 250'000'000, kMaxSoloNs = 4'000'000'000;
+  std::atomic<int64_t> solo_until_{0};
+  int64_t elapsed_ = 0, waited_ = 0, solo_ns_ = kMinSoloNs;
+};
+
 class Pool {
  public:
   int size() const { return size_.load(std::memory_order_relaxed); }
+  bool solo() const { return help_.solo(now_ns()); }
 
   void resize(int n) {
     std::lock_guard<std::mutex> run(run_mutex_);
     stop_workers();
     size_.store(n, std::memory_order_relaxed);
+    help_.reset();
   }
 
   void run(ptrdiff_t n, void (*call)(void*, ptrdiff_t, int), void* ctx) {
@@ -59,6 +107,7 @@ class Pool {
       return;
     }
     ensure_workers();
+    const int64_t t0 = now_ns();
     {
       std::lock_guard<std::mutex> lock(m_);
       call_ = call;
@@ -81,11 +130,14 @@ class Pool {
       pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
     t_in_pool = false;
+    const int64_t t1 = now_ns();
     // Only tasks a worker has claimed can still be running.
     if (!spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; })) {
       std::unique_lock<std::mutex> lock(m_);
       done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
     }
+    const int64_t t2 = now_ns();
+    help_.record(t2, t2 - t0, t2 - t1);
   }
 
  private:
@@ -153,6 +205,7 @@ class Pool {
   std::atomic<ptrdiff_t> pending_{0};
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int> sleeping_{0};
+  Helpfulness help_;
 };
 
 // Never destroyed: worker threads must not be joined during static destruction at process exit.
@@ -168,7 +221,8 @@ void apply_threads(int n) {
   if (n < 1) n = 1;
   pool().resize(n);
 #ifdef CK_HAVE_OPENBLAS
-  openblas_set_num_threads(n);
+  // One OpenBLAS thread per call: gemm.cc splits products across our pool instead (see there).
+  openblas_set_num_threads(1);
 #endif
   g_threads_set.store(true, std::memory_order_release);
 }
@@ -191,6 +245,11 @@ int threads() {
 void set_threads(int n) {
   std::lock_guard<std::mutex> lock(g_threads_m);
   apply_threads(n);
+}
+
+int active_threads() {
+  const int n = threads();
+  return n > 1 && pool().solo() ? 1 : n;
 }
 
 void parallel_run(ptrdiff_t n, void (*call)(void*, ptrdiff_t, int), void* ctx) { pool().run(n, call, ctx); }

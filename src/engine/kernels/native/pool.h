@@ -15,6 +15,11 @@ namespace ck {
 int threads();
 void set_threads(int n);
 
+// Threads worth using right now: threads(), or 1 while the pool has found that its helpers keep
+// the caller waiting (a host with more runnable threads than cores descheduling them mid-task).
+// Kernels decide how finely to split work from this; buffers indexed by worker use threads().
+int active_threads();
+
 // Runs call(ctx, i, worker) for i in [0, n) on up to threads() threads; worker is in [0, threads()).
 // Calls from inside a task, or while another thread is using the pool, run inline on the caller.
 void parallel_run(ptrdiff_t n, void (*call)(void*, ptrdiff_t, int), void* ctx);
@@ -22,7 +27,7 @@ void parallel_run(ptrdiff_t n, void (*call)(void*, ptrdiff_t, int), void* ctx);
 template <class F>
 void parallel_for(ptrdiff_t n, F&& f) {
   if (n <= 0) return;
-  if (n == 1 || threads() == 1) {
+  if (n == 1 || active_threads() == 1) {
     for (ptrdiff_t i = 0; i < n; i++) f(i, 0);
     return;
   }
@@ -35,7 +40,7 @@ void parallel_for(ptrdiff_t n, F&& f) {
 template <class F>
 void parallel_range(ptrdiff_t n, ptrdiff_t min_chunk, F&& f) {
   if (n <= 0) return;
-  const ptrdiff_t t = threads();
+  const ptrdiff_t t = active_threads();
   ptrdiff_t chunks = std::min<ptrdiff_t>((n + min_chunk - 1) / min_chunk, 4 * t);
   if (t == 1 || chunks <= 1) {
     f(ptrdiff_t{0}, n, 0);
