@@ -42,7 +42,8 @@ test("tiny-chat answers held-out additions in the RL prompt format, partly right
   const pairs = new Prng(99).shuffled(allAdditionPairs("test")).slice(0, 150);
   const result = evaluateAddition(model, encoder, pairs, 0);
   assert.ok(result.stopRate > 0.9, `only ${result.stopRate} of answers ended with the stop string`);
-  assert.ok(result.accuracy >= 0.05 && result.accuracy <= 0.5, `accuracy ${result.accuracy}`);
+  // The shipped model gets 0.53 on these 150 pairs (0.52 on all 1026): RL starts well above 0 and below 1.
+  assert.ok(result.accuracy >= 0.3 && result.accuracy <= 0.8, `accuracy ${result.accuracy}`);
   for (const e of result.examples) assert.match(e.got, /^ \d{1,3}$/, `answer ${JSON.stringify(e.got)} is not a bare number`);
 });
 

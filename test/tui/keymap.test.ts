@@ -66,6 +66,7 @@ test("app reducer: stack push/replace/pop, help, messages, overlays", () => {
   s = appReducer(s, { type: "toggleOverlay", runDir: "/b" });
   s = appReducer(s, { type: "toggleOverlay", runDir: "/a" });
   assert.deepEqual(s.overlays, ["/b"]);
+  assert.equal(appReducer(s, { type: "keyHandled" }).keySeq, s.keySeq + 1);
 });
 
 test("chunked input is split into single key presses", () => {
