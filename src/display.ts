@@ -28,32 +28,42 @@ export function formatWeightedTokens(
     const sign = signOf(weights[start]!);
     let end = start + 1;
     while (end < tokens.length && signOf(weights[end]!) === sign) end++;
-    const text = tokenizer.decode(tokens.slice(start, end));
-    if (options.color) out += (sign > 0 ? GREEN : sign < 0 ? RED : YELLOW) + text + RESET;
-    else out += sign > 0 ? `[[${text}]]` : sign < 0 ? `[-[${text}]-]` : text;
+    out += paint(tokenizer.decode(tokens.slice(start, end)), sign, options.color);
     start = end;
   }
   return out;
 }
 
+/** A run of consecutive tokens whose weights share a sign, decoded whole. */
+export interface WeightedSegment {
+  text: string;
+  weight: number;
+}
+
 /**
- * A datum shown as the sequence it was cut from: its input tokens plus the last target, with
- * the per-token `key` tensor (weights, advantages…) shifted back by one (the first token has 0).
- * Image chunks show as "@".
+ * A datum as the sequence it was cut from: its input tokens plus the last target, with the
+ * per-token `key` tensor (weights, advantages…) shifted back by one (the first token has 0), in
+ * runs of equal weight sign. Image chunks show as "@".
  */
-export function colorizeExample(datum: Datum, tokenizer: Tokenizer, options: { key?: string; color: boolean }): string {
-  const key = options.key ?? "weights";
+export function exampleSegments(datum: Datum, tokenizer: Tokenizer, key = "weights"): WeightedSegment[] {
   const values = datum.loss_fn_inputs[key]?.data;
   const targets = datum.loss_fn_inputs["target_tokens"]?.data;
   if (values === undefined || targets === undefined) {
-    throw new Error(`colorizeExample: the datum has no loss_fn_inputs.${values === undefined ? key : "target_tokens"}`);
+    throw new Error(`the datum has no loss_fn_inputs.${values === undefined ? key : "target_tokens"}`);
   }
-  const pieces: string[] = [];
+  const segments: WeightedSegment[] = [];
   let tokens: number[] = [];
   let weights: number[] = [];
   let pos = 0;
   const flush = (): void => {
-    if (tokens.length > 0) pieces.push(formatWeightedTokens(tokens, weights, tokenizer, options));
+    let start = 0;
+    while (start < tokens.length) {
+      const sign = signOf(weights[start]!);
+      let end = start + 1;
+      while (end < tokens.length && signOf(weights[end]!) === sign) end++;
+      segments.push({ text: tokenizer.decode(tokens.slice(start, end)), weight: weights[start]! });
+      start = end;
+    }
     tokens = [];
     weights = [];
   };
@@ -66,7 +76,7 @@ export function colorizeExample(datum: Datum, tokenizer: Tokenizer, options: { k
       }
     } else {
       flush();
-      pieces.push("@");
+      segments.push({ text: "@", weight: 0 });
       pos += chunk.expected_tokens ?? 0;
     }
   }
@@ -75,5 +85,21 @@ export function colorizeExample(datum: Datum, tokenizer: Tokenizer, options: { k
     weights.push(weightAt(pos));
   }
   flush();
-  return pieces.join("");
+  return segments;
+}
+
+/** colorize_example: the datum's segments coloured (or bracketed without colour) by weight sign. */
+export function colorizeExample(datum: Datum, tokenizer: Tokenizer, options: { key?: string; color: boolean }): string {
+  let segments: WeightedSegment[];
+  try {
+    segments = exampleSegments(datum, tokenizer, options.key);
+  } catch (err) {
+    throw new Error(`colorizeExample: ${(err as Error).message}`);
+  }
+  return segments.map(({ text, weight }) => paint(text, signOf(weight), options.color)).join("");
+}
+
+function paint(text: string, sign: Sign, color: boolean): string {
+  if (color) return (sign > 0 ? GREEN : sign < 0 ? RED : YELLOW) + text + RESET;
+  return sign > 0 ? `[[${text}]]` : sign < 0 ? `[-[${text}]-]` : text;
 }

@@ -3,7 +3,7 @@
 // Records are read tolerantly: Python-written ones lack our prompt/response text.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { readJsonl } from "../log/jsonl.ts";
+import { appendJsonl, readJsonl } from "../log/jsonl.ts";
 
 const ITERATION_RE = /^iteration_(\d+)$/;
 const SUMMARY_SUFFIX = "_rollout_summaries.jsonl";
@@ -145,6 +145,11 @@ export interface TrainingExample {
 }
 
 export const TRAIN_EXAMPLES_FILE = "train_examples.jsonl";
+
+/** Appends one example as a whole line, for the TUI's supervised example view. */
+export function appendTrainingExample(logDir: string, example: TrainingExample): void {
+  appendJsonl(join(logDir, TRAIN_EXAMPLES_FILE), example);
+}
 
 export function readTrainingExamples(logDir: string): TrainingExample[] {
   const path = join(logDir, TRAIN_EXAMPLES_FILE);

@@ -29,7 +29,7 @@ export const SupervisedConfigSchema = z.object({
   adam_eps: z.number().positive().default(1e-8).describe("Adam ε"),
   max_steps: z.number().int().positive().nullable().default(null).describe("stop after this many steps (default: num_epochs × batches)"),
   submit_ahead: z.number().int().min(0).default(1).describe("batches submitted before the oldest one's results are awaited (0 = no pipelining)"),
-  print_examples_every: z.number().int().min(0).default(1).describe("write the colourised first example of every Nth batch to logs.log (0 = never)"),
+  print_examples_every: z.number().int().min(0).default(1).describe("write the colourised first example of every Nth batch to logs.log and train_examples.jsonl (0 = never)"),
   behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("what to do when log_path already holds a run"),
   wandb_project: z.string().nullable().default(null).describe("accepted for compatibility; metrics stay in metrics.jsonl"),
   wandb_name: z.string().nullable().default(null).describe("accepted for compatibility"),

@@ -8,7 +8,8 @@
 // exactly there, with no batch trained twice and none skipped. (The Python loop records the batch
 // it just trained and saves after the next one was already queued; see spec §10.8.)
 import { performance } from "node:perf_hooks";
-import { colorizeExample } from "../display.ts";
+import { colorizeExample, exampleSegments } from "../display.ts";
+import { appendTrainingExample } from "../runs/transcripts.ts";
 import { buildEvaluators, runEvaluators, type EvalMetrics, type Evaluator, type EvaluatorBuilder } from "../eval/evaluators.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import type { Writable } from "../log/metrics.ts";
@@ -291,6 +292,7 @@ async function submitBatch(loop: Loop, position: LoopPosition): Promise<Submitte
   session.log.info(`submitted step=${step} epoch=${position.epoch} batch=${position.batch} sequences=${data.length} tokens=${metrics["num_tokens"]}`);
   if (loop.tokenizer !== null && config.print_examples_every > 0 && step % config.print_examples_every === 0) {
     session.log.info(`step ${step} first example (green: trained, yellow: context):\n${colorizeExample(data[0]!, loop.tokenizer, { color: true })}`);
+    appendTrainingExample(session.logDir, { step, segments: exampleSegments(data[0]!, loop.tokenizer) });
   }
   if (loop.evaluators.length > 0 && config.eval_every > 0 && step % config.eval_every === 0) {
     Object.assign(metrics, await timer.span("evals", () => runEvaluators(loop.evaluators, trainingClient)));

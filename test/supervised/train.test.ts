@@ -1,6 +1,7 @@
 // The supervised loop against fake clients: pipelining order, LR schedules, metrics, evaluators,
 // checkpoint records, signals, and resume (no batch trained twice or skipped, no duplicate rows).
 import { test } from "node:test";
+import { readTrainingExamples } from "../../src/runs/transcripts.ts";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -87,7 +88,7 @@ test("metrics: cookbook names, one row per step, learning rate follows the sched
     const t = tempDir();
     try {
       const svc = new FakeServiceClient();
-      await main(config(t.dir, { lr_schedule: schedule, learning_rate: 0.01 }), builderOf(new IdDataset(8, 2)), {
+      await main(config(t.dir, { lr_schedule: schedule, learning_rate: 0.01, print_examples_every: schedule === "linear" ? 2 : 0 }), builderOf(new IdDataset(8, 2)), {
         console: false,
         serviceClient: svc,
         tokenizer: syntheticByteTokenizer("bytes", []).tokenizer,
@@ -110,6 +111,14 @@ test("metrics: cookbook names, one row per step, learning rate follows the sched
         assert.ok(Math.abs((r["train_mean_nll"] as number) - 2 / (1 + s)) < 1e-6);
       });
       assert.deepEqual(svc.last.adam.map((a) => [a.beta1, a.beta2, a.eps]), Array.from({ length: 4 }, () => [0.9, 0.95, 1e-8]));
+      if (schedule === "linear") {
+        // The first example of each printed batch lands in train_examples.jsonl for the TUI.
+        const examples = readTrainingExamples(t.dir);
+        assert.deepEqual(examples.map((e) => e.step), [0, 2], "every 2nd batch logs its first example");
+        assert.equal(examples[0]!.step, 0);
+        assert.ok(examples[0]!.segments.some((seg) => seg.weight > 0), "a trained segment is present");
+        assert.ok(examples[0]!.segments.some((seg) => seg.weight === 0), "a context segment is present");
+      }
     } finally {
       t.cleanup();
     }

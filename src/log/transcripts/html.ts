@@ -139,7 +139,8 @@ ${logs}</div>
 function responsePreview(traj: TranscriptTrajectory, decode?: Decode): string {
   const conv = splitConversation(traj);
   let text: string;
-  if (conv !== null) text = conv.response.filter((m) => m.role === "assistant").map(messageText).join(" | ");
+  // The policy's turns: everything the env did not write (multi-turn envs may label earlier turns "player").
+  if (conv !== null) text = conv.response.filter((m) => !["user", "system", "tool"].includes(m.role)).map(messageText).join(" | ");
   else if (decode !== undefined) text = traj.transitions.map((t) => decode(t.ac.tokens)).join(" | ");
   else return "";
   const line = text.replace(/\s+/g, " ").trim();
