@@ -27,6 +27,7 @@ test("home lists recipes and runs with status, recipe, step and key metric", asy
     assert.ok(f.includes("q quit"));
     assertFits(f, 30, 100);
     await h.press("/");
+    await h.waitFor((f) => f.includes("/ ▏"), "filter input open");
     await h.press("rl-");
     const filtered = await h.waitFor((f) => f.includes("Runs (1 of 2"), "filtered runs");
     assert.ok(!filtered.includes("sl-run"));
@@ -94,8 +95,11 @@ test("dashboard follows appended metrics and the metric picker adds a chart", as
     await h.press("m");
     await h.waitFor((f) => f.includes("metrics (enter toggles"), "picker");
     await h.press("/");
+    await h.waitFor((f) => f.includes("esc closes): ▏"), "picker filter open");
     await h.press("forward");
+    await h.waitFor((f) => f.includes("esc closes): forward▏"), "picker filter typed");
     await h.press("\r");
+    await h.waitFor((f) => f.includes("esc closes): forward") && !f.includes("forward▏"), "picker filter closed");
     await h.press("\r");
     await h.waitFor((f) => f.includes("time/forward_backward  last"), "picked chart");
   } finally {
@@ -132,6 +136,7 @@ test("transcripts: sorted by reward, full text with rewards, filter, group view 
     assert.ok(f.includes("advantage"));
     assertFits(f, 30, 100);
     await h.press("/");
+    await h.waitFor((f) => f.includes("filter: ▏"), "transcript filter open");
     await h.press("tag:chat\r");
     await h.waitFor((f) => f.includes("4/8 trajectories"), "tag filter");
     await h.press("w");
