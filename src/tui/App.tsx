@@ -33,14 +33,17 @@ export function App(): ReactNode {
   else if (screen.name === "transcripts") body = <Transcripts key={screen.runDir} runDir={screen.runDir} step={screen.step} rows={bodyRows} width={width} />;
   else if (screen.name === "timing") body = <Timing key={screen.runDir} runDir={screen.runDir} step={screen.step} rows={bodyRows} width={width} />;
   else body = <Checkpoints key={screen.runDir} runDir={screen.runDir} rows={bodyRows} width={width} />;
+  // Vertical clipping only: a horizontal clip makes Ink re-slice and re-measure every line of
+  // every frame (slice-ansi + string-width, the largest cost of a dashboard redraw), while text
+  // already wraps or truncates to its box's width.
   return (
-    <Box flexDirection="column" width={width} height={rows} overflow="hidden">
+    <Box flexDirection="column" width={width} height={rows} overflowY="hidden">
       {/* The screen stays mounted under the help overlay so it keeps its state. */}
-      <Box flexDirection="column" height={bodyRows} overflow="hidden" display={state.help ? "none" : "flex"}>
+      <Box flexDirection="column" height={bodyRows} overflowY="hidden" display={state.help ? "none" : "flex"}>
         {body}
       </Box>
       {state.help ? (
-        <Box flexDirection="column" height={bodyRows} overflow="hidden">
+        <Box flexDirection="column" height={bodyRows} overflowY="hidden">
           <HelpOverlay screen={screen.name} rows={bodyRows} width={width} />
         </Box>
       ) : null}

@@ -63,8 +63,9 @@ export class ArithmeticTestDataset implements RLDataset {
     readonly renderer: RLRenderer,
     n: number,
     readonly groupSize: number,
+    maxOperand = ADDITION_MAX,
   ) {
-    const pairs = allAdditionPairs("test");
+    const pairs = allAdditionPairs("test", maxOperand);
     const stride = Math.max(1, Math.floor(pairs.length / Math.max(1, n)));
     this.problems = pairs
       .filter((_, i) => i % stride === 0)
@@ -87,7 +88,7 @@ export function arithmeticDatasetBuilder(options: ArithmeticDatasetOptions & { t
     async build() {
       const train = new ArithmeticDataset(options);
       const n = options.testProblems ?? 0;
-      const test = n > 0 ? new ArithmeticTestDataset(options.renderer, n, options.testGroupSize ?? 1) : null;
+      const test = n > 0 ? new ArithmeticTestDataset(options.renderer, n, options.testGroupSize ?? 1, options.maxOperand) : null;
       return { train, test };
     },
   };

@@ -197,3 +197,16 @@ export function sparkline(values: readonly number[], width: number): string {
   const hi = Math.max(...b.last);
   return b.last.map((v) => SPARKS[hi > lo ? Math.round(((v - lo) / (hi - lo)) * (SPARKS.length - 1)) : 3]).join("");
 }
+
+/**
+ * A plain-ASCII line with the same terminal width as `line`, or undefined when that cannot be
+ * promised. Ink measures every text node on every frame with string-width, which is slow on box
+ * drawing characters and escapes but instant on printable ASCII; the chart component lets Ink
+ * measure this stand-in and swaps the real line in when writing (ui/components/ChartText.tsx).
+ * Only the narrow symbols charts use (box drawing, blocks, geometric shapes) are replaced.
+ */
+export function asciiStandIn(line: string): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  const plain = line.replace(/\x1b\[[0-9;]*m/g, "").replace(/[\u2500-\u25ff]/g, "x");
+  return /^[\x20-\x7e]*$/.test(plain) ? plain : undefined;
+}

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -59,6 +60,15 @@ class Helpfulness {
  public:
   bool solo(int64_t t) const { return t < solo_until_.load(std::memory_order_relaxed); }
 
+  // COOKBOOK_POOL_ADAPT=0 keeps the helpers on however long they keep the caller waiting.
+  static bool enabled() {
+    static const bool on = [] {
+      const char* env = std::getenv("COOKBOOK_POOL_ADAPT");
+      return env == nullptr || std::string(env) != "0";
+    }();
+    return on;
+  }
+
   // Forget what was measured (a new thread count starts with helpers).
   void reset() {
     solo_until_.store(0, std::memory_order_relaxed);
@@ -71,7 +81,7 @@ class Helpfulness {
     elapsed_ += elapsed;
     waited_ += waited;
     if (elapsed_ < kWindowNs) return;
-    if (waited_ > kMaxWaitShare * static_cast<double>(elapsed_)) {
+    if (enabled() && waited_ > kMaxWaitShare * static_cast<double>(elapsed_)) {
       solo_until_.store(t_end + solo_ns_, std::memory_order_relaxed);
       solo_ns_ = std::min(solo_ns_ * 2, kMaxSoloNs);
     } else {

@@ -15,6 +15,7 @@ import { useServices, useUIActions, useUIState } from "../../state/contexts.tsx"
 import { editText, moveCursor, windowStart } from "../hooks/textEdit.ts";
 import { useRun, useRuns } from "../hooks/useRun.ts";
 import { useScreenKeys } from "../hooks/useScreenKeys.ts";
+import { ChartText } from "../components/ChartText.tsx";
 
 interface Picker {
   kind: "metric" | "overlay";
@@ -22,6 +23,13 @@ interface Picker {
   typing: boolean;
   cursor: number;
 }
+
+/**
+ * Charts follow new data at most this often (spec: 250–500 ms is enough for charts). Every Ink
+ * frame re-measures and re-tokenises all chart lines (tens of ms for a full screen), so frames
+ * per second, not rows per second, is what costs CPU while a run is tailed.
+ */
+export const CHART_REFRESH_MS = 250;
 
 /** Wall-clock seconds the run has been going (to its end when it ended), from run.json. */
 export function wallSeconds(state: RunState, now = Date.now()): number | undefined {
@@ -35,8 +43,12 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
   const services = useServices();
   const actions = useUIActions();
   const { overlays } = useUIState();
-  const snap = useRun(runDir);
-  const others = useRuns(useMemo(() => overlays.filter((d) => d !== runDir), [overlays, runDir]));
+  const refreshMs = Math.max(services.pollMs, CHART_REFRESH_MS);
+  const snap = useRun(runDir, refreshMs);
+  const others = useRuns(
+    useMemo(() => overlays.filter((d) => d !== runDir), [overlays, runDir]),
+    refreshMs,
+  );
   const [smooth, setSmooth] = useState(false);
   const [xAxis, setXAxis] = useState<XAxis>("step");
   const [showLog, setShowLog] = useState(true);
@@ -174,10 +186,14 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
     () =>
       charts
         .slice(0, grid.shown)
-        .map((key) => chartBlock(runsForCharts, { key, width: colWidth, rows: grid.chartRows, smoothing: smooth ? EMA_WEIGHT : 0, xAxis, cursorX, color })),
+        .map((key) => {
+          const lines = chartBlock(runsForCharts, { key, width: colWidth, rows: grid.chartRows, smoothing: smooth ? EMA_WEIGHT : 0, xAxis, cursorX, color });
+          // Split once here so ChartText's memo sees the same array until the chart changes.
+          return { title: lines[0], body: lines.slice(1) };
+        }),
     [charts, grid.shown, grid.chartRows, colWidth, runsForCharts, smooth, xAxis, cursorX, color],
   );
-  const gridRows: string[][][] = [];
+  const gridRows: (typeof blocks)[] = [];
   for (let i = 0; i < blocks.length; i += grid.columns) gridRows.push(blocks.slice(i, i + grid.columns));
 
   const pickerStart = picker ? windowStart(picker.cursor, pickerItems.length, pickerRows - 1) : 0;
@@ -200,17 +216,17 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
         {progress !== undefined ? progressBar(progress, Math.min(40, Math.max(12, width - 60))) : ""}
         <Text color={theme.muted}>{`  elapsed ${fmtDuration(elapsed)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}  x:${xAxis}  ${smooth ? "EMA on" : "raw"}${cursorStep !== undefined ? `  cursor step ${cursorStep} (t: transcripts)` : ""}`}</Text>
       </Text>
-      <Box flexDirection="column" height={chartArea} overflow="hidden">
+      <Box flexDirection="column" height={chartArea} overflowY="hidden">
         {charts.length === 0 ? <Text color={theme.muted}>{snap.rows.length === 0 ? "waiting for metrics.jsonl…" : "no numeric metrics"}</Text> : null}
         {gridRows.map((row, r) => (
           <Box key={r} flexDirection="row" height={grid.chartRows}>
             {row.map((block, c) => (
               <Box key={c} flexDirection="column" width={colWidth + (grid.columns > 1 ? 1 : 0)}>
                 <Text bold wrap="truncate">
-                  {block[0]}
+                  {block.title}
                 </Text>
                 {/* One node per chart: lines are already cut to the width, and Ink measures less. */}
-                <Text>{block.slice(1).join("\n")}</Text>
+                <ChartText lines={block.body} />
               </Box>
             ))}
           </Box>
