@@ -324,7 +324,9 @@ enum class Split { Rows, Cols, Depth };
 void gemm_openblas(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
                    const float* B, float beta, float* C) {
   const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
-  const int nt = active_threads();
+  // The partition follows the configured thread count, not the momentary one (solo mode), so a
+  // K-split sums in the same blocks on every run: same inputs, same bits, however busy the host.
+  const int nt = threads();
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   // One block per thread: every block repacks an operand, and on the training shapes 2 blocks ran
   // at 80-90 GFLOP per CPU-second where 6 blocks ran at 60-70. A helper that wakes late finds its

@@ -40,7 +40,9 @@ void parallel_for(ptrdiff_t n, F&& f) {
 template <class F>
 void parallel_range(ptrdiff_t n, ptrdiff_t min_chunk, F&& f) {
   if (n <= 0) return;
-  const ptrdiff_t t = active_threads();
+  // Chunk boundaries follow threads(), not active_threads(), so reductions over chunks give the
+  // same bits whether or not the pool is running solo; parallel_for adapts the execution.
+  const ptrdiff_t t = threads();
   ptrdiff_t chunks = std::min<ptrdiff_t>((n + min_chunk - 1) / min_chunk, 4 * t);
   if (t == 1 || chunks <= 1) {
     f(ptrdiff_t{0}, n, 0);
