@@ -29,7 +29,7 @@ const child = spawn(
   ["--import", "tsx", "--test", "--test-reporter=tap", "--test-concurrency=2", "--test-timeout=600000", ...files],
   { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "0" } },
 );
-const counts = { pass: 0, fail: 0, skipped: 0 };
+const counts = { pass: 0, fail: 0, cancelled: 0, skipped: 0 };
 let pending = "";
 child.stdout.on("data", (chunk) => {
   process.stdout.write(chunk);

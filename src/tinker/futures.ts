@@ -35,8 +35,9 @@ export function combineFutures<A, B>(futures: TinkerFuture<A>[], combine: (value
 /** Rejects with TimeoutError after `ms` without cancelling the underlying work. */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    // Not unref'd: a caller awaiting a result with a deadline must get the TimeoutError even when
+    // nothing else keeps the process alive; the timer is cleared as soon as the work settles.
     const timer = setTimeout(() => reject(new TimeoutError(`result not ready after ${ms} ms (the request keeps running)`)), ms);
-    timer.unref?.();
     promise.then(
       (v) => {
         clearTimeout(timer);
