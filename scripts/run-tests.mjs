@@ -37,12 +37,13 @@ child.stdout.on("data", (chunk) => {
   const lines = pending.split("\n");
   pending = lines.pop() ?? "";
   for (const line of lines) {
-    const match = /^# (pass|fail|skipped) (\d+)$/.exec(line.trim());
+    const match = /^# (pass|fail|cancelled|skipped) (\d+)$/.exec(line.trim());
     if (match) counts[match[1]] = Number(match[2]);
   }
 });
 child.on("close", (code) => {
   const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : "";
-  console.log(`\ntests: ${counts.pass} passed, ${counts.fail} failed${skipped}`);
+  // A test cancelled by its file (a promise left pending, a timeout) did not pass: count it as failed.
+  console.log(`\ntests: ${counts.pass} passed, ${counts.fail + counts.cancelled} failed${skipped}`);
   process.exit(code ?? 1);
 });
