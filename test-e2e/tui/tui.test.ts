@@ -63,7 +63,9 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
   // Warm tsx's compile cache first: on a fresh clone the first start compiles every module, which
   // on a loaded 2-core machine can take longer than the home-screen wait below.
   spawnSync(process.execPath, ["bin/cookbook.js", "recipes"], { cwd: REPO, encoding: "utf8" });
-  tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "42", "-e", `COOKBOOK_LOG_ROOT=${root}`, "-c", REPO, `node bin/cookbook.js; sleep 600`);
+  // CI=true (as .ci/run sets it) makes Ink skip every frame but the last; this test is a person
+  // at a terminal, so the UI runs with CI switched off.
+  tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "42", "-e", `COOKBOOK_LOG_ROOT=${root}`, "-c", REPO, `env CI=0 CONTINUOUS_INTEGRATION=0 node bin/cookbook.js; sleep 600`);
   try {
     await waitFor((s) => s.includes("Recipes (") && s.includes("? help"), "home screen", 120_000);
     await sleep(1000);
