@@ -27,6 +27,23 @@ export function requireLogprobs(ac: TokensWithLogprobs): number[] {
 export interface TokenCompleter {
   /** `maxTokens` caps this one call; the completer's own cap still applies (the smaller wins). */
   complete(modelInput: ModelInput, stop: StopCondition, options?: { maxTokens?: number }): Promise<TokensWithLogprobs>;
+  /**
+   * A completer for one member of a group whose sampling seed depends only on `key` (and the
+   * parent's seed), so concurrent rollouts draw the same tokens whatever order they finish in.
+   */
+  fork?(key: number): TokenCompleter;
+}
+
+/** Mixes integers into a 31-bit seed (splitmix32-style avalanche; stable across platforms). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x9e3779b9;
+  for (const part of parts) {
+    h = Math.imul(h ^ (part | 0), 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+  }
+  return h >>> 1;
 }
 
 export interface MessageCompleter {
@@ -35,12 +52,22 @@ export interface MessageCompleter {
 
 /** Samples one completion per call; `contextWindow`, when known, shrinks max_tokens so prompt + generation fit. */
 export class TinkerTokenCompleter implements TokenCompleter {
+  /** Calls made so far: the n-th call of a seeded completer samples with seed mix(seed, n). */
+  private calls = 0;
+
   constructor(
     readonly samplingClient: SamplingClient,
     readonly maxTokens: number,
     readonly temperature = 1.0,
     readonly contextWindow?: number,
+    /** When set, every call is seeded (reproducible runs); unseeded calls use the sampler's entropy. */
+    readonly seed?: number,
   ) {}
+
+  fork(key: number): TinkerTokenCompleter {
+    if (this.seed === undefined) return this;
+    return new TinkerTokenCompleter(this.samplingClient, this.maxTokens, this.temperature, this.contextWindow, mixSeed(this.seed, key));
+  }
 
   async complete(modelInput: ModelInput, stop: StopCondition, options: { maxTokens?: number } = {}): Promise<TokensWithLogprobs> {
     let maxTokens = options.maxTokens !== undefined ? Math.min(this.maxTokens, options.maxTokens) : this.maxTokens;
@@ -51,7 +78,13 @@ export class TinkerTokenCompleter implements TokenCompleter {
         throw new Error(`prompt length (${promptLength}) fills the context window (${this.contextWindow}); no room for generation`);
       }
     }
-    const response = await this.samplingClient.sample(modelInput, 1, { stop, max_tokens: maxTokens, temperature: this.temperature });
+    const seed = this.seed === undefined ? undefined : mixSeed(this.seed, this.calls++);
+    const response = await this.samplingClient.sample(modelInput, 1, {
+      stop,
+      max_tokens: maxTokens,
+      temperature: this.temperature,
+      ...(seed === undefined ? {} : { seed }),
+    });
     const seq = response.sequences[0];
     if (seq === undefined) throw new Error("sampler returned no sequences for a request of 1 sample");
     return { tokens: seq.tokens, logprobs: seq.logprobs ?? null, stopReason: seq.stop_reason };

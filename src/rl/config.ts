@@ -31,7 +31,7 @@ export const RLConfigSchema = z.object({
   max_tokens: z.number().int().positive().describe("maximum sampled tokens per turn"),
   temperature: z.number().positive().default(1.0).describe("sampling temperature (1.0 keeps sampler and trainer logprobs comparable)"),
   lora_rank: z.number().int().positive().default(32).describe("LoRA rank of the trained adapter"),
-  seed: z.number().int().default(0).describe("seed for the adapter's initialization"),
+  seed: z.number().int().default(0).describe("seed of the adapter's initialization and of rollout sampling"),
   loss_fn: RLLossFnSchema.default("importance_sampling").describe("server-side policy-gradient loss"),
   loss_fn_config: z.record(z.string(), z.number()).nullable().default(null).describe("loss parameters, e.g. clip thresholds"),
   num_substeps: z.number().int().positive().default(1).describe("optimizer steps per iteration (the batch is split this many ways)"),

@@ -61,6 +61,11 @@ export function toRolloutError(err: unknown): RolloutError {
   return { errorType: errorTypeName(err), errorMessage: err instanceof Error ? err.message : String(err) };
 }
 
+/** Each member (and each retry of it) samples with its own seed stream when the policy is seeded. */
+function policyForSlot(policy: TokenCompleter, slot: number, attempt: number): TokenCompleter {
+  return policy.fork === undefined ? policy : policy.fork(slot * 1009 + attempt);
+}
+
 /** A group given up on by a tolerant strategy; carries every error seen while trying. */
 export class RolloutGroupError extends Error {
   constructor(
@@ -92,7 +97,7 @@ export class FailFast implements RolloutStrategy {
 
   async execute(builder: EnvGroupBuilder, policy: TokenCompleter): Promise<RolloutResult> {
     const envs = await builder.makeEnvs();
-    const trajectories = await Promise.all(envs.map((env) => doSingleRollout(policy, env)));
+    const trajectories = await Promise.all(envs.map((env, slot) => doSingleRollout(policyForSlot(policy, slot, 0), env)));
     return { trajectories, envs, errors: [] };
   }
 }
@@ -111,11 +116,14 @@ export class RetryOnFailure implements RolloutStrategy {
     type Outcome = { slot: number; env: Env } & ({ ok: true; traj: Trajectory } | { ok: false; error: unknown });
     const pending = new Map<number, Promise<Outcome & { id: number }>>();
     let nextId = 0;
+    const attempts = new Map<number, number>();
     const launch = (slot: number, env: Env) => {
       const id = nextId++;
+      const attempt = attempts.get(slot) ?? 0;
+      attempts.set(slot, attempt + 1);
       pending.set(
         id,
-        doSingleRollout(policy, env).then(
+        doSingleRollout(policyForSlot(policy, slot, attempt), env).then(
           (traj) => ({ id, slot, env, ok: true as const, traj }),
           (error: unknown) => ({ id, slot, env, ok: false as const, error }),
         ),
@@ -218,6 +226,8 @@ export class RolloutErrorCounter {
 export interface GroupRolloutOptions {
   maxTokens: number;
   temperature?: number;
+  /** Seed of this group's sampling; unset samples unseeded. */
+  seed?: number;
   removeConstantRewardGroups?: boolean;
   strategy?: RolloutStrategy;
   errorCounter?: RolloutErrorCounter;
@@ -235,7 +245,7 @@ export async function doGroupRolloutAndFilterConstantReward(
   options: GroupRolloutOptions,
 ): Promise<TrajectoryGroup | null> {
   const strategy = options.strategy ?? new FailFast();
-  const policy = new TinkerTokenCompleter(samplingClient, options.maxTokens, options.temperature ?? 1.0);
+  const policy = new TinkerTokenCompleter(samplingClient, options.maxTokens, options.temperature ?? 1.0, undefined, options.seed);
   let group: TrajectoryGroup;
   try {
     group = await doGroupRollout(builder, policy, strategy);

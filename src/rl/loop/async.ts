@@ -17,6 +17,7 @@ import {
   samplerAfterStep,
   writeTranscripts,
   type Ctx,
+  type GroupKey,
   type ModeResult,
   type TrainOutcome,
 } from "./context.ts";
@@ -50,9 +51,14 @@ export async function doAsyncTraining(ctx: Ctx): Promise<ModeResult> {
   };
   launchEval(samplingClient, samplingStep);
 
+  // Each builder's place in the data stream seeds its sampling; a requeued builder samples anew.
+  const groupKeys = new WeakMap<EnvGroupBuilder, GroupKey>();
   const dataloader = (async () => {
     for (let i = ctx.startBatch; i < ctx.endBatch && !trainingDone; i++) {
-      for (const builder of ctx.dataset.getBatch(i)) await builderQueue.put(builder);
+      for (const [index, builder] of ctx.dataset.getBatch(i).entries()) {
+        groupKeys.set(builder, { batch: i, index });
+        await builderQueue.put(builder);
+      }
     }
     dataExhausted = true;
     for (let w = 0; w < numWorkers; w++) builderQueue.putNowait(SHUTDOWN);
@@ -70,7 +76,7 @@ export async function doAsyncTraining(ctx: Ctx): Promise<ModeResult> {
         const step = samplingStep;
         const client = samplingClient;
         const t0 = performance.now();
-        const group = await rollout(client, builder);
+        const group = await rollout(client, builder, groupKeys.get(builder) ?? { batch: step, index: 0 });
         groupQueue.putNowait(group === null ? null : { group, builder, samplingClientStep: step, samplingTimeSeconds: (performance.now() - t0) / 1000 });
       }
     } finally {
@@ -84,7 +90,11 @@ export async function doAsyncTraining(ctx: Ctx): Promise<ModeResult> {
   const batcher = new OffPolicyBatcher({
     maxStepsOffPolicy: asyncConfig.max_steps_off_policy,
     groupsPerBatch: asyncConfig.groups_per_batch,
-    requeue: (builder) => void builderQueue.put(builder),
+    requeue: (builder) => {
+      const key = groupKeys.get(builder);
+      if (key !== undefined) groupKeys.set(builder, { ...key, attempt: (key.attempt ?? 0) + 1 });
+      void builderQueue.put(builder);
+    },
     dataExhausted: () => dataExhausted,
   });
 

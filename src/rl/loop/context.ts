@@ -9,6 +9,7 @@ import { iterationDir, writeRolloutSummaries } from "../../log/transcripts/rollo
 import { trajectoryText, type Decode, type SummaryGroup } from "../../log/transcripts/types.ts";
 import { checkpointName } from "../../runs/checkpoints.ts";
 import type { RunControl } from "../../runs/control.ts";
+import { mixSeed } from "../../completers.ts";
 import type { SamplingClient, TrainingClient } from "../../tinker/clients.ts";
 import type { Datum } from "../../tinker/types.ts";
 import { saveCheckpoint, type CheckpointManager } from "../checkpoints.ts";
@@ -202,13 +203,26 @@ export async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<
   return false;
 }
 
-export type Rollout = (samplingClient: SamplingClient, builder: EnvGroupBuilder) => Promise<TrajectoryGroup | null>;
+/** Where a group sits in the data stream: its batch, its index in the batch, and how often it was requeued. */
+export interface GroupKey {
+  batch: number;
+  index: number;
+  attempt?: number;
+}
+
+export type Rollout = (samplingClient: SamplingClient, builder: EnvGroupBuilder, key: GroupKey) => Promise<TrajectoryGroup | null>;
+
+/** The run's seed and the group's place in the data fix its samples, so a rerun samples the same tokens. */
+export function groupSeed(runSeed: number, key: GroupKey): number {
+  return mixSeed(runSeed, key.batch, key.index, key.attempt ?? 0);
+}
 
 export function rolloutFn(ctx: Ctx, removeConstant: boolean): Rollout {
-  return (samplingClient, builder) =>
+  return (samplingClient, builder, key) =>
     doGroupRolloutAndFilterConstantReward(samplingClient, builder, {
       maxTokens: ctx.config.max_tokens,
       temperature: ctx.config.temperature,
+      seed: groupSeed(ctx.config.seed, key),
       removeConstantRewardGroups: removeConstant,
       strategy: ctx.strategy,
       errorCounter: ctx.errorCounter,

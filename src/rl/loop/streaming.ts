@@ -119,9 +119,9 @@ export async function doSyncStreamingTraining(ctx: Ctx): Promise<ModeResult> {
     }
     const queue = new AsyncQueue<GroupItem>();
     const sampler = samplingClient;
-    const workers = builders.map(async (builder) => {
+    const workers = builders.map(async (builder, index) => {
       const t0 = performance.now();
-      const group = await rollout(sampler, builder);
+      const group = await rollout(sampler, builder, { batch: iBatch, index });
       queue.putNowait(group === null ? null : { group, builder, samplingClientStep: iBatch, samplingTimeSeconds: (performance.now() - t0) / 1000 });
     });
     // A rollout that throws (fail-fast) must end the step instead of leaving it waiting on the queue.

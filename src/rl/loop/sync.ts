@@ -25,7 +25,7 @@ export async function doSyncTraining(ctx: Ctx): Promise<ModeResult> {
     if (evalDue(ctx, iBatch)) Object.assign(metrics, await timer.span("run_evals", () => runEvaluations(ctx, samplingClient, iBatch)));
     const builders = ctx.dataset.getBatch(iBatch);
     const sampler = samplingClient;
-    const results = await timer.span("sampling", () => Promise.all(builders.map((b) => rollout(sampler, b))));
+    const results = await timer.span("sampling", () => Promise.all(builders.map((b, index) => rollout(sampler, b, { batch: iBatch, index }))));
     let kept: { group: TrajectoryGroup; tags: string[]; samplingClientStep: number }[] = [];
     results.forEach((group, i) => {
       if (group !== null) kept.push({ group, tags: builders[i].loggingTags(), samplingClientStep: iBatch });
