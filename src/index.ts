@@ -21,7 +21,7 @@ export { getTokenizer, registerTokenizer } from "./tokenizers/index.ts";
 export type { Tokenizer } from "./tokenizers/types.ts";
 export { getRenderer, registerRenderer } from "./renderers/index.ts";
 export type { Message, TrainOnWhat } from "./renderers/index.ts";
-export { getRecommendedRendererName } from "./model_info.ts";
+export { getRecommendedRendererName } from "./modelInfo.ts";
 export { conversationToDatum, datumFromModelInputWeights } from "./supervised/common.ts";
 export { TinkerTokenCompleter, TinkerMessageCompleter } from "./completers.ts";
 

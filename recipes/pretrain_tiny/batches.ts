@@ -1,7 +1,7 @@
 // Turns the synthetic document stream into next-token-prediction batches for EngineModel: each
 // document is its own sequence (BOS … EOS), and a batch takes documents until a token budget.
 import type { SequenceInput } from "../../src/engine/model/model.ts";
-import type { ByteLevelBpeEncoder } from "../../src/tokenizer_training/encoder.ts";
+import type { ByteLevelBpeEncoder } from "../../src/tokenizerTraining/encoder.ts";
 
 export interface TokenBatch {
   sequences: SequenceInput[];

@@ -1,7 +1,7 @@
 // Batched greedy decoding straight on an EngineModel (KV cache, no sampler or worker), used to
 // watch the tiny model learn: held-out addition accuracy and sample continuations.
 import type { EngineModel } from "../../src/engine/model/model.ts";
-import type { ByteLevelBpeEncoder } from "../../src/tokenizer_training/encoder.ts";
+import type { ByteLevelBpeEncoder } from "../../src/tokenizerTraining/encoder.ts";
 import {
   ARITHMETIC_FEWSHOT_PREFIX, ROLE_COLON_STOP, additionQuestion, renderRoleColonPrompt,
 } from "../../src/data/synthetic/index.ts";

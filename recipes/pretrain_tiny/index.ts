@@ -15,7 +15,7 @@ import { loadModelDir } from "../../src/engine/loadModel.ts";
 import { parseModelConfig, type ModelConfig } from "../../src/engine/model/config.ts";
 import { EngineModel } from "../../src/engine/model/model.ts";
 import { withRun } from "../../src/runs/session.ts";
-import { ByteLevelBpeEncoder, ENDOFTEXT, readTrainedBpe } from "../../src/tokenizer_training/index.ts";
+import { ByteLevelBpeEncoder, ENDOFTEXT, readTrainedBpe } from "../../src/tokenizerTraining/index.ts";
 import { BatchStream, documentTokens, makeBatch } from "./batches.ts";
 import { exportHfModel } from "./export.ts";
 import { evaluateAddition, greedyContinuations } from "./greedy.ts";
@@ -42,7 +42,7 @@ export const configSchema = z.object({
   log_path: z.string().default("/tmp/tinker-examples/pretrain_tiny").describe("Run directory (metrics.jsonl, logs.log, run.json)"),
   behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already has a run"),
   output_dir: z.string().default("").describe("Where the final Hugging Face model folder goes (empty: <log_path>/model)"),
-  tokenizer_dir: z.string().default(SHIPPED_TOKENIZER).describe("Folder with the tokenizer.json to train with (scripts/make_fixtures.ts makes it)"),
+  tokenizer_dir: z.string().default(SHIPPED_TOKENIZER).describe("Folder with the tokenizer.json to train with (scripts/makeFixtures.ts makes it)"),
   init_from: z
     .string()
     .default("")
@@ -143,7 +143,7 @@ function loadInitModel(dir: string, vocabSize: number, specialId: number): { con
 async function main(config: PretrainTinyConfig, context?: RecipeContext): Promise<void> {
   const tokenizerFile = path.join(config.tokenizer_dir, "tokenizer.json");
   if (!fs.existsSync(tokenizerFile)) {
-    throw new Error(`tokenizer_dir=${config.tokenizer_dir}: ${tokenizerFile} does not exist (make it with npx tsx scripts/make_fixtures.ts --only tokenizer)`);
+    throw new Error(`tokenizer_dir=${config.tokenizer_dir}: ${tokenizerFile} does not exist (make it with npx tsx scripts/makeFixtures.ts --only tokenizer)`);
   }
   const bpe = readTrainedBpe(config.tokenizer_dir);
   const encoder = new ByteLevelBpeEncoder(bpe);

@@ -17,7 +17,7 @@ import { getTextContent } from "../../src/renderers/content.ts";
 import { appendCheckpoint, checkpointName, getLastCheckpoint } from "../../src/runs/checkpoints.ts";
 import { withRun } from "../../src/runs/session.ts";
 import { createServiceClient } from "../../src/service.ts";
-import { resolveRendererName } from "../../src/supervised/dataset_spec.ts";
+import { resolveRendererName } from "../../src/supervised/datasetSpec.ts";
 import { truncateMetricsFrom } from "../../src/supervised/resume.ts";
 import { seededShuffle } from "../../src/supervised/shuffle.ts";
 import type { TrainingClient } from "../../src/tinker/clients.ts";

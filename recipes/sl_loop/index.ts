@@ -14,7 +14,7 @@ import { withRun } from "../../src/runs/session.ts";
 import { createServiceClient } from "../../src/service.ts";
 import { computeMeanNll, conversationToDatum } from "../../src/supervised/common.ts";
 import { readConversationFile } from "../../src/supervised/conversationFile.ts";
-import { resolveRendererName } from "../../src/supervised/dataset_spec.ts";
+import { resolveRendererName } from "../../src/supervised/datasetSpec.ts";
 import { truncateMetricsFrom } from "../../src/supervised/resume.ts";
 import { seededShuffle } from "../../src/supervised/shuffle.ts";
 import type { TrainingClient } from "../../src/tinker/clients.ts";

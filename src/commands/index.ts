@@ -5,7 +5,7 @@ import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
 import { serveCommand } from "./serve.ts";
 import type { CookbookCommand } from "./types.ts";
-import { vizDataCommand } from "./viz-data.ts";
+import { vizDataCommand } from "./vizData.ts";
 import { watchCommand } from "./watch.ts";
 
 export const commands: CookbookCommand[] = [

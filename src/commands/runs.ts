@@ -1,7 +1,7 @@
 // `cookbook runs [dir]`: the run directories under dir (default log root) with status and metrics.
 import { discoverRuns } from "../runs/discovery.ts";
 import { defaultLogRoot, expandLogPath } from "../runs/paths.ts";
-import { formatRunsTable, runsAsJson } from "./runs-table.ts";
+import { formatRunsTable, runsAsJson } from "./runsTable.ts";
 import { defineCommand } from "./types.ts";
 
 export function printRuns(root: string, json: boolean): void {

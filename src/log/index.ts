@@ -10,6 +10,6 @@ export {
   formatMetricsTable,
   readMetrics,
 } from "./metrics.ts";
-export { type LogLevel, RunLog } from "./run-log.ts";
+export { type LogLevel, RunLog } from "./runLog.ts";
 export { JsonlTailReader } from "./tail.ts";
 export { StepTimer } from "./timing.ts";

@@ -3,7 +3,7 @@ export { type CheckpointRecord, CHECKPOINTS_FILE, appendCheckpoint, checkpointNa
 export { type RunControl, type RunControlOptions, type RunSignalAction, SIGNAL_FOR_ACTION, installRunControl, signalRun } from "./control.ts";
 export { MAIN_METRIC_KEYS, type RunSummary, type TrainingKind, discoverRuns, inferTrainingKind, isRunDir, readLastJsonlRecord, summarizeRun } from "./discovery.ts";
 export { type DisplayStatus, HEARTBEAT_STALE_MS, type RunState, isPidAlive, runState } from "./liveness.ts";
-export { type CheckLogDirOptions, type LogDirOutcome, RUN_FILES, RefusedDeleteError, checkLogDir, deleteRefusal, deleteRunDir } from "./log-dir.ts";
+export { type CheckLogDirOptions, type LogDirOutcome, RUN_FILES, RefusedDeleteError, checkLogDir, deleteRefusal, deleteRunDir } from "./logDir.ts";
 export {
   DEFAULT_HEARTBEAT_MS,
   type ManifestHandle,
@@ -31,4 +31,4 @@ export {
   readTranscripts,
   withGroupAdvantages,
 } from "./transcripts.ts";
-export { removeCheckpointRecord } from "./checkpoint-edit.ts";
+export { removeCheckpointRecord } from "./checkpointEdit.ts";

@@ -3,9 +3,9 @@
 // exit path (completed, failed, stopped by signal).
 import type { LogDirBehavior } from "../config/common.ts";
 import { MetricsLogger, type Writable } from "../log/metrics.ts";
-import { RunLog } from "../log/run-log.ts";
+import { RunLog } from "../log/runLog.ts";
 import { type RunControl, installRunControl } from "./control.ts";
-import { checkLogDir, type CheckLogDirOptions } from "./log-dir.ts";
+import { checkLogDir, type CheckLogDirOptions } from "./logDir.ts";
 import { DEFAULT_HEARTBEAT_MS, type ManifestHandle, type RunStatus, startManifest } from "./manifest.ts";
 import { expandLogPath } from "./paths.ts";
 

@@ -25,7 +25,7 @@ import { getTokenizer } from "../tokenizers/index.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { computeBpb, computeMeanNll } from "./common.ts";
 import { SupervisedConfigSchema, type SupervisedConfig, type SupervisedConfigInput } from "./config.ts";
-import { NLLEvaluator } from "./nll_evaluator.ts";
+import { NLLEvaluator } from "./nllEvaluator.ts";
 import { positionOf, resumeStep, truncateMetricsFrom, type LoopPosition } from "./resume.ts";
 import type { SupervisedDataset, SupervisedDatasetBuilder } from "./types.ts";
 

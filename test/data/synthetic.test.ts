@@ -8,7 +8,7 @@ import {
   generatePersonaChats, guessNumberGame, guessNumberPrefix, isHeldOutPair, renderRoleColonDocument, renderRoleColonPrompt, takeDocuments,
   type Conversation,
 } from "../../src/data/synthetic/index.ts";
-import { fixtureDataFiles } from "../../src/data/synthetic/fixture_files.ts";
+import { fixtureDataFiles } from "../../src/data/synthetic/fixtureFiles.ts";
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures");
 
@@ -164,7 +164,7 @@ test("persona chats: deterministic, every answer in the pirate voice, correct su
 test("shipped fixtures/data files are exactly what the generator produces", () => {
   for (const f of fixtureDataFiles()) {
     const file = path.join(FIXTURES, "data", f.name);
-    assert.ok(fs.existsSync(file), `${file} is missing; run npx tsx scripts/make_fixtures.ts`);
+    assert.ok(fs.existsSync(file), `${file} is missing; run npx tsx scripts/makeFixtures.ts`);
     assert.equal(fs.readFileSync(file, "utf8"), f.lines.join("\n") + "\n", `${f.name} differs from a fresh generation`);
     for (const line of f.lines.slice(0, 50)) {
       const rec = JSON.parse(line) as Record<string, unknown>;

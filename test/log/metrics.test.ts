@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatValue } from "../../src/log/format.ts";
 import { MetricsLogger, formatMetricsTable, readMetrics } from "../../src/log/metrics.ts";
-import { RunLog } from "../../src/log/run-log.ts";
+import { RunLog } from "../../src/log/runLog.ts";
 import { tempDir } from "./helpers.ts";
 
 test("MetricsLogger writes config.json (indent 2) and one flat line per step", () => {

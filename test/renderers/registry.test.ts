@@ -18,7 +18,7 @@ import {
   unregisterModelAttributes,
   UnknownModelError,
   warnIfRendererNotRecommended,
-} from "../../src/model_info.ts";
+} from "../../src/modelInfo.ts";
 import { packagedTokenizer } from "./helpers.ts";
 import { kimiTokenizer } from "./setups.ts";
 

@@ -7,7 +7,7 @@ import { readManifest, startManifest, writeManifest } from "../../src/runs/manif
 import { isPidAlive, runState } from "../../src/runs/liveness.ts";
 import { REPO, spawnTs, tempDir, waitForExit, waitForOutput } from "./helpers.ts";
 
-const CHILD = join(REPO, "test/runs/fixtures/manifest-child.ts");
+const CHILD = join(REPO, "test/runs/fixtures/manifestChild.ts");
 
 test("startManifest writes run.json, refreshes the heartbeat, and finish records the status", async () => {
   const dir = tempDir();

@@ -2,7 +2,7 @@
 // number and word tasks, addition, and guess-the-number games. Every answer is short and
 // determined by the question, so a few-million-parameter model can learn the lot.
 import { additionConversation, type Split } from "./arithmetic.ts";
-import { guessNumberGame } from "./guess_number.ts";
+import { guessNumberGame } from "./guessNumber.ts";
 import type { Prng } from "./prng.ts";
 import type { ChatMessage, Conversation } from "./types.ts";
 import { ASSISTANT_NAME, COMMON_WORDS, CREATURES, TOWNS, WORLD_NAME } from "./world.ts";

@@ -3,9 +3,9 @@
 // because it is the skill RL recipes start from and the hardest one for a tiny model.
 import { additionConversation, additionDrill, type Split } from "./arithmetic.ts";
 import { chatOfKind, type ChatKind } from "./chats.ts";
-import { guessNumberPrefix } from "./guess_number.ts";
+import { guessNumberPrefix } from "./guessNumber.ts";
 import { Prng } from "./prng.ts";
-import { renderRoleColonDocument } from "./role_colon_text.ts";
+import { renderRoleColonDocument } from "./roleColonText.ts";
 import type { Conversation } from "./types.ts";
 
 export interface CorpusMix {

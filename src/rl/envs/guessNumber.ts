@@ -6,7 +6,7 @@
 //    so an episode's total is 1 when the number is found and partial credit for narrowing it —
 //    a dense signal that a small model can climb from its first steps.
 // An answer that is not "Guess: <integer>" ends the episode with `formatPenalty`.
-import { GUESS_MAX_TURNS, GUESS_SYSTEM_PROMPT, GUESS_UPPER_BOUND } from "../../data/synthetic/guess_number.ts";
+import { GUESS_MAX_TURNS, GUESS_SYSTEM_PROMPT, GUESS_UPPER_BOUND } from "../../data/synthetic/guessNumber.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
 import { EnvFromMessageEnv, type MessageEnv, type MessageStepResult } from "../messageEnv.ts";
 import { messageText, type Message, type RLRenderer } from "../renderer.ts";

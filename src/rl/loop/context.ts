@@ -2,7 +2,7 @@
 // checkpoint cadence, the non-streaming train step, transcripts, and the per-iteration epilogue
 // (metrics record, SIGUSR1/SIGINT handling).
 import type { MetricsLogger } from "../../log/metrics.ts";
-import type { RunLog } from "../../log/run-log.ts";
+import type { RunLog } from "../../log/runLog.ts";
 import type { StepTimer } from "../../log/timing.ts";
 import { iterationHtmlPath, writeRolloutHtml } from "../../log/transcripts/html.ts";
 import { iterationDir, writeRolloutSummaries } from "../../log/transcripts/rolloutSummaries.ts";

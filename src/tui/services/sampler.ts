@@ -2,7 +2,7 @@
 // API (embedded engine by default). Any failure comes back as the engine's own message.
 import { createServiceClient } from "../../service.ts";
 import { TinkerMessageCompleter } from "../../completers.ts";
-import { getRecommendedRendererName } from "../../model_info.ts";
+import { getRecommendedRendererName } from "../../modelInfo.ts";
 import { getRenderer, getTextContent, type Message } from "../../renderers/index.ts";
 import { getTokenizer } from "../../tokenizers/index.ts";
 import type { CheckpointRecord } from "../../runs/index.ts";

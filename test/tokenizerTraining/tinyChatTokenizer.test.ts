@@ -4,8 +4,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { AutoTokenizer } from "@huggingface/transformers";
-import { buildTokenizerJson, ByteLevelBpeEncoder, readTrainedBpe } from "../../src/tokenizer_training/index.ts";
-import { trainTinyChatTokenizer } from "../../src/tokenizer_training/tiny_chat.ts";
+import { buildTokenizerJson, ByteLevelBpeEncoder, readTrainedBpe } from "../../src/tokenizerTraining/index.ts";
+import { trainTinyChatTokenizer } from "../../src/tokenizerTraining/tinyChat.ts";
 import { renderRoleColonDocument, renderRoleColonPrompt, type Conversation } from "../../src/data/synthetic/index.ts";
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "models", "tiny-chat");

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { runEvaluators, type SamplingClientEvaluator, type TrainingClientEvaluator } from "../../src/eval/evaluators.ts";
-import { NLLEvaluator } from "../../src/supervised/nll_evaluator.ts";
+import { NLLEvaluator } from "../../src/supervised/nllEvaluator.ts";
 import { syntheticByteTokenizer } from "../renderers/helpers.ts";
 import { FakeStore, FakeTrainingClient, IdDataset, idDatum } from "./fakes.ts";
 

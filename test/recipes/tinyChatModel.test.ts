@@ -12,7 +12,7 @@ import { getKernels } from "../../src/engine/kernels/index.ts";
 import { loadModelDir } from "../../src/engine/loadModel.ts";
 import { EngineModel } from "../../src/engine/model/model.ts";
 import { readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
-import { ByteLevelBpeEncoder, readTrainedBpe } from "../../src/tokenizer_training/index.ts";
+import { ByteLevelBpeEncoder, readTrainedBpe } from "../../src/tokenizerTraining/index.ts";
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "models", "tiny-chat");
 

@@ -1,7 +1,7 @@
 // One `dataset=` value for recipes: a JSONL file of conversations, a local parquet file/folder, a
 // Hugging Face hub id, or a short name the cookbook knows (no_robots, tulu3).
 import { z } from "zod";
-import { getRecommendedRendererName, UnknownModelError } from "../model_info.ts";
+import { getRecommendedRendererName, UnknownModelError } from "../modelInfo.ts";
 import { FromConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
 import type { ChatDatasetCommonConfigInput, SupervisedDatasetBuilder } from "./types.ts";

@@ -1,8 +1,8 @@
 // The tokenizer of fixtures/models/tiny-chat: byte-level BPE trained on the same synthetic
 // role_colon corpus the model is pretrained on.
 import { corpusDocuments, type CorpusMix } from "../data/synthetic/corpus.ts";
-import { trainBpe, PieceCounter, type TrainedBpe } from "./bpe_trainer.ts";
-import { ENDOFTEXT } from "./hf_files.ts";
+import { trainBpe, PieceCounter, type TrainedBpe } from "./bpeTrainer.ts";
+import { ENDOFTEXT } from "./hfFiles.ts";
 
 /**
  * The document mix the shipped tokenizer was trained on, frozen here so that tuning the

@@ -7,7 +7,7 @@ import { AutoTokenizer } from "@huggingface/transformers";
 import {
   BYTE_TO_CHAR, ByteLevelBpeEncoder, ENDOFTEXT, fromByteChars, mergeWord, pretokenize, readTrainedBpe, toByteChars,
   trainBpeOnTexts, writeHfTokenizer,
-} from "../../src/tokenizer_training/index.ts";
+} from "../../src/tokenizerTraining/index.ts";
 import { Prng } from "../../src/data/synthetic/prng.ts";
 
 test("byte-level table is a bijection onto printable characters", () => {

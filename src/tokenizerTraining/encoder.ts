@@ -1,9 +1,9 @@
 // A small, fast encoder for tokenizers this module trains. It exists so corpus tokenization for
 // pretraining does not go through a general tokenizer library, and so tests can check the
 // trainer's merges independently of @huggingface/transformers (which must agree with it).
-import { fromByteChars, toByteChars } from "./byte_level.ts";
+import { fromByteChars, toByteChars } from "./byteLevel.ts";
 import { pretokenize } from "./pretokenize.ts";
-import type { TrainedBpe } from "./bpe_trainer.ts";
+import type { TrainedBpe } from "./bpeTrainer.ts";
 
 export class ByteLevelBpeEncoder {
   private readonly vocab: Map<string, number>;

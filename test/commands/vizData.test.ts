@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
-import { runVizData, VizDataConfigSchema, type VizDataIO } from "../../src/commands/viz-data.ts";
+import { runVizData, VizDataConfigSchema, type VizDataIO } from "../../src/commands/vizData.ts";
 import { packagedTokenizerDir, ROOT } from "../renderers/helpers.ts";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "viz-data-test-"));

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { parseConfigArgs } from "../config/parse.ts";
 import { colorizeExample } from "../display.ts";
-import { getRecommendedRendererName, UnknownModelError, warnIfRendererNotRecommended } from "../model_info.ts";
+import { getRecommendedRendererName, UnknownModelError, warnIfRendererNotRecommended } from "../modelInfo.ts";
 import { getRenderer } from "../renderers/registry.ts";
 import { TrainOnWhatSchema } from "../renderers/types.ts";
 import { conversationToDatum } from "../supervised/common.ts";

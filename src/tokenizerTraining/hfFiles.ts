@@ -3,7 +3,7 @@
 // tokenizer_config.json (special tokens and the role_colon chat template).
 import fs from "node:fs";
 import path from "node:path";
-import type { TrainedBpe } from "./bpe_trainer.ts";
+import type { TrainedBpe } from "./bpeTrainer.ts";
 import { PRETOKENIZE_PATTERN } from "./pretokenize.ts";
 
 export const ENDOFTEXT = "<|endoftext|>";

@@ -2,7 +2,7 @@
 // repeatedly merge the most frequent adjacent pair until the vocabulary is full or no pair
 // occurs at least `minFrequency` times. Ties break on the pair's strings (lexicographic) so the
 // result is a pure function of the corpus and options.
-import { BYTE_TO_CHAR, toByteChars } from "./byte_level.ts";
+import { BYTE_TO_CHAR, toByteChars } from "./byteLevel.ts";
 import { pretokenize } from "./pretokenize.ts";
 
 export interface BpeTrainOptions {

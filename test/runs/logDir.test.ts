@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { checkLogDir, deleteRunDir } from "../../src/runs/log-dir.ts";
+import { checkLogDir, deleteRunDir } from "../../src/runs/logDir.ts";
 import { startManifest } from "../../src/runs/manifest.ts";
 import { tempDir } from "./helpers.ts";
 

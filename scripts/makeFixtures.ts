@@ -1,13 +1,13 @@
 // Regenerates the synthetic fixtures: fixtures/data/*.jsonl and the tiny-chat tokenizer files.
 // The model weights themselves come from `cookbook run pretrain_tiny` (see fixtures/models/README.md).
 //
-//   npx tsx scripts/make_fixtures.ts [--out <fixtures dir>] [--only data|tokenizer]
+//   npx tsx scripts/makeFixtures.ts [--out <fixtures dir>] [--only data|tokenizer]
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeFixtureData } from "../src/data/synthetic/fixture_files.ts";
-import { trainTinyChatTokenizer } from "../src/tokenizer_training/tiny_chat.ts";
-import { writeHfTokenizer } from "../src/tokenizer_training/hf_files.ts";
+import { writeFixtureData } from "../src/data/synthetic/fixtureFiles.ts";
+import { trainTinyChatTokenizer } from "../src/tokenizerTraining/tinyChat.ts";
+import { writeHfTokenizer } from "../src/tokenizerTraining/hfFiles.ts";
 
 const TINY_CHAT_MAX_LENGTH = 512;
 
