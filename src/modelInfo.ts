@@ -158,3 +158,14 @@ export function warnIfRendererNotRecommended(
   );
   return true;
 }
+
+/** The renderer to use: the explicit one, else the model's recommended one, else role_colon (base-model format). */
+export function resolveRendererName(modelName: string, explicit: string | null): string {
+  if (explicit !== null) return explicit;
+  try {
+    return getRecommendedRendererName(modelName);
+  } catch (err) {
+    if (err instanceof UnknownModelError) return "role_colon";
+    throw err;
+  }
+}

@@ -7,7 +7,8 @@ import { z } from "zod";
 import { LogDirBehaviorSchema, LrScheduleSchema } from "../../src/config/common.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { TrainOnWhatSchema } from "../../src/renderers/types.ts";
-import { ChatDatasetSpecSchema, chatDatasetBuilder, resolveRendererName } from "../../src/supervised/datasetSpec.ts";
+import { resolveRendererName } from "../../src/modelInfo.ts";
+import { ChatDatasetSpecSchema, chatDatasetBuilder } from "../../src/supervised/datasetSpec.ts";
 import { main as train } from "../../src/supervised/train.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");

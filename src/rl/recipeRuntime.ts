@@ -7,7 +7,7 @@ import type { RecipeContext } from "../config/recipe.ts";
 import { getRenderer } from "../renderers/registry.ts";
 import type { Renderer } from "../renderers/base.ts";
 import { createServiceClient } from "../service.ts";
-import { resolveRendererName } from "../supervised/datasetSpec.ts";
+import { resolveRendererName } from "../modelInfo.ts";
 import type { ServiceClient } from "../tinker/clients.ts";
 import { getTokenizer, type Tokenizer } from "../tokenizers/index.ts";
 import { RLLossFnSchema, type RLConfigInput } from "./config.ts";

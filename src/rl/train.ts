@@ -5,7 +5,7 @@
 import type { Writable } from "../log/metrics.ts";
 import type { Decode } from "../log/transcripts/types.ts";
 import { getLastCheckpoint } from "../runs/checkpoints.ts";
-import { truncateMetricsFrom } from "../supervised/resume.ts";
+import { truncateMetricsFrom } from "../runs/resume.ts";
 import type { RunControl } from "../runs/control.ts";
 import { withRun, type RunSession } from "../runs/session.ts";
 import type { ServiceClient, TrainingClient } from "../tinker/clients.ts";

@@ -11,7 +11,7 @@ import type { Datum } from "../tinker/types.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
 import { conversationToDatum, DataValidationError } from "./common.ts";
 import { checkRoles, readConversationFile } from "./conversationFile.ts";
-import { seededPermutation, seededShuffle } from "./shuffle.ts";
+import { seededPermutation, seededShuffle } from "../data/shuffle.ts";
 import {
   ChatDatasetCommonConfigSchema,
   type ChatDatasetCommonConfig,

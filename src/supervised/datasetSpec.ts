@@ -1,7 +1,6 @@
 // One `dataset=` value for recipes: a JSONL file of conversations, a local parquet file/folder, a
 // Hugging Face hub id, or a short name the cookbook knows (no_robots, tulu3).
 import { z } from "zod";
-import { getRecommendedRendererName, UnknownModelError } from "../modelInfo.ts";
 import { FromConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
 import type { ChatDatasetCommonConfigInput, SupervisedDatasetBuilder } from "./types.ts";
@@ -42,15 +41,4 @@ export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetC
     shuffleSeed: spec.shuffle_seed,
     messageField: spec.message_field,
   });
-}
-
-/** The renderer to use: the explicit one, else the model's recommended one, else role_colon (base-model format). */
-export function resolveRendererName(modelName: string, explicit: string | null): string {
-  if (explicit !== null) return explicit;
-  try {
-    return getRecommendedRendererName(modelName);
-  } catch (err) {
-    if (err instanceof UnknownModelError) return "role_colon";
-    throw err;
-  }
 }

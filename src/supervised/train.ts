@@ -26,7 +26,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { computeBpb, computeMeanNll } from "./common.ts";
 import { SupervisedConfigSchema, type SupervisedConfig, type SupervisedConfigInput } from "./config.ts";
 import { NLLEvaluator } from "./nllEvaluator.ts";
-import { positionOf, resumeStep, truncateMetricsFrom, type LoopPosition } from "./resume.ts";
+import { positionOf, resumeStep, truncateMetricsFrom, type LoopPosition } from "../runs/resume.ts";
 import type { SupervisedDataset, SupervisedDatasetBuilder } from "./types.ts";
 
 export { SupervisedConfigSchema, type SupervisedConfig, type SupervisedConfigInput } from "./config.ts";

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { FromConversationFileBuilder, conversationDatasets, SupervisedDatasetFromRows, type Conversation } from "../../src/supervised/data.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
-import { seededPermutation } from "../../src/supervised/shuffle.ts";
+import { seededPermutation } from "../../src/data/shuffle.ts";
 import type { Datum } from "../../src/tinker/types.ts";
 
 const TOKENIZER_DIR = resolve(import.meta.dirname, "../../fixtures/models/tiny-chat");

@@ -3,7 +3,7 @@
 // ids of its forward_backward when its optim_step runs), so a test can see exactly which batches
 // were trained, how often, and what a checkpoint holds. Every call and result await is recorded.
 import type { RunControl } from "../../src/runs/control.ts";
-import { seededShuffle } from "../../src/supervised/shuffle.ts";
+import { seededShuffle } from "../../src/data/shuffle.ts";
 import type { SupervisedDataset } from "../../src/supervised/types.ts";
 import type { RestClient, SamplingClient, ServiceClient, TinkerFuture, TrainingClient } from "../../src/tinker/clients.ts";
 import type { AdamParams, Datum, ForwardBackwardOutput, ModelInput, OptimStepResponse, SaveWeightsResponse } from "../../src/tinker/types.ts";

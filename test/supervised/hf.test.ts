@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import type { AddressInfo } from "node:net";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { FromHFDatasetBuilder } from "../../src/supervised/hf/builder.ts";
-import { matchesSplit, resolveDatasetSplitFiles } from "../../src/supervised/hf/hub.ts";
+import { matchesSplit, resolveDatasetSplitFiles } from "../../src/hf/datasets.ts";
 import { readParquetConversations } from "../../src/supervised/hf/parquet.ts";
 
 const TOKENIZER_DIR = resolve(import.meta.dirname, "../../fixtures/models/tiny-chat");

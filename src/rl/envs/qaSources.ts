@@ -3,7 +3,7 @@
 // cache, or downloaded from the hub when online.
 import { readFileSync } from "node:fs";
 import { parquetReadObjects } from "hyparquet";
-import { resolveDatasetSplitFiles, type HubOptions } from "../../supervised/hf/hub.ts";
+import { resolveDatasetSplitFiles, type HubOptions } from "../../hf/datasets.ts";
 import { gsm8kReference } from "./grading.ts";
 import type { QAProblem } from "./problems.ts";
 

@@ -3,7 +3,7 @@
 import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfig, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder, type SupervisedDatasets } from "../types.ts";
 import { conversationDatasets, rendererFor, SupervisedDatasetFromRows } from "../data.ts";
 import { readParquetConversations } from "./parquet.ts";
-import { resolveDatasetSplitFiles, type HubOptions } from "./hub.ts";
+import { resolveDatasetSplitFiles, type HubOptions } from "../../hf/datasets.ts";
 
 export interface FromHFDatasetOptions {
   common: ChatDatasetCommonConfigInput;

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { parseJsonlText } from "../log/jsonl.ts";
-import type { CheckpointRecord } from "../runs/checkpoints.ts";
+import type { CheckpointRecord } from "./checkpoints.ts";
 
 export interface LoopPosition {
   /** Global step: epoch × batches per epoch + batch. */

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve as resolvePath, sep } from "node:path"
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { hfHubCacheDir, hfOffline } from "../../hf/cache.ts";
+import { hfHubCacheDir, hfOffline } from "./cache.ts";
 
 export const PARQUET_CONVERSION_REVISION = "refs/convert/parquet";
 
