@@ -6,7 +6,7 @@ import { App } from "../../src/tui/App.tsx";
 import { AppContainer } from "../../src/tui/AppContainer.tsx";
 import { stripAnsi } from "../../src/tui/core/format.ts";
 import { ProcessManager } from "../../src/tui/services/processManager.ts";
-import type { Screen } from "../../src/tui/state/app.ts";
+import type { Route } from "../../src/tui/state/app.ts";
 import type { Services } from "../../src/tui/state/contexts.tsx";
 
 export interface Harness {
@@ -17,7 +17,7 @@ export interface Harness {
   unmount(): void;
 }
 
-export function renderApp(logRoot: string, options: { first?: Screen; columns?: number; rows?: number } = {}): Harness {
+export function renderApp(logRoot: string, options: { first?: Route; columns?: number; rows?: number } = {}): Harness {
   const written: string[] = [];
   const services: Services = {
     logRoot,
