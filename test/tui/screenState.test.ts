@@ -34,7 +34,7 @@ test("home: panes, cursors, filter typing and the delete dialog", () => {
   s = homeReducer(s, { type: "move", cmd: "bottom", count: 7, page: 5 });
   assert.deepEqual([s.pane, s.recipeCursor, s.runCursor], ["recipes", 6, 2]);
   s = homeReducer(s, { type: "startFilter" });
-  s = typeText(homeReducer, s, "rl", (input, key) => ({ type: "type", input, key }));
+  s = typeText(homeReducer, s, "rl", (input, key) => ({ type: "type" as const, input, key }));
   assert.deepEqual([s.pane, s.filter, s.filtering, s.runCursor], ["runs", "rl", true, 0]);
   s = homeReducer(s, { type: "type", input: "", key: k({ return: true }) });
   assert.equal(s.filtering, false);
@@ -69,7 +69,7 @@ test("launch: enter cycles options and the if-exists choice, edits text fields, 
   s = launchReducer(s, { type: "type", input: "", key: k({ return: true }) });
   assert.deepEqual([s.editing, s.form!.values.lr], [undefined, "0.5"]);
   s = launchReducer(s, { type: "activate", row: { kind: "logPath" } });
-  s = launchReducer(typeText(launchReducer, s, "-2", (input, key) => ({ type: "type", input, key })), { type: "type", input: "", key: k({ return: true }) });
+  s = launchReducer(typeText(launchReducer, s, "-2", (input, key) => ({ type: "type" as const, input, key })), { type: "type", input: "", key: k({ return: true }) });
   assert.equal(s.form!.logPath, "/tmp/r-2");
   assert.equal(launchReducer(s, { type: "failed", error: "boom" }).loadError, "boom");
 });
@@ -135,7 +135,7 @@ test("transcripts: iterations, views, a histogram bin as filter, esc unwinds", (
   const last = { ...s, bin: { label: "", range: binRange(h, 4) } };
   assert.deepEqual(selectTranscripts(records, "index", effectiveFilter(last)).map((r) => r.total_reward), [1, 1, 1], "the last bin holds its upper edge");
   s = transcriptsReducer(s, { type: "startTyping" });
-  s = typeText(transcriptsReducer, s, "tag:x", (input, key) => ({ type: "type", input, key }));
+  s = typeText(transcriptsReducer, s, "tag:x", (input, key) => ({ type: "type" as const, input, key }));
   s = transcriptsReducer(s, { type: "type", input: "", key: k({ return: true }) });
   assert.deepEqual(effectiveFilter(s), { tag: "x", min: 0.2, below: h.edges[2] });
   s = transcriptsReducer(s, { type: "back" });
@@ -157,14 +157,14 @@ test("timing: h/l move between steps and the end follows the latest", () => {
 test("checkpoints: confirm, chat messages, and the chat's sampling options", () => {
   let s = checkpointsReducer(initialCheckpoints, { type: "openConfirm", name: "000010" });
   assert.equal(capturing(s), true);
-  s = typeText(checkpointsReducer, s, "000010", (input, key) => ({ type: "type", input, key }));
+  s = typeText(checkpointsReducer, s, "000010", (input, key) => ({ type: "type" as const, input, key }));
   assert.equal(confirmReady(s), true);
   s = checkpointsReducer(s, { type: "type", input: "", key: k({ escape: true }) });
   assert.equal(s.confirm, undefined);
 
   s = checkpointsReducer(s, { type: "openChat", ckptName: "000010" });
   assert.equal(pendingMessage(s), undefined);
-  s = typeText(checkpointsReducer, s, "hi", (input, key) => ({ type: "type", input, key }));
+  s = typeText(checkpointsReducer, s, "hi", (input, key) => ({ type: "type" as const, input, key }));
   assert.equal(pendingMessage(s), "hi");
   s = checkpointsReducer(s, { type: "sent" });
   assert.deepEqual([s.chat?.input, s.chat?.status, s.chat?.history], ["", SAMPLING, [{ role: "user", content: "hi" }]]);
@@ -181,7 +181,7 @@ test("checkpoints: confirm, chat messages, and the chat's sampling options", () 
   s = checkpointsReducer(s, { type: "move", cmd: "bottom", count: 0 });
   s = checkpointsReducer(s, { type: "editOption" });
   assert.equal(capturing(s), true);
-  s = typeText(checkpointsReducer, s, "Be brief.", (input, key) => ({ type: "type", input, key }));
+  s = typeText(checkpointsReducer, s, "Be brief.", (input, key) => ({ type: "type" as const, input, key }));
   s = checkpointsReducer(s, { type: "type", input: "", key: k({ return: true }) });
   assert.equal(s.options.systemPrompt, "Be brief.");
   s = checkpointsReducer(s, { type: "move", cmd: "top", count: 0 });
