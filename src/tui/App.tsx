@@ -4,11 +4,11 @@
 import type { ReactNode } from "react";
 import { Box, Text } from "ink";
 import { theme } from "./core/palette.ts";
+import { useRegistry } from "./registryContext.ts";
 import { currentScreen } from "./state/app.ts";
 import { useUIState } from "./state/contexts.tsx";
 import { Footer } from "./ui/components/Footer.tsx";
 import { HelpOverlay } from "./ui/components/HelpOverlay.tsx";
-import { KEYMAP, screenEntry } from "./ui/screens/registry.ts";
 
 export const FOOTER_ROWS = 2;
 
@@ -19,8 +19,9 @@ export function frameRows(rows: number): number {
 
 export function App(): ReactNode {
   const state = useUIState();
+  const registry = useRegistry();
   const route = currentScreen(state);
-  const entry = screenEntry(route.name);
+  const entry = registry.entry(route.name);
   const rows = frameRows(state.size.rows);
   const bodyRows = rows - FOOTER_ROWS;
   const width = state.size.columns;
@@ -37,10 +38,10 @@ export function App(): ReactNode {
       </Box>
       {state.help ? (
         <Box flexDirection="column" height={bodyRows} overflowY="hidden">
-          <HelpOverlay title={route.name} sections={KEYMAP.helpLines(route.name)} rows={bodyRows} width={width} />
+          <HelpOverlay title={route.name} sections={registry.keymap.helpLines(route.name)} rows={bodyRows} width={width} />
         </Box>
       ) : null}
-      <Footer hints={KEYMAP.footerHints(route.name, width)} width={width} />
+      <Footer hints={registry.keymap.footerHints(route.name, width)} width={width} />
     </Box>
   );
 }

@@ -16,12 +16,15 @@ import {
   UIStateContext,
 } from "./state/contexts.tsx";
 import { useTerminalSize } from "./ui/hooks/useTerminalSize.ts";
-import { KEYMAP, paneTarget } from "./ui/screens/registry.ts";
+import { REGISTRY, type ScreenRegistry, paneTarget } from "./ui/screens/registry.ts";
+import { RegistryContext } from "./registryContext.ts";
 
 export interface AppContainerProps {
   services: Services;
   first?: Route;
   size?: TermSize;
+  /** The screens (default: the app's registry). */
+  registry?: ScreenRegistry;
   children: ReactNode;
 }
 
@@ -59,7 +62,7 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
 /** Longest wait for the render after a handled key (actions that change nothing do not render). */
 const KEY_SETTLE_MS = 2000;
 
-export function AppContainer({ services, first, size: fixedSize, children }: AppContainerProps): ReactNode {
+export function AppContainer({ services, first, size: fixedSize, registry = REGISTRY, children }: AppContainerProps): ReactNode {
   const [state, dispatch] = useReducer(appReducer, first, initialState);
   const size = useTerminalSize(fixedSize);
   const { exit } = useApp();
@@ -101,7 +104,7 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
       }
       const handler = handlerRef.current;
       const typing = handler?.capturing ?? false;
-      const cmd = KEYMAP.resolve(screen.name, input, key, typing);
+      const cmd = registry.keymap.resolve(screen.name, input, key, typing);
       if (typing && cmd === undefined) {
         handler?.onRaw?.(input, key);
         return true;
@@ -124,7 +127,7 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
       else if (pane !== undefined && screen.runDir !== undefined) dispatch({ type: "replace", screen: { name: pane, runDir: screen.runDir } });
       return true;
     },
-    [state.help, screen, exit],
+    [state.help, screen, exit, registry],
   );
   // Keys typed faster than a frame (or sent by tmux) arrive as one chunk: replay them one by one.
   // Each key must see the state the previous one produced: after a key is handled, the next waits
@@ -165,7 +168,9 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
   return (
     <ServicesContext.Provider value={services}>
       <UIActionsContext.Provider value={actions}>
-        <UIStateContext.Provider value={uiState}>{children}</UIStateContext.Provider>
+        <UIStateContext.Provider value={uiState}>
+          <RegistryContext.Provider value={registry}>{children}</RegistryContext.Provider>
+        </UIStateContext.Provider>
       </UIActionsContext.Provider>
     </ServicesContext.Provider>
   );

@@ -38,7 +38,7 @@ export interface ScreenEntry<R extends Route = Route> {
 }
 
 /** Erases the route type once the entry is checked against it (the app looks entries up by name). */
-function screen<R extends Route>(entry: ScreenEntry<R>): ScreenEntry {
+export function screen<R extends Route>(entry: ScreenEntry<R>): ScreenEntry {
   return entry as unknown as ScreenEntry;
 }
 
@@ -75,8 +75,21 @@ export function buildKeymap(screens: readonly ScreenEntry[]): Keymap {
   return new Keymap(table, new Map(screens.map((s) => [s.name, { own: s.keyScope, shared: s.shared }])));
 }
 
-export const KEYMAP = buildKeymap(SCREENS);
-
-export function screenEntry(name: string): ScreenEntry | undefined {
-  return SCREENS.find((s) => s.name === name);
+export interface ScreenRegistry {
+  screens: readonly ScreenEntry[];
+  keymap: Keymap;
+  entry(name: string): ScreenEntry | undefined;
 }
+
+export function makeRegistry(screens: readonly ScreenEntry[]): ScreenRegistry {
+  const names = new Set<string>();
+  for (const s of screens) {
+    if (names.has(s.name)) throw new Error(`screen registry: two screens named ${s.name}`);
+    names.add(s.name);
+  }
+  return { screens, keymap: buildKeymap(screens), entry: (name) => screens.find((s) => s.name === name) };
+}
+
+/** The app's registry (tests may render with a registry that has more screens). */
+export const REGISTRY = makeRegistry(SCREENS);
+export const KEYMAP = REGISTRY.keymap;
