@@ -136,7 +136,7 @@ export class Keymap {
     const parts: string[] = [];
     for (const b of rest) {
       const text = label(b);
-      if (used + text.length + 2 > width) break;
+      if (used + text.length + 2 > width) continue;
       parts.push(text);
       used += text.length + 2;
     }

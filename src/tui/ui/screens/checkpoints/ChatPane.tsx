@@ -17,11 +17,14 @@ export function ChatPane({ chat, options, rows, width }: { chat: Chat; options: 
   return (
     <Box flexDirection="column" height={rows} borderStyle="round" borderColor={theme.accent}>
       <Text color={theme.muted} wrap="truncate">{`chat with ${chat.ckptName} · ${chat.status}`}</Text>
-      {lines.slice(-Math.max(0, rows - 4 - optionRows)).map((l, i) => (
-        <Text key={i} color={roleColor(l.role)} wrap="truncate">
-          {l.t}
-        </Text>
-      ))}
+      {/* The conversation fills the box; options and the message line stay at its bottom. */}
+      <Box flexDirection="column" flexGrow={1}>
+        {lines.slice(-Math.max(0, rows - 4 - optionRows)).map((l, i) => (
+          <Text key={i} color={roleColor(l.role)} wrap="truncate">
+            {l.t}
+          </Text>
+        ))}
+      </Box>
       {focusOptions ? (
         CHAT_OPTION_KEYS.map((k, i) => {
           const sel = i === chat.optionCursor;

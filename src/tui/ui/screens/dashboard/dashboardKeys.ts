@@ -2,7 +2,6 @@
 import { type Binding, COMMON } from "../../../keys/keymap.ts";
 
 export const DASHBOARD_KEYS: readonly Binding[] = [
-  COMMON.nextPane,
   { ...COMMON.open, description: "Open the transcripts of the step under the cursor (picker: toggle the item)" },
   { ...COMMON.filter, description: "Filter metrics (words, !word excludes)" },
   COMMON.resumeRun,

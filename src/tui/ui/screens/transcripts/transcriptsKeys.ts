@@ -2,7 +2,6 @@
 import { type Binding, COMMON } from "../../../keys/keymap.ts";
 
 export const TRANSCRIPTS_KEYS: readonly Binding[] = [
-  COMMON.nextPane,
   { ...COMMON.open, description: "Histogram view: show only the transcripts in the selected reward bin; list: how to scroll the detail" },
   { ...COMMON.filter, description: "Filter transcripts: reward>0.5 reward<1 tag:name" },
   { id: "prevIteration", keys: ["h", "left", "["], description: "Previous iteration", hint: "iter" },
