@@ -1,6 +1,7 @@
 // logs.log: the human-readable log of a run. The first line of each launch records its command line.
-import { appendFileSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { appendLine } from "../files/durable.ts";
 
 export type LogLevel = "INFO" | "WARNING" | "ERROR";
 
@@ -28,9 +29,9 @@ export class RunLog {
   }
 
   private write(level: LogLevel, message: string): void {
-    // One appendFileSync per entry: multi-line messages stay one record.
+    // One write per entry: multi-line messages stay one record.
     const line = `${new Date().toISOString()} [${level}] ${message}\n`;
-    appendFileSync(this.path, line);
+    appendLine(this.path, line, { repair: "text", context: "the run's log" });
     if (this.echo) this.echo.write(line);
   }
 }

@@ -9,7 +9,7 @@ import { EventEmitter } from "node:events";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { STDOUT_FILE, deleteRunDir, expandLogPath, runState, signalRun } from "../../runs/index.ts";
+import { STDOUT_FILE, assertNoLiveWriter, deleteRunDir, expandLogPath, runState, signalRun } from "../../runs/index.ts";
 
 export type ExistingDirChoice = "resume" | "delete" | "new";
 
@@ -75,10 +75,13 @@ export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
   /**
    * Resolves the existing-directory choice here (the child then always resumes, because its
    * stdout file already sits in the directory), starts the child and returns without waiting.
+   * A directory a live run still writes to is refused here (RunLockedError naming its pid), since
+   * the child's own refusal would only reach its stdout.log.
    */
   launch(req: LaunchRequest): LaunchResult {
     let logDir = expandLogPath(req.logPath);
     if (hasContent(logDir)) {
+      if (req.ifExists !== "new") assertNoLiveWriter(logDir);
       if (req.ifExists === "delete") deleteRunDir(logDir);
       else if (req.ifExists === "new") logDir = freshName(logDir);
     }

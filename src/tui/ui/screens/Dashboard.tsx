@@ -145,8 +145,13 @@ export function Dashboard({ runDir, rows, width }: { runDir: string; rows: numbe
           services.processes.stop(runDir);
           return true;
         case "resumeRun": {
-          const res = resumeRun(services.processes, runDir);
-          actions.info(`resumed (pid ${res.pid})`);
+          try {
+            const res = resumeRun(services.processes, runDir);
+            actions.info(`resumed (pid ${res.pid})`);
+          } catch (err) {
+            // e.g. the run is still live: its writer holds the lock.
+            actions.error((err as Error).message);
+          }
           return true;
         }
         case "back":
