@@ -37,6 +37,8 @@ export class MetricsLogger {
   readonly configPath: string;
   private readonly console: Writable | false;
   private readonly consoleEvery: number;
+  /** The step of the last row written (undefined before the first), for messages about the run. */
+  lastStep: number | undefined;
 
   constructor(
     readonly logDir: string,
@@ -59,6 +61,7 @@ export class MetricsLogger {
     const record: MetricsRecord = { step, ...metrics };
     record.step = step;
     appendJsonl(this.metricsPath, record, { context: `metrics of step ${step}` });
+    this.lastStep = step;
     if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);
   }
 }

@@ -7,6 +7,8 @@ export type LogLevel = "INFO" | "WARNING" | "ERROR";
 
 export class RunLog {
   readonly path: string;
+  /** Where the run is ("after step 12"), named when an entry cannot be written (a full disk). */
+  progress: () => string | undefined = () => undefined;
 
   constructor(
     logDir: string,
@@ -31,7 +33,8 @@ export class RunLog {
   private write(level: LogLevel, message: string): void {
     // One write per entry: multi-line messages stay one record.
     const line = `${new Date().toISOString()} [${level}] ${message}\n`;
-    appendLine(this.path, line, { repair: "text", context: "the run's log" });
+    const where = this.progress();
+    appendLine(this.path, line, { repair: "text", context: `the run's log${where ? `, ${where}` : ""}` });
     if (this.echo) this.echo.write(line);
   }
 }

@@ -67,6 +67,7 @@ function openSession(logDir: string, resumed: boolean, lock: RunLock, options: R
   const commandLine = options.commandLine ?? process.argv.join(" ");
   const metrics = new MetricsLogger(logDir, { console: options.console, consoleEvery: options.consoleEvery });
   const log = new RunLog(logDir, commandLine);
+  log.progress = () => (metrics.lastStep === undefined ? "before the first step's metrics" : `after step ${metrics.lastStep}`);
   const manifest = startManifest(
     logDir,
     { recipe: options.recipe, argv, command: commandLine, engine: options.engine },
