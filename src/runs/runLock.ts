@@ -2,7 +2,7 @@
 // `run.lock`, a small JSON file naming its pid, host and the process's start time. A second writer
 // is refused with the live pid; a lock whose process is gone (a crash, a SIGKILL) is taken over.
 // The start time tells a live holder from an unrelated process that was given the same pid later.
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -112,6 +112,26 @@ export function liveLockOwner(logDir: string): RunLockOwner | undefined {
   }
   const owner = parseOwner(text);
   return owner && isOwnerAlive(owner, dir) ? owner : undefined;
+}
+
+/** Temp files of atomic writes (`.<file>.<pid>.<hex>.tmp`) and of lock takeovers, with their pid. */
+const LEFTOVER_RE = /^\.(?:.+\.(\d+)\.[0-9a-f]{8}\.tmp|run\.lock\.stale\.(\d+)\.[0-9a-f]{8})$/;
+
+/**
+ * Removes what writers killed mid-write left in `logDir` (temp files of run.json, config.json,
+ * metrics rewrites, lock takeovers) whose process is gone. Called by the lock holder, so no other
+ * writer of this run can be using them. Returns the paths removed.
+ */
+export function sweepRunDir(logDir: string): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(logDir)) {
+    const m = LEFTOVER_RE.exec(name);
+    const pid = m ? Number(m[1] ?? m[2]) : undefined;
+    if (pid === undefined || pid === process.pid || isPidAlive(pid)) continue;
+    rmSync(join(logDir, name), { force: true });
+    removed.push(join(logDir, name));
+  }
+  return removed;
 }
 
 /** Throws RunLockedError when a live writer holds `logDir`. */

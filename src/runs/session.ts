@@ -10,7 +10,7 @@ import { type RunControl, installRunControl } from "./control.ts";
 import { checkLogDir, type CheckLogDirOptions } from "./logDir.ts";
 import { DEFAULT_HEARTBEAT_MS, type ManifestHandle, type RunStatus, startManifest } from "./manifest.ts";
 import { expandLogPath } from "./paths.ts";
-import { type RunLock, acquireRunLock, assertNoLiveWriter } from "./runLock.ts";
+import { type RunLock, acquireRunLock, assertNoLiveWriter, sweepRunDir } from "./runLock.ts";
 
 export interface RunSessionOptions {
   logPath: string;
@@ -55,6 +55,7 @@ export async function startRun(options: RunSessionOptions): Promise<RunSession |
   mkdirSync(logDir, { recursive: true });
   const lock = acquireRunLock(logDir);
   try {
+    sweepRunDir(logDir);
     return openSession(logDir, outcome === "resume", lock, options);
   } catch (err) {
     lock.release();

@@ -79,3 +79,23 @@ test("an unreadable lock file is stale; a lock from a previous boot is stale", (
   writeLock(dir, { ...currentOwner(), boot_id: "another-boot" });
   assert.equal(liveLockOwner(dir), undefined);
 });
+
+test("the lock holder sweeps temp files of writers killed mid-write, not those of live processes", async () => {
+  const dir = join(tempDir(), "run");
+  await withRun({ ...base, logPath: dir, behavior: "raise" }, async () => {});
+  const child = spawn("sleep", ["30"], { stdio: "ignore" });
+  const gone = spawn("true", { stdio: "ignore" });
+  await waitForExit(gone);
+  try {
+    const dead = `.run.json.${gone.pid}.0123abcd.tmp`;
+    const live = `.metrics.jsonl.${child.pid}.0123abcd.tmp`;
+    const stale = `.run.lock.stale.${gone.pid}.89abcdef`;
+    for (const f of [dead, live, stale]) writeFileSync(join(dir, f), "");
+    await withRun({ ...base, logPath: dir, behavior: "resume" }, async () => {});
+    const left = readdirSync(dir);
+    assert.ok(!left.includes(dead) && !left.includes(stale), left.join(" "));
+    assert.ok(left.includes(live));
+  } finally {
+    child.kill("SIGKILL");
+  }
+});
