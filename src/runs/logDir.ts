@@ -9,7 +9,7 @@ import { UsageError } from "../config/errors.ts";
 import { runState } from "./liveness.ts";
 import { liveLockOwner } from "./runLock.ts";
 
-export const RUN_FILES = ["metrics.jsonl", "config.json", "run.json", "checkpoints.jsonl", "logs.log"] as const;
+export const RUN_FILES = ["metrics.jsonl", "config.json", "run.json", "checkpoints.jsonl", "logs.log", "run.lock"] as const;
 
 export class RefusedDeleteError extends UsageError {
   override name = "RefusedDeleteError";
