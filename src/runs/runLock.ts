@@ -2,7 +2,7 @@
 // `run.lock`, a small JSON file naming its pid, host and the process's start time. A second writer
 // is refused with the live pid; a lock whose process is gone (a crash, a SIGKILL) is taken over.
 // The start time tells a live holder from an unrelated process that was given the same pid later.
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -159,6 +159,39 @@ function readOwnerAt(path: string): RunLockOwner | undefined {
   }
 }
 
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
+
+/**
+ * Puts the lock file at `path`, failing with EEXIST when one is there: a hard link of the complete
+ * temp file, or on filesystems without hard links (FAT, some network mounts) an exclusive create.
+ */
+function placeLock(tmp: string, path: string, text: string): void {
+  try {
+    linkSync(tmp, path);
+  } catch (err) {
+    if (!NO_HARD_LINKS.has(String((err as NodeJS.ErrnoException).code))) throw err;
+    const fd = openSync(path, "wx");
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+function lockAgeMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /**
  * Takes `logDir`'s lock (the directory must exist). The lock file is written whole under a temp
  * name and hard-linked into place, which fails if a lock exists, so no reader sees half of it. A
@@ -186,10 +219,10 @@ export function acquireRunLock(logDir: string): RunLock {
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        linkSync(tmp, path);
+        placeLock(tmp, path, text);
         break;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 5) throw err;
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 20) throw describeWriteError(err, path, "taking the run lock");
       }
       const holderText = (() => {
         try {
@@ -200,6 +233,12 @@ export function acquireRunLock(logDir: string): RunLock {
       })();
       if (holderText === undefined) continue;
       const holder = parseOwner(holderText);
+      // Half-written: only possible where hard links are unsupported (see placeLock); give the
+      // writer a moment before judging the lock stale.
+      if (!holder && lockAgeMs(path) < 2_000) {
+        sleepSync(200);
+        continue;
+      }
       if (holder && isOwnerAlive(holder, dir)) throw new RunLockedError(dir, holder);
       const aside = join(dir, `.${LOCK_FILE}.stale.${process.pid}.${randomBytes(4).toString("hex")}`);
       try {

@@ -99,3 +99,13 @@ test("the lock holder sweeps temp files of writers killed mid-write, not those o
     child.kill("SIGKILL");
   }
 });
+
+test("a lock file being written (empty, just created) is not taken over at once", () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, LOCK_FILE), "");
+  const started = Date.now();
+  const lock = acquireRunLock(dir);
+  assert.ok(Date.now() - started >= 1_500, "waited for the writer before judging the lock stale");
+  assert.equal(JSON.parse(readFileSync(join(dir, LOCK_FILE), "utf8")).pid, process.pid);
+  lock.release();
+});
