@@ -4,7 +4,7 @@
 // temporary files left. Kills land at random moments: during start-up (lock, resume, truncation)
 // or mid-training (appends, checkpoint saves).
 //
-//   npm run soak -- [--kills 50] [--max-steps 200] [--dir /tmp/soak] [--seed 1]
+//   npm run soak -- [--kills 50] [--max-steps 4×kills+40] [--dir /tmp/soak] [--seed 1]
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -16,13 +16,14 @@ const REPO = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
   options: {
     kills: { type: "string", default: "50" },
-    "max-steps": { type: "string", default: "200" },
+    "max-steps": { type: "string" },
     dir: { type: "string" },
     seed: { type: "string", default: "1" },
   },
 });
 const kills = Number(values.kills);
-const maxSteps = Number(values["max-steps"]);
+// Each mid-run kill lets a few steps through; enough steps that the kills end before the run does.
+const maxSteps = Number(values["max-steps"] ?? 4 * kills + 40);
 if (!Number.isInteger(kills) || kills < 0) throw new Error(`--kills must be a whole number, got ${values.kills}`);
 if (!Number.isInteger(maxSteps) || maxSteps < 4) throw new Error(`--max-steps must be a whole number ≥ 4, got ${values["max-steps"]}`);
 
@@ -90,7 +91,7 @@ for (let i = 0; i < kills; i++) {
     // Wait for new progress (steps written since the resume), then a little longer.
     const deadline = Date.now() + 60_000;
     while (!finishedEarly && rows() <= before && Date.now() < deadline) await sleep(50);
-    await sleep(random() * 2500);
+    await sleep(random() * 1200);
   } else {
     await sleep(random() * 3000);
   }
@@ -121,7 +122,7 @@ const [l1, l5, l15] = loadavg().map((l) => l.toFixed(2));
 process.stdout.write(
   [
     "",
-    `kills: ${tally.killedMidRun} mid-run, ${tally.killedAtStartup} during start-up; ${tally.finishedBeforeKill} finished before the kill; ${tally.failed} failed on their own`,
+    `kills: ${tally.killedMidRun + tally.killedAtStartup} of ${kills} asked: ${tally.killedMidRun} mid-run, ${tally.killedAtStartup} during start-up; ${tally.finishedBeforeKill} finished before the kill; ${tally.failed} failed on their own`,
     `left by the kills and repaired/swept on resume: ${tally.tornMetrics} torn metrics tails, ${tally.tornCheckpoints} torn checkpoint records, ${tally.storeTempsSeen} temporary checkpoint folders`,
     `metrics.jsonl: ${audit.metricsRows} rows, steps ${audit.steps[0] ?? "-"}..${audit.steps.at(-1) ?? "-"}, ${audit.duplicateSteps.length} duplicated, ${audit.outOfOrder} out of order`,
     `checkpoints.jsonl: ${audit.checkpointRecords} records, ${audit.loaded} checkpoints loaded, ${audit.unloadable.length} unloadable, final record ${audit.finalRecord ? "present" : "MISSING"}`,
