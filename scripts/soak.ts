@@ -4,7 +4,7 @@
 // temporary files left. Kills land at random moments: during start-up (lock, resume, truncation)
 // or mid-training (appends, checkpoint saves).
 //
-//   npm run soak -- [--kills 50] [--max-steps 4×kills+40] [--dir /tmp/soak] [--seed 1]
+//   npm run soak -- [--kills 50] [--max-steps 6×kills+40] [--dir /tmp/soak] [--seed 1]
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -23,7 +23,7 @@ const { values } = parseArgs({
 });
 const kills = Number(values.kills);
 // Each mid-run kill lets a few steps through; enough steps that the kills end before the run does.
-const maxSteps = Number(values["max-steps"] ?? 4 * kills + 40);
+const maxSteps = Number(values["max-steps"] ?? 6 * kills + 40);
 if (!Number.isInteger(kills) || kills < 0) throw new Error(`--kills must be a whole number, got ${values.kills}`);
 if (!Number.isInteger(maxSteps) || maxSteps < 4) throw new Error(`--max-steps must be a whole number ≥ 4, got ${values["max-steps"]}`);
 
@@ -91,7 +91,7 @@ for (let i = 0; i < kills; i++) {
     // Wait for new progress (steps written since the resume), then a little longer.
     const deadline = Date.now() + 60_000;
     while (!finishedEarly && rows() <= before && Date.now() < deadline) await sleep(50);
-    await sleep(random() * 1200);
+    await sleep(random() * 800);
   } else {
     await sleep(random() * 3000);
   }
