@@ -2,7 +2,6 @@
 import { type ReactNode, useMemo, useReducer } from "react";
 import { Box, Text } from "ink";
 import { theme } from "../../../core/palette.ts";
-import type { Route } from "../../../state/app.ts";
 import { useServices } from "../../../state/contexts.tsx";
 import { TypedConfirm } from "../../components/TypedConfirm.tsx";
 import { useRunsList } from "../../hooks/useRunsList.ts";
@@ -14,7 +13,7 @@ import { RunsTable, filterRuns } from "./RunsTable.tsx";
 
 export type HomeRoute = { name: "home" };
 
-export function Home({ rows, width }: { route: Route; rows: number; width: number }): ReactNode {
+export function Home({ rows, width }: { route: HomeRoute; rows: number; width: number }): ReactNode {
   const services = useServices();
   const [runs, refresh] = useRunsList(services.logRoot);
   const [s, dispatch] = useReducer(homeReducer, runs.length > 0, initialHome);
