@@ -34,9 +34,13 @@ export function readTarFiles(archive: Buffer): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   let offset = 0;
   let nextPath: string | undefined;
+  let ended = false;
   while (offset + BLOCK <= data.length) {
     const header = data.subarray(offset, offset + BLOCK);
-    if (header.every((b) => b === 0)) break;
+    if (header.every((b) => b === 0)) {
+      ended = true;
+      break;
+    }
     const size = octal(header, 124, 12, "size");
     const type = String.fromCharCode(header[156] || 0x30);
     const prefix = field(header, 345, 155);
@@ -57,5 +61,7 @@ export function readTarFiles(archive: Buffer): Map<string, Buffer> {
     }
     out.set(base, Buffer.from(body));
   }
+  // A complete archive ends with zero blocks; without them the download was cut short.
+  if (!ended) throw new Error(`tar archive: ends after ${out.size} file(s) without the end-of-archive marker (truncated download?)`);
   return out;
 }
