@@ -16,14 +16,12 @@ import { float32ToBf16, readSafetensors, readSafetensorsHeader } from "../../src
 import { startServer } from "../../src/server/server.ts";
 import { trainTinyChat, type TrainedTinyChat } from "./trainedTinyChat.ts";
 
-let root: string;
-let store: string;
+const root = mkdtempSync(join(tmpdir(), "export-test-"));
+const store = join(root, "store");
 let trained: TrainedTinyChat;
 const TINY = join(defaultFixturesDir(), "tiny-chat");
 
 before(async () => {
-  root = mkdtempSync(join(tmpdir(), "export-test-"));
-  store = join(root, "store");
   trained = await trainTinyChat(store, { steps: 3 });
 });
 after(async () => {
