@@ -1,4 +1,5 @@
 // Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
+import { chatCommand } from "./chat.ts";
 import { defaultCommand } from "./default.ts";
 import { exportCommand } from "./export.ts";
 import { recipesCommand } from "./recipes.ts";
@@ -16,6 +17,7 @@ export const commands: CookbookCommand[] = [
   runsCommand,
   vizDataCommand,
   serveCommand,
+  chatCommand,
   exportCommand,
   watchCommand,
 ];
