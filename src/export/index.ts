@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { existsSync, writeFileSync } from "node:fs";
 import { readModelConfig } from "../engine/loadModel.ts";
-import type { ResolveOptions } from "../engine/resolve.ts";
+import { ModelNotFoundError, type ResolveOptions } from "../engine/resolve.ts";
 import {
   modelWeightFiles, readSafetensors, readSafetensorsHeader, writeSafetensors, type SafetensorsEntry, type TensorToWrite,
 } from "../engine/safetensors/index.ts";
@@ -11,7 +11,7 @@ import { peftAdapterConfig } from "../engine/store.ts";
 import { copyTokenizerFiles, ExportError, writeFolderAtomically } from "./folder.ts";
 import { checkAdapterFitsBase, pairLoraTensors, type LoraAdapter } from "./lora.ts";
 import { readJsonFile, writeMergedModel, type ExportDtype } from "./merged.ts";
-import { locateBaseModel, locateCheckpoint, type CheckpointFiles, type LocateOptions } from "./source.ts";
+import { locateBaseModel, locateCheckpoint, type BaseModelLocation, type CheckpointFiles, type LocateOptions } from "./source.ts";
 
 export { ExportError } from "./folder.ts";
 export { parseByteSize, type ExportDtype } from "./merged.ts";
@@ -70,10 +70,11 @@ export async function exportCheckpoint(tinkerPath: string, options: ExportOption
       });
       return { outDir: options.outDir, files: written, baseModelDir: files.dir, baseModelNameOrPath: files.baseModel, untiedHead: false, origin: files.origin };
     }
+    const { adapter, raw } = readAdapter(files);
+    if (options.mode === "adapter") return await exportAdapter(files, adapter, raw, options);
     const base = await locateBaseModel(files, options.resolve);
     const nameOrPath = options.baseModelName ?? base.nameOrPath;
-    const { adapter, raw } = readAdapter(files);
-    if (options.mode === "merged") {
+    {
       let untied = false;
       const written = writeFolderAtomically(options.outDir, (tmp) => {
         const r = writeMergedModel(base.dir, adapter, tmp, options);
@@ -82,21 +83,37 @@ export async function exportCheckpoint(tinkerPath: string, options: ExportOption
       });
       return { outDir: options.outDir, files: written, baseModelDir: base.dir, baseModelNameOrPath: nameOrPath, untiedHead: untied, origin: files.origin };
     }
-    // Adapter: the tensors as PEFT names them, with a config naming the real base model.
-    checkAdapterFitsBase(adapter, baseHeaderEntries(base.dir), readModelConfig(base.dir).config.tieWordEmbeddings, base.dir);
-    const configFile = join(files.dir, "adapter_config.json");
-    const config = existsSync(configFile)
-      ? readJsonFile(configFile)
-      : peftAdapterConfig(nameOrPath, { rank: files.rank!, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, raw.keys());
-    config.base_model_name_or_path = nameOrPath;
-    const written = writeFolderAtomically(options.outDir, (tmp) => {
-      const tensors = new Map<string, TensorToWrite>(raw);
-      writeSafetensors(join(tmp, "adapter_model.safetensors"), tensors, { dtype: options.dtype === "bf16" ? "BF16" : "F32", metadata: { format: "pt" } });
-      writeFileSync(join(tmp, "adapter_config.json"), JSON.stringify(config, null, 2) + "\n");
-      return ["adapter_model.safetensors", "adapter_config.json", ...copyTokenizerFiles(base.dir, tmp)];
-    });
-    return { outDir: options.outDir, files: written, baseModelDir: base.dir, baseModelNameOrPath: nameOrPath, untiedHead: false, origin: files.origin };
   } finally {
     files.dispose();
   }
+}
+
+/**
+ * The adapter folder. The base model's weights are only read to check the adapter fits them; when
+ * they are not on this machine only its tokenizer is fetched (a few MB instead of the whole model).
+ */
+async function exportAdapter(
+  files: CheckpointFiles, adapter: LoraAdapter, raw: Map<string, { shape: number[]; data: Float32Array }>, options: ExportOptions,
+): Promise<ExportResult> {
+  let base: BaseModelLocation;
+  try {
+    base = await locateBaseModel(files, { ...options.resolve, allowDownload: false });
+    checkAdapterFitsBase(adapter, baseHeaderEntries(base.dir), readModelConfig(base.dir).config.tieWordEmbeddings, base.dir);
+  } catch (err) {
+    if (!(err instanceof ModelNotFoundError)) throw err;
+    base = await locateBaseModel(files, { ...options.resolve, need: "tokenizer" });
+    options.log?.(`note: the weights of ${files.baseModel} are not on this machine, so the adapter was not checked against them (only the tokenizer was fetched)`);
+  }
+  const nameOrPath = options.baseModelName ?? base.nameOrPath;
+  const configFile = join(files.dir, "adapter_config.json");
+  const config = existsSync(configFile)
+    ? readJsonFile(configFile)
+    : peftAdapterConfig(nameOrPath, { rank: files.rank!, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, raw.keys());
+  config.base_model_name_or_path = nameOrPath;
+  const written = writeFolderAtomically(options.outDir, (tmp) => {
+    writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(raw), { dtype: options.dtype === "bf16" ? "BF16" : "F32", metadata: { format: "pt" } });
+    writeFileSync(join(tmp, "adapter_config.json"), JSON.stringify(config, null, 2) + "\n");
+    return ["adapter_model.safetensors", "adapter_config.json", ...copyTokenizerFiles(base.dir, tmp)];
+  });
+  return { outDir: options.outDir, files: written, baseModelDir: base.dir, baseModelNameOrPath: nameOrPath, untiedHead: false, origin: files.origin };
 }

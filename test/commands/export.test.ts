@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runExport, ExportOptionsSchema } from "../../src/commands/export.ts";
@@ -61,6 +61,23 @@ test("--base-model-name overrides base_model_name_or_path (e.g. the hub id to pu
   await exportCheckpoint(trained.samplerPath, { ...base, mode: "adapter", outDir: out("adapter-named"), baseModelName: "org/tiny-chat" });
   const config = JSON.parse(readFileSync(join(out("adapter-named"), "adapter_config.json"), "utf8")) as Record<string, unknown>;
   assert.equal(config.base_model_name_or_path, "org/tiny-chat");
+});
+
+test("--adapter when the base weights are not here: only the tokenizer is needed, and the user is told", async () => {
+  const tokenizerOnly = join(root, "tokenizer-only");
+  mkdirSync(tokenizerOnly);
+  for (const f of ["tokenizer.json", "tokenizer_config.json"]) copyFileSync(join(TINY, f), join(tokenizerOnly, f));
+  const from = new CheckpointStore(store).locate(trained.samplerPath).dir;
+  const dir = join(store, "copied-run", "sampler_weights", "tok-only");
+  cpSync(from, dir, { recursive: true });
+  const meta = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")) as Record<string, unknown>;
+  writeFileSync(join(dir, "checkpoint.json"), JSON.stringify({ ...meta, base_model: tokenizerOnly, base_model_dir: undefined, tinker_path: "tinker://copied-run/sampler_weights/tok-only" }));
+  const notes: string[] = [];
+  const r = await exportCheckpoint("tinker://copied-run/sampler_weights/tok-only", { ...base, mode: "adapter", outDir: out("adapter-tok-only"), log: (l) => notes.push(l) });
+  assert.equal(r.baseModelNameOrPath, tokenizerOnly);
+  assert.match(notes.join("\n"), /weights of .*tokenizer-only are not on this machine, so the adapter was not checked/);
+  assert.ok(readdirSync(out("adapter-tok-only")).includes("tokenizer.json"));
+  await assert.rejects(exportCheckpoint("tinker://copied-run/sampler_weights/tok-only", { ...base, mode: "merged", outDir: out("merged-tok-only") }), /not found|has no config\.json/);
 });
 
 test("--merged fp32: sharded with an index, head untied, and the engine scores it like the checkpoint", async () => {
