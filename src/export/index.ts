@@ -14,7 +14,8 @@ import { readJsonFile, writeMergedModel, type ExportDtype } from "./merged.ts";
 import { locateBaseModel, locateCheckpoint, type BaseModelLocation, type CheckpointFiles, type LocateOptions } from "./source.ts";
 
 export { ExportError } from "./folder.ts";
-export { parseByteSize, type ExportDtype } from "./merged.ts";
+export { parseByteSize } from "./byteSize.ts";
+export type { ExportDtype } from "./merged.ts";
 export { readTarFiles } from "./tar.ts";
 export { locateCheckpoint, type CheckpointFiles } from "./source.ts";
 

@@ -4,7 +4,7 @@
 // folders in Python transformers/peft is test-e2e/export.)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -170,4 +170,19 @@ test("through a Tinker server (cookbook serve): the same adapter as from the sto
   } finally {
     await server.close();
   }
+});
+
+test("the cookbook command: usage errors exit 2 before anything is read, a result lists what was written", () => {
+  const bin = join(import.meta.dirname, "..", "..", "bin", "cookbook.js");
+  const env = { ...process.env, TINKER_BASE_URL: "", TINKER_API_KEY: "" };
+  const cli = (args: string[]) => spawnSync(process.execPath, [bin, "export", ...args], { encoding: "utf8", env });
+  const neither = cli([trained.samplerPath, "--store", store]);
+  assert.equal(neither.status, 2);
+  assert.match(neither.stderr, /pass exactly one of --adapter and --merged/);
+  const badSize = cli([trained.samplerPath, "--merged", "--max-shard-size", "5XB", "--store", store]);
+  assert.equal(badSize.status, 2);
+  assert.match(badSize.stderr, /--max-shard-size "5XB": not a size/);
+  const ok = cli([trained.samplerPath, "--adapter", "--out", out("cli-adapter"), "--store", store]);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /exported tinker:\/\/.* as a PEFT adapter to .*cli-adapter\n {2}base model: .*tiny-chat\n {2}files: adapter_model\.safetensors, adapter_config\.json, tokenizer\.json/);
 });
