@@ -8,6 +8,7 @@ import { pythonJsonDumps } from "./pyjson.ts";
 import {
   RendererError,
   type Message,
+  type OutputChunk,
   type ParsedResponse,
   type RenderContext,
   type RenderedMessage,
@@ -77,7 +78,7 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
       if (typeof content === "string") out = content;
       else {
         out = content
-          .map((p) => (p.type === "thinking" ? (strip ? "" : `<think>${p.thinking}</think>`) : p.text))
+          .map((p) => (p.type === "thinking" ? (strip ? "" : `<think>${p.thinking}</think>`) : p.type === "text" ? p.text : ""))
           .join("");
       }
       header = followsTool ? [] : [this.assistantToken];
@@ -204,12 +205,13 @@ export class DeepSeekV3ThinkingRenderer extends DeepSeekV3BaseRenderer {
     // sampled after the <think> prefill would have written (HF adds one too).
     if (isAssistantTurn && ctx.isLast && produced && !hasThinking(message.content)) {
       const [first, ...rest] = rendered.output;
-      return { ...rendered, output: [[...this.enc("<think></think>"), ...(first ?? [])], ...rest] };
+      const firstTokens = Array.isArray(first) ? first : [];
+      return { ...rendered, output: [[...this.enc("<think></think>"), ...firstTokens], ...rest] };
     }
     return rendered;
   }
 
-  protected override generationPromptChunks(messages: readonly Message[], role: string, prefill?: string): number[][] {
+  protected override generationPromptChunks(messages: readonly Message[], role: string, prefill?: string): OutputChunk[] {
     if (messages.length > 0 && messages[messages.length - 1]!.role === "tool") {
       return super.generationPromptChunks(messages, role, prefill);
     }
