@@ -62,12 +62,19 @@ function flattenPositions(chunks: readonly OutputChunk[], imageIds: Map<string, 
   return out;
 }
 
+/** Adjacent token runs become one text chunk (the compact wire form); images stay their own chunks. */
 function chunksToModelInput(chunks: readonly OutputChunk[]): ModelInput {
   const out: ModelInputChunk[] = [];
+  const appendTokens = (tokens: readonly number[]): void => {
+    if (tokens.length === 0) return;
+    const last = out[out.length - 1];
+    if (last !== undefined && last.type === "encoded_text") last.tokens.push(...tokens);
+    else out.push({ type: "encoded_text", tokens: [...tokens] });
+  };
   for (const c of chunks) {
-    if (Array.isArray(c)) {
-      if (c.length > 0) out.push({ type: "encoded_text", tokens: c });
-    } else if (c.type !== "encoded_text" || c.tokens.length > 0) out.push(c);
+    if (Array.isArray(c)) appendTokens(c);
+    else if (c.type === "encoded_text") appendTokens(c.tokens);
+    else out.push(c);
   }
   return { chunks: out };
 }

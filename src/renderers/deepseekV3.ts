@@ -5,6 +5,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { parseResponseForStopToken, Renderer, requireSingleToken } from "./base.ts";
 import { detectUnterminatedToolBlock, ensureText, hasThinking, parseThinkBlocks } from "./content.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
+import type { StreamingMarkup } from "./streaming.ts";
 import {
   RendererError,
   type Message,
@@ -108,6 +109,14 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
   }
 
   /** Restores text the generation prompt supplied (the thinking renderer's <think>). */
+  override streamingMarkup(): StreamingMarkup {
+    return { thinkOpen: "<think>", thinkClose: "</think>", startsInThinking: this.prefillsThinking, toolOpen: ["<｜tool▁calls▁begin｜>"] };
+  }
+
+  protected get prefillsThinking(): boolean {
+    return false;
+  }
+
   protected normalizeResponseText(text: string): string {
     return text;
   }
@@ -216,6 +225,10 @@ export class DeepSeekV3ThinkingRenderer extends DeepSeekV3BaseRenderer {
       return super.generationPromptChunks(messages, role, prefill);
     }
     return super.generationPromptChunks(messages, role, "<think>" + (prefill ?? ""));
+  }
+
+  protected override get prefillsThinking(): boolean {
+    return true;
   }
 
   protected override normalizeResponseText(text: string): string {

@@ -5,6 +5,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { parseResponseForStopToken, Renderer, requireSingleToken } from "./base.ts";
 import { detectUnterminatedToolBlock, hasThinking, isToolCall, parseContentBlocks, removeThinking } from "./content.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
+import type { StreamingMarkup } from "./streaming.ts";
 import {
   RendererError,
   type ContentPart,
@@ -154,6 +155,10 @@ export class Qwen3Renderer extends Renderer {
 
   getStopSequences(): number[] {
     return [this.imEnd];
+  }
+
+  override streamingMarkup(): StreamingMarkup {
+    return { thinkOpen: "<think>", thinkClose: "</think>", startsInThinking: false, toolOpen: ["<tool_call>"] };
   }
 
   parseResponse(tokens: readonly number[]): ParsedResponse {
