@@ -245,7 +245,11 @@ export class Qwen3VLRenderer extends Renderer {
     const message = parsed.message;
     const content = message.content as string;
     const segments = splitSegments(content);
-    if (segments.every((s) => s.kind === "text")) return parsed;
+    const dangling = detectUnterminatedToolBlock(content, "<tool_call>", "</tool_call>");
+    if (segments.every((s) => s.kind === "text")) {
+      if (dangling !== null) message.unparsed_tool_calls = [dangling];
+      return parsed;
+    }
     const parts: ContentPart[] = [];
     const calls: ToolCall[] = [];
     const unparsed: UnparsedToolCall[] = [];
@@ -272,7 +276,6 @@ export class Qwen3VLRenderer extends Renderer {
     });
     message.content = parts;
     if (calls.length > 0) message.tool_calls = calls;
-    const dangling = detectUnterminatedToolBlock(content, "<tool_call>", "</tool_call>");
     if (dangling !== null) unparsed.push(dangling);
     if (unparsed.length > 0) message.unparsed_tool_calls = unparsed;
     return { message, termination: parsed.termination };
