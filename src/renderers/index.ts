@@ -51,6 +51,15 @@ export {
   type KimiVisionConfig,
   type QwenVisionConfig,
 } from "./images.ts";
+export {
+  TmlV0Renderer,
+  registerTmlV0Backend,
+  withEffortMessage,
+  TML_DEFAULT_EFFORT,
+  TML_EFFORT_ROLE,
+  type TmlV0Backend,
+  type TmlV0BackendFactory,
+} from "./tmlV0.ts";
 export { ResponseStreamParser, Utf8TokenDecoder, type StreamDelta, type StreamFinish, type StreamingMarkup } from "./streaming.ts";
 export {
   getRegisteredRendererNames,

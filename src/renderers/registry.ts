@@ -16,6 +16,7 @@ import { Qwen3_5DisableThinkingRenderer, Qwen3_5Renderer, Qwen3VLInstructRendere
 import { Llama3Renderer } from "./llama3.ts";
 import { Qwen3DisableThinkingRenderer, Qwen3InstructRenderer, Qwen3Renderer } from "./qwen3.ts";
 import { RoleColonRenderer } from "./roleColon.ts";
+import { TmlV0Renderer } from "./tmlV0.ts";
 import { RendererError } from "./types.ts";
 
 export type RendererFactory = (tokenizer: Tokenizer, name: string) => Renderer;
@@ -55,6 +56,7 @@ const BUILTIN: ReadonlyMap<string, RendererFactory> = new Map<string, RendererFa
   ["gpt_oss_low_reasoning", (t, n) => new GptOssRenderer(t, n, { reasoningEffort: "low" })],
   ["gpt_oss_medium_reasoning", (t, n) => new GptOssRenderer(t, n, { reasoningEffort: "medium" })],
   ["gpt_oss_high_reasoning", (t, n) => new GptOssRenderer(t, n, { reasoningEffort: "high" })],
+  ["tml_v0", (t, n) => new TmlV0Renderer(t, n)],
 ]);
 
 const custom = new Map<string, RendererFactory>();
