@@ -132,3 +132,11 @@ test("a datum truncated inside an image drops the image whole, never a part of i
   assert.equal(full.model_input.chunks.filter((c) => c.type === "image").length, 1);
   assert.equal(full.loss_fn_inputs["target_tokens"]!.data.length, weights.length - 1);
 });
+
+test("the embedded engine refuses an image datum and names what to do instead", async () => {
+  const { datumToSequenceInput } = await import("../../src/engine/convert.ts");
+  const r = getRenderer("qwen3_5", packagedTokenizer("qwen3"));
+  const { modelInput, weights } = r.buildSupervisedExample(imageConvo());
+  const datum = datumFromModelInputWeights(modelInput, weights, null);
+  assert.throws(() => datumToSequenceInput(datum, 0), /datum 0: .*chunk 1 is of type "image".*no vision tower.*remote Tinker service/);
+});
