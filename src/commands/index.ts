@@ -1,5 +1,6 @@
 // Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
 import { defaultCommand } from "./default.ts";
+import { evalCommand } from "./eval.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
@@ -13,6 +14,7 @@ export const commands: CookbookCommand[] = [
   runCommand,
   recipesCommand,
   runsCommand,
+  evalCommand,
   vizDataCommand,
   serveCommand,
   watchCommand,
