@@ -74,6 +74,8 @@ export interface EvaluateOptions {
   service: ServiceClient;
   store: EvalStore;
   rendererName?: string | null;
+  /** Use this renderer instead of the base model's (tests, custom chat formats). */
+  renderer?: EvalRenderer;
   judge?: LLMJudge;
   /** Describes the judge in the stored config (e.g. its model). */
   judgeName?: string | null;
@@ -119,7 +121,7 @@ export async function evaluateModel(options: EvaluateOptions): Promise<EvaluateR
   const target = resolveEvalTarget(options.model);
   const sampler = await openTargetSampler(options.service, target);
   const baseModel = target.baseModel ?? sampler.baseModel;
-  const renderer = await rendererForModel(baseModel, options.rendererName ?? null);
+  const renderer = options.renderer ?? (await rendererForModel(baseModel, options.rendererName ?? null));
   const caps = await options.service.getServerCapabilities().catch(() => null);
   const contextWindow = caps?.supported_models.find((m) => m.model_name === baseModel)?.max_context_length;
 
