@@ -4,7 +4,7 @@
 // scored by the NLL of their assistant turns. Every error names the file and line.
 import { readFileSync } from "node:fs";
 import { basename, extname } from "node:path";
-import { parseConversationLine } from "../../supervised/conversationFile.ts";
+import { MessageSchema, type Message } from "../../renderers/types.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark, type NllBenchmark, type NllExample } from "../benchmark.ts";
 import { CHOICE_LETTERS, formatChoices, gradeChoice } from "../choiceGrading.ts";
 import { gradeMathResponse } from "../mathGrading.ts";
@@ -114,6 +114,20 @@ export function multipleChoiceBenchmark(source: string | null): GenerationBenchm
   };
 }
 
+function conversationMessages(r: Record<string, unknown>, where: string): Message[] {
+  const raw = r["messages"];
+  if (!Array.isArray(raw)) throw new BenchmarkDataError(`${where}: "messages" must be a list of messages, e.g. [{"role": "user", "content": "Hi"}]`);
+  return raw.map((m, i) => {
+    const parsed = MessageSchema.safeParse(m);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const path = issue.path.length > 0 ? `.${issue.path.map(String).join(".")}` : "";
+      throw new BenchmarkDataError(`${where}: messages[${i}]${path}: ${issue.message}`);
+    }
+    return parsed.data;
+  });
+}
+
 /** `nll:<file>`: chat conversations ({"messages": [...]}); the assistant turns' NLL per token. */
 export function chatNllBenchmark(source: string | null): NllBenchmark {
   const path = requirePath("nll", source);
@@ -124,12 +138,7 @@ export function chatNllBenchmark(source: string | null): NllBenchmark {
     defaults: {},
     async load() {
       return jsonlRecords(path).map(({ line, where, text }): NllExample => {
-        let messages;
-        try {
-          messages = parseConversationLine(text, where);
-        } catch (err) {
-          throw new BenchmarkDataError((err as Error).message);
-        }
+        const messages = conversationMessages(parseObject(text, where, 'an object with a "messages" list'), where);
         if (!messages.some((m) => m.role === "assistant")) throw new BenchmarkDataError(`${where}: no assistant message to score`);
         return { id: String(line), messages };
       });
