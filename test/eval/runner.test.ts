@@ -147,3 +147,27 @@ test("LLM judge: replaces grading for open-ended benchmarks and reads GRADE/SCOR
   const plain = await runBenchmark({ benchmark: bench, config, samplingClient: policy, renderer: fakeRenderer });
   assert.equal(plain.metrics["accuracy"], 0);
 });
+
+test("inline benchmark evaluators report test/<benchmark>/<metric> and run with the loops' runEvaluators", async () => {
+  const { benchmarkEvaluators, benchmarkEvalFields } = await import("../../src/eval/inline.ts");
+  const { runEvaluators } = await import("../../src/eval/evaluators.ts");
+  const { z } = await import("zod");
+  const evaluators = benchmarkEvaluators(["arithmetic", "arithmetic:9"], { renderer: fakeRenderer, overrides: { max_examples: 9 } });
+  assert.deepEqual(evaluators.map((e) => e.name), ["test/arithmetic", "test/arithmetic_max9"]);
+  const sampler = new FakeSampler();
+  let snapshots = 0;
+  const trainingClient = { saveWeightsAndGetSamplingClient: async () => (snapshots++, sampler) } as unknown as Parameters<typeof runEvaluators>[1];
+  const metrics = await runEvaluators(evaluators, trainingClient);
+  assert.equal(snapshots, 1, "one sampler snapshot shared by both benchmarks");
+  const expected = await expectedCorrect(arithmeticBenchmark(null), 9, 0, 1);
+  assert.equal(metrics["test/arithmetic/accuracy"], expected.reduce((a, b) => a + b, 0) / 9);
+  assert.equal(metrics["test/arithmetic/num_examples"], 9);
+  assert.equal(metrics["test/arithmetic_max9/num_examples"], 9);
+  // A second evaluation samples the same seeds: same score for the same weights.
+  const again = await runEvaluators(evaluators, trainingClient);
+  assert.equal(again["test/arithmetic/accuracy"], metrics["test/arithmetic/accuracy"]);
+  assert.throws(() => benchmarkEvaluators(["arithmetic", "arithmetic:100"]), /arithmetic is named twice/);
+  const schema = z.object(benchmarkEvalFields);
+  assert.deepEqual(schema.parse({}), { benchmarks: [], infrequent_benchmarks: [], benchmark_config: {} });
+  assert.equal(schema.parse({ benchmark_config: { max_examples: 5 } }).benchmark_config.max_examples, 5);
+});
