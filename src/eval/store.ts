@@ -12,7 +12,12 @@ import { defaultLogRoot, expandLogPath } from "../runs/paths.ts";
 
 /** `COOKBOOK_EVAL_DIR`, else `<log root>/evals` (log root: COOKBOOK_LOG_ROOT or /tmp/tinker-examples). */
 export function defaultEvalStoreDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env["COOKBOOK_EVAL_DIR"] ? expandLogPath(env["COOKBOOK_EVAL_DIR"]) : join(defaultLogRoot(), "evals");
+  return evalStoreDirFor(defaultLogRoot(), env);
+}
+
+/** The eval store beside a log root (`COOKBOOK_EVAL_DIR` wins). */
+export function evalStoreDirFor(logRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env["COOKBOOK_EVAL_DIR"] ? expandLogPath(env["COOKBOOK_EVAL_DIR"]) : join(logRoot, "evals");
 }
 
 export interface EvalRunIndexRecord {
