@@ -10,11 +10,11 @@ import { resolveBenchmark } from "./registry.ts";
 import type { EvalRenderer } from "./renderer.ts";
 import { runBenchmark } from "./runner.ts";
 import { rendererForModel } from "./session.ts";
-import type { SamplingClient } from "../tinker/clients.ts";
+import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
 
 /** Config fields a loop spreads into its schema to name benchmarks as evaluators. */
 export const benchmarkEvalFields = {
-  benchmarks: z.array(z.string()).default([]).describe("Benchmarks evaluated every eval_every steps, e.g. '[arithmetic,gsm8k]' (see cookbook eval --help)"),
+  benchmarks: z.array(z.string()).default([]).describe(`Benchmarks evaluated every eval_every steps, e.g. benchmarks='["arithmetic","gsm8k"]' (see cookbook eval --help)`),
   infrequent_benchmarks: z.array(z.string()).default([]).describe("Benchmarks evaluated every infrequent_eval_every steps"),
   benchmark_config: BenchmarkConfigSchema.partial().default({}).describe("BenchmarkConfig overrides for inline benchmarks, e.g. benchmark_config.max_examples=64"),
 };
@@ -67,4 +67,33 @@ export function benchmarkEvaluators(specs: readonly string[], options: Benchmark
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup !== undefined) throw new Error(`benchmark ${dup.slice(5)} is named twice in the evaluator list`);
   return evaluators;
+}
+
+/** The loop config fields benchmarkEvaluatorsFromConfig reads. */
+export interface BenchmarkEvalConfig {
+  model_name: string;
+  renderer_name?: string | null;
+  benchmarks: readonly string[];
+  infrequent_benchmarks: readonly string[];
+  benchmark_config: Partial<BenchmarkConfigOverrides>;
+}
+
+/**
+ * The evaluators a loop's `benchmarks` / `infrequent_benchmarks` name (both empty: none, and
+ * nothing is asked of the service). max_tokens is capped by the model's context window when the
+ * service reports it.
+ */
+export async function benchmarkEvaluatorsFromConfig(
+  config: BenchmarkEvalConfig,
+  service?: ServiceClient,
+): Promise<{ evaluators: BenchmarkEvaluator[]; infrequent: BenchmarkEvaluator[] }> {
+  if (config.benchmarks.length === 0 && config.infrequent_benchmarks.length === 0) return { evaluators: [], infrequent: [] };
+  const caps = service === undefined ? null : await service.getServerCapabilities().catch(() => null);
+  const contextWindow = caps?.supported_models.find((m) => m.model_name === config.model_name)?.max_context_length;
+  const options: BenchmarkEvaluatorOptions = {
+    overrides: config.benchmark_config,
+    rendererName: config.renderer_name ?? null,
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+  };
+  return { evaluators: benchmarkEvaluators(config.benchmarks, options), infrequent: benchmarkEvaluators(config.infrequent_benchmarks, options) };
 }
