@@ -27,7 +27,7 @@ export const EvalCommandSchema = BenchmarkConfigSchema.extend({
 
 function benchmarkHelp(): string {
   return listBenchmarks()
-    .map(({ name, entry }) => `  ${name.padEnd(11)} ${entry.description}; :source = ${entry.source}`)
+    .map(({ name, entry }) => `  ${name.padEnd(11)} ${entry.description}\n  ${"".padEnd(11)} ${name}:<source>: ${entry.source}`)
     .join("\n");
 }
 
@@ -80,7 +80,7 @@ export const evalCommand = defineCommand<EvalArgs>({
       .positional("model", { type: "string", describe: "base model (e.g. tiny-chat), tinker:// path, or a training run directory" })
       .positional("args", { type: "string", array: true, default: [], describe: "benchmarks (name or name:source) and key=value settings" })
       .parserConfiguration({ "parse-positional-numbers": false, "unknown-options-as-args": true })
-      .epilog(`Benchmarks:\n${benchmarkHelp()}\nSettings: ${Object.keys(EvalCommandSchema.shape).join(", ")}`),
+      .epilog(`Benchmarks:\n${benchmarkHelp()}\n\nSettings (key=value): ${Object.keys(EvalCommandSchema.shape).join(", ")}\nExample: cookbook eval tiny-chat arithmetic gsm8k max_examples=50 num_samples=4`),
   handler: async (argv) => {
     if (!argv.model) throw new UsageError("missing model: cookbook eval <model or tinker path> <benchmark…> [key=value…]");
     const args = argv.args.map(String);
