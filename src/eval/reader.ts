@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readCheckpoints } from "../runs/checkpoints.ts";
-import { headlineMetric } from "./summary.ts";
+import { formatMetricValue, headlineMetric } from "./summary.ts";
 import { EvalStore, type EvalRunMetadata, type TrajectoryRecord } from "./store.ts";
 
 export interface EvalRunView {
@@ -24,8 +24,8 @@ export interface EvalRunView {
   progress: Record<string, number>;
 }
 
-/** Every eval run in the store, newest first. */
-export function listEvalRuns(root: string): EvalRunView[] {
+/** Every eval run in the store, newest first. `progress: false` skips counting unfinished examples (cheaper). */
+export function listEvalRuns(root: string, options: { progress?: boolean } = {}): EvalRunView[] {
   if (!existsSync(join(root, "runs.jsonl"))) return [];
   const store = new EvalStore(root);
   const seen = new Set<string>();
@@ -39,7 +39,7 @@ export function listEvalRuns(root: string): EvalRunView[] {
     for (const bench of rec.benchmarks) {
       const r = store.readResult(rec.run_id, bench);
       if (r !== null) results[bench] = r.metrics;
-      else progress[bench] = store.readTrajectories(rec.run_id, bench).filter((t) => t.error === undefined).length;
+      else if (options.progress !== false) progress[bench] = store.readTrajectories(rec.run_id, bench).filter((t) => t.error === undefined).length;
     }
     out.push({
       runId: rec.run_id,
@@ -90,6 +90,13 @@ export function compareByBenchmark(runs: readonly EvalRunView[]): BenchmarkCompa
       // NLL: lower is better.
       entries: entries.sort((x, y) => (x.metric === "nll" ? x.value - y.value : y.value - x.value)),
     }));
+}
+
+/** `arithmetic 55.0% · gsm8k 12.3%` (headline metric of each benchmark), "" when none. */
+export function formatEvalScores(scores: Record<string, { metric: string; value: number }>): string {
+  return Object.entries(scores)
+    .map(([bench, s]) => `${bench} ${formatMetricValue(s.metric, s.value)}`)
+    .join(" · ");
 }
 
 /**

@@ -29,7 +29,7 @@ function useEvalRuns(root: string, pollMs: number): EvalRunView[] {
   return runs;
 }
 
-export function Evals({ rows, width }: { route?: EvalsRoute; rows: number; width: number }): ReactNode {
+export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width: number }): ReactNode {
   const services = useServices();
   const root = evalStoreDirFor(services.logRoot);
   const runs = useEvalRuns(root, services.pollMs);
@@ -61,7 +61,7 @@ export function Evals({ rows, width }: { route?: EvalsRoute; rows: number; width
         } else if (s.level === "examples" && example !== undefined) dispatch({ type: "openExample" });
         return true;
       }
-      if (cmd === "nextPane" || cmd === "evalsCompare") {
+      if (cmd === "evalsCompare") {
         dispatch({ type: "toggleCompare" });
         return true;
       }

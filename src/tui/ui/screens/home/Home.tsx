@@ -64,6 +64,9 @@ export function Home({ rows, width }: { route: Route; rows: number; width: numbe
         case "refresh":
           refresh();
           return true;
+        case "openEvals":
+          actions.push({ name: "evals" });
+          return true;
         case "open": {
           const recipe = services.recipes[s.recipeCursor];
           if (s.pane === "recipes" && recipe) actions.push({ name: "launch", recipe: recipe.name });
