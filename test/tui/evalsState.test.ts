@@ -82,3 +82,11 @@ test("evals view: result rows, comparison best first, examples filtered and show
   assert.match(detail[4]!, /^── sample 1\/1: WRONG {2}extracted: 11/);
   assert.equal(detail[5], "  11 apples");
 });
+
+test("examples header columns line up with the rows", async () => {
+  const { EXAMPLE_HEADER } = await import("../../src/tui/ui/screens/evals/evalsView.ts");
+  const row = exampleLine({ example_id: "x", index: 7, prompt: [{ role: "user", content: "q" }], reference: "12", samples: [{ response: "3", extracted: "3", correct: false }] }, 80);
+  assert.equal(EXAMPLE_HEADER.indexOf("│"), row.indexOf("│"));
+  assert.equal(EXAMPLE_HEADER.indexOf("reference"), row.indexOf("ref "));
+  assert.equal(EXAMPLE_HEADER.indexOf("extracted"), row.indexOf("got "));
+});

@@ -9,7 +9,7 @@ import { theme } from "../../../core/palette.ts";
 import { useServices } from "../../../state/contexts.tsx";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { evalsReducer, handlesBack, initialEvals, type MoveCmd } from "./evalsState.ts";
-import { compareLines, exampleDetailLines, exampleLine, filterExamples, resultRows, resultTableLines } from "./evalsView.ts";
+import { EXAMPLE_HEADER, compareLines, exampleDetailLines, exampleLine, filterExamples, resultRows, resultTableLines } from "./evalsView.ts";
 
 export type EvalsRoute = { name: "evals" };
 
@@ -123,7 +123,7 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
     return (
       <Box flexDirection="column">
         <Text bold color={theme.accent} wrap="truncate">{`${openTitle}  examples ${shown.length}/${records.length}  filter: ${s.filter}`}</Text>
-        <Text color={theme.muted} wrap="truncate">{"   # ok  reference       extracted      │ question"}</Text>
+        <Text color={theme.muted} wrap="truncate">{EXAMPLE_HEADER}</Text>
         {shown.length === 0 ? <Text color={theme.muted}>{"  no example matches the filter"}</Text> : null}
         {shown.slice(start, start + listRows).map((r, i) => (
           <Text key={r.example_id} wrap="truncate" inverse={start + i === cursor} color={r.error !== undefined ? theme.warn : undefined}>

@@ -115,6 +115,9 @@ function contentText(content: unknown): string {
   return JSON.stringify(content);
 }
 
+/** The column titles above exampleLine's rows, aligned with them. */
+export const EXAMPLE_HEADER = `${"#".padStart(4)} ok ${"reference".padEnd(14)} ${"extracted".padEnd(14)} │ question`;
+
 /** `  12 ✓  ref 17  got 17  │ What is 8 + 9?` */
 export function exampleLine(r: TrajectoryRecord, width: number): string {
   const c = exampleCorrectness(r);
