@@ -94,8 +94,11 @@ export const evalCommand = defineCommand<EvalArgs>({
       let judge: LLMJudge | undefined;
       if (settings.judge_model !== null) {
         const judgeSampler = await openTargetSampler(service, resolveEvalTarget(settings.judge_model));
+        const caps = await service.getServerCapabilities().catch(() => null);
+        const contextWindow = caps?.supported_models.find((m) => m.model_name === judgeSampler.baseModel)?.max_context_length;
         judge = new LLMJudge({
           samplingClient: judgeSampler,
+          ...(contextWindow !== undefined ? { contextWindow } : {}),
           renderer: await rendererForModel(judgeSampler.baseModel, null),
           ...(settings.judge_rubric !== null ? { rubric: settings.judge_rubric } : {}),
         });

@@ -3,6 +3,8 @@
 // with "GRADE: CORRECT" or "GRADE: INCORRECT" (optionally "SCORE: <0-10>").
 import { getTextContent } from "../renderers/content.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
+import { modelInputLength } from "../tinker/modelInput.ts";
+import type { ModelInput } from "../tinker/types.ts";
 import type { EvalRenderer } from "./renderer.ts";
 
 export const DEFAULT_RUBRIC = [
@@ -18,6 +20,8 @@ export interface JudgeOptions {
   rubric?: string;
   maxTokens?: number;
   temperature?: number;
+  /** The judge model's context window: max_tokens shrinks so the prompt and the verdict fit. */
+  contextWindow?: number;
 }
 
 export interface JudgeVerdict {
@@ -48,12 +52,20 @@ export class LLMJudge {
     this.rubric = options.rubric ?? DEFAULT_RUBRIC;
   }
 
+  private maxTokensFor(prompt: ModelInput): number {
+    const wanted = this.options.maxTokens ?? 512;
+    if (this.options.contextWindow === undefined) return wanted;
+    const room = this.options.contextWindow - modelInputLength(prompt);
+    if (room < 1) throw new Error(`judge prompt of ${modelInputLength(prompt)} tokens fills the judge's context window (${this.options.contextWindow})`);
+    return Math.min(wanted, room);
+  }
+
   async judge(question: string, reference: string, response: string): Promise<JudgeVerdict> {
     const { renderer, samplingClient } = this.options;
     const prompt = renderer.buildGenerationPrompt([{ role: "user", content: judgePrompt(this.rubric, question, reference, response) }]);
     const out = await samplingClient.sample(prompt, 1, {
       stop: renderer.getStopSequences(),
-      max_tokens: this.options.maxTokens ?? 512,
+      max_tokens: this.maxTokensFor(prompt),
       temperature: this.options.temperature ?? 0,
     });
     const seq = out.sequences[0];

@@ -155,7 +155,8 @@ export async function evaluateModel(options: EvaluateOptions): Promise<EvaluateR
   try {
     for (const { benchmark, config } of benches) {
       const earlier = store.readResult(runId, benchmark.name);
-      if (earlier !== null) {
+      // A finished benchmark is reused unless some examples failed (those are sampled again).
+      if (earlier !== null && (earlier.metrics["errors"] ?? 0) === 0) {
         summaries.push({ benchmark: benchmark.name, metrics: earlier.metrics, reused: earlier.num_examples, fromEarlierRun: true });
         continue;
       }

@@ -144,14 +144,18 @@ export class EvalStore {
     writeJsonAtomic(join(this.runDir(meta.run_id), "metadata.json"), meta);
   }
 
-  /** The newest unfinished run with this config key, to resume. */
+  /** The newest run with this config key that is unfinished or has failed examples, to resume. */
   findResumable(configKey: string): EvalRunMetadata | null {
     const index = this.listIndex();
     for (let i = index.length - 1; i >= 0; i--) {
       const rec = index[i]!;
       if (rec.config_key !== configKey) continue;
       const meta = this.readMetadata(rec.run_id);
-      if (meta !== null && meta.status !== "complete") return meta;
+      if (meta === null) continue;
+      if (meta.status !== "complete") return meta;
+      if (rec.benchmarks.some((b) => (this.readResult(rec.run_id, b)?.metrics["errors"] ?? 0) > 0)) return meta;
+      // The newest complete, error-free run with this key: a rerun starts afresh.
+      return null;
     }
     return null;
   }

@@ -171,3 +171,24 @@ test("inline benchmark evaluators report test/<benchmark>/<metric> and run with 
   assert.deepEqual(schema.parse({}), { benchmarks: [], infrequent_benchmarks: [], benchmark_config: {} });
   assert.equal(schema.parse({ benchmark_config: { max_examples: 5 } }).benchmark_config.max_examples, 5);
 });
+
+test("the judge's max_tokens shrinks to fit its context window", async () => {
+  const seen: number[] = [];
+  const judgeSampler: SamplingClient = {
+    baseModel: "judge",
+    async sample(_prompt, _n, params) {
+      seen.push(params.max_tokens ?? -1);
+      return { sequences: [{ stop_reason: "stop" as const, tokens: [..."GRADE: CORRECT"].map((c) => c.charCodeAt(0)) }] };
+    },
+    computeLogprobs: async () => [],
+  };
+  const { judgePrompt, DEFAULT_RUBRIC } = await import("../../src/eval/judge.ts");
+  const prompt = fakeRenderer.buildGenerationPrompt([{ role: "user", content: judgePrompt(DEFAULT_RUBRIC, "q", "r", "a") }]);
+  const used = (prompt.chunks[0] as { tokens: number[] }).tokens.length;
+  const roomy = new LLMJudge({ samplingClient: judgeSampler, renderer: fakeRenderer, maxTokens: 100 });
+  assert.equal((await roomy.judge("q", "r", "a")).correct, true);
+  const tight = new LLMJudge({ samplingClient: judgeSampler, renderer: fakeRenderer, maxTokens: 100, contextWindow: used + 40 });
+  await tight.judge("q", "r", "a");
+  assert.deepEqual(seen, [100, 40]);
+  await assert.rejects(new LLMJudge({ samplingClient: judgeSampler, renderer: fakeRenderer, contextWindow: 10 }).judge("q", "r", "a"), /fills the judge's context window \(10\)/);
+});

@@ -95,3 +95,23 @@ test("a run directory evaluates its final sampler checkpoint; bad targets name t
   assert.throws(() => resolveEvalTarget(empty), /checkpoints\.jsonl has no record with a sampler_path/);
   assert.ok(!existsSync(join(empty, "runs.jsonl")));
 });
+
+test("a finished run with failed examples is resumed by the next identical command, which samples only those", async () => {
+  const store = new EvalStore(tmp());
+  const opts = { model: "fake-model", benchmarks: ["arithmetic"], overrides: { max_examples: 6 }, store, renderer: fakeRenderer };
+  const { arithmeticBenchmark } = await import("../../src/eval/benchmarks/arithmetic.ts");
+  const victim = (await arithmeticBenchmark(null).load())[3]!.prompt.at(-1)!.content as string;
+  const first = await evaluateModel({ ...opts, service: fakeService(new FakeSampler({ failOn: victim })) });
+  assert.equal(first.summaries[0]!.metrics["errors"], 1);
+  assert.equal(first.run.status, "complete");
+  const retry = new FakeSampler();
+  const second = await evaluateModel({ ...opts, service: fakeService(retry) });
+  assert.equal(second.resumed, true);
+  assert.equal(second.run.run_id, first.run.run_id);
+  assert.equal(retry.calls, 1);
+  assert.equal(second.summaries[0]!.metrics["errors"], 0);
+  assert.equal(store.readResult(first.run.run_id, "arithmetic")!.metrics["errors"], 0);
+  // Now complete and clean: the next identical command starts a new run.
+  const third = await evaluateModel({ ...opts, service: fakeService(new FakeSampler()) });
+  assert.equal(third.resumed, false);
+});
