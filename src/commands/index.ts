@@ -1,6 +1,8 @@
 // Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
+import { chatCommand } from "./chat.ts";
 import { defaultCommand } from "./default.ts";
 import { evalCommand } from "./eval.ts";
+import { exportCommand } from "./export.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
@@ -17,5 +19,7 @@ export const commands: CookbookCommand[] = [
   evalCommand,
   vizDataCommand,
   serveCommand,
+  chatCommand,
+  exportCommand,
   watchCommand,
 ];
