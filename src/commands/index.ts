@@ -1,6 +1,7 @@
 // Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
 import { chatCommand } from "./chat.ts";
 import { defaultCommand } from "./default.ts";
+import { evalCommand } from "./eval.ts";
 import { exportCommand } from "./export.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
@@ -15,6 +16,7 @@ export const commands: CookbookCommand[] = [
   runCommand,
   recipesCommand,
   runsCommand,
+  evalCommand,
   vizDataCommand,
   serveCommand,
   chatCommand,

@@ -1,4 +1,5 @@
-// Evaluator interfaces shared by the training loops.
+// Evaluation: evaluator interfaces shared by the training loops, benchmarks as data, grading,
+// the resumable benchmark runner, the eval store and inline benchmark evaluators.
 export {
   type EvalMetrics,
   type Evaluator,
@@ -10,3 +11,14 @@ export {
   isTrainingClientEvaluator,
   runEvaluators,
 } from "./evaluators.ts";
+export * from "./benchmark.ts";
+export { resolveBenchmark, registerBenchmark, listBenchmarks, type BenchmarkEntry, UnknownBenchmarkError } from "./registry.ts";
+export * from "./mathGrading.ts";
+export * from "./choiceGrading.ts";
+export { passAtK, meanPassAtK, reportedKs } from "./passAtK.ts";
+export { runBenchmark, computeBenchmarkMetrics, MemorySink, type TrajectorySink, type ProgressUpdate, type BenchmarkRunResult } from "./runner.ts";
+export * from "./store.ts";
+export { evaluateModel, resolveEvalTarget, type EvaluateOptions, type EvaluateResult } from "./session.ts";
+export { LLMJudge, DEFAULT_RUBRIC, parseJudgeReply, type JudgeOptions, type JudgeVerdict } from "./judge.ts";
+export { BenchmarkEvaluator, benchmarkEvaluators, benchmarkEvalFields, type BenchmarkEvaluatorOptions } from "./inline.ts";
+export type { EvalRenderer } from "./renderer.ts";

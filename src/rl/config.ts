@@ -3,6 +3,7 @@
 // `key=value` command lines match the Python cookbook's.
 import { z } from "zod";
 import { ConfigError } from "../config/errors.ts";
+import { benchmarkEvalFields } from "../eval/inline.ts";
 import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
 
 export const KLReferenceConfigSchema = z.object({
@@ -49,6 +50,8 @@ export const RLConfigSchema = z.object({
     .default(null)
     .describe("Set (e.g. stream_minibatch_config.num_minibatches=2) to train minibatches while sampling continues"),
   eval_every: z.number().int().min(0).default(20).describe("Evaluate on the test set every N iterations (0 = never)"),
+  infrequent_eval_every: z.number().int().min(0).default(0).describe("Run the infrequent evaluators (infrequent_benchmarks) every N iterations (0 = never)"),
+  ...benchmarkEvalFields,
   num_groups_to_log: z.number().int().min(0).default(4).describe("Groups per iteration shown in iteration_NNNNNN/train.html (0 = no HTML)"),
   rollout_json_export: z.boolean().default(true).describe("Write iteration_NNNNNN/train_rollout_summaries.jsonl"),
   max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many iterations (default: the whole dataset)"),

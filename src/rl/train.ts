@@ -2,6 +2,7 @@
 // off-policy with a staleness cap (modes in ./loop/). Writes metrics.jsonl, checkpoints.jsonl and
 // per-iteration transcripts into log_path, answers SIGUSR1 (checkpoint now) / SIGINT (save and
 // stop), and resumes from the last resumable checkpoint — all through the training core.
+import { benchmarkEvaluatorsFromConfig } from "../eval/inline.ts";
 import type { Decode } from "../log/transcripts/types.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
@@ -57,6 +58,9 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
   if (test !== undefined && test !== null) {
     evaluators.push(new RLTestSetEvaluator(test, config.max_tokens, { strategy, temperature: config.temperature }));
   }
+  // Benchmarks named in the config (`benchmarks`, `infrequent_benchmarks`): scores as test/<benchmark>/<metric>.
+  const named = await benchmarkEvaluatorsFromConfig(config, run.serviceClient);
+  evaluators.push(...named.evaluators);
   const endBatch = config.max_steps !== null ? Math.min(config.max_steps, dataset.length) : dataset.length;
   run.log.info(`training on batches ${startBatch}..${endBatch - 1} of ${dataset.length}`);
   const reference = config.kl_reference_config ?? { base_model: config.model_name, load_checkpoint_path: null };
@@ -73,6 +77,7 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
     trainingClient,
     dataset,
     evaluators,
+    infrequentEvaluators: named.infrequent,
     metricsLogger: run.metrics,
     runLog: run.log,
     errorCounter: new RolloutErrorCounter(),

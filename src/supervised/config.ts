@@ -3,6 +3,7 @@
 // snake_case so `key=value` command lines match the Python cookbook's.
 import { z } from "zod";
 import { LrScheduleSchema } from "../config/common.ts";
+import { benchmarkEvalFields } from "../eval/inline.ts";
 import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
 
 export const SupervisedConfigSchema = z.object({
@@ -15,6 +16,7 @@ export const SupervisedConfigSchema = z.object({
   max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
   eval_every: z.number().int().min(0).default(10).describe("Run the evaluators (test/nll) every N steps, before the step (0 = never)"),
   infrequent_eval_every: z.number().int().min(0).default(100).describe("Run the infrequent evaluators every N steps (0 = never)"),
+  ...benchmarkEvalFields,
   save_every_tokens: z.number().int().min(0).default(0).describe("Also checkpoint after this many trained tokens since the last save (0 = off)"),
   save_every_seconds: z.number().min(0).default(0).describe("Also checkpoint after this many seconds since the last save (0 = off)"),
   async_periodic_saves: z.boolean().default(false).describe("Do not wait for periodic saves before logging the step"),

@@ -10,6 +10,7 @@
 import { performance } from "node:perf_hooks";
 import { colorizeExample, exampleSegments } from "../display.ts";
 import { buildEvaluators, runEvaluators, type EvalMetrics, type Evaluator, type EvaluatorBuilder } from "../eval/evaluators.ts";
+import { benchmarkEvaluatorsFromConfig } from "../eval/inline.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
@@ -150,6 +151,10 @@ async function runSupervised(
   const evaluators = await buildEvaluators(options.evaluatorBuilders ?? []);
   if (test !== null) evaluators.push(NLLEvaluator.fromDataset(test, { tokenizer }));
   const infrequentEvaluators = await buildEvaluators(options.infrequentEvaluatorBuilders ?? []);
+  // Benchmarks named in the config (`benchmarks`, `infrequent_benchmarks`): scores as test/<benchmark>/<metric>.
+  const named = await benchmarkEvaluatorsFromConfig(config, run.serviceClient);
+  evaluators.push(...named.evaluators);
+  infrequentEvaluators.push(...named.infrequent);
   run.log.info(`training for ${nBatches} batches × ${config.num_epochs} epochs = ${totalSteps} steps${endStep < totalSteps ? ` (capped at max_steps=${endStep})` : ""}`);
 
   if (startStep >= endStep) {

@@ -28,6 +28,8 @@ export interface Ctx {
   trainingClient: TrainingClient;
   dataset: RLDataset;
   evaluators: SamplingClientEvaluator[];
+  /** Run every infrequent_eval_every iterations. */
+  infrequentEvaluators?: SamplingClientEvaluator[];
   metricsLogger: MetricsLogger;
   runLog: RunLog;
   errorCounter: RolloutErrorCounter;
@@ -53,8 +55,16 @@ export function baseMetrics(ctx: Ctx, iBatch: number): Record<string, number> {
   };
 }
 
-export function evalDue(ctx: Ctx, step: number): boolean {
+function frequentDue(ctx: Ctx, step: number): boolean {
   return ctx.evaluators.length > 0 && ctx.config.eval_every > 0 && step % ctx.config.eval_every === 0;
+}
+
+function infrequentDue(ctx: Ctx, step: number): boolean {
+  return (ctx.infrequentEvaluators ?? []).length > 0 && ctx.config.infrequent_eval_every > 0 && step % ctx.config.infrequent_eval_every === 0;
+}
+
+export function evalDue(ctx: Ctx, step: number): boolean {
+  return frequentDue(ctx, step) || infrequentDue(ctx, step);
 }
 
 export async function runEvaluations(ctx: Ctx, samplingClient: SamplingClient, step: number): Promise<Record<string, number>> {
@@ -65,7 +75,10 @@ export async function runEvaluations(ctx: Ctx, samplingClient: SamplingClient, s
     exportRollouts: ctx.config.rollout_json_export,
     decode: ctx.decode,
   };
-  const results = await Promise.all(ctx.evaluators.map((ev) => ev.evaluate(samplingClient, context)));
+  // The frequent evaluators run unless only the infrequent ones are due (callers may also force a run).
+  const infrequent = infrequentDue(ctx, step);
+  const due = [...(frequentDue(ctx, step) || !infrequent ? ctx.evaluators : []), ...(infrequent ? (ctx.infrequentEvaluators ?? []) : [])];
+  const results = await Promise.all(due.map((ev) => ev.evaluate(samplingClient, context)));
   return Object.assign({}, ...results) as Record<string, number>;
 }
 

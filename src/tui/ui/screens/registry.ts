@@ -8,6 +8,8 @@ import type { Route } from "../../state/app.ts";
 import { Checkpoints, type CheckpointsRoute } from "./checkpoints/Checkpoints.tsx";
 import { CHECKPOINTS_KEYS } from "./checkpoints/checkpointsKeys.ts";
 import { Dashboard, type DashboardRoute } from "./dashboard/Dashboard.tsx";
+import { Evals, type EvalsRoute } from "./evals/Evals.tsx";
+import { EVALS_KEYS } from "./evals/evalsKeys.ts";
 import { DASHBOARD_KEYS } from "./dashboard/dashboardKeys.ts";
 import { Home, type HomeRoute } from "./home/Home.tsx";
 import { HOME_KEYS } from "./home/homeKeys.ts";
@@ -49,6 +51,7 @@ export const SCREENS: readonly ScreenEntry[] = [
   screen<TranscriptsRoute>({ name: "transcripts", component: Transcripts, keyScope: "transcripts", shared: ["list", "run"], paneKey: "2", title: "transcripts", bindings: TRANSCRIPTS_KEYS }),
   screen<TimingRoute>({ name: "timing", component: Timing, keyScope: "timing", shared: ["list", "run"], paneKey: "3", title: "timing breakdown", bindings: TIMING_KEYS }),
   screen<CheckpointsRoute>({ name: "checkpoints", component: Checkpoints, keyScope: "checkpoints", shared: ["list", "run"], paneKey: "4", title: "checkpoints", bindings: CHECKPOINTS_KEYS }),
+  screen<EvalsRoute>({ name: "evals", component: Evals, keyScope: "evals", shared: ["list"], title: "eval results", bindings: EVALS_KEYS }),
 ];
 
 const PANE_PREFIX = "pane:";

@@ -28,7 +28,7 @@ export interface RunsTableProps {
 
 export function RunsTable({ runs, shown, cursor, active, filter, filtering, rows, width, logRoot }: RunsTableProps): ReactNode {
   const start = windowStart(cursor, shown.length, rows);
-  const cols = runColumns(width);
+  const cols = runColumns(width, runs.some((r) => r.evals !== ""));
   return (
     <>
       <Text bold color={active ? theme.accent : undefined} wrap="truncate">
@@ -51,8 +51,8 @@ export function RunsTable({ runs, shown, cursor, active, filter, filtering, rows
   );
 }
 
-/** Column layout of the runs table for a width (drops model and sparkline when narrow). */
-function runColumns(width: number): { header: string; row: (r: RunRow) => string } {
+/** Column layout of the runs table for a width (drops model, sparkline and eval scores when narrow). */
+export function runColumns(width: number, hasEvals = false): { header: string; row: (r: RunRow) => string } {
   const wide = width >= 100;
   const nameW = Math.max(10, Math.min(24, Math.floor(width * 0.2)));
   const recipeW = wide ? 16 : 12;
@@ -61,9 +61,11 @@ function runColumns(width: number): { header: string; row: (r: RunRow) => string
   const ageW = 12;
   const metricW = wide ? 24 : Math.max(10, width - 10 - nameW - recipeW - stepW - ageW - 5);
   const used = 10 + nameW + recipeW + modelW + stepW + metricW + ageW + 6;
-  const sparkW = wide ? Math.max(0, Math.min(30, width - used - 1)) : 0;
+  // Latest `cookbook eval` scores share the room left with the sparkline, scores first.
+  const evalsW = wide && hasEvals ? Math.max(0, Math.min(34, width - used - 12)) : 0;
+  const sparkW = wide ? Math.max(0, Math.min(30, width - used - (evalsW > 0 ? evalsW + 1 : 0) - 1)) : 0;
   const cell = (text: string, w: number): string => (w > 0 ? `${fit(text, w)} ` : "");
-  const header = fit("status", 10) + cell("run", nameW) + cell("recipe", recipeW) + cell("model", modelW) + cell("step", stepW) + cell("key metric", metricW) + cell("trend", sparkW) + "age";
+  const header = fit("status", 10) + cell("run", nameW) + cell("recipe", recipeW) + cell("model", modelW) + cell("step", stepW) + cell("key metric", metricW) + cell("trend", sparkW) + cell("evals", evalsW) + "age";
   const row = (r: RunRow): string => {
     const metric = r.keyMetric ? `${r.keyMetric}=${fmtNum(r.metrics[r.keyMetric] as number)}` : "";
     return (
@@ -73,6 +75,7 @@ function runColumns(width: number): { header: string; row: (r: RunRow) => string
       cell(r.lastStep === undefined ? "–" : String(r.lastStep), stepW) +
       cell(metric, metricW) +
       cell(sparkline(r.spark, sparkW), sparkW) +
+      cell(r.evals || "–", evalsW) +
       fmtAge(r.updatedAt)
     );
   };

@@ -6,6 +6,7 @@ export const HOME_KEYS: readonly Binding[] = [
   COMMON.open,
   { ...COMMON.filter, description: "Filter the runs (name, recipe, status, model)" },
   { id: "refresh", keys: ["R"], description: "Refresh the runs list" },
+  { id: "openEvals", keys: ["E"], description: "Eval results: scores, models side by side, graded examples (cookbook eval)", hint: "evals" },
   COMMON.stopRun,
   COMMON.resumeRun,
   { id: "deleteRun", keys: ["D"], description: "Delete the run directory (type its name to confirm; live runs are refused)", hint: "delete" },

@@ -60,6 +60,9 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
         case "refresh":
           refresh();
           return true;
+        case "openEvals":
+          actions.push({ name: "evals" });
+          return true;
         case "open": {
           const recipe = services.recipes[s.recipeCursor];
           if (s.pane === "recipes" && recipe) actions.push({ name: "launch", recipe: recipe.name });

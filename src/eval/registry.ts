@@ -1,0 +1,47 @@
+// The benchmark registry: a benchmark is named `name` or `name:source` (a hub id, a file, or for
+// arithmetic the largest operand). Add a line to `BENCHMARKS` (or call registerBenchmark) to
+// add one.
+import type { Benchmark } from "./benchmark.ts";
+import { arithmeticBenchmark } from "./benchmarks/arithmetic.ts";
+import { gsm8kBenchmark, math500Benchmark } from "./benchmarks/hubMath.ts";
+import { chatNllBenchmark, multipleChoiceBenchmark, qaJsonlBenchmark } from "./benchmarks/jsonlFiles.ts";
+
+export interface BenchmarkEntry {
+  description: string;
+  /** What `:source` means for this benchmark. */
+  source: string;
+  make(source: string | null): Benchmark;
+}
+
+const BENCHMARKS = new Map<string, BenchmarkEntry>([
+  ["arithmetic", { description: "two-number addition, offline (held-out pairs)", source: "largest operand (default 100)", make: arithmeticBenchmark }],
+  ["gsm8k", { description: "GSM8K test split, boxed/final-number grading", source: "hub id or local parquet (default openai/gsm8k)", make: gsm8kBenchmark }],
+  ["math500", { description: "MATH-500, boxed-answer grading", source: "hub id or local parquet (default HuggingFaceH4/MATH-500)", make: math500Benchmark }],
+  ["qa", { description: "any {question, answer} JSONL, math grading (or an LLM judge)", source: "JSONL file (required)", make: qaJsonlBenchmark }],
+  ["mc", { description: "multiple-choice {question, choices, answer} JSONL, letter grading", source: "JSONL file (required)", make: multipleChoiceBenchmark }],
+  ["nll", { description: "NLL of the assistant turns of a chat JSONL test set", source: "JSONL file (required)", make: chatNllBenchmark }],
+]);
+
+export class UnknownBenchmarkError extends Error {
+  override name = "UnknownBenchmarkError";
+}
+
+export function registerBenchmark(name: string, entry: BenchmarkEntry): void {
+  BENCHMARKS.set(name, entry);
+}
+
+export function listBenchmarks(): { name: string; entry: BenchmarkEntry }[] {
+  return [...BENCHMARKS].map(([name, entry]) => ({ name, entry }));
+}
+
+/** `gsm8k`, `arithmetic:9`, `qa:data/test.jsonl` → a benchmark. */
+export function resolveBenchmark(spec: string): Benchmark {
+  const colon = spec.indexOf(":");
+  const name = colon < 0 ? spec : spec.slice(0, colon);
+  const source = colon < 0 ? null : spec.slice(colon + 1);
+  const entry = BENCHMARKS.get(name);
+  if (entry === undefined) {
+    throw new UnknownBenchmarkError(`unknown benchmark ${JSON.stringify(name)} in ${JSON.stringify(spec)}; known: ${[...BENCHMARKS.keys()].join(", ")} (name or name:source)`);
+  }
+  return entry.make(source);
+}

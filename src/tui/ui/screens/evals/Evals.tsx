@@ -1,0 +1,147 @@
+// Evals: the eval store's results (newest first), models side by side per benchmark (tab), one
+// result's examples (enter; f filters wrong/right/errors) and one example in full (enter):
+// prompt, each sampled response, the extracted answer and the grade. Esc goes up a level.
+import { type ReactNode, useEffect, useMemo, useReducer, useState } from "react";
+import { Box, Text } from "ink";
+import { compareByBenchmark, listEvalRuns, readEvalTrajectories, type EvalRunView } from "../../../../eval/reader.ts";
+import { evalStoreDirFor, type TrajectoryRecord } from "../../../../eval/store.ts";
+import { theme } from "../../../core/palette.ts";
+import { useServices } from "../../../state/contexts.tsx";
+import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
+import { evalsReducer, handlesBack, initialEvals, type MoveCmd } from "./evalsState.ts";
+import { EXAMPLE_HEADER, compareLines, exampleDetailLines, exampleLine, filterExamples, resultRows, resultTableLines } from "./evalsView.ts";
+
+export type EvalsRoute = { name: "evals" };
+
+const MOVES: readonly string[] = ["up", "down", "top", "bottom", "pageUp", "pageDown"];
+
+function windowStart(cursor: number, count: number, size: number): number {
+  if (count <= size) return 0;
+  return Math.min(Math.max(0, cursor - Math.floor(size / 2)), count - size);
+}
+
+function useEvalRuns(root: string, pollMs: number): EvalRunView[] {
+  const [runs, setRuns] = useState<EvalRunView[]>(() => listEvalRuns(root));
+  useEffect(() => {
+    const timer = setInterval(() => setRuns(listEvalRuns(root)), Math.max(1000, pollMs * 4));
+    return () => clearInterval(timer);
+  }, [root, pollMs]);
+  return runs;
+}
+
+export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width: number }): ReactNode {
+  const services = useServices();
+  const root = evalStoreDirFor(services.logRoot);
+  const runs = useEvalRuns(root, services.pollMs);
+  const [s, dispatch] = useReducer(evalsReducer, undefined, initialEvals);
+  const results = useMemo(() => resultRows(runs), [runs]);
+  const comparison = useMemo(() => compareLines(compareByBenchmark(runs), width), [runs, width]);
+  const records = useMemo<TrajectoryRecord[]>(
+    () => (s.open === undefined ? [] : readEvalTrajectories(root, s.open.runId, s.open.benchmark)),
+    // Re-read when the runs poll ticks, so a running eval's examples appear.
+    [root, s.open, runs],
+  );
+  const shown = useMemo(() => filterExamples(records, s.filter), [records, s.filter]);
+  const example = shown[Math.min(s.exampleCursor, shown.length - 1)];
+  const detail = useMemo(() => (example === undefined ? [] : exampleDetailLines(example, width)), [example, width]);
+  const listRows = Math.max(1, rows - 3);
+
+  const count = s.level === "results" ? results.length : s.level === "compare" ? comparison.length : s.level === "examples" ? shown.length : Math.max(1, detail.length - listRows + 1);
+  useScreenKeys({
+    capturing: false,
+    onCommand: (cmd: string) => {
+      if (MOVES.includes(cmd)) {
+        dispatch({ type: "move", cmd: cmd as MoveCmd, count, page: Math.max(1, listRows - 1) });
+        return true;
+      }
+      if (cmd === "open") {
+        if (s.level === "results") {
+          const r = results[Math.min(s.resultCursor, results.length - 1)];
+          if (r !== undefined) dispatch({ type: "openResult", runId: r.runId, benchmark: r.benchmark });
+        } else if (s.level === "examples" && example !== undefined) dispatch({ type: "openExample" });
+        return true;
+      }
+      if (cmd === "evalsCompare") {
+        dispatch({ type: "toggleCompare" });
+        return true;
+      }
+      if (cmd === "evalsFilter") {
+        dispatch({ type: "cycleFilter" });
+        return true;
+      }
+      if (cmd === "back" && handlesBack(s)) {
+        dispatch({ type: "back" });
+        return true;
+      }
+      return false;
+    },
+  });
+
+  if (s.level === "results" || s.level === "compare") {
+    const title = s.level === "results" ? `Evals  ${results.length} results in ${root}` : `Evals  models side by side per benchmark (${root})`;
+    if (results.length === 0) {
+      return (
+        <Box flexDirection="column">
+          <Text bold color={theme.accent}>{title}</Text>
+          <Text color={theme.muted}>{`no eval results yet: run  cookbook eval tiny-chat arithmetic`}</Text>
+        </Box>
+      );
+    }
+    if (s.level === "compare") {
+      const start = windowStart(s.compareCursor, comparison.length, listRows + 1);
+      return (
+        <Box flexDirection="column">
+          <Text bold color={theme.accent} wrap="truncate">{title}</Text>
+          {comparison.slice(start, start + listRows + 1).map((l, i) => (
+            <Text key={start + i} wrap="truncate" bold={!l.startsWith(" ")} inverse={start + i === s.compareCursor}>
+              {l}
+            </Text>
+          ))}
+        </Box>
+      );
+    }
+    const table = resultTableLines(results, width);
+    const cursor = Math.min(s.resultCursor, results.length - 1);
+    const start = windowStart(cursor, results.length, listRows);
+    return (
+      <Box flexDirection="column">
+        <Text bold color={theme.accent} wrap="truncate">{title}</Text>
+        <Text color={theme.muted} wrap="truncate">{table.header}</Text>
+        {table.lines.slice(start, start + listRows).map((l, i) => (
+          <Text key={start + i} wrap="truncate" inverse={start + i === cursor}>
+            {l}
+          </Text>
+        ))}
+      </Box>
+    );
+  }
+
+  const openTitle = `${s.open?.benchmark ?? ""}  ${runs.find((r) => r.runId === s.open?.runId)?.model ?? ""}`;
+  if (s.level === "examples") {
+    const cursor = Math.min(s.exampleCursor, shown.length - 1);
+    const start = windowStart(cursor, shown.length, listRows);
+    return (
+      <Box flexDirection="column">
+        <Text bold color={theme.accent} wrap="truncate">{`${openTitle}  examples ${shown.length}/${records.length}  filter: ${s.filter}`}</Text>
+        <Text color={theme.muted} wrap="truncate">{EXAMPLE_HEADER}</Text>
+        {shown.length === 0 ? <Text color={theme.muted}>{"  no example matches the filter"}</Text> : null}
+        {shown.slice(start, start + listRows).map((r, i) => (
+          <Text key={r.example_id} wrap="truncate" inverse={start + i === cursor} color={r.error !== undefined ? theme.warn : undefined}>
+            {exampleLine(r, width)}
+          </Text>
+        ))}
+      </Box>
+    );
+  }
+  const scroll = Math.min(s.detailScroll, Math.max(0, detail.length - listRows));
+  return (
+    <Box flexDirection="column">
+      <Text bold color={theme.accent} wrap="truncate">{`${openTitle}  example ${Math.min(s.exampleCursor, shown.length - 1) + 1}/${shown.length}  lines ${scroll + 1}-${Math.min(detail.length, scroll + listRows + 1)}/${detail.length}`}</Text>
+      {detail.slice(scroll, scroll + listRows + 1).map((l, i) => (
+        <Text key={scroll + i} wrap="truncate" color={l.startsWith("──") ? (l.includes("CORRECT") ? theme.ok : l.includes("WRONG") ? theme.error : theme.accent) : undefined}>
+          {l}
+        </Text>
+      ))}
+    </Box>
+  );
+}

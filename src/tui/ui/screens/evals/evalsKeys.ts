@@ -1,0 +1,8 @@
+// The Evals screen's own bindings (the registry puts them in the keymap under its key scope).
+import { type Binding, COMMON } from "../../../keys/keymap.ts";
+
+export const EVALS_KEYS: readonly Binding[] = [
+  { ...COMMON.open, description: "Open the result's examples / the example in full", hint: "open" },
+  { id: "evalsCompare", keys: ["tab", "c"], description: "Results list ↔ models side by side per benchmark", hint: "compare" },
+  { id: "evalsFilter", keys: ["f"], description: "Examples: show all, wrong, right or failed ones", hint: "filter" },
+];
