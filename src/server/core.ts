@@ -2,8 +2,10 @@
 // queueing a model request in seq_id order behind a future.
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import type { z } from "zod";
 import type { EmbeddedRestClient, EmbeddedServiceClient } from "../engine/index.ts";
+import { ArchiveSigner } from "./archives.ts";
 import { toHttpError, zodDetail } from "./errors.ts";
 import { FutureStore, type FinishedValue } from "./futures.ts";
 import { HttpError, parseJsonBody } from "./http.ts";
@@ -21,7 +23,11 @@ export interface Call {
   signal: AbortSignal;
 }
 
-export type Reply = { status?: number; json?: unknown } | { status?: number; bytes: Uint8Array; contentType: string };
+export type Reply =
+  | { status?: number; json?: unknown; headers?: Record<string, string> }
+  | { status?: number; bytes: Uint8Array; contentType: string }
+  /** A body streamed as it is produced (checkpoint archives). */
+  | { status?: number; stream: Readable; contentType: string; headers?: Record<string, string> };
 
 export type Handler = (core: ServerCore, call: Call) => Promise<Reply> | Reply;
 
@@ -32,6 +38,7 @@ export class ServerCore {
   readonly futures: FutureStore;
   readonly registry: Registry;
   readonly rest: EmbeddedRestClient;
+  readonly archives = new ArchiveSigner();
 
   constructor(
     readonly service: EmbeddedServiceClient,

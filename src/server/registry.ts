@@ -8,6 +8,7 @@ import { ModelSequencer } from "./sequencer.ts";
 
 export interface SessionEntry {
   id: string;
+  createdAt: number;
   lastSeen: number;
   modelIds: Set<string>;
   samplerIds: Set<string>;
@@ -61,6 +62,7 @@ export class Registry {
   createSession(): SessionEntry {
     const s: SessionEntry = {
       id: `session-${randomBytes(8).toString("hex")}`,
+      createdAt: Date.now(),
       lastSeen: Date.now(),
       modelIds: new Set(),
       samplerIds: new Set(),
