@@ -1,5 +1,6 @@
 // Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
 import { defaultCommand } from "./default.ts";
+import { downloadCommand } from "./download.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
@@ -15,5 +16,6 @@ export const commands: CookbookCommand[] = [
   runsCommand,
   vizDataCommand,
   serveCommand,
+  downloadCommand,
   watchCommand,
 ];
