@@ -46,7 +46,7 @@ export class ServerCore {
     readonly log: (line: string) => void,
   ) {
     this.futures = new FutureStore(options.futureRetentionSec * 1000);
-    this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession);
+    this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession, options.seqGapTimeoutSec * 1000);
     this.rest = service.createRestClient();
   }
 

@@ -17,6 +17,11 @@ export const ServeOptionsSchema = z.object({
   longPollSec: z.number().min(0).default(30).describe("How long retrieve_future waits for a result before answering 408"),
   maxSamplersPerSession: z.number().int().positive().default(64).describe("Samplers kept per session; the least recently used one is released beyond this"),
   futureRetentionSec: z.number().positive().default(3600).describe("How long finished results stay retrievable"),
+  seqGapTimeoutSec: z
+    .number()
+    .positive()
+    .default(120)
+    .describe("How long a model's later requests wait for a missing seq_id before they fail with an error naming the gap"),
 });
 
 export type ServeOptions = z.input<typeof ServeOptionsSchema>;

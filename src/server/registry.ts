@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import type { EmbeddedServiceClient, EmbeddedTrainingClient } from "../engine/index.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { HttpError } from "./http.ts";
-import { ModelSequencer } from "./sequencer.ts";
+import { DEFAULT_GAP_TIMEOUT_MS, ModelSequencer } from "./sequencer.ts";
 
 export interface SessionEntry {
   id: string;
@@ -57,6 +57,7 @@ export class Registry {
     private readonly log: (line: string) => void,
     /** Clients make a new sampler per step and never say when they drop the old one, so each session keeps its most recently used ones. */
     private readonly maxSamplersPerSession = 64,
+    private readonly seqGapTimeoutMs = DEFAULT_GAP_TIMEOUT_MS,
   ) {}
 
   createSession(): SessionEntry {
@@ -106,7 +107,7 @@ export class Registry {
       void training.unload().catch(() => undefined);
       return undefined;
     }
-    const m: ModelEntry = { id: training.modelId, sessionId, baseModel: training.baseModel, training, seq: new ModelSequencer(`model ${training.modelId}`) };
+    const m: ModelEntry = { id: training.modelId, sessionId, baseModel: training.baseModel, training, seq: new ModelSequencer(`model ${training.modelId}`, this.seqGapTimeoutMs) };
     this.models.set(m.id, m);
     s.modelIds.add(m.id);
     return m;
