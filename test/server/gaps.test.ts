@@ -29,12 +29,11 @@ test("bad JSON that names its model and seq_id fails that seq_id at once; the ne
   const broken = JSON.stringify(fb(modelId, 1)).replace('"cross_entropy"', '"cross_entropy",,');
   const bad = await raw(url, "/api/v1/forward_backward", { body: broken, headers: { "content-type": "application/json" } });
   assert.equal(bad.status, 400);
-  const started = Date.now();
   const next = await raw(url, "/api/v1/forward_backward", { json: fb(modelId, 2) });
   assert.equal(next.status, 200);
   const r = await waitFuture(url, next.json["request_id"] as string);
+  // Had seq_id 1 stayed a gap, seq_id 2 would have failed with the gap error after 0.5 s.
   assert.equal(r.json["error"], undefined, JSON.stringify(r.json));
-  assert.ok(Date.now() - started < 450, "did not wait for the gap timeout");
 });
 
 test("a body over the size limit: the request behind it fails with an error naming the gap, then the model carries on", async () => {
