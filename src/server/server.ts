@@ -90,7 +90,7 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
 
   const sessionTick = Math.max(50, Math.min((o.sessionTimeoutSec * 1000) / 4, 30_000));
   const sessionTimer = setInterval(() => core.registry.expireSessions(), sessionTick);
-  const sweepTimer = setInterval(() => core.futures.sweep(), 60_000);
+  const sweepTimer = setInterval(() => core.futures.sweep(), Math.max(50, Math.min(o.deliveredRetentionSec * 1000, 10_000)));
   sessionTimer.unref();
   sweepTimer.unref();
 

@@ -6,6 +6,7 @@ import type { TinkerFuture } from "../../tinker/clients.ts";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/serverMessages.ts";
 import { validateCheckpointName } from "../../tinker/paths.ts";
+import { modelInputLength } from "../sampleCost.ts";
 import { LossFnNameSchema, type Datum, type ForwardBackwardOutput, type LossFnName } from "../../tinker/types.ts";
 import type { Call, Handler, Reply, ServerCore, Submit } from "../core.ts";
 import { zodDetail } from "../errors.ts";
@@ -149,7 +150,8 @@ function fwdbwd(
   forwardOnly: boolean,
 ): Reply {
   const submit: Submit = () => fbResult(forwardOnly ? m.training.forward(data, lossFn, config) : m.training.forwardBackward(data, lossFn, config));
-  return futureReply(core.enqueue(m, seqId, core.digest(call), () => submit));
+  const tokens = data.reduce((n, d) => n + modelInputLength(d.model_input), 0);
+  return futureReply(core.enqueue(m, seqId, core.digest(call), () => submit, tokens));
 }
 
 export const forwardBackward: Handler = (core, call) => {
