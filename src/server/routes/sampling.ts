@@ -1,7 +1,7 @@
 // Sampling endpoints: create_sampling_session, asample (a future), GET samplers/{id}.
 import type { SamplingClient } from "../../tinker/clients.ts";
 import { isTinkerPath } from "../../tinker/paths.ts";
-import { encodeSampleResponse } from "../../tinker/http/proto/serverMessages.ts";
+import { encodeSampleResponse } from "../../tinker/http/proto/messages.ts";
 import type { Handler } from "../core.ts";
 import { toHttpError } from "../errors.ts";
 import { HttpError } from "../http.ts";

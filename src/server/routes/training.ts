@@ -4,7 +4,7 @@
 import type { z } from "zod";
 import type { TinkerFuture } from "../../tinker/clients.ts";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
-import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/serverMessages.ts";
+import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/messages.ts";
 import { validateCheckpointName } from "../../tinker/paths.ts";
 import { modelInputLength } from "../sampleCost.ts";
 import { LossFnNameSchema, type Datum, type ForwardBackwardOutput, type LossFnName } from "../../tinker/types.ts";
