@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // Do not leave the server behind if this script is interrupted.
+  process.once("exit", () => server.kill("SIGTERM"));
   let serverErr = "";
   server.stderr!.on("data", (d: Buffer) => (serverErr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
