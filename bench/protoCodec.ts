@@ -2,7 +2,7 @@
 // src/tinker/http/proto/ against protobufjs over the same messages written as a .proto schema.
 // Both turn number arrays into packed little-endian bytes the same way (that part is shared), so
 // the difference is the message framing. Prints ms per encode/decode of a large request.
-// Usage: node --import tsx bench/protoCodec.ts [-- --datums 256 --tokens 2048 --reps 5]
+// Usage: npm run bench:proto_codec [-- --datums 256 --tokens 2048 --reps 5]
 import { loadavg } from "node:os";
 import protobuf from "protobufjs";
 import { encodeForwardBackwardRequest } from "../src/tinker/http/proto/messages.ts";
