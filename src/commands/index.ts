@@ -3,6 +3,7 @@ import { chatCommand } from "./chat.ts";
 import { defaultCommand } from "./default.ts";
 import { evalCommand } from "./eval.ts";
 import { exportCommand } from "./export.ts";
+import { downloadCommand } from "./download.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
@@ -21,5 +22,6 @@ export const commands: CookbookCommand[] = [
   serveCommand,
   chatCommand,
   exportCommand,
+  downloadCommand,
   watchCommand,
 ];

@@ -43,6 +43,14 @@ export const serveCommand = defineCommand<ServeArgs>({
     if (argv["session-timeout"] !== undefined) options.sessionTimeoutSec = argv["session-timeout"];
     if (argv["max-body-mb"] !== undefined) options.maxBodyBytes = Math.round(argv["max-body-mb"] * 1024 * 1024);
     if (argv["long-poll"] !== undefined) options.longPollSec = argv["long-poll"];
+    // glibc keeps freed tensor memory unless told otherwise at process start (src/server/allocator.ts).
+    const allocator = await import("../server/allocator.ts");
+    if (allocator.needsAllocatorTuning()) {
+      const code = await allocator.rerunWithAllocatorTuning();
+      // The child printed its own messages; only its exit code (2 for usage errors) is left to pass on.
+      if (code !== 0) process.exit(code);
+      return;
+    }
     // Loaded here so other commands do not pay for the engine's imports.
     const { startServer } = await import("../server/server.ts");
     let server;

@@ -219,8 +219,13 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
   const headers = hubHeaders(env);
   const base = `${hfEndpoint(env)}/${repoId}/resolve/main`;
   const repoDir = hfCacheRepoDir(repoId, env);
+  // What existed before, so a failed download can remove exactly the folders it made (an empty
+  // models--org--name would otherwise look like a broken cache entry to every later lookup).
+  const repoDirExisted = existsSync(repoDir);
+  const snapshotsExisted = existsSync(join(repoDir, "snapshots"));
   const staging = join(repoDir, "snapshots", `.staging-${randomBytes(4).toString("hex")}`);
   mkdirSync(staging, { recursive: true });
+  let done = false;
   let commit: string | null = null;
   const get = async (file: string, optional: boolean): Promise<boolean> => {
     try {
@@ -255,9 +260,14 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
     for (const f of readdirSync(staging)) renameSync(join(staging, f), join(finalDir, f));
     mkdirSync(join(repoDir, "refs"), { recursive: true });
     writeFileSync(join(repoDir, "refs", "main"), rev);
+    done = true;
     return finalDir;
   } finally {
     rmSync(staging, { recursive: true, force: true });
+    if (!done) {
+      if (!repoDirExisted) rmSync(repoDir, { recursive: true, force: true });
+      else if (!snapshotsExisted) rmSync(join(repoDir, "snapshots"), { recursive: true, force: true });
+    }
   }
 }
 

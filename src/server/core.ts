@@ -2,8 +2,11 @@
 // queueing a model request in seq_id order behind a future.
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import type { z } from "zod";
 import type { EmbeddedRestClient, EmbeddedServiceClient } from "../engine/index.ts";
+import { ArchiveSigner } from "./archives.ts";
+import { FairScheduler } from "./fairScheduler.ts";
 import { toHttpError, zodDetail } from "./errors.ts";
 import { FutureStore, type FinishedValue } from "./futures.ts";
 import { HttpError, parseJsonBody } from "./http.ts";
@@ -21,7 +24,11 @@ export interface Call {
   signal: AbortSignal;
 }
 
-export type Reply = { status?: number; json?: unknown } | { status?: number; bytes: Uint8Array; contentType: string };
+export type Reply =
+  | { status?: number; json?: unknown; headers?: Record<string, string> }
+  | { status?: number; bytes: Uint8Array; contentType: string }
+  /** A body streamed as it is produced (checkpoint archives). */
+  | { status?: number; stream: Readable; contentType: string; headers?: Record<string, string> };
 
 export type Handler = (core: ServerCore, call: Call) => Promise<Reply> | Reply;
 
@@ -32,15 +39,19 @@ export class ServerCore {
   readonly futures: FutureStore;
   readonly registry: Registry;
   readonly rest: EmbeddedRestClient;
+  readonly archives = new ArchiveSigner();
+  /** Turns at the engine, round-robin between sessions (src/server/fairScheduler.ts). */
+  readonly scheduler: FairScheduler;
 
   constructor(
     readonly service: EmbeddedServiceClient,
     readonly options: ResolvedServeOptions,
     readonly log: (line: string) => void,
   ) {
-    this.futures = new FutureStore(options.futureRetentionSec * 1000);
-    this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession);
+    this.futures = new FutureStore(options.futureRetentionSec * 1000, options.deliveredRetentionSec * 1000);
+    this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession, options.seqGapTimeoutSec * 1000);
     this.rest = service.createRestClient();
+    this.scheduler = new FairScheduler(options.maxSampleTokens);
   }
 
   /** Parses a JSON body against `schema`: 400 for bad JSON, 422 naming the fields for a bad shape. */
@@ -60,7 +71,7 @@ export class ServerCore {
    * throws, the seq_id is still consumed (by a failed future) so the model's later requests are not
    * held forever behind the gap, and the error is the HTTP answer.
    */
-  enqueue(m: ModelEntry, seqId: number | undefined, digest: string, prepare: () => Submit): { request_id: string; model_id: string } {
+  enqueue(m: ModelEntry, seqId: number | undefined, digest: string, prepare: () => Submit, cost = 1): { request_id: string; model_id: string } {
     const acc = m.seq.accept(seqId, digest, () => this.futures.newId());
     if (!acc.isNew) return { request_id: acc.requestId, model_id: m.id };
     this.futures.create(acc.requestId);
@@ -76,8 +87,12 @@ export class ServerCore {
       acc.seqId,
       async () => {
         try {
-          const s = await submit();
-          this.futures.settleWith(acc.requestId, s.done);
+          // The turn lasts until the work is done, so the scheduler knows what the engine holds.
+          await this.scheduler.run(m.sessionId, cost, async () => {
+            const s = await submit();
+            this.futures.settleWith(acc.requestId, s.done);
+            await s.done.catch(() => undefined);
+          });
         } catch (err) {
           this.futures.fail(acc.requestId, err);
         }

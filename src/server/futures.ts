@@ -1,5 +1,8 @@
 // The server's futures: every queued request gets a request_id whose outcome retrieve_future
-// long-polls for (spec §4.5). Finished outcomes are kept for a while, then forgotten (404).
+// long-polls for (spec §4.5). Finished outcomes are kept for a while, then forgotten (404): a
+// result that was handed out goes after a short grace time (long enough for a client to repeat a
+// poll whose answer it lost), one nobody asked for after the retention time. Results hold the
+// tensors of whole batches, so keeping them for an hour kept the server's memory high.
 import { randomBytes } from "node:crypto";
 import { errorCategory } from "./errors.ts";
 
@@ -10,6 +13,7 @@ export type FutureOutcome =
 interface Entry {
   outcome?: FutureOutcome;
   finishedAt?: number;
+  deliveredAt?: number;
   waiters: Set<() => void>;
 }
 
@@ -22,7 +26,10 @@ export interface FinishedValue {
 export class FutureStore {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly retentionMs: number) {}
+  constructor(
+    private readonly retentionMs: number,
+    private readonly deliveredRetentionMs = Math.min(retentionMs, 60_000),
+  ) {}
 
   newId(): string {
     return `req-${randomBytes(8).toString("hex")}`;
@@ -67,7 +74,7 @@ export class FutureStore {
   async wait(id: string, waitMs: number, signal: AbortSignal): Promise<FutureOutcome | undefined | null> {
     const e = this.entries.get(id);
     if (e === undefined) return null;
-    if (e.outcome !== undefined || waitMs <= 0) return e.outcome;
+    if (e.outcome !== undefined || waitMs <= 0) return this.deliver(e);
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -79,14 +86,24 @@ export class FutureStore {
       signal.addEventListener("abort", done);
       e.waiters.add(done);
     });
+    return signal.aborted ? e.outcome : this.deliver(e);
+  }
+
+  private deliver(e: Entry): FutureOutcome | undefined {
+    if (e.outcome !== undefined) e.deliveredAt ??= Date.now();
     return e.outcome;
   }
 
-  /** Forgets outcomes finished more than the retention time ago. */
+  /** Forgets outcomes handed out more than the grace time ago, and the others after the retention time. */
   sweep(now = Date.now()): void {
     for (const [id, e] of this.entries) {
-      if (e.finishedAt !== undefined && now - e.finishedAt > this.retentionMs) this.entries.delete(id);
+      if (e.deliveredAt !== undefined && now - e.deliveredAt > this.deliveredRetentionMs) this.entries.delete(id);
+      else if (e.finishedAt !== undefined && now - e.finishedAt > this.retentionMs) this.entries.delete(id);
     }
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   /** Wakes every long poll (they then answer "still pending"); used on shutdown. */

@@ -1,6 +1,7 @@
 // Small HTTP helpers of the server: bounded body reading, JSON and protobuf answers, and the
 // error type handlers throw to answer with a status and the service's `{detail}` body (spec §4.8).
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 
 export class HttpError extends Error {
   constructor(
@@ -64,4 +65,16 @@ export function parseJsonBody(body: Buffer): unknown {
   } catch (err) {
     throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+/** Streams `body`; an error half-way (a file vanished) cuts the connection so the client sees a truncated transfer, not a short success. */
+export function sendStream(res: ServerResponse, status: number, body: Readable, contentType: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) {
+    body.destroy();
+    return;
+  }
+  res.writeHead(status, { ...headers, "Content-Type": contentType });
+  body.on("error", (err: Error) => res.destroy(err));
+  res.on("close", () => body.destroy());
+  body.pipe(res);
 }

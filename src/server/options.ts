@@ -16,7 +16,19 @@ export const ServeOptionsSchema = z.object({
   maxBodyBytes: z.number().int().positive().default(64 * 1024 * 1024).describe("Largest request body accepted (413 above)"),
   longPollSec: z.number().min(0).default(30).describe("How long retrieve_future waits for a result before answering 408"),
   maxSamplersPerSession: z.number().int().positive().default(64).describe("Samplers kept per session; the least recently used one is released beyond this"),
-  futureRetentionSec: z.number().positive().default(3600).describe("How long finished results stay retrievable"),
+  futureRetentionSec: z.number().positive().default(600).describe("How long a finished result nobody has fetched stays retrievable"),
+  deliveredRetentionSec: z.number().positive().default(60).describe("How long a result stays retrievable after it was handed out (for a repeated poll)"),
+  maxSampleTokens: z
+    .number()
+    .int()
+    .positive()
+    .default(131_072)
+    .describe("Largest num_samples × (prompt + max_tokens) one sample request may ask for (400 above); also the engine work in flight before other sessions' requests get their turn"),
+  seqGapTimeoutSec: z
+    .number()
+    .positive()
+    .default(120)
+    .describe("How long a model's later requests wait for a missing seq_id before they fail with an error naming the gap"),
 });
 
 export type ServeOptions = z.input<typeof ServeOptionsSchema>;

@@ -4,10 +4,11 @@ import { randomBytes } from "node:crypto";
 import type { EmbeddedServiceClient, EmbeddedTrainingClient } from "../engine/index.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { HttpError } from "./http.ts";
-import { ModelSequencer } from "./sequencer.ts";
+import { DEFAULT_GAP_TIMEOUT_MS, ModelSequencer } from "./sequencer.ts";
 
 export interface SessionEntry {
   id: string;
+  createdAt: number;
   lastSeen: number;
   modelIds: Set<string>;
   samplerIds: Set<string>;
@@ -56,11 +57,13 @@ export class Registry {
     private readonly log: (line: string) => void,
     /** Clients make a new sampler per step and never say when they drop the old one, so each session keeps its most recently used ones. */
     private readonly maxSamplersPerSession = 64,
+    private readonly seqGapTimeoutMs = DEFAULT_GAP_TIMEOUT_MS,
   ) {}
 
   createSession(): SessionEntry {
     const s: SessionEntry = {
       id: `session-${randomBytes(8).toString("hex")}`,
+      createdAt: Date.now(),
       lastSeen: Date.now(),
       modelIds: new Set(),
       samplerIds: new Set(),
@@ -104,7 +107,7 @@ export class Registry {
       void training.unload().catch(() => undefined);
       return undefined;
     }
-    const m: ModelEntry = { id: training.modelId, sessionId, baseModel: training.baseModel, training, seq: new ModelSequencer(`model ${training.modelId}`) };
+    const m: ModelEntry = { id: training.modelId, sessionId, baseModel: training.baseModel, training, seq: new ModelSequencer(`model ${training.modelId}`, this.seqGapTimeoutMs) };
     this.models.set(m.id, m);
     s.modelIds.add(m.id);
     return m;

@@ -22,6 +22,7 @@ const ROUTES: Route[] = [
   r("POST", "client/dynamic_config", session.dynamicConfig),
   r("POST", "create_session", session.createSession),
   r("POST", "session_heartbeat", session.heartbeat),
+  r("GET", "sessions", session.listSessions),
   r("GET", `sessions/${SEG}`, session.getSession),
   r("POST", "telemetry", session.telemetry),
   r("POST", "retrieve_future", session.retrieveFuture),
@@ -45,6 +46,8 @@ const ROUTES: Route[] = [
   r("DELETE", `training_runs/${SEG}/checkpoints/${SEG}/${SEG}`, rest.deleteCheckpoint),
   r("DELETE", `training_runs/${SEG}/checkpoints/${SEG}`, rest.deleteCheckpoint),
   r("GET", "checkpoints", rest.listUserCheckpoints),
+  r("GET", `training_runs/${SEG}/checkpoints/${SEG}/${SEG}/archive`, rest.checkpointArchive),
+  r("GET", `checkpoint_archives/${SEG}`, rest.downloadArchive),
 ];
 
 /** The handler and decoded path parameters for a request; 404 / 405 otherwise. */

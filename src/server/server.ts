@@ -7,7 +7,7 @@ import { ConfigurationError } from "../tinker/errors.ts";
 import { apiKeyChecker, isLoopbackHost } from "./auth.ts";
 import { ServerCore, type Call, type Reply } from "./core.ts";
 import { toHttpError, zodDetail } from "./errors.ts";
-import { HttpError, readBody, sendBytes, sendJson } from "./http.ts";
+import { HttpError, readBody, sendBytes, sendJson, sendStream } from "./http.ts";
 import { ServeOptionsSchema, type ServeHooks, type ServeOptions } from "./options.ts";
 import { route } from "./router.ts";
 
@@ -21,6 +21,7 @@ export interface RunningServer {
 }
 
 const HEALTHZ = "/api/v1/healthz";
+const ARCHIVE_DOWNLOAD = "/api/v1/checkpoint_archives/";
 
 export async function startServer(options: ServeOptions = {}, hooks: ServeHooks = {}): Promise<RunningServer> {
   const parsed = ServeOptionsSchema.strict().safeParse(options);
@@ -49,7 +50,8 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
     try {
       const url = new URL(req.url ?? "/", "http://server");
       pathname = url.pathname;
-      if (pathname !== HEALTHZ && !authorized(req.headers["x-api-key"])) {
+      // Signed archive URLs carry their own authorisation (src/server/archives.ts).
+      if (pathname !== HEALTHZ && !pathname.startsWith(ARCHIVE_DOWNLOAD) && !authorized(req.headers["x-api-key"])) {
         req.resume();
         throw new HttpError(401, "missing or invalid X-API-Key");
       }
@@ -63,7 +65,8 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
       const call: Call = { req, res, url, params, body, signal: abort.signal };
       const reply: Reply = await handler(core, call);
       if ("bytes" in reply) sendBytes(res, reply.status ?? 200, reply.bytes, reply.contentType);
-      else sendJson(res, reply.status ?? 200, reply.json ?? {});
+      else if ("stream" in reply) sendStream(res, reply.status ?? 200, reply.stream, reply.contentType, reply.headers);
+      else sendJson(res, reply.status ?? 200, reply.json ?? {}, reply.headers);
     } catch (err) {
       const e = toHttpError(err);
       if (e.status >= 500) log(`${method} ${pathname} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -87,7 +90,7 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
 
   const sessionTick = Math.max(50, Math.min((o.sessionTimeoutSec * 1000) / 4, 30_000));
   const sessionTimer = setInterval(() => core.registry.expireSessions(), sessionTick);
-  const sweepTimer = setInterval(() => core.futures.sweep(), 60_000);
+  const sweepTimer = setInterval(() => core.futures.sweep(), Math.max(50, Math.min(o.deliveredRetentionSec * 1000, 10_000)));
   sessionTimer.unref();
   sweepTimer.unref();
 

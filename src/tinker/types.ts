@@ -18,11 +18,23 @@ export const ImageAssetPointerChunkSchema = z.object({
   format: z.enum(["png", "jpeg"]),
   expected_tokens: z.number().int().optional(),
 });
-export const ModelInputChunkSchema = z.discriminatedUnion("type", [
-  EncodedTextChunkSchema,
-  ImageChunkSchema,
-  ImageAssetPointerChunkSchema,
-]);
+/**
+ * SDK 0.3–0.16 omit a chunk's `type` (it is only a default there), so a chunk without one is
+ * recognised by its fields, as SkyRL does: `tokens` → encoded_text, `location` → image_asset_pointer,
+ * `data` → image. The ≥ 0.18 form (and what our client sends) carries the tag.
+ */
+function inferChunkType(chunk: unknown): unknown {
+  if (typeof chunk !== "object" || chunk === null || Array.isArray(chunk) || "type" in chunk) return chunk;
+  const c = chunk as Record<string, unknown>;
+  if ("tokens" in c) return { ...c, type: "encoded_text" };
+  if ("location" in c) return { ...c, type: "image_asset_pointer" };
+  if ("data" in c) return { ...c, type: "image" };
+  return chunk;
+}
+export const ModelInputChunkSchema = z.preprocess(
+  inferChunkType,
+  z.discriminatedUnion("type", [EncodedTextChunkSchema, ImageChunkSchema, ImageAssetPointerChunkSchema]),
+);
 export const ModelInputSchema = z.object({ chunks: z.array(ModelInputChunkSchema) });
 
 export const TensorDTypeSchema = z.enum(["int64", "float32"]);
@@ -38,6 +50,30 @@ export const DatumSchema = z.object({
   model_input: ModelInputSchema,
   loss_fn_inputs: z.record(z.string(), TensorDataSchema),
 });
+
+/**
+ * The two ways SDKs serialise a request body (spec §3), normalised to one: SDK 0.3–0.16 send
+ * fields the caller set to `None` as `null` and omit unset defaults; SDK ≥ 0.18 omit `None` and
+ * send defaults. A `null` object field therefore means "unset" and is dropped here, after which
+ * the schemas' own defaults fill every omitted field. Array elements are left alone (a `null`
+ * inside a list is data). Every request schema of the server is wrapped in `wireRequest`.
+ */
+export function dropNullFields(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    // Number arrays (token ids, tensor data) are the bulk of a body and need no walk.
+    if (value.length === 0 || typeof value[0] === "number") return value;
+    return value.map(dropNullFields);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNullFields(v);
+  return out;
+}
+
+/** A request body schema that accepts both SDK serialisations (see dropNullFields). */
+export function wireRequest<S extends z.ZodType>(schema: S) {
+  return z.preprocess(dropNullFields, schema);
+}
 
 export const LossFnNameSchema = z.enum(["cross_entropy", "importance_sampling", "ppo", "cispo", "dro"]);
 

@@ -167,8 +167,13 @@ test("downloads from the hub endpoint into the HF cache layout (sharded), then r
           return true;
         },
       );
-      assert.ok(!readdirSync(join(dir, "hf", "hub")).includes("models--acme--missing") ||
-        readdirSync(join(dir, "hf", "hub", "models--acme--missing", "snapshots")).length === 0, "a failed download leaves no snapshot");
+      assert.ok(!readdirSync(join(dir, "hf", "hub")).includes("models--acme--missing"), "a failed download leaves no cache folder behind");
+      // The same for a tokenizer-only download, and for a repo folder that existed before (kept as it was).
+      await assert.rejects(resolveModel("acme/missing", { env, need: "tokenizer", cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }), ModelNotFoundError);
+      assert.ok(!readdirSync(join(dir, "hf", "hub")).includes("models--acme--missing"), "a failed tokenizer download leaves no cache folder behind");
+      mkdirSync(join(dir, "hf", "hub", "models--acme--missing", "refs"), { recursive: true });
+      await assert.rejects(resolveModel("acme/missing", { env, cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }), ModelNotFoundError);
+      assert.deepEqual(readdirSync(join(dir, "hf", "hub", "models--acme--missing")), ["refs"]);
     } finally {
       await hub.close();
     }

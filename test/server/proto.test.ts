@@ -1,17 +1,15 @@
-// The server's protobuf codecs agree with the client's, and the server speaks protobuf both ways:
+// The protobuf module's two directions agree with each other, and the server speaks protobuf both ways:
 // a forward_backward body sent as protobuf, and results returned as protobuf when asked for.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   decodeForwardBackwardOutput,
-  decodeSampleResponse,
-  encodeForwardBackwardRequest,
-} from "../../src/tinker/http/proto/messages.ts";
-import {
   decodeForwardBackwardRequest,
+  decodeSampleResponse,
   encodeForwardBackwardOutput,
+  encodeForwardBackwardRequest,
   encodeSampleResponse,
-} from "../../src/tinker/http/proto/serverMessages.ts";
+} from "../../src/tinker/http/proto/messages.ts";
 import type { Datum, ForwardBackwardOutput, SampleResponse } from "../../src/tinker/types.ts";
 import { ceDatum, makeEnv, randomTokens, raw, rawModel, serve, waitFuture } from "./helpers.ts";
 

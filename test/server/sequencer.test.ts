@@ -49,3 +49,35 @@ test("closing fails the held requests and refuses new ones with 404", () => {
   assert.match(failures[0]!, /unloaded/);
   assert.throws(() => s.accept(1, "b", id), (e: unknown) => e instanceof HttpError && e.status === 404);
 });
+
+test("a missing seq_id: the requests held behind it fail after the grace time with an error naming the gap, and the model moves on", async () => {
+  const s = new ModelSequencer("model m", 50);
+  const failures: string[] = [];
+  const ran: number[] = [];
+  s.schedule(s.accept(1, "a", id).seqId, async () => ran.push(1), () => assert.fail("1 failed"));
+  for (const k of [3, 4]) s.schedule(s.accept(k, `d${k}`, id).seqId, async () => ran.push(k), (e) => failures.push(e.message));
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(failures, [], "still within the grace time");
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(failures.length, 2);
+  assert.match(failures[0]!, /seq_id 2 never arrived within 0\.05 s, so seq_id 3, 4 waiting behind it did not run/);
+  assert.match(failures[0]!, /bad JSON|size limit/);
+  assert.equal(s.heldCount, 0);
+  // The next request runs at once; the missing one arriving late is refused, naming what happened.
+  s.schedule(s.accept(5, "e", id).seqId, async () => ran.push(5), () => assert.fail("5 failed"));
+  await s.after(async () => undefined);
+  assert.deepEqual(ran, [1, 5]);
+  assert.throws(() => s.accept(2, "b", id), (e: unknown) => e instanceof HttpError && e.status === 409 && /gave up waiting/.test(e.message));
+});
+
+test("the grace time restarts whenever the queue moves, so a slow but steady client is not cut off", async () => {
+  const s = new ModelSequencer("model m", 60);
+  const failures: string[] = [];
+  s.schedule(s.accept(3, "c", id).seqId, async () => undefined, (e) => failures.push(e.message));
+  await new Promise((r) => setTimeout(r, 40));
+  s.schedule(s.accept(1, "a", id).seqId, async () => undefined, (e) => failures.push(e.message));
+  await new Promise((r) => setTimeout(r, 40));
+  s.schedule(s.accept(2, "b", id).seqId, async () => undefined, (e) => failures.push(e.message));
+  await s.after(async () => undefined);
+  assert.deepEqual(failures, []);
+});

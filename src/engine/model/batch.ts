@@ -1,5 +1,6 @@
 // Validates a forward/backward batch and packs it token-wise without padding (seqStarts layout of
 // the kernels). Runs before anything mutates the model, so a bad request leaves it usable.
+import { InvalidArgumentError } from "../../tinker/errors.ts";
 import type { ModelConfig } from "./config.ts";
 import type { ResolvedLoss } from "./losses.ts";
 
@@ -27,14 +28,14 @@ function checkIds(ids: ArrayLike<number>, what: string, datum: number, vocab: nu
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     if (!Number.isInteger(id) || id < 0 || id >= vocab) {
-      throw new Error(`datum ${datum}: ${what}[${i}] = ${id} is outside the vocabulary (ids 0..${vocab - 1}, vocab_size ${vocab})`);
+      throw new InvalidArgumentError(`datum ${datum}: ${what}[${i}] = ${id} is outside the vocabulary (ids 0..${vocab - 1}, vocab_size ${vocab})`);
     }
   }
 }
 
 function checkFinite(values: ArrayLike<number>, key: string, datum: number): void {
   for (let i = 0; i < values.length; i++) {
-    if (!Number.isFinite(values[i])) throw new Error(`datum ${datum}: loss input "${key}"[${i}] is ${values[i]}, expected a finite number`);
+    if (!Number.isFinite(values[i])) throw new InvalidArgumentError(`datum ${datum}: loss input "${key}"[${i}] is ${values[i]}, expected a finite number`);
   }
 }
 
@@ -44,26 +45,26 @@ export function packBatch(batch: readonly SequenceInput[], loss: ResolvedLoss, c
   for (let s = 0; s < batch.length; s++) {
     const datum = batch[s];
     const N = datum.inputTokens.length;
-    if (N === 0) throw new Error(`datum ${s}: model_input is empty (a datum needs at least one token)`);
+    if (N === 0) throw new InvalidArgumentError(`datum ${s}: model_input is empty (a datum needs at least one token)`);
     if (N > config.maxPositionEmbeddings) {
-      throw new Error(`datum ${s}: ${N} tokens exceed the model's max_position_embeddings (${config.maxPositionEmbeddings})`);
+      throw new InvalidArgumentError(`datum ${s}: ${N} tokens exceed the model's max_position_embeddings (${config.maxPositionEmbeddings})`);
     }
     checkIds(datum.inputTokens, "model_input token", s, config.vocabSize);
     const given = Object.keys(datum.lossInputs);
     for (const key of given) {
       if (!accepted.has(key)) {
-        throw new Error(`datum ${s}: loss input "${key}" is not used by ${loss.name}; it accepts ${[...accepted].join(", ")}`);
+        throw new InvalidArgumentError(`datum ${s}: loss input "${key}" is not used by ${loss.name}; it accepts ${[...accepted].join(", ")}`);
       }
     }
     for (const key of ["target_tokens", ...loss.required]) {
       if (datum.lossInputs[key] === undefined) {
-        throw new Error(`datum ${s}: loss ${loss.name} needs loss input "${key}" (given: ${given.length > 0 ? given.join(", ") : "none"})`);
+        throw new InvalidArgumentError(`datum ${s}: loss ${loss.name} needs loss input "${key}" (given: ${given.length > 0 ? given.join(", ") : "none"})`);
       }
     }
     for (const key of given) {
       const values = datum.lossInputs[key];
       if (values.length !== N) {
-        throw new Error(`datum ${s}: loss input "${key}" has length ${values.length} but model_input has ${N} tokens`);
+        throw new InvalidArgumentError(`datum ${s}: loss input "${key}" has length ${values.length} but model_input has ${N} tokens`);
       }
       if (key === "target_tokens") checkIds(values, "target_tokens", s, config.vocabSize);
       else checkFinite(values, key, s);

@@ -1,6 +1,7 @@
 // Tinker's built-in per-token losses (tinker-protocol §5) as pure functions of the learner
 // log-prob `lp` of the target token. Each returns the token's loss and dloss/dlp; the model sums
 // losses over every token of every datum (never a mean) and chains dlp into the logits.
+import { InvalidArgumentError } from "../../tinker/errors.ts";
 import type { LossFnName } from "../../tinker/types.ts";
 
 export const LOSS_FUNCTIONS: readonly LossFnName[] = ["cross_entropy", "importance_sampling", "ppo", "cispo", "dro"];
@@ -39,24 +40,24 @@ function isLossName(name: string): name is LossFnName {
 /** Checks the loss name and its config (unknown keys, non-finite values) and fills defaults. */
 export function resolveLoss(name: string, config: Record<string, number> | undefined): ResolvedLoss {
   if (!isLossName(name)) {
-    throw new Error(`unknown loss function ${JSON.stringify(name)}; known: ${LOSS_FUNCTIONS.join(", ")}`);
+    throw new InvalidArgumentError(`unknown loss function ${JSON.stringify(name)}; known: ${LOSS_FUNCTIONS.join(", ")}`);
   }
   const def = DEFINITIONS[name];
   const values: Record<string, number> = { ...def.config };
   for (const [key, value] of Object.entries(config ?? {})) {
     if (!(key in def.config)) {
       const known = Object.keys(def.config);
-      throw new Error(`loss_fn_config key ${JSON.stringify(key)} is not used by ${name}; ${known.length > 0 ? `known keys: ${known.join(", ")}` : "it takes no config"}`);
+      throw new InvalidArgumentError(`loss_fn_config key ${JSON.stringify(key)} is not used by ${name}; ${known.length > 0 ? `known keys: ${known.join(", ")}` : "it takes no config"}`);
     }
     if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw new Error(`loss_fn_config.${key} for ${name} must be a finite number, got ${String(value)}`);
+      throw new InvalidArgumentError(`loss_fn_config.${key} for ${name} must be a finite number, got ${String(value)}`);
     }
     values[key] = value;
   }
   const clipLow = values.clip_low_threshold ?? 0;
   const clipHigh = values.clip_high_threshold ?? Infinity;
   if (clipLow > clipHigh) {
-    throw new Error(`loss_fn_config for ${name}: clip_low_threshold (${clipLow}) must not exceed clip_high_threshold (${clipHigh})`);
+    throw new InvalidArgumentError(`loss_fn_config for ${name}: clip_low_threshold (${clipLow}) must not exceed clip_high_threshold (${clipHigh})`);
   }
   return { name, required: def.required, optional: def.optional, clipLow, clipHigh, beta: values.beta ?? 0 };
 }

@@ -1,5 +1,6 @@
 // AdamW with torch semantics and global-norm gradient clipping (tinker-protocol §7,
 // engine-numerics §5). The step counter is per model; moments are per trainable tensor.
+import { InvalidArgumentError } from "../../tinker/errors.ts";
 import type { ResolvedAdamParams } from "../../tinker/types.ts";
 import type { FloatArray, Kernels } from "../kernels/types.ts";
 import { allocFloat, type Dtype, type Tensor } from "./tensor.ts";
@@ -12,7 +13,7 @@ export interface OptimizerState {
 
 function validateAdam(p: ResolvedAdamParams): void {
   const check = (key: keyof ResolvedAdamParams, ok: boolean, expected: string): void => {
-    if (!ok) throw new Error(`adam_params.${key} must be ${expected}, got ${p[key]}`);
+    if (!ok) throw new InvalidArgumentError(`adam_params.${key} must be ${expected}, got ${p[key]}`);
   };
   check("learning_rate", Number.isFinite(p.learning_rate) && p.learning_rate >= 0, "a finite number >= 0");
   check("beta1", p.beta1 >= 0 && p.beta1 < 1, "in [0, 1)");

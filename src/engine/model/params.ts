@@ -1,5 +1,6 @@
 // Builds the model's tensors from HF weights and a trainable setup: which tensors are frozen,
 // which carry gradients, and the LoRA adapters with their PEFT names (engine-numerics §4).
+import { InvalidArgumentError } from "../../tinker/errors.ts";
 import {
   ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, projectionHasBias, projectionPrefix, projectionShape,
   shapeSize, type ModelConfig, type ProjectionName,
@@ -42,16 +43,16 @@ export interface ModelParams {
 
 export function validateSetup(setup: TrainableSetup): void {
   if (!Number.isFinite(setup.seed) || !Number.isInteger(setup.seed)) {
-    throw new Error(`trainable setup: seed must be an integer, got ${setup.seed}`);
+    throw new InvalidArgumentError(`trainable setup: seed must be an integer, got ${setup.seed}`);
   }
   if (setup.mode === "full") return;
-  if (setup.mode !== "lora") throw new Error(`trainable setup: mode must be "lora" or "full", got ${JSON.stringify((setup as { mode: unknown }).mode)}`);
+  if (setup.mode !== "lora") throw new InvalidArgumentError(`trainable setup: mode must be "lora" or "full", got ${JSON.stringify((setup as { mode: unknown }).mode)}`);
   const r = setup.rank;
   if (!Number.isInteger(r) || r < 1 || (r & (r - 1)) !== 0) {
-    throw new Error(`LoRA rank must be a positive power of two (1, 2, 4, ..., 32, ...), got ${r}`);
+    throw new InvalidArgumentError(`LoRA rank must be a positive power of two (1, 2, 4, ..., 32, ...), got ${r}`);
   }
   if (!setup.trainAttn && !setup.trainMlp && !setup.trainUnembed) {
-    throw new Error("LoRA setup trains nothing: at least one of train_attn, train_mlp, train_unembed must be true");
+    throw new InvalidArgumentError("LoRA setup trains nothing: at least one of train_attn, train_mlp, train_unembed must be true");
   }
 }
 

@@ -2,6 +2,7 @@
 // two-segment `weights/<name>` / `sampler_weights/<name>`), weights_info.
 import { formatTinkerPath, type CheckpointKind } from "../../tinker/paths.ts";
 import type { Checkpoint } from "../../tinker/types.ts";
+import { ARCHIVE_URL_TTL_MS, tarFolder } from "../archives.ts";
 import type { Call, Handler } from "../core.ts";
 import { toHttpError } from "../errors.ts";
 import { HttpError } from "../http.ts";
@@ -92,4 +93,35 @@ export const weightsInfo: Handler = async (core, call) => {
     throw new HttpError(400, (err as Error).message);
   }
   return { json: await rest(() => core.rest.getWeightsInfoByTinkerPath(body.tinker_path)) };
+};
+
+/** The checkpoint's tinker path from a `…/checkpoints/{kind}/{name}/archive` URL; 404 if it does not exist. */
+function existingCheckpoint(core: Parameters<Handler>[0], call: Call): { path: string; dir: string } {
+  const path = checkpointPath(call);
+  const p = checkTinkerPath(path);
+  const store = core.service.store;
+  if (!store.exists(p.modelId, p.kind, p.name)) throw new HttpError(404, `checkpoint ${path} not found; list the run's checkpoints with GET /api/v1/training_runs/${p.modelId}/checkpoints`);
+  return { path, dir: store.checkpointDir(p.modelId, p.kind, p.name) };
+}
+
+/**
+ * A signed URL for the checkpoint's tar archive, as `{url, expires}` (the SDK accepts this or a
+ * 302; the JSON form keeps the answer a 2xx for clients that follow redirects themselves).
+ */
+export const checkpointArchive: Handler = (core, call) => {
+  const { path } = existingCheckpoint(core, call);
+  const expires = Date.now() + ARCHIVE_URL_TTL_MS;
+  const host = call.req.headers.host ?? `${core.options.host}:${core.options.port}`;
+  const url = `http://${host}/api/v1/checkpoint_archives/${core.archives.sign(path, expires)}`;
+  return { json: { url, expires: new Date(expires).toISOString() }, headers: { Expires: new Date(expires).toUTCString() } };
+};
+
+/** The archive itself: a tar of the checkpoint folder's files, named `<name>.tar`. */
+export const downloadArchive: Handler = (core, call) => {
+  const path = core.archives.verify(call.params[0]!);
+  const p = checkTinkerPath(path);
+  const store = core.service.store;
+  if (!store.exists(p.modelId, p.kind, p.name)) throw new HttpError(404, `checkpoint ${path} no longer exists`);
+  const stream = tarFolder(store.checkpointDir(p.modelId, p.kind, p.name));
+  return { stream, contentType: "application/x-tar", headers: { "Content-Disposition": `attachment; filename="${p.name}.tar"` } };
 };

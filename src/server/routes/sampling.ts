@@ -1,11 +1,12 @@
 // Sampling endpoints: create_sampling_session, asample (a future), GET samplers/{id}.
 import type { SamplingClient } from "../../tinker/clients.ts";
 import { isTinkerPath } from "../../tinker/paths.ts";
-import { encodeSampleResponse } from "../../tinker/http/proto/serverMessages.ts";
+import { encodeSampleResponse } from "../../tinker/http/proto/messages.ts";
 import type { Handler } from "../core.ts";
 import { toHttpError } from "../errors.ts";
 import { HttpError } from "../http.ts";
 import { checkTinkerPath } from "../ids.ts";
+import { sampleCost } from "../sampleCost.ts";
 import type { SamplerEntry } from "../registry.ts";
 import { CreateSamplingSessionSchema, SampleSchema } from "../schemas.ts";
 
@@ -66,11 +67,14 @@ export const asample: Handler = async (core, call) => {
     if (prior !== undefined && prior.digest === digest) return { json: { request_id: prior.requestId } };
   }
   const params = { ...body.sampling_params, stop: body.sampling_params.stop ?? undefined };
+  const cost = sampleCost(body.num_samples, body.prompt, params.max_tokens, core.options.maxSampleTokens);
   const requestId = core.detached(async () => {
-    const r = await e.client.sample(body.prompt, body.num_samples, params, {
-      includePromptLogprobs: body.prompt_logprobs ?? false,
-      topkPromptLogprobs: body.topk_prompt_logprobs,
-    });
+    const r = await core.scheduler.run(e.sessionId ?? "(no session)", cost, () =>
+      e.client.sample(body.prompt, body.num_samples, params, {
+        includePromptLogprobs: body.prompt_logprobs,
+        topkPromptLogprobs: body.topk_prompt_logprobs,
+      }),
+    );
     const out = { ...r, type: "sample" as const };
     return { json: out, proto: () => encodeSampleResponse(out) };
   });

@@ -42,6 +42,20 @@ export const heartbeat: Handler = (core, call) => {
   return { json: { type: "session_heartbeat" } };
 };
 
+/** `GET /api/v1/sessions?limit&offset`: the live sessions' ids, newest first. */
+export const listSessions: Handler = (core, call) => {
+  const q = (key: string, fallback: number): number => {
+    const raw = call.url.searchParams.get(key);
+    const n = raw === null ? fallback : Number(raw);
+    if (!Number.isInteger(n) || n < 0) throw new HttpError(400, `query parameter ${key}=${JSON.stringify(raw)} is invalid; expected a non-negative integer`);
+    return n;
+  };
+  const limit = q("limit", 20);
+  const offset = q("offset", 0);
+  const ids = [...core.registry.sessions.values()].sort((a, b) => b.createdAt - a.createdAt).map((s) => s.id);
+  return { json: { sessions: ids.slice(offset, offset + limit), cursor: { offset, limit, total_count: ids.length } } };
+};
+
 export const getSession: Handler = (core, call) => {
   const s = core.registry.session(call.params[0]!);
   return { json: { training_run_ids: [...s.modelIds], sampler_ids: [...s.samplerIds] } };

@@ -4,8 +4,9 @@
 import type { z } from "zod";
 import type { TinkerFuture } from "../../tinker/clients.ts";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
-import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/serverMessages.ts";
+import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/messages.ts";
 import { validateCheckpointName } from "../../tinker/paths.ts";
+import { modelInputLength } from "../sampleCost.ts";
 import { LossFnNameSchema, type Datum, type ForwardBackwardOutput, type LossFnName } from "../../tinker/types.ts";
 import type { Call, Handler, Reply, ServerCore, Submit } from "../core.ts";
 import { zodDetail } from "../errors.ts";
@@ -31,7 +32,13 @@ const PROTOBUF = "application/x-protobuf";
  * seq_id is consumed by a failed future so the model's later requests still run.
  */
 function parseModelRequest<S extends z.ZodType>(core: ServerCore, call: Call, schema: S): { body: z.output<S>; m: ModelEntry } {
-  const raw = parseJsonBody(call.body);
+  let raw: unknown;
+  try {
+    raw = parseJsonBody(call.body);
+  } catch (err) {
+    consumeUnreadableSeq(core, call, err);
+    throw err;
+  }
   const r = schema.safeParse(raw);
   if (r.success) {
     const body = r.data as { model_id: string };
@@ -47,6 +54,26 @@ function parseModelRequest<S extends z.ZodType>(core: ServerCore, call: Call, sc
     });
   }
   throw new HttpError(422, detail);
+}
+
+/**
+ * A body that is not valid JSON still usually shows its model_id and seq_id as plain text (a
+ * truncated upload, a stray byte in the data). When both can be read, the seq_id is consumed by a
+ * failed future at once, so the model's later requests need not wait for the gap timeout.
+ */
+function consumeUnreadableSeq(core: ServerCore, call: Call, err: unknown): void {
+  if (call.body.length === 0) return;
+  const text = call.body.toString("utf8");
+  const modelIds = [...text.matchAll(/"model_id"\s*:\s*"([^"\\]{1,200})"/g)].map((m) => m[1]!);
+  const seqIds = [...text.matchAll(/"seq_id"\s*:\s*(\d{1,15})\b/g)].map((m) => Number(m[1]));
+  if (modelIds.length !== 1 || seqIds.length !== 1 || !core.registry.models.has(modelIds[0]!)) return;
+  try {
+    core.enqueue(core.registry.model(modelIds[0]!), seqIds[0], core.digest(call), () => {
+      throw err;
+    });
+  } catch {
+    // The answer to this request is the JSON error either way.
+  }
 }
 
 function futureReply(f: { request_id: string; model_id?: string }): Reply {
@@ -123,7 +150,8 @@ function fwdbwd(
   forwardOnly: boolean,
 ): Reply {
   const submit: Submit = () => fbResult(forwardOnly ? m.training.forward(data, lossFn, config) : m.training.forwardBackward(data, lossFn, config));
-  return futureReply(core.enqueue(m, seqId, core.digest(call), () => submit));
+  const tokens = data.reduce((n, d) => n + modelInputLength(d.model_input), 0);
+  return futureReply(core.enqueue(m, seqId, core.digest(call), () => submit, tokens));
 }
 
 export const forwardBackward: Handler = (core, call) => {
