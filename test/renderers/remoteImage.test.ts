@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { getRenderer, type Message } from "../../src/renderers/index.ts";
 import { conversationToDatum } from "../../src/supervised/common.ts";
 import { HttpServiceClient } from "../../src/tinker/http/serviceClient.ts";
-import { decodeForwardBackwardRequest } from "../../src/tinker/http/proto/serverMessages.ts";
+import { decodeForwardBackwardRequest } from "../../src/tinker/http/proto/messages.ts";
 import type { Datum, ModelInputChunk } from "../../src/tinker/types.ts";
 import { FakeClock, MemoryLogger, startFakeServer, type RecordedRequest, type Reply } from "../tinker/http/fakeServer.ts";
 import { FakeTinker } from "../tinker/http/fakeTinker.ts";
