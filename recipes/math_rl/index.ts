@@ -10,7 +10,7 @@ import { ARITHMETIC_FEWSHOT, arithmeticDatasetBuilder } from "../../src/rl/envs/
 import { gradeBoxed, gradeFirstChunk } from "../../src/rl/envs/grading.ts";
 import { ProblemListDataset, QuestionAnswerEnv, type QAProblem } from "../../src/rl/envs/problems.ts";
 import { readGsm8k, readQAJsonl } from "../../src/rl/envs/qaSources.ts";
-import type { Message, RLRenderer } from "../../src/rl/renderer.ts";
+import type { Message, RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 

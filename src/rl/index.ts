@@ -1,6 +1,6 @@
 // The RL layer's public surface, for recipes.
 export * from "./types.ts";
-export * from "./renderer.ts";
+export * from "../renderers/policyRenderer.ts";
 export * from "./dataProcessing.ts";
 export * from "./metrics.ts";
 export * from "./trajectoryMetrics.ts";
