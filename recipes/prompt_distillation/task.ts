@@ -43,3 +43,33 @@ export function promptText(prompt: readonly Message[]): string {
   const last = prompt[prompt.length - 1];
   return typeof last?.content === "string" ? last.content : "";
 }
+
+export interface PromptSplits {
+  train: Message[][];
+  eval: Message[][];
+}
+
+/**
+ * Balanced train / held-out prompt sets: per category (in a seeded order) at most `perCategory`
+ * prompts, the first quarter of them (at least one) held out. Held-out prompts are never
+ * labelled for training, so agreement on them measures generalisation.
+ */
+export function splitPrompts(prompts: readonly Message[][], perCategory: number, shuffle: <T>(xs: readonly T[]) => T[]): PromptSplits {
+  const byCategory = new Map<Category, Message[][]>();
+  for (const p of prompts) {
+    const c = categoryOf(promptText(p));
+    const list = byCategory.get(c) ?? [];
+    list.push(p);
+    byCategory.set(c, list);
+  }
+  const train: Message[][] = [];
+  const held: Message[][] = [];
+  for (const c of CATEGORIES) {
+    const list = shuffle(byCategory.get(c) ?? []).slice(0, perCategory);
+    if (list.length === 0) continue;
+    const nEval = list.length === 1 ? 0 : Math.max(1, Math.floor(list.length / 4));
+    held.push(...list.slice(0, nEval));
+    train.push(...list.slice(nEval));
+  }
+  return { train: shuffle(train), eval: held };
+}

@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { getTextContent } from "../renderers/content.ts";
 import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
+import type { SamplingClientEvaluator } from "../eval/evaluators.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { mapWithConcurrency } from "./concurrency.ts";
 
@@ -74,4 +75,31 @@ export function singleTurnPrompts(conversations: readonly Message[][], exclude: 
     }
   }
   return out;
+}
+
+export interface AgreementEvaluatorOptions extends GreedyOptions {
+  renderer: Renderer;
+  /** Held-out prompts, without the system prompt. */
+  prompts: readonly Message[][];
+  /** The teacher's answers to them, with the system prompt. */
+  teacherAnswers: readonly string[];
+  /** Metric prefix (default "test/"). */
+  prefix?: string;
+}
+
+/** Scores a sampler of the student: `test/agreement` with the prompted teacher on held-out prompts. */
+export class AgreementEvaluator implements SamplingClientEvaluator {
+  readonly kind = "sampling_client" as const;
+  readonly name = "prompt_distillation_agreement";
+  constructor(private readonly options: AgreementEvaluatorOptions) {
+    if (options.prompts.length !== options.teacherAnswers.length) {
+      throw new Error(`AgreementEvaluator: ${options.prompts.length} prompts but ${options.teacherAnswers.length} teacher answers`);
+    }
+  }
+
+  async evaluate(samplingClient: SamplingClient): Promise<Record<string, number>> {
+    const { renderer, prompts, teacherAnswers } = this.options;
+    const answers = await greedyAnswers(samplingClient, renderer, [], prompts, this.options);
+    return { [`${this.options.prefix ?? "test/"}agreement`]: agreement(answers, teacherAnswers).agreement };
+  }
 }
