@@ -10,7 +10,6 @@ export * from "./messageEnv.ts";
 export * from "./offPolicy.ts";
 export * from "./asyncQueue.ts";
 export * from "./evaluator.ts";
-export * from "./checkpoints.ts";
 export * from "./config.ts";
 export * from "./trainStep.ts";
 export { main, type RLMainOptions, type RLRunResult } from "./train.ts";
