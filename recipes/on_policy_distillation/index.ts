@@ -48,8 +48,8 @@ export const configSchema = overrideDefaults(
     lora_rank: 8,
     group_size: 4,
     groups_per_batch: 16,
-    max_steps: 30,
-    eval_every: 5,
+    max_steps: 60,
+    eval_every: 10,
     save_every: 10,
   },
 );
