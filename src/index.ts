@@ -28,6 +28,7 @@ export { TinkerTokenCompleter, TinkerMessageCompleter } from "./completers.ts";
 // Run directories: logging, checkpoints and run control.
 export { withRun, startRun, getLastCheckpoint, appendCheckpoint, installRunControl } from "./runs/index.ts";
 export { MetricsLogger, StepTimer } from "./log/index.ts";
+export { DiskFullError } from "./files/diskErrors.ts";
 
 // Full surfaces by layer.
 export * as tinker from "./tinker/index.ts";

@@ -16,8 +16,9 @@ export {
   writeManifest,
 } from "./manifest.ts";
 export { defaultLogRoot, expandLogPath } from "./paths.ts";
+export { LOCK_FILE, type RunLock, type RunLockOwner, RunLockedError, acquireRunLock, assertNoLiveWriter, liveLockOwner } from "./runLock.ts";
 export { type RunOutcome, type RunSession, type RunSessionOptions, startRun, withRun } from "./session.ts";
-export { LOG_FILE, LogTailReader, MetricsTailReader, STDOUT_FILE, metricsTailReader, readLogTail, readMetricTail, readRunConfig } from "./logs.ts";
+export { LOG_FILE, LogTailReader, type MetricsTailReader, STDOUT_FILE, metricsTailReader, readLogTail, readMetricTail, readRunConfig } from "./logs.ts";
 export {
   type IterationInfo,
   TRAIN_EXAMPLES_FILE,
@@ -32,3 +33,4 @@ export {
   withGroupAdvantages,
 } from "./transcripts.ts";
 export { removeCheckpointRecord } from "./checkpointEdit.ts";
+export { EXISTING_DIR_CHOICES, type ExistingDirChoice, freshName, hasContent, prepareLaunchDir } from "./launchDir.ts";

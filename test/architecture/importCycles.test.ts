@@ -75,21 +75,31 @@ export function stronglyConnected(edges: Map<string, Set<string>>): string[][] {
   return components;
 }
 
+/** Every relative import of src/ and recipes/, as [importing file, imported file] from the repo root. */
+function importsOfSources(): [string, string][] {
+  const out: [string, string][] = [];
+  for (const root of SOURCE_ROOTS) {
+    for (const file of sourceFiles(join(ROOT, root))) {
+      for (const spec of importSpecifiers(readFileSync(file, "utf8"))) out.push([relative(ROOT, file), relative(ROOT, resolve(dirname(file), spec))]);
+    }
+  }
+  return out;
+}
+
+/** The front ends sit above the recipes (they list and launch them); the library below never imports one. */
+const FRONT_ENDS = ["src/cli.ts", "src/commands/", "src/tui/"];
+
 function folderGraph(): { edges: Map<string, Set<string>>; witnesses: Map<string, string> } {
   const edges = new Map<string, Set<string>>();
   const witnesses = new Map<string, string>();
-  for (const root of SOURCE_ROOTS) {
-    for (const file of sourceFiles(join(ROOT, root))) {
-      const from = relative(ROOT, file);
-      for (const spec of importSpecifiers(readFileSync(file, "utf8"))) {
-        const to = relative(ROOT, resolve(dirname(file), spec));
-        const edge = folderEdge(from, to);
-        if (edge === null) continue;
-        if (!edges.has(edge[0])) edges.set(edge[0], new Set());
-        edges.get(edge[0])!.add(edge[1]);
-        witnesses.set(`${edge[0]} -> ${edge[1]}`, `${from} imports ${to}`);
-      }
-    }
+  for (const [from, to] of importsOfSources()) {
+    // src ↔ recipes is a layer boundary, checked by its own rule.
+    if (from.split(sep)[0] !== to.split(sep)[0]) continue;
+    const edge = folderEdge(from, to);
+    if (edge === null) continue;
+    if (!edges.has(edge[0])) edges.set(edge[0], new Set());
+    edges.get(edge[0])!.add(edge[1]);
+    witnesses.set(`${edge[0]} -> ${edge[1]}`, `${from} imports ${to}`);
   }
   return { edges, witnesses };
 }
@@ -103,7 +113,15 @@ test("folder-level edges and cycle detection find a planted cycle", () => {
   assert.deepEqual(importSpecifiers(`import { x } from "./x.ts";\nexport * from '../y.ts';\nawait import("./z.ts");\nimport "./side.ts";`).sort(), ["../y.ts", "./side.ts", "./x.ts", "./z.ts"]);
 });
 
-test("no folder imports another folder that imports it back (src/ and recipes/)", () => {
+test("recipes import only the library; of src/, only the front ends import recipes/", () => {
+  const offenders = importsOfSources().filter(([from, to]) => {
+    if (from.startsWith("src/") && to.startsWith("recipes/")) return !FRONT_ENDS.some((f) => from.startsWith(f));
+    return from.startsWith("recipes/") && !to.startsWith("recipes/") && !to.startsWith("src/");
+  });
+  assert.deepEqual(offenders.map(([from, to]) => `${from} imports ${to}`), []);
+});
+
+test("no folder imports another folder that imports it back (inside src/ and inside recipes/)", () => {
   const { edges, witnesses } = folderGraph();
   const cycles = stronglyConnected(edges);
   const described = cycles.map((members) => {
