@@ -11,4 +11,7 @@ export const recipes: RecipeEntry[] = [
   { name: "rl_loop", description: "RL as one flat loop written to be read: sample groups, grade, centre rewards, train", load: () => import("./rl_loop/index.ts") },
   { name: "math_rl", description: "RL with verifiable rewards on math: synthetic addition, a question/answer JSONL file, or GSM8K", load: () => import("./math_rl/index.ts") },
   { name: "guess_number", description: "Multi-turn RL: guess a hidden number from higher/lower replies of a scripted user", load: () => import("./guess_number/index.ts") },
+  { name: "on_policy_distillation", description: "On-policy distillation: the student samples, a teacher's per-token log-probs are the reward (default: tiny-chat-teacher into tiny-chat on addition)", load: () => import("./on_policy_distillation/index.ts") },
+  { name: "prompt_distillation", description: "Prompt distillation: a teacher with a long system prompt labels prompts; the student learns the behaviour without the prompt (default: classify tiny-chat's questions)", load: () => import("./prompt_distillation/index.ts") },
+  { name: "off_policy_distillation", description: "Off-policy distillation: the student trains on fixed responses with the teacher's top-K tokens as soft targets (default: tiny-chat-teacher into tiny-chat)", load: () => import("./off_policy_distillation/index.ts") },
 ];

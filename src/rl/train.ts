@@ -15,6 +15,7 @@ import type { Ctx } from "./loop/context.ts";
 import { doSyncStreamingTraining } from "./loop/streaming.ts";
 import { doSyncTraining } from "./loop/sync.ts";
 import { RolloutErrorCounter, rolloutStrategyFromConfig } from "./rollouts.ts";
+import type { AdvantageHook } from "./trainStep.ts";
 import type { RLDatasetBuilder } from "./types.ts";
 
 export interface RLMainOptions extends TrainingRunOptions {
@@ -22,6 +23,8 @@ export interface RLMainOptions extends TrainingRunOptions {
   evaluators?: SamplingClientEvaluator[];
   /** Token ids → text for transcripts of envs that do not attach messages. */
   decode?: Decode;
+  /** Per-token advantage shaping applied to every minibatch in every mode (on-policy distillation). */
+  advantageHook?: AdvantageHook;
 }
 
 export interface RLRunResult {
@@ -83,6 +86,7 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
     errorCounter: new RolloutErrorCounter(),
     strategy,
     klReference,
+    advantageHook: options.advantageHook ?? null,
     checkpoints: new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log }),
     control: run.control,
     decode: options.decode,

@@ -2,7 +2,7 @@
 // advantages, datums, optional KL penalty) and the pipelined forward_backward + optim_step calls.
 import type { SamplingClient, TinkerFuture, TrainingClient } from "../tinker/clients.ts";
 import type { AdamParams, Datum, ForwardBackwardOutput, LossFnName, OptimStepResponse } from "../tinker/types.ts";
-import { assembleTrainingData, computeAdvantages, removeMask } from "./dataProcessing.ts";
+import { assembleTrainingData, computeAdvantages, removeMask, type DatumMetadata } from "./dataProcessing.ts";
 import { incorporateKlPenalty } from "./metrics.ts";
 import { computeTrajectoryMetrics } from "./trajectoryMetrics.ts";
 import type { TrajectoryGroup } from "./types.ts";
@@ -82,17 +82,26 @@ export interface PreparedMinibatch {
   advantagesP: number[][];
 }
 
-/** Trajectory metrics, centred advantages, datums, and the KL penalty when configured. */
+/**
+ * Per-token advantage shaping after the KL penalty (e.g. on-policy distillation's teacher KL):
+ * rewrites the datums' advantages in place; datum d came from group metadataD[d].groupIdx, whose
+ * logging tags are taglistP[groupIdx]. Returns metrics to log.
+ */
+export type AdvantageHook = (dataD: Datum[], metadataD: readonly DatumMetadata[], taglistP: readonly string[][]) => Promise<Record<string, number>>;
+
+/** Trajectory metrics, centred advantages, datums, the KL penalty when configured, then the advantage hook. */
 export async function prepareMinibatch(
   groupsP: readonly TrajectoryGroup[],
   taglistP: readonly string[][],
   kl: { referenceClient: SamplingClient | null; coef: number; discount: number },
+  advantageHook: AdvantageHook | null = null,
 ): Promise<PreparedMinibatch> {
   const metrics = computeTrajectoryMetrics(groupsP, taglistP);
   const advantagesP = computeAdvantages(groupsP);
-  const { dataD } = assembleTrainingData(groupsP, advantagesP);
+  const { dataD, metadataD } = assembleTrainingData(groupsP, advantagesP);
   if (kl.coef > 0 && kl.referenceClient !== null && dataD.length > 0) {
     Object.assign(metrics, await incorporateKlPenalty(dataD, kl.referenceClient, kl.coef, kl.discount));
   }
+  if (advantageHook !== null && dataD.length > 0) Object.assign(metrics, await advantageHook(dataD, metadataD, taglistP));
   return { dataD, metrics, advantagesP };
 }

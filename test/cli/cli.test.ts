@@ -28,7 +28,7 @@ const tempDir = (): string => mkdtempSync(join(tmpdir(), "cookbook-cli-"));
 test("cookbook recipes lists recipes with descriptions (text and JSON)", async () => {
   const text = await cookbook(["recipes"]);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /^example_line_fit {2}Toy example: fit y = a·x \+ b by gradient descent/m);
+  assert.match(text.stdout, /^example_line_fit {2,}Toy example: fit y = a·x \+ b by gradient descent/m);
   const json = await cookbook(["recipes", "--json"]);
   const list = JSON.parse(json.stdout) as { name: string; description: string }[];
   assert.ok(list.some((r) => r.name === "example_line_fit" && r.description.length > 0));

@@ -82,6 +82,12 @@ test("series: step and elapsed-time axes, numeric keys, defaults per kind, filte
   assert.deepEqual(numericKeys(rows), ["loss", "progress", "time/total"]);
   assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "optim/entropy", "x"]), ["env/all/reward/total", "optim/entropy"]);
   assert.deepEqual(chartsFor("sl", ["train_mean_nll", "learning_rate"]), ["train_mean_nll", "learning_rate"]);
+  // Distillation: teacher_kl first, then per-dataset series only when there are several datasets.
+  assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "teacher_kl", "teacher_kl/dataset_0"]), ["teacher_kl", "env/all/reward/total"]);
+  assert.deepEqual(
+    chartsFor("rl", ["env/all/reward/total", "teacher_kl", "teacher_kl/dataset_0", "teacher_kl/dataset_1"]),
+    ["teacher_kl", "teacher_kl/dataset_0", "teacher_kl/dataset_1", "env/all/reward/total"],
+  );
   assert.deepEqual(filterKeys(["env/all/reward/total", "env/all/correct", "optim/kl"], "env !correct"), ["env/all/reward/total"]);
   assert.equal(progressOf(rows), 0.5);
 });

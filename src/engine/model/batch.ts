@@ -8,8 +8,17 @@ import type { ResolvedLoss } from "./losses.ts";
 export interface SequenceInput {
   /** model_input tokens, length N. */
   inputTokens: Int32Array;
-  /** target_tokens (integers), weights, advantages, logprobs, ... each of length N. */
+  /**
+   * target_tokens (integers), weights, advantages, logprobs, ... each of length N; with
+   * `targetWidth` K > 1, target_tokens and weights are [N, K] row-major (length N·K).
+   */
   lossInputs: Record<string, Float32Array | Int32Array>;
+  /**
+   * Targets per position (default 1). cross_entropy with K > 1 is a soft-target loss:
+   * Σ_k −weights[i, k]·logprob(target_tokens[i, k]) — how off-policy distillation trains on a
+   * teacher's top-K tokens.
+   */
+  targetWidth?: number;
 }
 
 export interface PackedBatch {
@@ -22,6 +31,14 @@ export interface PackedBatch {
   readonly weights: Float64Array;
   readonly advantages: Float64Array;
   readonly samplerLogprobs: Float64Array;
+  /** Widest datum's targets per position; 1 when every datum has one target per position. */
+  readonly width: number;
+  /**
+   * Columns 1..width−1 of the targets ([T, width−1], −1 where a datum has fewer columns) and
+   * their weights; null when width is 1. Column 0 lives in `targets` / `weights`.
+   */
+  readonly extraTargets: Int32Array | null;
+  readonly extraWeights: Float64Array | null;
 }
 
 function checkIds(ids: ArrayLike<number>, what: string, datum: number, vocab: number): void {
@@ -42,9 +59,16 @@ function checkFinite(values: ArrayLike<number>, key: string, datum: number): voi
 export function packBatch(batch: readonly SequenceInput[], loss: ResolvedLoss, config: ModelConfig): PackedBatch {
   const accepted = new Set(["target_tokens", ...loss.required, ...loss.optional]);
   const seqStarts = new Int32Array(batch.length + 1);
+  let width = 1;
   for (let s = 0; s < batch.length; s++) {
     const datum = batch[s];
     const N = datum.inputTokens.length;
+    const K = datum.targetWidth ?? 1;
+    if (!Number.isInteger(K) || K < 1) throw new InvalidArgumentError(`datum ${s}: target_tokens has ${K} columns; expected a positive integer`);
+    if (K > 1 && loss.name !== "cross_entropy") {
+      throw new InvalidArgumentError(`datum ${s}: target_tokens has shape [${N}, ${K}]; only cross_entropy takes several targets per position (${loss.name} takes shape [N])`);
+    }
+    width = Math.max(width, K);
     if (N === 0) throw new InvalidArgumentError(`datum ${s}: model_input is empty (a datum needs at least one token)`);
     if (N > config.maxPositionEmbeddings) {
       throw new InvalidArgumentError(`datum ${s}: ${N} tokens exceed the model's max_position_embeddings (${config.maxPositionEmbeddings})`);
@@ -63,8 +87,10 @@ export function packBatch(batch: readonly SequenceInput[], loss: ResolvedLoss, c
     }
     for (const key of given) {
       const values = datum.lossInputs[key];
-      if (values.length !== N) {
-        throw new InvalidArgumentError(`datum ${s}: loss input "${key}" has length ${values.length} but model_input has ${N} tokens`);
+      const columns = key === "target_tokens" || key === "weights" ? K : 1;
+      if (values.length !== N * columns) {
+        if (columns === 1) throw new InvalidArgumentError(`datum ${s}: loss input "${key}" has length ${values.length} but model_input has ${N} tokens`);
+        throw new InvalidArgumentError(`datum ${s}: loss input "${key}" has length ${values.length}; expected [${N}, ${K}] (${N * K} values, like target_tokens)`);
       }
       if (key === "target_tokens") checkIds(values, "target_tokens", s, config.vocabSize);
       else checkFinite(values, key, s);
@@ -78,15 +104,32 @@ export function packBatch(batch: readonly SequenceInput[], loss: ResolvedLoss, c
   const weights = new Float64Array(T).fill(1);
   const advantages = new Float64Array(T);
   const samplerLogprobs = new Float64Array(T);
+  const extra = width - 1;
+  const extraTargets = extra > 0 ? new Int32Array(T * extra).fill(-1) : null;
+  const extraWeights = extra > 0 ? new Float64Array(T * extra) : null;
   for (let s = 0; s < batch.length; s++) {
     const start = seqStarts[s];
     const { inputTokens, lossInputs } = batch[s];
+    const K = batch[s].targetWidth ?? 1;
     tokens.set(inputTokens, start);
     for (let i = 0; i < inputTokens.length; i++) positions[start + i] = i;
-    targets.set(lossInputs.target_tokens, start);
-    if (lossInputs.weights) weights.set(lossInputs.weights, start);
+    if (K === 1 || extraTargets === null || extraWeights === null) {
+      targets.set(lossInputs.target_tokens, start);
+      if (lossInputs.weights) weights.set(lossInputs.weights, start);
+    } else {
+      const tt = lossInputs.target_tokens;
+      const ww = lossInputs.weights;
+      for (let i = 0; i < inputTokens.length; i++) {
+        targets[start + i] = tt[i * K];
+        weights[start + i] = ww[i * K];
+        for (let k = 1; k < K; k++) {
+          extraTargets[(start + i) * extra + k - 1] = tt[i * K + k];
+          extraWeights[(start + i) * extra + k - 1] = ww[i * K + k];
+        }
+      }
+    }
     if (lossInputs.advantages) advantages.set(lossInputs.advantages, start);
     if (lossInputs.logprobs) samplerLogprobs.set(lossInputs.logprobs, start);
   }
-  return { T, tokens, positions, seqStarts, targets, weights, advantages, samplerLogprobs };
+  return { T, tokens, positions, seqStarts, targets, weights, advantages, samplerLogprobs, width, extraTargets, extraWeights };
 }

@@ -2,6 +2,7 @@
 // loss is a per-token function of the target's log-prob, so the logits' gradient is known as soon
 // as a chunk's logits are: the head's backward runs right away and only one chunk of [rows, V]
 // logits ever exists (a full [T, V] matrix would be 200 MB for 1k tokens of a 49k vocabulary).
+import type { FloatArray } from "../kernels/types.ts";
 import type { BatchActivations, HeadBuffers } from "./activations.ts";
 import type { PackedBatch } from "./batch.ts";
 import type { BatchContext } from "./context.ts";
@@ -34,6 +35,8 @@ export interface HeadResult {
   /** Per packed token: log-prob of its target and its loss. */
   logprobs: Float64Array;
   losses: Float64Array;
+  /** Soft targets (batch.width > 1): log-probs of target columns 1.., [T, width−1]; else null. */
+  extraLogprobs: Float64Array | null;
 }
 
 /**
@@ -55,7 +58,10 @@ export function headForwardLoss(
 
   const head = params.head;
   const dnormed = sc.dxn;
-  const result: HeadResult = { logprobs: new Float64Array(T), losses: new Float64Array(T) };
+  const extra = batch.width - 1;
+  const result: HeadResult = {
+    logprobs: new Float64Array(T), losses: new Float64Array(T), extraLogprobs: extra > 0 ? new Float64Array(T * extra) : null,
+  };
   const inputs: TokenInputs = { weight: 1, advantage: 0, samplerLogprob: 0 };
 
   for (let r0 = 0; r0 < T; r0 += chunk) {
@@ -74,11 +80,57 @@ export function headForwardLoss(
       result.losses[t] = tl.loss;
       dlp[i] = tl.dlp;
     }
+    if (extra > 0) softTargetsForward(batch, result, logits, lse, dlp, r0, rows, V);
     if (backward) {
       k.logprobsBackward(dlp, logits, targets, lse, logits, rows, V);
+      if (extra > 0) softTargetsBackward(batch, logits, r0, rows, V);
       linearBackward(k, head, x, rows, hr, logits, dnormed.subarray(r0 * D, (r0 + rows) * D), 0, sc.dhr, sc.ones);
     }
   }
   if (backward) k.rmsnormBackward(dnormed, xLast, params.finalNorm.data, rstd, sc.dres, params.finalNorm.grad, T, D);
   return result;
+}
+
+/**
+ * Cross-entropy on target columns 1.. of each row: lp_k = logit[t_k] − lse, loss −w_k·lp_k. Their
+ * dlp (−w_k) is added to column 0's so that one kernel call gives Σ_k dlp_k·(−softmax) plus the
+ * one-hot at t_0; softTargetsBackward then moves each dlp_k's one-hot from t_0 to t_k.
+ */
+function softTargetsForward(
+  batch: PackedBatch, result: HeadResult, logits: FloatArray, lse: FloatArray, dlp: FloatArray,
+  r0: number, rows: number, V: number,
+): void {
+  const extra = batch.width - 1;
+  const { extraTargets, extraWeights } = batch;
+  const out = result.extraLogprobs;
+  if (extraTargets === null || extraWeights === null || out === null) return;
+  for (let i = 0; i < rows; i++) {
+    const t = r0 + i;
+    for (let k = 0; k < extra; k++) {
+      const target = extraTargets[t * extra + k];
+      if (target < 0) continue;
+      const w = extraWeights[t * extra + k];
+      const lp = logits[i * V + target] - lse[i];
+      out[t * extra + k] = lp;
+      result.losses[t] += -lp * w;
+      dlp[i] += -w;
+    }
+  }
+}
+
+function softTargetsBackward(batch: PackedBatch, dlogits: FloatArray, r0: number, rows: number, V: number): void {
+  const extra = batch.width - 1;
+  const { extraTargets, extraWeights, targets } = batch;
+  if (extraTargets === null || extraWeights === null) return;
+  for (let i = 0; i < rows; i++) {
+    const t = r0 + i;
+    const first = targets[t];
+    for (let k = 0; k < extra; k++) {
+      const target = extraTargets[t * extra + k];
+      if (target < 0) continue;
+      const d = -extraWeights[t * extra + k];
+      dlogits[i * V + target] += d;
+      dlogits[i * V + first] -= d;
+    }
+  }
 }

@@ -9,6 +9,7 @@ import { copyKvSlot, createKvCache, forwardIncremental, type KvCache } from "./k
 import { resolveLoss } from "./losses.ts";
 import { AdamW, type OptimizerState } from "./optimizer.ts";
 import { buildParams, validateSetup, validateWeights, type ModelParams, type TrainableSetup } from "./params.ts";
+import type { HeadResult } from "./head.ts";
 import { forwardBackwardPass, type PassInputs } from "./pass.ts";
 import { randomWeights, type RandomWeightsOptions } from "./randomWeights.ts";
 import { ropeInvFreq } from "./rope.ts";
@@ -21,8 +22,10 @@ export type { KvCache } from "./kvcache.ts";
 export type { Dtype, Tensor } from "./tensor.ts";
 
 export interface ForwardBackwardResult {
-  /** Per datum: log-prob of each target token. */
+  /** Per datum: log-prob of each target token ([N, K] row-major for a datum with K targets per position). */
   logprobs: Float32Array[];
+  /** Per datum: targets per position, when any datum has more than one. */
+  logprobWidths?: number[];
   /** Sum of the per-token losses over all tokens of all datums. */
   lossSum: number;
   /** "loss:sum". */
@@ -34,6 +37,18 @@ export interface ForwardBackwardResult {
 export interface EngineModelOptions {
   /** float64 runs the reference kernels in double precision, for exact gradient checks. */
   dtype?: Dtype;
+}
+
+/** One datum's target log-probs, [N, K] row-major when it has K targets per position. */
+function datumLogprobs(result: HeadResult, width: number, a: number, b: number, K: number): Float32Array {
+  if (K === 1 || result.extraLogprobs === null) return Float32Array.from(result.logprobs.subarray(a, b));
+  const out = new Float32Array((b - a) * K);
+  const extra = width - 1;
+  for (let t = a; t < b; t++) {
+    out[(t - a) * K] = result.logprobs[t];
+    for (let k = 1; k < K; k++) out[(t - a) * K + k] = result.extraLogprobs[t * extra + k - 1];
+  }
+  return out;
 }
 
 export class EngineModel {
@@ -95,10 +110,12 @@ export class EngineModel {
     for (let s = 0; s < batch.length; s++) {
       const a = packed.seqStarts[s];
       const b = packed.seqStarts[s + 1];
-      logprobs.push(Float32Array.from(result.logprobs.subarray(a, b)));
+      logprobs.push(datumLogprobs(result, packed.width, a, b, batch[s].targetWidth ?? 1));
       elementwiseLoss.push(Float32Array.from(result.losses.subarray(a, b)));
     }
-    return { logprobs, lossSum, metrics: { "loss:sum": lossSum }, elementwiseLoss };
+    if (packed.width === 1) return { logprobs, lossSum, metrics: { "loss:sum": lossSum }, elementwiseLoss };
+    const logprobWidths = batch.map((d) => d.targetWidth ?? 1);
+    return { logprobs, logprobWidths, lossSum, metrics: { "loss:sum": lossSum }, elementwiseLoss };
   }
 
   /** AdamW on the accumulated gradients (global-norm clipped when grad_clip_norm > 0), then zero them. */

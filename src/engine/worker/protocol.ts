@@ -123,6 +123,8 @@ export interface CreateModelResult {
 
 export interface ForwardBackwardResultMessage {
   logprobs: Float32Array[];
+  /** Per datum: targets per position ([N, K] logprobs), present when any datum has K > 1. */
+  logprobWidths?: number[];
   lossSum: number;
   metrics: Record<string, number>;
   elementwiseLoss?: Float32Array[];

@@ -119,7 +119,7 @@ export class EngineSession {
       case "forwardBackward": {
         const { model } = this.entry(req.modelId);
         const r = model.forwardBackward(req.batch, req.lossFn, req.lossFnConfig, req.backward);
-        return { logprobs: r.logprobs, lossSum: r.lossSum, metrics: { ...r.metrics, "loss:sum": r.lossSum }, elementwiseLoss: r.elementwiseLoss };
+        return { logprobs: r.logprobs, logprobWidths: r.logprobWidths, lossSum: r.lossSum, metrics: { ...r.metrics, "loss:sum": r.lossSum }, elementwiseLoss: r.elementwiseLoss };
       }
       case "optimStep": {
         const metrics = this.entry(req.modelId).model.optimStep(req.adam);

@@ -18,7 +18,7 @@ import { computeAdvantages } from "../dataProcessing.ts";
 import type { SamplingClientEvaluator } from "../evaluator.ts";
 import { computeKlSampleTrain, computePostKl } from "../metrics.ts";
 import { doGroupRolloutAndFilterConstantReward, type RolloutErrorCounter, type RolloutStrategy } from "../rollouts.ts";
-import { prepareMinibatch, trainStep } from "../trainStep.ts";
+import { prepareMinibatch, trainStep, type AdvantageHook } from "../trainStep.ts";
 import type { EnvGroupBuilder, RLDataset, TrajectoryGroup } from "../types.ts";
 
 /** What every mode needs; built once by main. */
@@ -35,6 +35,7 @@ export interface Ctx {
   errorCounter: RolloutErrorCounter;
   strategy: RolloutStrategy;
   klReference: SamplingClient | null;
+  advantageHook: AdvantageHook | null;
   checkpoints: CheckpointManager;
   control: RunControl;
   decode?: Decode;
@@ -123,7 +124,7 @@ export async function doTrainStepAndGetSampler(
   taglistP: string[][],
   timer: StepTimer,
 ): Promise<TrainOutcome> {
-  const prepared = await timer.span("prepare_minibatch", () => prepareMinibatch(groupsP, taglistP, klArgs(ctx)));
+  const prepared = await timer.span("prepare_minibatch", () => prepareMinibatch(groupsP, taglistP, klArgs(ctx), ctx.advantageHook));
   const metrics: Record<string, number> = { ...prepared.metrics };
   const logprobsD = await timer.span("train_step", () =>
     trainStep(

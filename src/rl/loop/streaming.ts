@@ -69,6 +69,7 @@ export async function trainStepStreaming(
           groups.map((g) => g.group),
           groups.map((g) => g.builder.loggingTags()),
           klArgs(ctx),
+          ctx.advantageHook,
         ),
       );
       Object.assign(metrics, prepared.metrics);

@@ -63,10 +63,20 @@ export function numericKeys(rows: readonly MetricRow[], known: Set<string> = new
   return [...known].sort();
 }
 
+/**
+ * Distillation runs log `teacher_kl` (and `teacher_kl/dataset_<i>` per dataset): their dashboard
+ * opens with it, then each dataset's series when there are several, before the kind's charts.
+ */
+function distillationCharts(keys: readonly string[]): string[] {
+  if (!keys.includes("teacher_kl")) return [];
+  const perDataset = keys.filter((k) => k.startsWith("teacher_kl/dataset_"));
+  return ["teacher_kl", ...(perDataset.length > 1 ? perDataset : [])];
+}
+
 /** The default charts of a kind that the run actually logged; falls back to the first keys. */
 export function chartsFor(kind: TrainingKind | undefined, keys: readonly string[]): string[] {
   const wanted = DEFAULT_CHARTS[kind ?? "other"];
-  const present = wanted.filter((k) => keys.includes(k));
+  const present = [...distillationCharts(keys), ...wanted.filter((k) => keys.includes(k))];
   if (present.length > 0) return present;
   const fallback = DEFAULT_CHARTS.other.filter((k) => keys.includes(k));
   return fallback.length > 0 ? fallback : keys.filter((k) => !k.startsWith("time/")).slice(0, 2);
