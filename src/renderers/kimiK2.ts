@@ -50,6 +50,8 @@ export class KimiK2Renderer extends Renderer {
 
   protected override prepareMessages(messages: readonly Message[]): Message[] {
     const system: Message = { role: "system", content: KIMI_DEFAULT_SYSTEM_PROMPT };
+    // customized training needs the field on every message, the other modes forbid it.
+    if (messages.some((m) => m.trainable !== undefined)) system.trainable = false;
     if (messages.length === 0) return [system];
     const first = messages[0]!.role;
     if (first === "tool_declare") {

@@ -118,3 +118,24 @@ test("trainable is required with customized and forbidden otherwise", () => {
   const marked = convo.map((m) => ({ ...m, trainable: true }));
   assert.throws(() => r.buildSupervisedExample(marked, "all_messages"), /only allowed with train_on_what=customized/);
 });
+
+test("every train_on_what mode works on the new families, including the system messages they add", async () => {
+  const { SETUPS } = await import("./setups.ts");
+  for (const name of ["qwen3_vl", "qwen3_5", "qwen3_8_xhigh_reasoning", "nemotron3", "nemotron3_ultra", "kimi_k25", "kimi_k26_preserve_thinking"]) {
+    const setup = SETUPS.find((s) => s.renderer === name)!;
+    const r = getRenderer(name, setup.tokenizer());
+    for (const mode of TRAIN_ON_WHAT) {
+      const messages = mode === "customized" ? convo.slice(1).map((m, i) => ({ ...m, trainable: i === 3 })) : convo.slice(1);
+      const { modelInput, weights } = r.buildSupervisedExample(messages, mode);
+      const tokens = tokensOf(modelInput);
+      assert.equal(weights.length, tokens.length, `${name}/${mode}`);
+      const trained = r.tokenizer.decode(tokens.filter((_, i) => weights[i]! > 0));
+      if (mode === "all_user_and_system_messages") {
+        assert.ok(trained.includes("Name a color.") && !trained.includes("Blue."), `${name}/${mode}: ${JSON.stringify(trained)}`);
+      } else {
+        assert.ok(trained.includes("Blue."), `${name}/${mode} trains the last answer: ${JSON.stringify(trained)}`);
+      }
+      if (mode === "last_assistant_message" || mode === "customized") assert.ok(!trained.includes("Hello!"), `${name}/${mode}`);
+    }
+  }
+});
