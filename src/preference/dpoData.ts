@@ -4,7 +4,9 @@
 import type { Renderer } from "../renderers/base.ts";
 import { datumFromModelInputWeights } from "../supervised/common.ts";
 import { SupervisedDatasetFromRows } from "../supervised/data.ts";
+import type { SupervisedDatasetBuilder, SupervisedDatasets } from "../supervised/types.ts";
 import type { Datum } from "../tinker/types.ts";
+import type { ComparisonSplits } from "./datasets.ts";
 import { chosenAndRejected, type LabeledComparison } from "./types.ts";
 
 export function comparisonToDpoPair(lc: LabeledComparison, renderer: Renderer, maxLength: number | null): [Datum, Datum] | null {
@@ -22,4 +24,23 @@ export function comparisonToDpoPair(lc: LabeledComparison, renderer: Renderer, m
 export function dpoDataset(comparisons: readonly LabeledComparison[], renderer: Renderer, batchSize: number, maxLength: number | null): SupervisedDatasetFromRows<LabeledComparison> {
   const usable = comparisons.filter((lc) => lc.label !== "Tie");
   return new SupervisedDatasetFromRows(usable, batchSize, (lc) => comparisonToDpoPair(lc, renderer, maxLength)!);
+}
+
+/** Train batches of interleaved pairs; the held-out pairs as one batch (what DpoEvaluator scores). */
+export function dpoDatasetBuilder(
+  splits: () => Promise<ComparisonSplits>,
+  renderer: Renderer,
+  batchSize: number,
+  maxLength: number | null,
+): SupervisedDatasetBuilder {
+  return {
+    async build(): Promise<SupervisedDatasets> {
+      const { train, test } = await splits();
+      const usableTest = (test ?? []).filter((lc) => lc.label !== "Tie");
+      return {
+        train: dpoDataset(train, renderer, batchSize, maxLength),
+        test: usableTest.length > 0 ? dpoDataset(usableTest, renderer, usableTest.length, maxLength) : null,
+      };
+    },
+  };
 }

@@ -103,7 +103,7 @@ export class PairwisePreferenceGroupBuilder extends EnvGroupBuilder {
     return { message: { ...message, role: "assistant" }, valid: termination !== "malformed" };
   }
 
-  override async computeGroupRewards(trajectories: Trajectory[]): Promise<GroupReward[]> {
+  override async computeGroupRewards(trajectories: Trajectory[], _envs: Env[] = []): Promise<GroupReward[]> {
     const responses = trajectories.map((t) => this.response(t));
     const pairs = getPairsChunked(responses.length, this.pattern, this.matchupGroupSize);
     const scores = await Promise.all(
