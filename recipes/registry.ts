@@ -12,6 +12,8 @@ export const recipes: RecipeEntry[] = [
   { name: "rl_loop", description: "RL as one flat loop written to be read: sample groups, grade, centre rewards, train", load: () => import("./rl_loop/index.ts") },
   { name: "math_rl", description: "RL with verifiable rewards on math: synthetic addition, a question/answer JSONL file, or GSM8K", load: () => import("./math_rl/index.ts") },
   { name: "dpo", description: "Direct Preference Optimization on labeled comparisons (default: shipped pirate-style pairs; hhh, helpsteer3, ultrafeedback from the hub)", load: () => import("./dpo/index.ts") },
+  { name: "preference_model", description: "Train a preference (reward) model that answers A or B for a comparison; reports held-out accuracy", load: () => import("./preference_model/index.ts") },
+  { name: "shorter", description: "Pairwise-preference RL that prefers shorter answers (tournaments judged by length; ac_tokens_per_turn falls)", load: () => import("./shorter/index.ts") },
   { name: "rlhf", description: "RLHF pipeline: SFT → preference model → RL against it, each stage resumable (default: prefer concise answers, offline)", load: () => import("./rlhf/index.ts") },
   { name: "guess_number", description: "Multi-turn RL: guess a hidden number from higher/lower replies of a scripted user", load: () => import("./guess_number/index.ts") },
 ];

@@ -15,13 +15,16 @@ import { main as rlMain } from "../rl/train.ts";
 import { createServiceClient } from "../service.ts";
 import { main as supervisedMain } from "../supervised/train.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
-import { comparisonSourceFields, loadComparisons, type ComparisonSplits } from "./datasets.ts";
-import { PairwisePreferenceGroupBuilder, PairwisePreferenceRLDataset, TOURNAMENT_PATTERNS } from "./pairwiseEnv.ts";
+import type { Renderer } from "../renderers/base.ts";
+import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
+import type { Tokenizer } from "../tokenizers/types.ts";
+import { comparisonSourceFields, loadComparisons, type ComparisonSourceConfig, type ComparisonSplits } from "./datasets.ts";
+import { PairwisePreferenceGroupBuilder, PairwisePreferenceRLDataset, TOURNAMENT_PATTERNS, type TournamentPattern } from "./pairwiseEnv.ts";
 import { preferenceModelDatasetBuilder } from "./preferenceData.ts";
 import { PreferenceAccuracyEvaluator } from "./preferenceEval.ts";
-import { PreferenceModelFromChatRenderer } from "./preferenceModel.ts";
+import { PreferenceModelFromChatRenderer, type PreferenceModel } from "./preferenceModel.ts";
 import { sftMixDatasetBuilder, uniquePrompts } from "./sftMix.ts";
-import { runStage } from "./stages.ts";
+import { runStage, type StageOutcome } from "./stages.ts";
 import { WinRateEvaluator } from "./winRate.ts";
 
 export const rlhfConfigSchema = z.object({
@@ -39,14 +42,14 @@ export const rlhfConfigSchema = z.object({
   sft_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
   pm_learning_rate: z.number().positive().default(1e-3).describe("Stage 2 learning rate"),
   pm_batch_size: z.number().int().positive().default(16).describe("Stage 2 comparisons per step"),
-  pm_steps: z.number().int().positive().default(50).describe("Stage 2 steps"),
+  pm_steps: z.number().int().positive().default(80).describe("Stage 2 steps"),
   rl_learning_rate: z.number().positive().default(2e-3).describe("Stage 3 learning rate (constant)"),
   rl_steps: z.number().int().positive().default(20).describe("Stage 3 iterations"),
   group_size: z.number().int().min(2).default(4).describe("Stage 3 replies per prompt (one tournament)"),
   groups_per_batch: z.number().int().positive().default(8).describe("Stage 3 prompts per iteration"),
   max_tokens: z.number().int().positive().default(40).describe("Stage 3 maximum reply tokens"),
   tournament_pattern: z.enum(TOURNAMENT_PATTERNS).default("all_pairs_both_ways").describe("Which matchups each group plays"),
-  win_rate_prompts: z.number().int().min(0).default(32).describe("Held-out prompts for test/win_rate (0 = no win-rate eval)"),
+  win_rate_prompts: z.number().int().min(0).default(64).describe("Held-out prompts for test/win_rate (0 = no win-rate eval)"),
   eval_every: z.number().int().min(0).default(5).describe("Evaluate every N steps in each stage"),
   save_every: z.number().int().min(0).default(10).describe("Checkpoint every N steps in each stage"),
   base_url: z.string().nullable().default(null).describe("Tinker-compatible server (default: the embedded engine)"),
@@ -61,88 +64,171 @@ export interface RlhfResult {
   rlSamplerPath: string;
 }
 
-export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContext, log: (line: string) => void = (l) => console.log(l)): Promise<RlhfResult> {
+/** What every stage of a pipeline shares. */
+export interface PipelineContext {
+  service: ServiceClient;
+  renderer: Renderer;
+  tokenizer: Tokenizer;
+  splits: () => Promise<ComparisonSplits>;
+  common: {
+    model_name: string;
+    renderer_name: string;
+    lora_rank: number;
+    seed: number;
+    base_url: string | null;
+    behavior_if_log_dir_exists: "delete" | "raise" | "resume";
+    eval_every: number;
+    save_every: number;
+  };
+  runArgs: { argv?: readonly string[]; commandLine?: string };
+  log: (line: string) => void;
+}
+
+export async function openPipeline(
+  config: { model_name: string; renderer_name: string | null; base_url: string | null; lora_rank: number; seed: number; eval_every: number; save_every: number; behavior_if_log_dir_exists: string } & ComparisonSourceConfig,
+  context: RecipeContext | undefined,
+  log: (line: string) => void,
+): Promise<PipelineContext> {
   const rendererName = resolveRendererName(config.model_name, config.renderer_name);
   const tokenizer = await getTokenizer(config.model_name);
   const renderer = getRenderer(rendererName, tokenizer);
   let cached: ComparisonSplits | null = null;
   const splits = async () => (cached ??= await loadComparisons(config));
   const service = await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
-  const stageBehavior = config.behavior_if_log_dir_exists === "delete" ? "delete" : config.behavior_if_log_dir_exists === "raise" ? "raise" : "resume";
-  const ctx = context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {};
-  const common = {
-    model_name: config.model_name,
-    renderer_name: rendererName,
-    lora_rank: config.lora_rank,
-    seed: config.seed,
-    base_url: config.base_url,
-    behavior_if_log_dir_exists: stageBehavior,
-    eval_every: config.eval_every,
-    save_every: config.save_every,
-  } as const;
+  // A pipeline resumes stage by stage, so its stages never ask: they resume unless told otherwise.
+  const behavior = config.behavior_if_log_dir_exists === "delete" ? "delete" : config.behavior_if_log_dir_exists === "raise" ? "raise" : "resume";
+  return {
+    service,
+    renderer,
+    tokenizer,
+    splits,
+    common: {
+      model_name: config.model_name,
+      renderer_name: rendererName,
+      lora_rank: config.lora_rank,
+      seed: config.seed,
+      base_url: config.base_url,
+      behavior_if_log_dir_exists: behavior,
+      eval_every: config.eval_every,
+      save_every: config.save_every,
+    },
+    runArgs: context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {},
+    log,
+  };
+}
+
+/** Stage: SFT on the comparison prompts answered by a mix of their completions. */
+export function sftStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; maxLength: number | null; rejectedFraction: number; recipeName: string }): Promise<StageOutcome> {
+  return runStage("sft", dir, p.log, () =>
+    supervisedMain(
+      { ...p.common, log_path: dir, recipe_name: o.recipeName, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" },
+      sftMixDatasetBuilder(p.splits, p.renderer, { batchSize: o.batchSize, maxLength: o.maxLength, seed: p.common.seed, rejectedFraction: o.rejectedFraction }),
+      { serviceClient: p.service, tokenizer: p.tokenizer, ...p.runArgs },
+    ),
+  );
+}
+
+/** Stage: a preference model trained with the SFT loop, test/pm_accuracy on held-out comparisons. */
+export function preferenceModelStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; recipeName: string }): Promise<StageOutcome> {
+  return runStage("preference_model", dir, p.log, async () => {
+    const test = (await p.splits()).test ?? [];
+    await supervisedMain(
+      { ...p.common, log_path: dir, recipe_name: o.recipeName, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" },
+      preferenceModelDatasetBuilder(p.splits, p.renderer, o.batchSize, null),
+      { serviceClient: p.service, tokenizer: p.tokenizer, evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, p.renderer, p.tokenizer)], ...p.runArgs },
+    );
+  });
+}
+
+export interface PairwiseRlStageOptions {
+  learningRate: number;
+  steps: number;
+  groupSize: number;
+  groupsPerBatch: number;
+  maxTokens: number;
+  pattern: TournamentPattern;
+  /** Weights to start from (a finished SFT stage's state_path), or null for the base model. */
+  initialStatePath: string | null;
+  judge: PreferenceModel;
+  /** test/win_rate against this sampler on held-out prompts, judged by `judge`. */
+  winRate?: { baseline: SamplingClient; prompts: number };
+  recipeName: string;
+}
+
+/** Stage: pairwise-preference RL on the comparison prompts, rewarded by tournaments. */
+export function pairwiseRlStage(p: PipelineContext, dir: string, o: PairwiseRlStageOptions): Promise<StageOutcome> {
+  return runStage("rl", dir, p.log, async () => {
+    const { train, test } = await p.splits();
+    const prompts = uniquePrompts(train);
+    const evaluators =
+      o.winRate !== undefined && o.winRate.prompts > 0 && test !== null
+        ? [new WinRateEvaluator(o.winRate.baseline, uniquePrompts(test).slice(0, o.winRate.prompts), p.renderer, o.judge, { maxTokens: o.maxTokens, seed: p.common.seed })]
+        : [];
+    await rlMain(
+      {
+        ...p.common,
+        log_path: dir,
+        recipe_name: o.recipeName,
+        learning_rate: o.learningRate,
+        max_tokens: o.maxTokens,
+        max_steps: o.steps,
+        load_checkpoint_path: o.initialStatePath,
+      },
+      {
+        async build() {
+          const makeGroup = (prompt: (typeof prompts)[number]) => new PairwisePreferenceGroupBuilder(prompt, p.renderer, o.judge, o.groupSize, { pattern: o.pattern });
+          return { train: new PairwisePreferenceRLDataset(prompts, o.groupsPerBatch, makeGroup, o.steps), test: null };
+        },
+      },
+      p.service,
+      { evaluators, decode: (t) => p.tokenizer.decode(t), ...p.runArgs },
+    );
+  });
+}
+
+export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContext, log: (line: string) => void = (l) => console.log(l)): Promise<RlhfResult> {
+  const p = await openPipeline(config, context, log);
   const stagesRun: string[] = [];
   try {
-    const sftDir = join(config.log_path, "sft");
-    const sft = await runStage("sft", sftDir, log, () =>
-      supervisedMain(
-        { ...common, log_path: sftDir, recipe_name: "rlhf_sft", learning_rate: config.sft_learning_rate, max_steps: config.sft_steps, lr_schedule: "linear" },
-        sftMixDatasetBuilder(splits, renderer, { batchSize: config.sft_batch_size, maxLength: config.max_length, seed: config.seed, rejectedFraction: config.sft_rejected_fraction }),
-        { serviceClient: service, tokenizer, ...ctx },
-      ),
-    );
+    const sft = await sftStage(p, join(config.log_path, "sft"), {
+      learningRate: config.sft_learning_rate,
+      steps: config.sft_steps,
+      batchSize: config.sft_batch_size,
+      maxLength: config.max_length,
+      rejectedFraction: config.sft_rejected_fraction,
+      recipeName: "rlhf_sft",
+    });
     if (sft.ran) stagesRun.push("sft");
-
-    const pmDir = join(config.log_path, "preference_model");
-    const pm = await runStage("preference_model", pmDir, log, async () => {
-      const test = (await splits()).test ?? [];
-      await supervisedMain(
-        { ...common, log_path: pmDir, recipe_name: "rlhf_preference_model", learning_rate: config.pm_learning_rate, max_steps: config.pm_steps, lr_schedule: "linear" },
-        preferenceModelDatasetBuilder(splits, renderer, config.pm_batch_size, null),
-        { serviceClient: service, tokenizer, evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, renderer, tokenizer)], ...ctx },
-      );
+    const pm = await preferenceModelStage(p, join(config.log_path, "preference_model"), {
+      learningRate: config.pm_learning_rate,
+      steps: config.pm_steps,
+      batchSize: config.pm_batch_size,
+      recipeName: "rlhf_preference_model",
     });
     if (pm.ran) stagesRun.push("preference_model");
-
-    const rlDir = join(config.log_path, "rl");
     const sftSampler = requirePath(sft.record.sampler_path, "sft sampler_path");
     const pmSampler = requirePath(pm.record.sampler_path, "preference_model sampler_path");
-    const rl = await runStage("rl", rlDir, log, async () => {
-      const judge = new PreferenceModelFromChatRenderer(renderer, tokenizer, await service.createSamplingClient({ modelPath: pmSampler }));
-      const { train, test } = await splits();
-      const prompts = uniquePrompts(train);
-      const evaluators =
-        config.win_rate_prompts > 0 && test !== null
-          ? [new WinRateEvaluator(await service.createSamplingClient({ modelPath: sftSampler }), uniquePrompts(test).slice(0, config.win_rate_prompts), renderer, judge, { maxTokens: config.max_tokens, seed: config.seed })]
-          : [];
-      await rlMain(
-        {
-          ...common,
-          log_path: rlDir,
-          recipe_name: "rlhf_rl",
-          learning_rate: config.rl_learning_rate,
-          max_tokens: config.max_tokens,
-          max_steps: config.rl_steps,
-          load_checkpoint_path: requirePath(sft.record.state_path, "sft state_path"),
-        },
-        {
-          async build() {
-            const makeGroup = (p: (typeof prompts)[number]) =>
-              new PairwisePreferenceGroupBuilder(p, renderer, judge, config.group_size, { pattern: config.tournament_pattern });
-            return { train: new PairwisePreferenceRLDataset(prompts, config.groups_per_batch, makeGroup, config.rl_steps), test: null };
-          },
-        },
-        service,
-        { evaluators, decode: (t) => tokenizer.decode(t), ...ctx },
-      );
+    const judge = new PreferenceModelFromChatRenderer(p.renderer, p.tokenizer, await p.service.createSamplingClient({ modelPath: pmSampler }));
+    const rl = await pairwiseRlStage(p, join(config.log_path, "rl"), {
+      learningRate: config.rl_learning_rate,
+      steps: config.rl_steps,
+      groupSize: config.group_size,
+      groupsPerBatch: config.groups_per_batch,
+      maxTokens: config.max_tokens,
+      pattern: config.tournament_pattern,
+      initialStatePath: requirePath(sft.record.state_path, "sft state_path"),
+      judge,
+      winRate: { baseline: await p.service.createSamplingClient({ modelPath: sftSampler }), prompts: config.win_rate_prompts },
+      recipeName: "rlhf_rl",
     });
     if (rl.ran) stagesRun.push("rl");
     return { stagesRun, sftSamplerPath: sftSampler, pmSamplerPath: pmSampler, rlSamplerPath: requirePath(rl.record.sampler_path, "rl sampler_path") };
   } finally {
-    await service.close();
+    await p.service.close();
   }
 }
 
-function requirePath(p: unknown, what: string): string {
+export function requirePath(p: unknown, what: string): string {
   if (typeof p !== "string" || p.length === 0) throw new Error(`the ${what} of a finished stage is missing from its checkpoints.jsonl`);
   return p;
 }
