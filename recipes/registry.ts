@@ -4,7 +4,6 @@ import type { RecipeEntry } from "../src/config/recipe.ts";
 
 export const recipes: RecipeEntry[] = [
   { name: "example_line_fit", description: "Toy example: fit y = a·x + b by gradient descent (no model, no engine)", load: () => import("./example_line_fit/index.ts") },
-  { name: "pretrain_tiny", description: "Pretrain the tiny Llama chat model from scratch on synthetic role_colon chats and addition (makes fixtures/models/tiny-chat)", load: () => import("./pretrain_tiny/index.ts") },
   { name: "sl_basic", description: "Supervised fine-tuning template: LoRA on chat conversations with the pipelined SL loop (default: teach tiny-chat a pirate persona)", load: () => import("./sl_basic/index.ts") },
   { name: "sl_loop", description: "Supervised fine-tuning as one flat, unpipelined loop written to be read", load: () => import("./sl_loop/index.ts") },
   { name: "chat_sl", description: "Chat SFT on any JSONL, parquet or Hugging Face dataset and any model", load: () => import("./chat_sl/index.ts") },

@@ -1,5 +1,5 @@
 // Regenerates the synthetic fixtures: fixtures/data/*.jsonl and the tiny-chat tokenizer files.
-// The model weights themselves come from `cookbook run pretrain_tiny` (see fixtures/models/README.md).
+// The model weights themselves come from `scripts/pretrainTiny/index.ts` (see fixtures/models/README.md).
 //
 //   npx tsx scripts/makeFixtures.ts [--out <fixtures dir>] [--only data|tokenizer]
 import fs from "node:fs";

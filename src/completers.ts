@@ -2,7 +2,7 @@
 // and messages (evaluators, multi-agent opponents). Both wrap a SamplingClient.
 import type { SamplingClient } from "./tinker/clients.ts";
 import type { ModelInput, StopReason as SamplerStopReason } from "./tinker/types.ts";
-import type { Message, RLRenderer } from "./rl/renderer.ts";
+import type { Message, RLRenderer } from "./renderers/policyRenderer.ts";
 import { modelInputLength } from "./tinker/modelInput.ts";
 
 /** Stop strings, or stop token ids. */

@@ -4,13 +4,14 @@ import type { ServiceClient } from "./tinker/clients.ts";
 import { ConfigurationError } from "./tinker/errors.ts";
 import { HttpServiceClient } from "./tinker/http/serviceClient.ts";
 import type { HttpClientOptions } from "./tinker/http/options.ts";
+import type { EmbeddedServiceClientOptions } from "./engine/client.ts";
 
 export interface CreateServiceClientOptions extends HttpClientOptions {
   /** "local" (embedded engine), an http(s) URL, or unset (TINKER_BASE_URL, then embedded unless an API key is set). */
   baseUrl?: string;
   apiKey?: string;
-  /** Options handed to the embedded engine's createEmbeddedServiceClient as they are. */
-  engine?: Record<string, unknown>;
+  /** Options of the embedded engine (checkpoint store folder, kernel choice, test hooks). */
+  engine?: EmbeddedServiceClientOptions;
 }
 
 export type EngineChoice = { kind: "embedded" } | { kind: "remote"; baseUrl: string | undefined };
@@ -32,26 +33,10 @@ export function chooseEngine(options: CreateServiceClientOptions): EngineChoice 
   return { kind: "embedded" };
 }
 
-interface EmbeddedEngineModule {
-  createEmbeddedServiceClient(options: Record<string, unknown>): ServiceClient | Promise<ServiceClient>;
-}
-
 export async function createServiceClient(options: CreateServiceClientOptions = {}): Promise<ServiceClient> {
   const choice = chooseEngine(options);
   if (choice.kind === "remote") return new HttpServiceClient({ ...options, baseUrl: choice.baseUrl });
-  let mod: Partial<EmbeddedEngineModule>;
-  try {
-    // A computed specifier: the engine is built in parallel and may not exist when this compiles.
-    const specifier = new URL("./engine/index.ts", import.meta.url).href;
-    mod = (await import(specifier)) as Partial<EmbeddedEngineModule>;
-  } catch (err) {
-    throw new ConfigurationError(
-      `the embedded engine (src/engine/index.ts) could not be loaded: ${(err as Error).message}; set base_url to an http(s) URL to use a remote Tinker server`,
-      { cause: err },
-    );
-  }
-  if (typeof mod.createEmbeddedServiceClient !== "function") {
-    throw new ConfigurationError("the embedded engine (src/engine/index.ts) does not export createEmbeddedServiceClient");
-  }
-  return mod.createEmbeddedServiceClient(options.engine ?? {});
+  // Loaded lazily so remote-only commands never start the engine's worker or load its addon.
+  const engine = await import("./engine/index.ts");
+  return engine.createEmbeddedServiceClient(options.engine ?? {});
 }

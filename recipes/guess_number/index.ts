@@ -4,11 +4,21 @@
 // so reward rises as the policy learns to bisect; reward_shape=binary is the cookbook's 0/1.
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
+import { RLConfigSchema } from "../../src/rl/config.ts";
 import { guessNumberDatasetBuilder } from "../../src/rl/envs/guessNumber.ts";
-import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { overrideDefaults } from "../../src/training/config.ts";
 
-export const configSchema = z.object({
-  ...rlRecipeFields({
+export const configSchema = overrideDefaults(
+  RLConfigSchema.extend({
+    num_batches: z.number().int().positive().default(1000).describe("Length of the training stream"),
+    max_turns: z.number().int().positive().default(5).describe("Guesses per game (the cookbook uses 10; 5 halves the cost of a step, see docs/rl.md)"),
+    upper_bound: z.number().int().positive().default(1024).describe("Numbers are drawn from 0..upper_bound-1"),
+    reward_shape: z.enum(["interval", "binary"]).default("interval").describe("interval: bits of uncertainty removed; binary: 1 if found"),
+    history_role: z.enum(["player", "assistant"]).default("player").describe("Role of earlier guesses in the prompt"),
+    test_groups: z.number().int().min(0).default(0).describe("Held-out games evaluated every eval_every steps (0 = none)"),
+  }),
+  {
     log_path: "/tmp/tinker-examples/guess_number",
     learning_rate: 1e-3,
     max_tokens: 12,
@@ -16,23 +26,15 @@ export const configSchema = z.object({
     max_steps: 30,
     eval_every: 0,
     save_every: 10,
-  }),
-  group_size: z.number().int().positive().default(4).describe("Games per hidden number"),
-  groups_per_batch: z.number().int().positive().default(8).describe("Hidden numbers per iteration"),
-  num_batches: z.number().int().positive().default(1000).describe("Length of the training stream"),
-  max_turns: z.number().int().positive().default(5).describe("Guesses per game (the cookbook uses 10; 5 halves the cost of a step, see docs/rl.md)"),
-  upper_bound: z.number().int().positive().default(1024).describe("Numbers are drawn from 0..upper_bound-1"),
-  reward_shape: z.enum(["interval", "binary"]).default("interval").describe("interval: bits of uncertainty removed; binary: 1 if found"),
-  history_role: z.enum(["player", "assistant"]).default("player").describe("Role of earlier guesses in the prompt"),
-  test_groups: z.number().int().min(0).default(0).describe("Held-out games evaluated every eval_every steps (0 = none)"),
-});
+    group_size: 4,
+    groups_per_batch: 8,
+  },
+);
 export type GuessNumberConfig = z.output<typeof configSchema>;
 
 async function main(config: GuessNumberConfig, context?: RecipeContext): Promise<void> {
   await runRLRecipe(
-    "guess_number",
     config,
-    config.groups_per_batch,
     ({ renderer }) =>
       guessNumberDatasetBuilder({
         renderer,

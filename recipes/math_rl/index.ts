@@ -2,22 +2,30 @@
 // fresh two-number additions; env=file reads {"question","answer"} JSONL (graded on the first
 // chunk of the answer, or on \boxed{} with grader=boxed); env=gsm8k reads openai/gsm8k from the
 // HF cache or hub and grades \boxed{} answers.
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { ARITHMETIC_FEWSHOT, arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";
 import { gradeBoxed, gradeFirstChunk } from "../../src/rl/envs/grading.ts";
 import { ProblemListDataset, QuestionAnswerEnv, type QAProblem } from "../../src/rl/envs/problems.ts";
 import { readGsm8k, readQAJsonl } from "../../src/rl/envs/qaSources.ts";
-import type { Message, RLRenderer } from "../../src/rl/renderer.ts";
-import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import type { Message, RLRenderer } from "../../src/renderers/policyRenderer.ts";
+import { RLConfigSchema } from "../../src/rl/config.ts";
+import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { fixtureDataPath } from "../../src/data/fixtures.ts";
+import { overrideDefaults } from "../../src/training/config.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-
-export const configSchema = z.object({
-  ...rlRecipeFields({
+export const configSchema = overrideDefaults(
+  RLConfigSchema.extend({
+    env: z.enum(["arithmetic", "file", "gsm8k"]).default("arithmetic").describe("Problem source"),
+    dataset_path: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe("env=file: JSONL of {question, answer}"),
+    test_path: z.string().nullable().default(fixtureDataPath("arithmetic_test.jsonl")).describe("env=file: held-out JSONL (null = none)"),
+    gsm8k_dataset: z.string().default("openai/gsm8k").describe("env=gsm8k: hub id, or a local folder with main/{train,test}-*.parquet"),
+    grader: z.enum(["first_chunk", "boxed"]).default("first_chunk").describe("env=file: how answers are checked"),
+    test_problems: z.number().int().min(0).default(32).describe("Held-out problems per evaluation (0 = no test set)"),
+    format_coef: z.number().min(0).default(0.1).describe("Reward lost by a malformed answer"),
+  }),
+  {
     log_path: "/tmp/tinker-examples/math_rl",
     learning_rate: 3e-3,
     max_tokens: 8,
@@ -25,17 +33,10 @@ export const configSchema = z.object({
     max_steps: 30,
     eval_every: 10,
     save_every: 10,
-  }),
-  env: z.enum(["arithmetic", "file", "gsm8k"]).default("arithmetic").describe("Problem source"),
-  dataset_path: z.string().default(path.join(REPO_ROOT, "fixtures", "data", "arithmetic.jsonl")).describe("env=file: JSONL of {question, answer}"),
-  test_path: z.string().nullable().default(path.join(REPO_ROOT, "fixtures", "data", "arithmetic_test.jsonl")).describe("env=file: held-out JSONL (null = none)"),
-  gsm8k_dataset: z.string().default("openai/gsm8k").describe("env=gsm8k: hub id, or a local folder with main/{train,test}-*.parquet"),
-  grader: z.enum(["first_chunk", "boxed"]).default("first_chunk").describe("env=file: how answers are checked"),
-  group_size: z.number().int().positive().default(8).describe("Samples per problem"),
-  groups_per_batch: z.number().int().positive().default(8).describe("Problems per iteration"),
-  test_problems: z.number().int().min(0).default(32).describe("Held-out problems per evaluation (0 = no test set)"),
-  format_coef: z.number().min(0).default(0.1).describe("Reward lost by a malformed answer"),
-});
+    group_size: 8,
+    groups_per_batch: 8,
+  },
+);
 export type MathRlConfig = z.output<typeof configSchema>;
 
 const BOXED_SUFFIX = " Write the final answer as a number inside \\boxed{}.";
@@ -69,9 +70,7 @@ function listBuilder(renderer: RLRenderer, config: MathRlConfig, name: string, b
 
 async function main(config: MathRlConfig, context?: RecipeContext): Promise<void> {
   await runRLRecipe(
-    "math_rl",
     config,
-    config.groups_per_batch,
     ({ renderer }) => {
       if (config.env === "arithmetic") {
         return arithmeticDatasetBuilder({

@@ -5,11 +5,18 @@
 // exact-match reward gives too little signal for a short run (docs/rl.md has the measurements).
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
+import { RLConfigSchema } from "../../src/rl/config.ts";
 import { arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";
-import { rlRecipeFields, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { overrideDefaults } from "../../src/training/config.ts";
 
-export const configSchema = z.object({
-  ...rlRecipeFields({
+export const configSchema = overrideDefaults(
+  RLConfigSchema.extend({
+    max_operand: z.number().int().positive().default(9).describe("Operands are drawn from 0..max_operand (the cookbook uses 100; the tiny model is too weak there for 60 steps to show progress)"),
+    num_batches: z.number().int().positive().default(1000).describe("Length of the (synthetic) training stream"),
+    test_problems: z.number().int().min(0).default(0).describe("Held-out problems evaluated every eval_every steps (0 = none)"),
+  }),
+  {
     log_path: "/tmp/tinker-examples/rl_basic",
     learning_rate: 1e-3,
     max_tokens: 8,
@@ -17,20 +24,15 @@ export const configSchema = z.object({
     max_steps: 60,
     eval_every: 0,
     save_every: 10,
-  }),
-  group_size: z.number().int().positive().default(16).describe("Samples per problem; rewards are centred within the group"),
-  groups_per_batch: z.number().int().positive().default(16).describe("Problems per iteration"),
-  max_operand: z.number().int().positive().default(9).describe("Operands are drawn from 0..max_operand (the cookbook uses 100; the tiny model is too weak there for 60 steps to show progress)"),
-  num_batches: z.number().int().positive().default(1000).describe("Length of the (synthetic) training stream"),
-  test_problems: z.number().int().min(0).default(0).describe("Held-out problems evaluated every eval_every steps (0 = none)"),
-});
+    group_size: 16,
+    groups_per_batch: 16,
+  },
+);
 export type RlBasicConfig = z.output<typeof configSchema>;
 
 async function main(config: RlBasicConfig, context?: RecipeContext): Promise<void> {
   await runRLRecipe(
-    "rl_basic",
     config,
-    config.groups_per_batch,
     ({ renderer }) =>
       arithmeticDatasetBuilder({
         renderer,

@@ -2,136 +2,121 @@
 // evaluators, no dataset abstraction. Each step renders a batch of conversations, runs
 // forward_backward and optim_step, waits for both, and logs the loss. The pipelined version of
 // the same thing is src/supervised/train.ts (used by sl_basic and chat_sl).
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { LogDirBehaviorSchema } from "../../src/config/common.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
-import { getRenderer } from "../../src/renderers/registry.ts";
-import { TrainOnWhatSchema } from "../../src/renderers/types.ts";
-import { appendCheckpoint, checkpointName, getLastCheckpoint } from "../../src/runs/checkpoints.ts";
-import { withRun } from "../../src/runs/session.ts";
-import { createServiceClient } from "../../src/service.ts";
-import { computeMeanNll, conversationToDatum } from "../../src/supervised/common.ts";
-import { readConversationFile } from "../../src/supervised/conversationFile.ts";
-import { resolveRendererName } from "../../src/modelInfo.ts";
-import { truncateMetricsFrom } from "../../src/runs/resume.ts";
+import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { seededShuffle } from "../../src/data/shuffle.ts";
-import type { TrainingClient } from "../../src/tinker/clients.ts";
+import { resolveRendererName } from "../../src/modelInfo.ts";
+import { getRenderer } from "../../src/renderers/registry.ts";
+import { computeMeanNll, conversationToDatum } from "../../src/supervised/common.ts";
+import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
+import { readConversationFile } from "../../src/supervised/conversationFile.ts";
+import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { modelInputLength } from "../../src/tinker/modelInput.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
+import { CheckpointManager } from "../../src/training/checkpoints.ts";
+import { overrideDefaults } from "../../src/training/config.ts";
+import { openTrainingClient } from "../../src/training/open.ts";
+import { withTrainingRun, type TrainingOutcome } from "../../src/training/run.ts";
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-
-export const configSchema = z.object({
-  log_path: z.string().default("/tmp/tinker-examples/sl_loop").describe("Run directory"),
-  model_name: z.string().default("tiny-chat").describe("Base model"),
-  dataset: z.string().default(path.join(REPO_ROOT, "fixtures", "data", "chats_train.jsonl")).describe("JSONL file of {\"messages\": [...]} conversations"),
-  batch_size: z.number().int().positive().default(32).describe("Conversations per step"),
-  learning_rate: z.number().positive().default(2e-3).describe("Peak learning rate, decayed linearly to 0"),
-  max_length: z.number().int().positive().default(512).describe("Truncate examples to this many tokens"),
-  train_on_what: TrainOnWhatSchema.default("all_assistant_messages").describe("Which tokens carry loss"),
-  lora_rank: z.number().int().positive().default(32).describe("LoRA rank"),
-  save_every: z.number().int().min(0).default(20).describe("Save a resumable checkpoint every N steps (0 = only at the end)"),
-  max_steps: z.number().int().positive().nullable().default(40).describe("Stop after this many steps (null: one pass over the data)"),
-  base_url: z.string().nullable().default(null).describe("Tinker-compatible server (default: the embedded engine)"),
-  behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already has a run"),
-});
+// The fields this loop reads, taken from the supervised loop's and the chat dataset's schemas.
+const loop = SupervisedConfigSchema.shape;
+export const configSchema = overrideDefaults(
+  z.object({
+    log_path: loop.log_path,
+    model_name: loop.model_name,
+    renderer_name: loop.renderer_name,
+    dataset: chatDatasetFields.dataset,
+    batch_size: chatDatasetFields.batch_size,
+    learning_rate: loop.learning_rate,
+    max_length: chatDatasetFields.max_length,
+    train_on_what: chatDatasetFields.train_on_what,
+    lora_rank: loop.lora_rank,
+    seed: loop.seed,
+    load_checkpoint_path: loop.load_checkpoint_path,
+    save_every: loop.save_every,
+    ttl_seconds: loop.ttl_seconds,
+    rolling_save_every: loop.rolling_save_every,
+    rolling_ttl_seconds: loop.rolling_ttl_seconds,
+    max_steps: loop.max_steps,
+    base_url: loop.base_url,
+    behavior_if_log_dir_exists: loop.behavior_if_log_dir_exists,
+    wandb_project: loop.wandb_project,
+    wandb_name: loop.wandb_name,
+  }),
+  {
+    log_path: "/tmp/tinker-examples/sl_loop",
+    dataset: fixtureDataPath("chats_train.jsonl"),
+    batch_size: 32,
+    learning_rate: 2e-3,
+    max_length: 512,
+    train_on_what: "all_assistant_messages",
+    max_steps: 40,
+  },
+);
 export type SlLoopConfig = z.output<typeof configSchema>;
 
-async function save(trainingClient: TrainingClient, logDir: string, name: string, batch: number, final: boolean): Promise<void> {
-  // Queue both saves, then wait for both.
-  const state = await trainingClient.saveState(name, { overwrite: true });
-  const sampler = await trainingClient.saveWeightsForSampler(name);
-  appendCheckpoint(logDir, {
-    name,
-    batch,
-    state_path: (await state.result()).path,
-    sampler_path: (await sampler.result()).path,
-    ...(final ? { final: true } : {}),
-  });
-}
-
 async function main(config: SlLoopConfig, context?: RecipeContext): Promise<void> {
-  const service = await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
-  try {
-    await withRun(
-      {
-        logPath: config.log_path,
-        recipe: "sl_loop",
-        config,
-        behavior: config.behavior_if_log_dir_exists,
-        engine: service.engineKind,
-        argv: context?.argv,
-        commandLine: context?.commandLine,
-      },
-      async (run) => {
-        // 1. Tokenizer and chat format.
-        const tokenizer = await getTokenizer(config.model_name);
-        const rendererName = resolveRendererName(config.model_name, null);
-        const renderer = getRenderer(rendererName, tokenizer);
-        run.log.info(`renderer: ${rendererName}`);
+  await withTrainingRun<{ outcome: TrainingOutcome }>(
+    config,
+    { context },
+    async (run) => {
+      // 1. Tokenizer and chat format.
+      const tokenizer = await getTokenizer(config.model_name);
+      const rendererName = resolveRendererName(config.model_name, config.renderer_name);
+      const renderer = getRenderer(rendererName, tokenizer);
+      run.log.info(`renderer: ${rendererName}`);
 
-        // 2. Data: every conversation of the file, shuffled once with a fixed seed.
-        const conversations = seededShuffle(readConversationFile(config.dataset), 0);
-        const nBatches = Math.floor(conversations.length / config.batch_size);
-        if (nBatches === 0) throw new Error(`${config.dataset}: ${conversations.length} conversations make no batch of ${config.batch_size}`);
-        const endBatch = config.max_steps !== null ? Math.min(config.max_steps, nBatches) : nBatches;
+      // 2. Data: every conversation of the file, shuffled once with a fixed seed.
+      const conversations = seededShuffle(readConversationFile(config.dataset), 0);
+      const nBatches = Math.floor(conversations.length / config.batch_size);
+      if (nBatches === 0) throw new Error(`${config.dataset}: ${conversations.length} conversations make no batch of ${config.batch_size}`);
+      const endBatch = config.max_steps !== null ? Math.min(config.max_steps, nBatches) : nBatches;
 
-        // 3. A training client: resumed (with its optimizer state) from the last checkpoint, or new.
-        const resume = getLastCheckpoint(run.logDir, "state_path");
-        let trainingClient: TrainingClient;
-        let startBatch = 0;
-        if (resume?.state_path !== undefined) {
-          trainingClient = await service.createTrainingClientFromStateWithOptimizer(resume.state_path);
-          startBatch = typeof resume.batch === "number" ? resume.batch : 0;
-          run.log.info(`resuming at batch ${startBatch}`);
-          if (startBatch >= endBatch) return "completed";
-          // Rows the interrupted run logged after its checkpoint will be logged again.
-          truncateMetricsFrom(run.logDir, startBatch);
-        } else {
-          trainingClient = await service.createLoraTrainingClient(config.model_name, { rank: config.lora_rank, seed: 0 });
-        }
+      // 3. A training client: resumed (with its optimizer state) from the last checkpoint, or new.
+      const { trainingClient, startStep: startBatch } = await openTrainingClient(run, config, { rendererName });
+      if (startBatch >= endBatch) return { outcome: "already_complete" };
+      const checkpoints = new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log });
 
-        // 4. The loop. A checkpoint taken at the top of a step holds the weights before it, so it
-        //    records this step's batch as the one to train next.
-        for (let batch = startBatch; batch < endBatch; batch++) {
-          const t0 = performance.now();
-          const wantSave = (config.save_every > 0 && batch % config.save_every === 0 && batch > startBatch) || run.control.consumeCheckpointRequest();
-          if (wantSave || run.control.stopRequested) await save(trainingClient, run.logDir, checkpointName(batch), batch, false);
-          if (run.control.stopRequested) return "stopped";
+      // 4. The loop. A checkpoint taken at the top of a step holds the weights before it, so it
+      //    records this step's batch as the one to train next.
+      for (let batch = startBatch; batch < endBatch; batch++) {
+        const t0 = performance.now();
+        const wantSave = (checkpoints.isPeriodic(batch) && batch > startBatch) || run.control.consumeCheckpointRequest();
+        if (wantSave || run.control.stopRequested) await checkpoints.save(batch, { batch });
+        if (run.control.stopRequested) return { outcome: "stopped" };
 
-          const learningRate = config.learning_rate * (1 - batch / endBatch);
-          const rows = conversations.slice(batch * config.batch_size, (batch + 1) * config.batch_size);
-          const data = rows.map((row) => conversationToDatum(row.messages, renderer, config.max_length, config.train_on_what));
+        const learningRate = config.learning_rate * (1 - batch / endBatch);
+        const rows = conversations.slice(batch * config.batch_size, (batch + 1) * config.batch_size);
+        const data = rows.map((row) => conversationToDatum(row.messages, renderer, config.max_length, config.train_on_what ?? "all_assistant_messages"));
 
-          const fwdBwdFuture = await trainingClient.forwardBackward(data, "cross_entropy");
-          const optimFuture = await trainingClient.optimStep({ learning_rate: learningRate, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
-          const fwdBwd = await fwdBwdFuture.result();
-          await optimFuture.result();
+        const fwdBwdFuture = await trainingClient.forwardBackward(data, "cross_entropy");
+        const optimFuture = await trainingClient.optimStep({ learning_rate: learningRate, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
+        const fwdBwd = await fwdBwdFuture.result();
+        await optimFuture.result();
 
-          const logprobs = fwdBwd.loss_fn_outputs.map((o) => o["logprobs"]!);
-          const weights = data.map((d) => d.loss_fn_inputs["weights"]!);
-          run.metrics.logMetrics(
-            {
-              num_sequences: data.length,
-              num_tokens: data.reduce((n, d) => n + modelInputLength(d.model_input), 0),
-              learning_rate: learningRate,
-              train_mean_nll: computeMeanNll(logprobs, weights),
-              progress: (batch + 1) / endBatch,
-              "time/total": (performance.now() - t0) / 1000,
-            },
-            batch,
-          );
-        }
+        const logprobs = fwdBwd.loss_fn_outputs.map((o) => o["logprobs"]!);
+        const weights = data.map((d) => d.loss_fn_inputs["weights"]!);
+        run.metrics.logMetrics(
+          {
+            num_sequences: data.length,
+            num_tokens: data.reduce((n, d) => n + modelInputLength(d.model_input), 0),
+            learning_rate: learningRate,
+            train_mean_nll: computeMeanNll(logprobs, weights),
+            progress: (batch + 1) / endBatch,
+            "time/total": (performance.now() - t0) / 1000,
+          },
+          batch,
+        );
+      }
 
-        // 5. The final weights, kept without a time limit.
-        await save(trainingClient, run.logDir, "final", endBatch, true);
-      },
-    );
-  } finally {
-    await service.close();
-  }
+      // 5. The final weights, kept without a time limit.
+      await checkpoints.saveFinal({ batch: endBatch });
+      return { outcome: "completed" };
+    },
+    { outcome: "exit" },
+  );
 }
 
 export default defineRecipe({

@@ -9,6 +9,8 @@ export interface RecipeContext {
   argv: readonly string[];
   /** The whole command line (for logs.log and run.json). */
   commandLine: string;
+  /** The recipe's registered name; filled in by defineRecipe, so recipes never repeat it. */
+  recipeName?: string;
 }
 
 export interface Recipe<S extends z.ZodObject = z.ZodObject> {
@@ -20,9 +22,12 @@ export interface Recipe<S extends z.ZodObject = z.ZodObject> {
   main(config: z.output<S>, context?: RecipeContext): Promise<void>;
 }
 
-/** Helps TypeScript infer the config type of `main` from the schema. */
+/** Infers the config type of `main` from the schema, and hands `main` the recipe's name in its context. */
 export function defineRecipe<S extends z.ZodObject>(recipe: Recipe<S>): Recipe<S> {
-  return recipe;
+  return {
+    ...recipe,
+    main: (config, context) => recipe.main(config, { argv: [], commandLine: recipe.name, ...context, recipeName: recipe.name }),
+  };
 }
 
 /** A line in recipes/registry.ts: listing recipes never imports them. */

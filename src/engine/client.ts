@@ -23,7 +23,7 @@ import type { TrainableSetup } from "./model/model.ts";
 import { datumsToBatch, toForwardBackwardOutput } from "./convert.ts";
 import { modelConfigToHfJson } from "./loadModel.ts";
 import { listLocalModels, missingFor, resolveModel, type ResolveOptions } from "./resolve.ts";
-import { EmbeddedSamplingClient } from "./sampling/client.ts";
+import { EmbeddedSamplingClient } from "./samplingClient.ts";
 import { CheckpointStore, defaultStoreDir } from "./store.ts";
 import { EngineWorkerHost } from "./worker/host.ts";
 import type { CreateModelResult, ModelSourceSpec, SamplerSourceSpec } from "./worker/protocol.ts";

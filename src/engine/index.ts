@@ -25,7 +25,7 @@ export {
   EmbeddedRestClient, EmbeddedServiceClient, EmbeddedTrainingClient,
   type EmbeddedServiceClientOptions, type ScratchModelSpec,
 } from "./client.ts";
-export { EmbeddedSamplingClient } from "./sampling/client.ts";
+export { EmbeddedSamplingClient } from "./samplingClient.ts";
 export {
   ModelNotFoundError, cookbookHome, defaultFixturesDir, downloadToCache, findCachedModelSnapshot, hfCacheRepoDir, hfEndpoint,
   hfHubCacheDir, listLocalModels, missingFor, resolveModel, TOKENIZER_FILES,

@@ -2,7 +2,7 @@
 // token-level Env by rendering prompts and parsing sampled responses (spec §4.7).
 import type { StopCondition } from "../completers.ts";
 import type { ModelInput } from "../tinker/types.ts";
-import type { Message, RLRenderer } from "./renderer.ts";
+import type { Message, RLRenderer } from "../renderers/policyRenderer.ts";
 import { emptyModelInput, modelInputLength } from "./tokenSeq.ts";
 import {
   InitialObservationOverflow,

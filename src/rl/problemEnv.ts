@@ -1,6 +1,6 @@
 // Single-turn question → answer env with a format + correctness reward (spec §4.7).
 import type { StopCondition } from "../completers.ts";
-import { messageText, type Message, type RLRenderer } from "./renderer.ts";
+import { messageText, type Message, type RLRenderer } from "../renderers/policyRenderer.ts";
 import { emptyModelInput } from "./tokenSeq.ts";
 import { EnvGroupBuilder, StopReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type StepResult } from "./types.ts";
 

@@ -3,7 +3,7 @@
 // hands out batches of builders.
 import type { StopCondition, TokensWithLogprobs } from "../completers.ts";
 import type { ModelInput, StopReason as SamplerStopReason } from "../tinker/types.ts";
-import type { Message } from "./renderer.ts";
+import type { Message } from "../renderers/policyRenderer.ts";
 
 export type Action = number[];
 export type Observation = ModelInput;

@@ -17,7 +17,7 @@ export {
 } from "./manifest.ts";
 export { defaultLogRoot, expandLogPath } from "./paths.ts";
 export { type RunOutcome, type RunSession, type RunSessionOptions, startRun, withRun } from "./session.ts";
-export { LOG_FILE, LogTailReader, MetricsTailReader, STDOUT_FILE, metricsTailReader, readLogTail, readMetricTail, readRunConfig } from "./logs.ts";
+export { LOG_FILE, LogTailReader, type MetricsTailReader, STDOUT_FILE, metricsTailReader, readLogTail, readMetricTail, readRunConfig } from "./logs.ts";
 export {
   type IterationInfo,
   TRAIN_EXAMPLES_FILE,

@@ -4,6 +4,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { appendJsonl, readJsonl } from "../log/jsonl.ts";
+import { iterationDir, rolloutSummariesPath, type RolloutSummaryRecord, type RolloutSummaryStep } from "../log/transcripts/rolloutSummaries.ts";
 
 const ITERATION_RE = /^iteration_(\d+)$/;
 const SUMMARY_SUFFIX = "_rollout_summaries.jsonl";
@@ -15,34 +16,19 @@ export interface IterationInfo {
   summaries: string[];
 }
 
-export interface TranscriptStep {
-  step_idx: number;
-  ob_len?: number;
-  ac_len?: number;
-  reward?: number;
-  episode_done?: boolean;
-  metrics: Record<string, number>;
-  logs: Record<string, unknown>;
-}
+/**
+ * A rollout summary as read back: the writer's record (the one declaration of its fields), with
+ * what records written by the Python cookbook may lack made optional.
+ */
+export type TranscriptStep = Pick<RolloutSummaryStep, "step_idx" | "metrics"> &
+  Partial<Pick<RolloutSummaryStep, "ob_len" | "ac_len" | "reward" | "episode_done">> & { logs: Record<string, unknown> };
 
-/** A rollout summary record with every field optional but normalised to safe defaults. */
-export interface TranscriptRecord {
-  split: string;
-  iteration: number;
-  group_idx: number;
-  traj_idx: number;
-  tags: string[];
-  sampling_client_step: number | null;
-  total_reward: number;
-  final_reward: number;
-  advantage?: number;
-  trajectory_metrics: Record<string, number>;
-  final_ob_len?: number;
+export type TranscriptRecord = Omit<RolloutSummaryRecord, "schema_version" | "steps" | "final_ob_len"> & {
   steps: TranscriptStep[];
-  prompt: string | null;
-  response: string | null;
-  stop_reason: string | null;
-}
+  final_ob_len?: number;
+  /** Stored by loops that know it; otherwise derived by withGroupAdvantages. */
+  advantage?: number;
+};
 
 export function listIterations(logDir: string): IterationInfo[] {
   if (!existsSync(logDir)) return [];
@@ -113,7 +99,7 @@ export function normalizeTranscript(raw: Record<string, unknown>): TranscriptRec
 
 /** The records of `<base>_rollout_summaries.jsonl` in one iteration (empty when absent). */
 export function readTranscripts(logDir: string, iteration: number, base = "train"): TranscriptRecord[] {
-  const path = join(logDir, `iteration_${String(iteration).padStart(6, "0")}`, `${base}${SUMMARY_SUFFIX}`);
+  const path = rolloutSummariesPath(iterationDir(logDir, iteration), base);
   if (!existsSync(path)) return [];
   return readJsonl<Record<string, unknown>>(path).map(normalizeTranscript);
 }

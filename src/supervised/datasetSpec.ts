@@ -3,7 +3,8 @@
 import { z } from "zod";
 import { FromConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
-import type { ChatDatasetCommonConfigInput, SupervisedDatasetBuilder } from "./types.ts";
+import { resolveRendererName } from "../modelInfo.ts";
+import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder } from "./types.ts";
 
 export const ChatDatasetSpecSchema = z.object({
   dataset: z.string().min(1).describe("conversations: a .jsonl file, a parquet file or folder, a hub id (org/name), or no_robots / tulu3"),
@@ -40,5 +41,31 @@ export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetC
     testSize: spec.test_size,
     shuffleSeed: spec.shuffle_seed,
     messageField: spec.message_field,
+  });
+}
+
+const common = ChatDatasetCommonConfigSchema.shape;
+
+/**
+ * The chat dataset builder's fields as a recipe spreads them next to the loop's: where the
+ * conversations come from and how they become batches. Recipes set the defaults.
+ */
+export const chatDatasetFields = {
+  ...ChatDatasetSpecSchema.shape,
+  batch_size: common.batch_size,
+  max_length: common.max_length,
+  train_on_what: common.train_on_what,
+};
+const ChatDatasetConfigSchema = z.object(chatDatasetFields);
+export type ChatDatasetConfig = z.output<typeof ChatDatasetConfigSchema>;
+
+/** The builder a recipe's config describes (its model and renderer render the conversations). */
+export function chatDatasetFromConfig(config: ChatDatasetConfig & { model_name: string; renderer_name: string | null }): SupervisedDatasetBuilder {
+  return chatDatasetBuilder(config, {
+    model_name_for_tokenizer: config.model_name,
+    renderer_name: resolveRendererName(config.model_name, config.renderer_name),
+    max_length: config.max_length,
+    batch_size: config.batch_size,
+    train_on_what: config.train_on_what,
   });
 }

@@ -195,7 +195,7 @@ test("rl_basic stopped by SIGINT resumes at the next batch and logs every step o
     assert.equal(r2.code, 0, r2.stderr());
     const steps2 = readMetrics(logDir).map((r) => r.step);
     assert.deepEqual(steps2, Array.from({ length: steps }, (_, i) => i));
-    assert.match(readFileSync(join(logDir, "logs.log"), "utf8"), new RegExp(`resumed from \\S+ at batch ${ckpt.batch as number}`));
+    assert.match(readFileSync(join(logDir, "logs.log"), "utf8"), new RegExp(`resumed from \\S+ at step ${ckpt.batch as number}`));
     assert.equal(readCheckpoints(logDir).at(-1)!.final, true);
   } finally {
     s.cleanup();

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { evaluateAddition, greedyContinuations } from "../../recipes/pretrain_tiny/greedy.ts";
+import { evaluateAddition, greedyContinuations } from "../../scripts/pretrainTiny/greedy.ts";
 import { Prng, allAdditionPairs } from "../../src/data/synthetic/index.ts";
 import { getKernels } from "../../src/engine/kernels/index.ts";
 import { loadModelDir } from "../../src/engine/loadModel.ts";

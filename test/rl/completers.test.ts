@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TinkerMessageCompleter, TinkerTokenCompleter, requireLogprobs } from "../../src/completers.ts";
-import type { RLRenderer } from "../../src/rl/renderer.ts";
+import type { RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { FakeSamplingClient, ints } from "./fakes.ts";
 
 test("TinkerTokenCompleter returns tokens, logprobs and stop reason, capping max_tokens", async () => {

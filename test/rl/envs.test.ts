@@ -4,7 +4,7 @@ import { TinkerTokenCompleter } from "../../src/completers.ts";
 import { trajectoryToData } from "../../src/rl/dataProcessing.ts";
 import { EnvFromMessageEnv, type MessageEnv, type MessageStepResult } from "../../src/rl/messageEnv.ts";
 import { ProblemEnv, ProblemGroupBuilder } from "../../src/rl/problemEnv.ts";
-import type { Message, RLRenderer } from "../../src/rl/renderer.ts";
+import type { Message, RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { doGroupRollout, doSingleRollout } from "../../src/rl/rollouts.ts";
 import type { ModelInput } from "../../src/tinker/types.ts";
 import type { Renderer } from "../../src/renderers/base.ts";

@@ -180,7 +180,10 @@ export class FakeServiceClient implements ServiceClient {
     this.created.push(`state+optim:${path}`);
     return this.trainingClient;
   }
-  async createSamplingClient(): Promise<SamplingClient> {
+  readonly samplingClientsCreated: { baseModel?: string; modelPath?: string }[] = [];
+
+  async createSamplingClient(options: { baseModel?: string; modelPath?: string } = {}): Promise<SamplingClient> {
+    this.samplingClientsCreated.push(options);
     if (this.referenceSampler === undefined) throw new Error("no reference sampler configured");
     return this.referenceSampler;
   }

@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/rl/train.ts";
-import { RLConfigSchema } from "../../src/rl/config.ts";
+import { main as rlMain, type RLMainOptions } from "../../src/rl/train.ts";
+import { RLConfigSchema, type RLConfigInput } from "../../src/rl/config.ts";
+import type { ServiceClient } from "../../src/tinker/clients.ts";
 import { splitList, trainStep } from "../../src/rl/trainStep.ts";
 import type { RunControl } from "../../src/runs/control.ts";
 import { readManifest } from "../../src/runs/manifest.ts";
@@ -58,6 +59,11 @@ const base = (logPath: string) => ({
   behavior_if_log_dir_exists: "raise" as const,
 });
 const quiet = { console: false as const };
+
+/** The loop on a config parsed the way a recipe's is, against a fake service. */
+function main(input: RLConfigInput, builder: RLDatasetBuilder, service: ServiceClient, options: RLMainOptions = {}) {
+  return rlMain(RLConfigSchema.parse(input), builder, { ...options, serviceClient: service });
+}
 
 test("sync loop: fb+optim enqueued back to back per substep, metrics, checkpoints and transcripts", async () => {
   const logPath = tmpRun();
@@ -281,8 +287,13 @@ test("config: defaults of spec §4.4 and cross-field checks", async () => {
   assert.equal(c.kl_penalty_coef, 0);
   assert.equal(c.async_config, null);
   assert.throws(() => RLConfigSchema.parse({ ...base("/tmp/x"), loss_fn: "dpo" }));
-  const { service, builder } = setup();
-  await assert.rejects(main({ ...base(tmpRun()), kl_penalty_coef: 0.1 }, builder, service, quiet), /kl_reference_config/);
+  const { training, builder } = setup();
+  const service = new FakeServiceClient(training, new FakeSamplingClient(() => ({ tokens: [] }), 0, () => -0.7));
+  // A KL penalty without a named reference pulls toward the base model.
+  const klPath = tmpRun();
+  await main({ ...base(klPath), kl_penalty_coef: 0.1 }, builder, service, quiet);
+  assert.equal(service.samplingClientsCreated.at(-1)?.baseModel, "fake-model");
+  assert.throws(() => RLConfigSchema.parse({ ...base("/tmp/x"), stream_minibatch_config: { groups_per_batch: -1 } }));
 });
 
 test("trainStep splits data across substeps and returns trainer logprobs in order", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { EvaluatorBuilder, SamplingClientEvaluator, TrainingClientEvaluator } from "../../src/eval/evaluators.ts";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
-import { main, type SupervisedConfigInput } from "../../src/supervised/train.ts";
+import { main, SupervisedConfigSchema, type SupervisedConfig, type SupervisedConfigInput } from "../../src/supervised/train.ts";
 import type { SupervisedDatasetBuilder, SupervisedDatasets } from "../../src/supervised/types.ts";
 import { syntheticByteTokenizer } from "../renderers/helpers.ts";
 import { FakeControl, FakeServiceClient, IdDataset } from "./fakes.ts";
@@ -29,8 +29,8 @@ function builderOf(train: IdDataset, test: IdDataset | null = null): SupervisedD
   };
 }
 
-function config(logPath: string, overrides: Partial<SupervisedConfigInput> = {}): SupervisedConfigInput {
-  return {
+function config(logPath: string, overrides: Partial<SupervisedConfigInput> = {}): SupervisedConfig {
+  return SupervisedConfigSchema.parse({
     log_path: logPath,
     model_name: "fake-model",
     behavior_if_log_dir_exists: "delete",
@@ -38,7 +38,7 @@ function config(logPath: string, overrides: Partial<SupervisedConfigInput> = {})
     save_every: 0,
     print_examples_every: 0,
     ...overrides,
-  };
+  });
 }
 
 const quiet = { console: false as const, tokenizer: null };

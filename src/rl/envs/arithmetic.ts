@@ -4,7 +4,7 @@
 import { ADDITION_MAX, ARITHMETIC_FEWSHOT_PREFIX, additionProblem, allAdditionPairs, sampleAdditionPair } from "../../data/synthetic/arithmetic.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
 import { ProblemGroupBuilder } from "../problemEnv.ts";
-import type { Message, RLRenderer } from "../renderer.ts";
+import type { Message, RLRenderer } from "../../renderers/policyRenderer.ts";
 import type { EnvGroupBuilder, RLDataset, RLDatasetBuilder } from "../types.ts";
 import { gradeFirstChunk } from "./grading.ts";
 import { QuestionAnswerEnv, type QAProblem } from "./problems.ts";

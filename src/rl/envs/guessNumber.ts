@@ -9,7 +9,7 @@
 import { GUESS_MAX_TURNS, GUESS_SYSTEM_PROMPT, GUESS_UPPER_BOUND } from "../../data/synthetic/guessNumber.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
 import { EnvFromMessageEnv, type MessageEnv, type MessageStepResult } from "../messageEnv.ts";
-import { messageText, type Message, type RLRenderer } from "../renderer.ts";
+import { messageText, type Message, type RLRenderer } from "../../renderers/policyRenderer.ts";
 import { EnvGroupBuilder, StopReason, stopMetric, type Env, type RLDataset, type RLDatasetBuilder } from "../types.ts";
 
 export type GuessRewardShape = "binary" | "interval";

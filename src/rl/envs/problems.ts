@@ -1,6 +1,6 @@
 // Question/answer problems as RL data: one ProblemEnv per problem, a group of `groupSize` copies
 // per problem, `batchSize` groups per batch. Used by math_rl's file and GSM8K envs and by tests.
-import type { RLRenderer } from "../renderer.ts";
+import type { RLRenderer } from "../../renderers/policyRenderer.ts";
 import { ProblemEnv, ProblemGroupBuilder, type ProblemEnvOptions } from "../problemEnv.ts";
 import type { EnvGroupBuilder, RLDataset } from "../types.ts";
 import { Prng } from "../../data/synthetic/prng.ts";

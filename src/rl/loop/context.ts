@@ -12,8 +12,8 @@ import type { RunControl } from "../../runs/control.ts";
 import { mixSeed } from "../../completers.ts";
 import type { SamplingClient, TrainingClient } from "../../tinker/clients.ts";
 import type { Datum } from "../../tinker/types.ts";
-import { saveCheckpoint, type CheckpointManager } from "../checkpoints.ts";
-import type { RLConfig } from "../config.ts";
+import type { CheckpointManager } from "../../training/checkpoints.ts";
+import type { ResolvedRLConfig } from "../config.ts";
 import { computeAdvantages } from "../dataProcessing.ts";
 import type { SamplingClientEvaluator } from "../evaluator.ts";
 import { computeKlSampleTrain, computePostKl } from "../metrics.ts";
@@ -23,7 +23,7 @@ import type { EnvGroupBuilder, RLDataset, TrajectoryGroup } from "../types.ts";
 
 /** What every mode needs; built once by main. */
 export interface Ctx {
-  config: RLConfig;
+  config: ResolvedRLConfig;
   logPath: string;
   trainingClient: TrainingClient;
   dataset: RLDataset;
@@ -74,8 +74,8 @@ export async function runEvaluations(ctx: Ctx, samplingClient: SamplingClient, s
  * weights (state + sampler, with TTL), otherwise an ephemeral snapshot.
  */
 export async function samplerAfterStep(ctx: Ctx, step: number, timer: StepTimer): Promise<SamplingClient> {
-  if (step > ctx.startBatch && ctx.checkpoints.shouldSavePeriodic(step)) {
-    const paths = await timer.span("save_checkpoint", () => ctx.checkpoints.savePeriodic(step, { batch: step }));
+  if (step > ctx.startBatch && ctx.checkpoints.isPeriodic(step)) {
+    const paths = await timer.span("save_checkpoint", () => ctx.checkpoints.save(step, { batch: step }));
     if (paths.sampler_path === undefined) throw new Error(`checkpoint ${checkpointName(step)} saved no sampler weights`);
     return ctx.trainingClient.createSamplingClient(paths.sampler_path);
   }
@@ -176,7 +176,7 @@ export interface ModeResult {
 /** Logs the step, then honours SIGUSR1/SIGINT. Returns true when the loop must stop. */
 export async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<string, number>, timer: StepTimer): Promise<boolean> {
   // No resume point right before the final checkpoint.
-  if (iBatch + 1 < ctx.endBatch) await ctx.checkpoints.maybeSaveRolling(iBatch + 1, { batch: iBatch + 1 });
+  if (iBatch + 1 < ctx.endBatch && ctx.checkpoints.isRolling(iBatch + 1)) await ctx.checkpoints.saveRolling(iBatch + 1, { batch: iBatch + 1 });
   Object.assign(metrics, ctx.errorCounter.getMetrics(), timer.metrics());
   ctx.metricsLogger.logMetrics(metrics, iBatch);
   const control = ctx.control;
@@ -185,15 +185,7 @@ export async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<
   if (next >= ctx.endBatch) return false;
   if (control.stopRequested || control.consumeCheckpointRequest()) {
     // Resuming from this record restarts at the next batch; a periodic save this step already covers it.
-    if (!ctx.checkpoints.shouldSavePeriodic(next)) {
-      await saveCheckpoint(ctx.trainingClient, {
-        logPath: ctx.logPath,
-        name: checkpointName(next),
-        loopState: { batch: next },
-        kind: "both",
-        ttlSeconds: ctx.config.ttl_seconds,
-      });
-    }
+    if (!ctx.checkpoints.isPeriodic(next)) await ctx.checkpoints.save(next, { batch: next });
     ctx.runLog.info(`checkpoint ${checkpointName(next)} saved on request`);
   }
   if (control.stopRequested) {

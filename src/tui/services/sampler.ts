@@ -6,7 +6,7 @@ import { getRecommendedRendererName } from "../../modelInfo.ts";
 import { getRenderer, getTextContent, type Message } from "../../renderers/index.ts";
 import { getTokenizer } from "../../tokenizers/index.ts";
 import type { CheckpointRecord } from "../../runs/index.ts";
-import type { RLRenderer } from "../../rl/renderer.ts";
+import type { RLRenderer } from "../../renderers/policyRenderer.ts";
 
 export interface ChatSession {
   send(history: Message[]): Promise<string>;

@@ -1,10 +1,10 @@
-// The slice of the renderer contract (spec §2.2) that RL envs and completers call. Stated
-// structurally so that any src/renderers Renderer fits, and tests can pass a small fake.
-import { getTextContent } from "../renderers/content.ts";
-import type { Message, ParsedResponse } from "../renderers/types.ts";
+// The slice of the renderer contract (spec §2.2) that policies, RL envs and completers call. Stated
+// structurally so that any Renderer fits, and tests can pass a small fake.
+import { getTextContent } from "./content.ts";
+import type { Message, ParsedResponse } from "./types.ts";
 import type { ModelInput } from "../tinker/types.ts";
 
-export type { Message, ParseTermination } from "../renderers/types.ts";
+export type { Message, ParseTermination } from "./types.ts";
 
 export interface RLRenderer {
   buildGenerationPrompt(messages: readonly Message[]): ModelInput;

@@ -1,12 +1,12 @@
 // The embedded engine's SamplingClient: a handle on a sampler held by the compute worker. Sample
 // requests are posted at once and batched there with every other request on the same sampler.
 import { randomInt } from "node:crypto";
-import type { SampleOptions, SamplingClient } from "../../tinker/clients.ts";
-import { InvalidArgumentError } from "../../tinker/errors.ts";
-import { modelInputToInts } from "../../tinker/modelInput.ts";
-import type { ModelInput, SampleResponse, SamplingParams } from "../../tinker/types.ts";
-import type { EngineWorkerHost } from "../worker/host.ts";
-import type { CreateSamplerResult } from "../worker/protocol.ts";
+import type { SampleOptions, SamplingClient } from "../tinker/clients.ts";
+import { InvalidArgumentError } from "../tinker/errors.ts";
+import { modelInputToInts } from "../tinker/modelInput.ts";
+import type { ModelInput, SampleResponse, SamplingParams } from "../tinker/types.ts";
+import type { EngineWorkerHost } from "./worker/host.ts";
+import type { CreateSamplerResult } from "./worker/protocol.ts";
 
 // Samplers a program dropped without release() are freed in the worker once collected here.
 const finalizer = new FinalizationRegistry<{ host: EngineWorkerHost; samplerId: string }>(({ host, samplerId }) => {

@@ -5,9 +5,11 @@
 // continues training an existing model folder instead (the second stage of the shipped model).
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
 import { LogDirBehaviorSchema } from "../../src/config/common.ts";
+import { formatConfigHelp } from "../../src/config/help.ts";
+import { parseConfigArgs } from "../../src/config/parse.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { DEFAULT_CORPUS_MIX, Prng, allAdditionPairs, corpusDocuments, type CorpusMix } from "../../src/data/synthetic/index.ts";
 import { getKernels } from "../../src/engine/kernels/index.ts";
@@ -265,9 +267,22 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
   );
 }
 
-export default defineRecipe({
+const pretrainTiny = defineRecipe({
   name: "pretrain_tiny",
   description: "Pretrain the tiny Llama chat model from scratch on synthetic role_colon chats and addition (makes fixtures/models/tiny-chat)",
   configSchema,
   main,
 });
+export default pretrainTiny;
+
+// A build script, not a recipe: it trains full weights on the engine's internals (random init,
+// bf16 export) to make fixtures/models/tiny-chat. Run it as
+//   node --import tsx scripts/pretrainTiny/index.ts key=value ...   (--help lists the fields)
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(`${formatConfigHelp(pretrainTiny)}\n`);
+  } else {
+    await pretrainTiny.main(parseConfigArgs(pretrainTiny.configSchema, args), { argv: args, commandLine: process.argv.join(" ") });
+  }
+}

@@ -1,0 +1,61 @@
+// The config fields every training loop shares, declared once (the cookbook's chz idea): a loop
+// spreads these groups into its one schema, a recipe extends that schema with its dataset
+// builder's fields and overrides defaults with `overrideDefaults`. `--help`, the TUI launch form,
+// validation and the loop all read the resulting object; nothing is copied by hand.
+import { z } from "zod";
+import { LogDirBehaviorSchema } from "../config/common.ts";
+
+/** Where the run lives, which model and engine it uses, and how it starts. */
+export const runFields = {
+  log_path: z.string().min(1).describe("Run directory: metrics.jsonl, checkpoints.jsonl, logs.log, transcripts"),
+  model_name: z.string().min(1).default("tiny-chat").describe("Base model: a shipped fixture name, a local HF folder, or a hub id"),
+  renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one, else role_colon)"),
+  load_checkpoint_path: z.string().nullable().default(null).describe("Start from these weights with a fresh optimizer (ignored when resuming)"),
+  base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
+  behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
+  wandb_project: z.string().nullable().default(null).describe("Accepted for compatibility; metrics stay in metrics.jsonl"),
+  wandb_name: z.string().nullable().default(null).describe("Accepted for compatibility"),
+};
+
+/** The trained adapter. */
+export const adapterFields = {
+  lora_rank: z.number().int().positive().default(32).describe("LoRA rank of the trained adapter"),
+  seed: z.number().int().default(0).describe("Seed of the adapter's initialization (and of the data order and sampling where the loop has them)"),
+};
+
+/** When and how long checkpoints are kept. */
+export const checkpointFields = {
+  save_every: z.number().int().min(0).default(20).describe("Checkpoint every N steps (0 = only the final one)"),
+  ttl_seconds: z.number().int().positive().nullable().default(604800).describe("Lifetime of periodic checkpoints (null = keep; the final one is always kept)"),
+  rolling_save_every: z.number().int().min(0).default(0).describe("State-only resume point every N steps, replacing the previous one (0 = off)"),
+  rolling_ttl_seconds: z.number().int().positive().default(7200).describe("Lifetime of rolling resume points"),
+};
+
+const RunConfigSchema = z.object({ ...runFields, ...adapterFields });
+/** What the shared run machinery reads from any loop's config. */
+export type TrainingRunConfig = z.output<typeof RunConfigSchema>;
+
+const CheckpointPolicySchema = z.object(checkpointFields);
+export type CheckpointPolicy = z.output<typeof CheckpointPolicySchema>;
+
+type Overrides<S extends z.ZodObject> = { [K in keyof S["shape"]]?: z.output<S["shape"][K]> };
+
+/**
+ * The same schema with new defaults for some top-level keys; each field keeps its type and help
+ * text. Unknown keys are a programming error and throw.
+ */
+export function overrideDefaults<S extends z.ZodObject>(schema: S, defaults: Overrides<S>): S {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, value] of Object.entries(defaults)) {
+    const field = schema.shape[key] as z.ZodType | undefined;
+    if (field === undefined) throw new Error(`overrideDefaults: the schema has no field ${JSON.stringify(key)}`);
+    const inner = field instanceof z.ZodDefault ? (field.def.innerType as z.ZodType) : field;
+    const parsed = inner.safeParse(value);
+    if (!parsed.success) throw new Error(`overrideDefaults: default ${JSON.stringify(value)} for ${key} does not fit its schema: ${parsed.error.issues[0]?.message ?? ""}`);
+    let replaced: z.ZodType = inner.default(value as never);
+    const description = field.description ?? inner.description;
+    if (description !== undefined) replaced = replaced.describe(description);
+    shape[key] = replaced;
+  }
+  return schema.extend(shape) as unknown as S;
+}

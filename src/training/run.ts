@@ -1,0 +1,97 @@
+// One call that every training loop (and the flat *_loop recipes) runs inside: the service client
+// (embedded engine, or the server at base_url) and the run directory (log-dir policy, run.json
+// with heartbeat, config.json, logs.log, metrics, SIGUSR1/SIGINT), with the final status recorded
+// on every exit path.
+import type { RecipeContext } from "../config/recipe.ts";
+import type { MetricsLogger, Writable } from "../log/metrics.ts";
+import type { RunLog } from "../log/runLog.ts";
+import { resolveRendererName } from "../modelInfo.ts";
+import type { RunControl } from "../runs/control.ts";
+import { withRun, type RunSession } from "../runs/session.ts";
+import { createServiceClient } from "../service.ts";
+import type { ServiceClient } from "../tinker/clients.ts";
+import type { TrainingRunConfig } from "./config.ts";
+
+export type TrainingOutcome = "completed" | "already_complete" | "stopped" | "exit";
+
+export interface TrainingRunOptions {
+  /** The launching recipe's context (argv, command line, recipe name). */
+  context?: RecipeContext;
+  /** Recorded in run.json and the training client's metadata when the context has no recipe name. */
+  defaultRecipeName?: string;
+  /** Where the per-step metrics table goes; false for none. Default stdout. Ignored with `session`. */
+  console?: Writable | false;
+  /** Default: createServiceClient with config.base_url (closed at the end). */
+  serviceClient?: ServiceClient;
+  /** A session the caller already started; the run then only trains in it. */
+  session?: RunSession;
+  /** Polled instead of the session's signal handlers (tests, callers with their own control). */
+  runControl?: RunControl;
+}
+
+/** What a loop gets to train with. */
+export interface TrainingRun {
+  recipeName: string;
+  logDir: string;
+  log: RunLog;
+  metrics: MetricsLogger;
+  control: RunControl;
+  session: RunSession;
+  serviceClient: ServiceClient;
+}
+
+/**
+ * Runs `body` in a training run. `body` returns an object with an `outcome`; "stopped" marks the
+ * run stopped in run.json, anything else completed. When the person chose "exit" at the log-dir
+ * prompt nothing runs and `onExit` is returned.
+ */
+export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
+  config: TrainingRunConfig,
+  options: TrainingRunOptions,
+  body: (run: TrainingRun) => Promise<R>,
+  onExit: R,
+): Promise<R> {
+  const recipeName = options.context?.recipeName ?? options.defaultRecipeName ?? "training";
+  const ownsService = options.serviceClient === undefined;
+  const serviceClient = options.serviceClient ?? (await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {}));
+  const enter = (session: RunSession) =>
+    body({
+      recipeName,
+      logDir: session.logDir,
+      log: session.log,
+      metrics: session.metrics,
+      control: options.runControl ?? session.control,
+      session,
+      serviceClient,
+    });
+  try {
+    if (options.session !== undefined) return await enter(options.session);
+    let result = onExit;
+    await withRun(
+      {
+        logPath: config.log_path,
+        recipe: recipeName,
+        // config.json records what ran: the recipe and the renderer actually used, not just the overrides.
+        config: { recipe_name: recipeName, ...config, renderer_name: resolveRendererName(config.model_name, config.renderer_name) },
+        behavior: config.behavior_if_log_dir_exists,
+        engine: serviceClient.engineKind,
+        ...(options.context !== undefined ? { argv: options.context.argv, commandLine: options.context.commandLine } : {}),
+        console: options.console ?? process.stdout,
+      },
+      async (session) => {
+        result = await enter(session);
+        return result.outcome === "stopped" ? "stopped" : "completed";
+      },
+    );
+    return result;
+  } finally {
+    if (ownsService) await serviceClient.close();
+  }
+}
+
+/** The training client's metadata: which recipe and renderer made these weights. */
+export function trainingMetadata(run: TrainingRun, rendererName: string | null): Record<string, string> {
+  const metadata: Record<string, string> = { recipe_name: run.recipeName };
+  if (rendererName !== null) metadata["renderer_name"] = rendererName;
+  return metadata;
+}
