@@ -7,14 +7,17 @@
 // interrupted stage resumes from its last checkpoint.
 import { join } from "node:path";
 import { z } from "zod";
-import { LogDirBehaviorSchema } from "../config/common.ts";
 import type { RecipeContext } from "../config/recipe.ts";
+import { LogDirBehaviorSchema, type LogDirBehavior } from "../config/common.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import { getRenderer } from "../renderers/registry.ts";
+import { RLConfigSchema } from "../rl/config.ts";
 import { main as rlMain } from "../rl/train.ts";
 import { createServiceClient } from "../service.ts";
+import { SupervisedConfigSchema } from "../supervised/config.ts";
 import { main as supervisedMain } from "../supervised/train.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
+import { adapterFields, checkpointFields, overrideDefaults, runFields, type CheckpointPolicy } from "../training/config.ts";
 import type { Renderer } from "../renderers/base.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
@@ -27,34 +30,42 @@ import { sftMixDatasetBuilder, uniquePrompts } from "./sftMix.ts";
 import { runStage, type StageOutcome } from "./stages.ts";
 import { WinRateEvaluator } from "./winRate.ts";
 
-export const rlhfConfigSchema = z.object({
-  log_path: z.string().default("/tmp/tinker-examples/rlhf").describe("Parent folder: sft/, preference_model/ and rl/ runs go inside"),
-  model_name: z.string().default("tiny-chat").describe("Base model of all three stages"),
-  renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one)"),
+/** What every pipeline recipe shares: the run, the adapter, checkpoints and the comparisons. */
+export const pipelineFields = {
+  ...runFields,
+  ...adapterFields,
+  ...checkpointFields,
   ...comparisonSourceFields,
-  dataset: comparisonSourceFields.dataset.default("concise"),
-  lora_rank: z.number().int().positive().default(16).describe("LoRA rank of every stage"),
-  seed: z.number().int().default(0).describe("Seed of adapters, data order and sampling"),
-  max_length: z.number().int().positive().nullable().default(512).describe("Truncate SFT examples to this many tokens"),
-  sft_learning_rate: z.number().positive().default(2e-3).describe("Stage 1 learning rate"),
-  sft_batch_size: z.number().int().positive().default(16).describe("Stage 1 conversations per step"),
-  sft_steps: z.number().int().positive().default(60).describe("Stage 1 steps"),
-  sft_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
-  pm_learning_rate: z.number().positive().default(1e-3).describe("Stage 2 learning rate"),
-  pm_batch_size: z.number().int().positive().default(16).describe("Stage 2 comparisons per step"),
-  pm_steps: z.number().int().positive().default(80).describe("Stage 2 steps"),
-  rl_learning_rate: z.number().positive().default(2e-3).describe("Stage 3 learning rate (constant)"),
-  rl_steps: z.number().int().positive().default(20).describe("Stage 3 iterations"),
-  group_size: z.number().int().min(2).default(4).describe("Stage 3 replies per prompt (one tournament)"),
-  groups_per_batch: z.number().int().positive().default(8).describe("Stage 3 prompts per iteration"),
-  max_tokens: z.number().int().positive().default(40).describe("Stage 3 maximum reply tokens"),
-  tournament_pattern: z.enum(TOURNAMENT_PATTERNS).default("all_pairs_both_ways").describe("Which matchups each group plays"),
-  win_rate_prompts: z.number().int().min(0).default(64).describe("Held-out prompts for test/win_rate (0 = no win-rate eval)"),
   eval_every: z.number().int().min(0).default(5).describe("Evaluate every N steps in each stage"),
-  save_every: z.number().int().min(0).default(10).describe("Checkpoint every N steps in each stage"),
-  base_url: z.string().nullable().default(null).describe("Tinker-compatible server (default: the embedded engine)"),
-  behavior_if_log_dir_exists: LogDirBehaviorSchema.default("resume").describe("resume: skip finished stages and resume the interrupted one; delete: start over"),
-});
+};
+
+export const rlhfConfigSchema = overrideDefaults(
+  z.object({
+    ...pipelineFields,
+    max_length: z.number().int().positive().nullable().default(512).describe("Truncate SFT examples to this many tokens"),
+    sft_learning_rate: z.number().positive().default(2e-3).describe("Stage 1 learning rate"),
+    sft_batch_size: z.number().int().positive().default(16).describe("Stage 1 conversations per step"),
+    sft_steps: z.number().int().positive().default(60).describe("Stage 1 steps"),
+    sft_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
+    pm_learning_rate: z.number().positive().default(1e-3).describe("Stage 2 learning rate"),
+    pm_batch_size: z.number().int().positive().default(16).describe("Stage 2 comparisons per step"),
+    pm_steps: z.number().int().positive().default(80).describe("Stage 2 steps"),
+    rl_learning_rate: z.number().positive().default(2e-3).describe("Stage 3 learning rate (constant)"),
+    rl_steps: z.number().int().positive().default(20).describe("Stage 3 iterations"),
+    group_size: z.number().int().min(2).default(4).describe("Stage 3 replies per prompt (one tournament)"),
+    groups_per_batch: z.number().int().positive().default(8).describe("Stage 3 prompts per iteration"),
+    max_tokens: z.number().int().positive().default(40).describe("Stage 3 maximum reply tokens"),
+    tournament_pattern: z.enum(TOURNAMENT_PATTERNS).default("all_pairs_both_ways").describe("Which matchups each group plays"),
+    win_rate_prompts: z.number().int().min(0).default(64).describe("Held-out prompts for test/win_rate (0 = no win-rate eval)"),
+  }),
+  {
+    log_path: "/tmp/tinker-examples/rlhf",
+    dataset: "concise",
+    lora_rank: 16,
+    save_every: 10,
+    behavior_if_log_dir_exists: "resume",
+  },
+);
 export type RlhfConfig = z.output<typeof rlhfConfigSchema>;
 
 export interface RlhfResult {
@@ -76,18 +87,19 @@ export interface PipelineContext {
     lora_rank: number;
     seed: number;
     base_url: string | null;
-    behavior_if_log_dir_exists: "delete" | "raise" | "resume";
+    behavior_if_log_dir_exists: LogDirBehavior;
     eval_every: number;
-    save_every: number;
-  };
-  runArgs: { argv?: readonly string[]; commandLine?: string };
+  } & CheckpointPolicy;
+  /** The launching command, recorded by each stage under the stage's own recipe name. */
+  runArgs: { argv: readonly string[]; commandLine: string };
   log: (line: string) => void;
 }
 
 export async function openPipeline(
-  config: { model_name: string; renderer_name: string | null; base_url: string | null; lora_rank: number; seed: number; eval_every: number; save_every: number; behavior_if_log_dir_exists: string } & ComparisonSourceConfig,
+  config: { model_name: string; renderer_name: string | null; base_url: string | null; lora_rank: number; seed: number; eval_every: number; behavior_if_log_dir_exists: string } & CheckpointPolicy & ComparisonSourceConfig,
   context: RecipeContext | undefined,
   log: (line: string) => void,
+  options: { standalone?: boolean } = {},
 ): Promise<PipelineContext> {
   const rendererName = resolveRendererName(config.model_name, config.renderer_name);
   const tokenizer = await getTokenizer(config.model_name);
@@ -96,7 +108,10 @@ export async function openPipeline(
   const splits = async () => (cached ??= await loadComparisons(config));
   const service = await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
   // A pipeline resumes stage by stage, so its stages never ask: they resume unless told otherwise.
-  const behavior = config.behavior_if_log_dir_exists === "delete" ? "delete" : config.behavior_if_log_dir_exists === "raise" ? "raise" : "resume";
+  // A single-run recipe keeps the person's choice, "ask" included.
+  const behavior = LogDirBehaviorSchema.parse(
+    options.standalone === true ? config.behavior_if_log_dir_exists : config.behavior_if_log_dir_exists === "delete" ? "delete" : config.behavior_if_log_dir_exists === "raise" ? "raise" : "resume",
+  );
   return {
     service,
     renderer,
@@ -111,8 +126,11 @@ export async function openPipeline(
       behavior_if_log_dir_exists: behavior,
       eval_every: config.eval_every,
       save_every: config.save_every,
+      ttl_seconds: config.ttl_seconds,
+      rolling_save_every: config.rolling_save_every,
+      rolling_ttl_seconds: config.rolling_ttl_seconds,
     },
-    runArgs: context !== undefined ? { argv: context.argv, commandLine: context.commandLine } : {},
+    runArgs: { argv: context?.argv ?? process.argv.slice(2), commandLine: context?.commandLine ?? process.argv.join(" ") },
     log,
   };
 }
@@ -121,23 +139,29 @@ export async function openPipeline(
 export function sftStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; maxLength: number | null; rejectedFraction: number; recipeName: string }): Promise<StageOutcome> {
   return runStage("sft", dir, p.log, () =>
     supervisedMain(
-      { ...p.common, log_path: dir, recipe_name: o.recipeName, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" },
+      SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
       sftMixDatasetBuilder(p.splits, p.renderer, { batchSize: o.batchSize, maxLength: o.maxLength, seed: p.common.seed, rejectedFraction: o.rejectedFraction }),
-      { serviceClient: p.service, tokenizer: p.tokenizer, ...p.runArgs },
+      { serviceClient: p.service, tokenizer: p.tokenizer, context: { ...p.runArgs, recipeName: o.recipeName } },
     ),
   );
 }
 
 /** Stage: a preference model trained with the SFT loop, test/pm_accuracy on held-out comparisons. */
-export function preferenceModelStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; recipeName: string }): Promise<StageOutcome> {
+export function preferenceModelStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; recipeName: string; skipFinished?: boolean }): Promise<StageOutcome> {
+  const skip = o.skipFinished === undefined ? {} : { skipFinished: o.skipFinished };
   return runStage("preference_model", dir, p.log, async () => {
     const test = (await p.splits()).test ?? [];
     await supervisedMain(
-      { ...p.common, log_path: dir, recipe_name: o.recipeName, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" },
+      SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
       preferenceModelDatasetBuilder(p.splits, p.renderer, o.batchSize, null),
-      { serviceClient: p.service, tokenizer: p.tokenizer, evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, p.renderer, p.tokenizer)], ...p.runArgs },
+      {
+        serviceClient: p.service,
+        tokenizer: p.tokenizer,
+        evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, p.renderer, p.tokenizer)],
+        context: { ...p.runArgs, recipeName: o.recipeName },
+      },
     );
-  });
+  }, skip);
 }
 
 export interface PairwiseRlStageOptions {
@@ -165,23 +189,23 @@ export function pairwiseRlStage(p: PipelineContext, dir: string, o: PairwiseRlSt
         ? [new WinRateEvaluator(o.winRate.baseline, uniquePrompts(test).slice(0, o.winRate.prompts), p.renderer, o.judge, { maxTokens: o.maxTokens, seed: p.common.seed })]
         : [];
     await rlMain(
-      {
+      RLConfigSchema.parse({
         ...p.common,
         log_path: dir,
-        recipe_name: o.recipeName,
         learning_rate: o.learningRate,
         max_tokens: o.maxTokens,
         max_steps: o.steps,
+        group_size: o.groupSize,
+        groups_per_batch: o.groupsPerBatch,
         load_checkpoint_path: o.initialStatePath,
-      },
+      }),
       {
         async build() {
           const makeGroup = (prompt: (typeof prompts)[number]) => new PairwisePreferenceGroupBuilder(prompt, p.renderer, o.judge, o.groupSize, { pattern: o.pattern });
           return { train: new PairwisePreferenceRLDataset(prompts, o.groupsPerBatch, makeGroup, o.steps), test: null };
         },
       },
-      p.service,
-      { evaluators, decode: (t) => p.tokenizer.decode(t), ...p.runArgs },
+      { serviceClient: p.service, evaluators, decode: (t: readonly number[]) => p.tokenizer.decode(t), context: { ...p.runArgs, recipeName: o.recipeName } },
     );
   });
 }

@@ -17,8 +17,8 @@ export interface StageOutcome {
 }
 
 /** Runs `body` unless the stage already finished; returns the stage's final checkpoint record. */
-export async function runStage(name: string, stageDir: string, log: (line: string) => void, body: () => Promise<unknown>): Promise<StageOutcome> {
-  const done = finalCheckpoint(stageDir);
+export async function runStage(name: string, stageDir: string, log: (line: string) => void, body: () => Promise<unknown>, options: { skipFinished?: boolean } = {}): Promise<StageOutcome> {
+  const done = options.skipFinished === false ? undefined : finalCheckpoint(stageDir);
   if (done !== undefined) {
     log(`stage ${name}: already finished in ${stageDir} (final checkpoint ${done.name}); not rerun`);
     return { record: done, ran: false };
