@@ -20,34 +20,23 @@ import { modelInputFromInts, modelInputToInts } from "../../src/tinker/modelInpu
 import type { Datum } from "../../src/tinker/types.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { CheckpointManager } from "../../src/training/checkpoints.ts";
-import { overrideDefaults } from "../../src/training/config.ts";
+import { adapterFields, checkpointFields, overrideDefaults, runFields } from "../../src/training/config.ts";
 import { openTrainingClient } from "../../src/training/open.ts";
 import { withTrainingRun, type TrainingOutcome } from "../../src/training/run.ts";
 
-// The fields this loop reads, taken from the RL loop's schema, plus its problem file.
+// The training core's shared fields plus the few this loop reads from the RL loop's schema, and its problem file.
 const loop = RLConfigSchema.shape;
 export const configSchema = overrideDefaults(
   z.object({
-    log_path: loop.log_path,
-    model_name: loop.model_name,
-    renderer_name: loop.renderer_name,
+    ...runFields,
+    ...adapterFields,
+    ...checkpointFields,
     dataset: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe("JSONL of {\"question\", \"answer\"}, graded on the answer's first word"),
     group_size: loop.group_size,
     groups_per_batch: loop.groups_per_batch,
     learning_rate: loop.learning_rate,
     max_tokens: loop.max_tokens,
-    lora_rank: loop.lora_rank,
-    seed: loop.seed,
-    load_checkpoint_path: loop.load_checkpoint_path,
-    save_every: loop.save_every,
-    ttl_seconds: loop.ttl_seconds,
-    rolling_save_every: loop.rolling_save_every,
-    rolling_ttl_seconds: loop.rolling_ttl_seconds,
     max_steps: loop.max_steps,
-    base_url: loop.base_url,
-    behavior_if_log_dir_exists: loop.behavior_if_log_dir_exists,
-    wandb_project: loop.wandb_project,
-    wandb_name: loop.wandb_name,
   }),
   {
     log_path: "/tmp/tinker-examples/rl_loop",

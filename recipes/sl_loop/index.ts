@@ -16,34 +16,23 @@ import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { modelInputLength } from "../../src/tinker/modelInput.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { CheckpointManager } from "../../src/training/checkpoints.ts";
-import { overrideDefaults } from "../../src/training/config.ts";
+import { adapterFields, checkpointFields, overrideDefaults, runFields } from "../../src/training/config.ts";
 import { openTrainingClient } from "../../src/training/open.ts";
 import { withTrainingRun, type TrainingOutcome } from "../../src/training/run.ts";
 
-// The fields this loop reads, taken from the supervised loop's and the chat dataset's schemas.
+// The training core's shared fields plus the few this loop reads, taken from the supervised loop's and the chat dataset's schemas.
 const loop = SupervisedConfigSchema.shape;
 export const configSchema = overrideDefaults(
   z.object({
-    log_path: loop.log_path,
-    model_name: loop.model_name,
-    renderer_name: loop.renderer_name,
+    ...runFields,
+    ...adapterFields,
+    ...checkpointFields,
     dataset: chatDatasetFields.dataset,
     batch_size: chatDatasetFields.batch_size,
     learning_rate: loop.learning_rate,
     max_length: chatDatasetFields.max_length,
     train_on_what: chatDatasetFields.train_on_what,
-    lora_rank: loop.lora_rank,
-    seed: loop.seed,
-    load_checkpoint_path: loop.load_checkpoint_path,
-    save_every: loop.save_every,
-    ttl_seconds: loop.ttl_seconds,
-    rolling_save_every: loop.rolling_save_every,
-    rolling_ttl_seconds: loop.rolling_ttl_seconds,
     max_steps: loop.max_steps,
-    base_url: loop.base_url,
-    behavior_if_log_dir_exists: loop.behavior_if_log_dir_exists,
-    wandb_project: loop.wandb_project,
-    wandb_name: loop.wandb_name,
   }),
   {
     log_path: "/tmp/tinker-examples/sl_loop",

@@ -4,17 +4,16 @@ import { defaultLogRoot } from "../runs/paths.ts";
 import { printRuns } from "./runs.ts";
 import { defineCommand } from "./types.ts";
 
-/** The TUI's entry module is expected to export `startTui(): Promise<void>`. */
+/** The TUI's entry module exports `startTui(): Promise<boolean>` (false: no terminal, nothing shown). */
 const TUI_ENTRIES = ["../tui/index.tsx", "../tui/index.ts"];
 
 async function startTuiIfPresent(): Promise<boolean> {
   for (const entry of TUI_ENTRIES) {
     const url = new URL(entry, import.meta.url);
     if (!existsSync(url)) continue;
-    const mod = (await import(url.href)) as { startTui?: () => Promise<void> };
+    const mod = (await import(url.href)) as { startTui?: () => Promise<boolean> };
     if (typeof mod.startTui !== "function") continue;
-    await mod.startTui();
-    return true;
+    return mod.startTui();
   }
   return false;
 }

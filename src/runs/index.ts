@@ -32,3 +32,4 @@ export {
   withGroupAdvantages,
 } from "./transcripts.ts";
 export { removeCheckpointRecord } from "./checkpointEdit.ts";
+export { EXISTING_DIR_CHOICES, type ExistingDirChoice, freshName, hasContent, prepareLaunchDir } from "./launchDir.ts";

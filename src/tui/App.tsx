@@ -1,17 +1,14 @@
-// Picks the screen on top of the stack; the frame is exactly one row shorter than the terminal
-// (Ink clears the whole screen on every frame once output reaches the terminal height).
+// Renders the route on top of the stack through the screen registry; the frame is exactly one row
+// shorter than the terminal (Ink clears the whole screen on every frame once output reaches the
+// terminal height).
 import type { ReactNode } from "react";
-import { Box } from "ink";
+import { Box, Text } from "ink";
+import { theme } from "./core/palette.ts";
+import { useRegistry } from "./registryContext.ts";
 import { currentScreen } from "./state/app.ts";
 import { useUIState } from "./state/contexts.tsx";
 import { Footer } from "./ui/components/Footer.tsx";
 import { HelpOverlay } from "./ui/components/HelpOverlay.tsx";
-import { Checkpoints } from "./ui/screens/Checkpoints.tsx";
-import { Dashboard } from "./ui/screens/Dashboard.tsx";
-import { Home } from "./ui/screens/Home.tsx";
-import { Launch } from "./ui/screens/Launch.tsx";
-import { Timing } from "./ui/screens/Timing.tsx";
-import { Transcripts } from "./ui/screens/Transcripts.tsx";
 
 export const FOOTER_ROWS = 2;
 
@@ -22,17 +19,14 @@ export function frameRows(rows: number): number {
 
 export function App(): ReactNode {
   const state = useUIState();
-  const screen = currentScreen(state);
+  const registry = useRegistry();
+  const route = currentScreen(state);
+  const entry = registry.entry(route.name);
   const rows = frameRows(state.size.rows);
   const bodyRows = rows - FOOTER_ROWS;
   const width = state.size.columns;
-  let body: ReactNode;
-  if (screen.name === "home") body = <Home rows={bodyRows} width={width} />;
-  else if (screen.name === "launch") body = <Launch key={screen.recipe} screen={screen} rows={bodyRows} width={width} />;
-  else if (screen.name === "dashboard") body = <Dashboard key={screen.runDir} runDir={screen.runDir} rows={bodyRows} width={width} />;
-  else if (screen.name === "transcripts") body = <Transcripts key={screen.runDir} runDir={screen.runDir} step={screen.step} rows={bodyRows} width={width} />;
-  else if (screen.name === "timing") body = <Timing key={screen.runDir} runDir={screen.runDir} step={screen.step} rows={bodyRows} width={width} />;
-  else body = <Checkpoints key={screen.runDir} runDir={screen.runDir} rows={bodyRows} width={width} />;
+  // A new route remounts its screen, so each screen's reducer starts from its route.
+  const body = entry ? <entry.component key={JSON.stringify(route)} route={route} rows={bodyRows} width={width} /> : <Text color={theme.error}>{`no screen named ${route.name}`}</Text>;
   // Vertical clipping only: a horizontal clip makes Ink re-slice and re-measure every line of
   // every frame (slice-ansi + string-width, the largest cost of a dashboard redraw), while text
   // already wraps or truncates to its box's width.
@@ -44,10 +38,10 @@ export function App(): ReactNode {
       </Box>
       {state.help ? (
         <Box flexDirection="column" height={bodyRows} overflowY="hidden">
-          <HelpOverlay screen={screen.name} rows={bodyRows} width={width} />
+          <HelpOverlay title={route.name} sections={registry.keymap.helpLines(route.name)} rows={bodyRows} width={width} />
         </Box>
       ) : null}
-      <Footer screen={screen.name} width={width} />
+      <Footer hints={registry.keymap.footerHints(route.name, width)} width={width} />
     </Box>
   );
 }

@@ -1,9 +1,10 @@
 // Owns the app reducer, terminal size, services and the single key dispatcher; publishes them
-// through the split contexts. Keys: help overlay first, then a capturing screen (text entry),
-// then the keymap (screen commands, then app commands: back, quit, run panes).
+// through the split contexts. Keys: help overlay first, then a capturing screen (text entry; only
+// `inText` bindings still resolve), then the keymap (screen commands, then app commands: back,
+// quit, run panes). The keymap and the panes come from the screen registry.
 import { type ReactNode, useCallback, useMemo, useReducer, useRef } from "react";
 import { type Key, useApp, useInput } from "ink";
-import { type Screen, appReducer, currentScreen, initialState } from "./state/app.ts";
+import { type Route, appReducer, currentScreen, initialState } from "./state/app.ts";
 import {
   type ScreenKeyHandler,
   type Services,
@@ -14,13 +15,16 @@ import {
   type UIState,
   UIStateContext,
 } from "./state/contexts.tsx";
-import { resolveCommand } from "./ui/keys/keymap.ts";
 import { useTerminalSize } from "./ui/hooks/useTerminalSize.ts";
+import { REGISTRY, type ScreenRegistry, paneTarget } from "./ui/screens/registry.ts";
+import { RegistryContext } from "./registryContext.ts";
 
 export interface AppContainerProps {
   services: Services;
-  first?: Screen;
+  first?: Route;
   size?: TermSize;
+  /** The screens (default: the app's registry). */
+  registry?: ScreenRegistry;
   children: ReactNode;
 }
 
@@ -58,9 +62,7 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
 /** Longest wait for the render after a handled key (actions that change nothing do not render). */
 const KEY_SETTLE_MS = 2000;
 
-const RUN_PANES = { paneDashboard: "dashboard", paneTranscripts: "transcripts", paneTiming: "timing", paneCheckpoints: "checkpoints" } as const;
-
-export function AppContainer({ services, first, size: fixedSize, children }: AppContainerProps): ReactNode {
+export function AppContainer({ services, first, size: fixedSize, registry = REGISTRY, children }: AppContainerProps): ReactNode {
   const [state, dispatch] = useReducer(appReducer, first, initialState);
   const size = useTerminalSize(fixedSize);
   const { exit } = useApp();
@@ -69,8 +71,8 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
 
   const actions = useMemo<UIActions>(
     () => ({
-      push: (screen) => dispatch({ type: "push", screen }),
-      replace: (screen) => dispatch({ type: "replace", screen }),
+      push: (route) => dispatch({ type: "push", screen: route }),
+      replace: (route) => dispatch({ type: "replace", screen: route }),
       pop: () => dispatch({ type: "pop" }),
       toggleHelp: (open) => dispatch({ type: "toggleHelp", open }),
       info: (text) => dispatch({ type: "message", kind: "info", text }),
@@ -101,25 +103,31 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
         return true;
       }
       const handler = handlerRef.current;
-      if (handler?.capturing) {
-        handler.onRaw?.(input, key);
+      const typing = handler?.capturing ?? false;
+      const cmd = registry.keymap.resolve(screen.name, input, key, typing);
+      if (typing && cmd === undefined) {
+        handler?.onRaw?.(input, key);
         return true;
       }
-      const cmd = resolveCommand(screen.name, input, key);
       if (cmd === undefined) return false;
       if (cmd === "help") {
         dispatch({ type: "toggleHelp" });
         return true;
       }
-      if (handler?.onCommand(cmd)) return true;
+      try {
+        if (handler?.onCommand(cmd)) return true;
+      } catch (err) {
+        // A refused action (e.g. signalling a run that is not running) is a message, not a crash.
+        dispatch({ type: "message", kind: "error", text: (err as Error).message });
+        return true;
+      }
+      const pane = paneTarget(cmd);
       if (cmd === "back") dispatch({ type: "pop" });
       else if (cmd === "quit") exit();
-      else if (cmd in RUN_PANES && "runDir" in screen) {
-        dispatch({ type: "replace", screen: { name: RUN_PANES[cmd as keyof typeof RUN_PANES], runDir: screen.runDir } });
-      }
+      else if (pane !== undefined && screen.runDir !== undefined) dispatch({ type: "replace", screen: { name: pane, runDir: screen.runDir } });
       return true;
     },
-    [state.help, screen, exit],
+    [state.help, screen, exit, registry],
   );
   // Keys typed faster than a frame (or sent by tmux) arrive as one chunk: replay them one by one.
   // Each key must see the state the previous one produced: after a key is handled, the next waits
@@ -160,7 +168,9 @@ export function AppContainer({ services, first, size: fixedSize, children }: App
   return (
     <ServicesContext.Provider value={services}>
       <UIActionsContext.Provider value={actions}>
-        <UIStateContext.Provider value={uiState}>{children}</UIStateContext.Provider>
+        <UIStateContext.Provider value={uiState}>
+          <RegistryContext.Provider value={registry}>{children}</RegistryContext.Provider>
+        </UIStateContext.Provider>
       </UIActionsContext.Provider>
     </ServicesContext.Provider>
   );

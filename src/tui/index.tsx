@@ -1,14 +1,14 @@
 // `cookbook` (bare) and `cookbook watch <dir>` on a terminal: the Ink UI in the alternate screen.
-// Without a terminal it prints the runs table instead. Quitting never stops background runs.
+// Without a terminal it does not start (the command prints the runs table instead). Quitting never
+// stops background runs.
 import { render } from "ink";
 import { recipes } from "../../recipes/registry.ts";
-import { printRuns } from "../commands/runs.ts";
 import { defaultLogRoot, expandLogPath } from "../runs/index.ts";
 import { chooseEngine } from "../service.ts";
 import { App } from "./App.tsx";
 import { AppContainer } from "./AppContainer.tsx";
 import { ProcessManager } from "./services/processManager.ts";
-import type { Screen } from "./state/app.ts";
+import type { Route } from "./state/app.ts";
 import type { Services } from "./state/contexts.tsx";
 
 export interface StartTuiOptions {
@@ -42,13 +42,11 @@ export function makeServices(options: StartTuiOptions = {}, writeRaw: (t: string
 const ALT_ON = "\x1b[?1049h\x1b[H";
 const ALT_OFF = "\x1b[?1049l";
 
-export async function startTui(options: StartTuiOptions = {}): Promise<void> {
-  if (!process.stdout.isTTY || !process.stdin.isTTY) {
-    printRuns(options.logRoot ?? defaultLogRoot(), false);
-    return;
-  }
+/** Opens the UI and resolves when it closes; false (nothing shown) without a terminal. */
+export async function startTui(options: StartTuiOptions = {}): Promise<boolean> {
+  if (!process.stdout.isTTY || !process.stdin.isTTY) return false;
   const services = makeServices(options, (t) => process.stdout.write(t));
-  const first: Screen | undefined = options.runDir ? { name: "dashboard", runDir: expandLogPath(options.runDir) } : undefined;
+  const first: Route | undefined = options.runDir ? { name: "dashboard", runDir: expandLogPath(options.runDir) } : undefined;
   // A closed terminal (ssh drop, tmux kill) must not turn into a crash report.
   process.stdout.on("error", () => {});
   process.stdout.write(ALT_ON);
@@ -69,4 +67,5 @@ export async function startTui(options: StartTuiOptions = {}): Promise<void> {
     process.off("exit", restore);
     restore();
   }
+  return true;
 }

@@ -1,19 +1,20 @@
 // Drives the real UI in tmux: open it, launch sl_basic from the recipe menu, wait for the loss
-// chart to have points, save a checkpoint from the checkpoints screen, stop the run, quit, and
-// check the run directory. Fails loudly when tmux is missing.
+// chart to have points, raise the EMA weight and open the config pane, save a checkpoint from the
+// checkpoints screen, stop the run, quit, and check the run directory. Fails loudly when tmux is
+// missing.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { execaSync } from "execa";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const SOCKET = `cookbook-e2e-${process.pid}`;
 const SESSION = "tui";
 
 function tmux(...args: string[]): string {
-  return execFileSync("tmux", ["-L", SOCKET, ...args], { encoding: "utf8" });
+  return execaSync("tmux", ["-L", SOCKET, ...args], { stripFinalNewline: false }).stdout;
 }
 
 const screen = (): string => tmux("capture-pane", "-p", "-t", SESSION);
@@ -56,13 +57,13 @@ async function setField(name: string, value: string): Promise<void> {
 }
 
 test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from the UI", { timeout: 600_000 }, async () => {
-  const probe = spawnSync("tmux", ["-V"], { encoding: "utf8" });
-  if (probe.error || probe.status !== 0) throw new Error("tmux is required for this end-to-end test (apt-get install tmux)");
+  const probe = execaSync("tmux", ["-V"], { reject: false });
+  if (probe.failed) throw new Error("tmux is required for this end-to-end test (apt-get install tmux)");
   const root = mkdtempSync(join(tmpdir(), "cookbook-tui-e2e-"));
   const runDir = join(root, "sl_basic");
   // Warm tsx's compile cache first: on a fresh clone the first start compiles every module, which
   // on a loaded 2-core machine can take longer than the home-screen wait below.
-  spawnSync(process.execPath, ["bin/cookbook.js", "recipes"], { cwd: REPO, encoding: "utf8" });
+  execaSync(process.execPath, ["bin/cookbook.js", "recipes"], { cwd: REPO, reject: false });
   // CI=true (as .ci/run sets it) makes Ink skip every frame but the last; this test is a person
   // at a terminal, so the UI runs with CI switched off.
   tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "42", "-e", `COOKBOOK_LOG_ROOT=${root}`, "-c", REPO, `env CI=0 CONTINUOUS_INTEGRATION=0 node bin/cookbook.js; sleep 600`);
@@ -87,6 +88,14 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
       return m !== null && Number(m[1]) >= 2 && s.includes("● live");
     }, "loss chart with 2 points of a live run", 240_000);
     assert.ok(dash.includes("┤"), "chart drawn");
+    // Issue 21's dashboard controls: the EMA weight in the header, the run's config beside the charts.
+    keys("+");
+    await waitFor((s) => s.includes("EMA 0.90"), "EMA weight in the header");
+    keys("+");
+    await waitFor((s) => s.includes("EMA 0.95"), "EMA weight raised");
+    keys("c");
+    const withConfig = await waitFor((s) => s.includes("config.json ("), "config pane");
+    assert.match(withConfig, /batch_size\s*=4/);
     keys("4");
     await waitFor((s) => s.includes("Checkpoints  0 in checkpoints.jsonl"), "checkpoints screen");
     keys("C");
@@ -96,7 +105,7 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
     keys("q");
     await sleep(500);
   } finally {
-    spawnSync("tmux", ["-L", SOCKET, "kill-server"]);
+    execaSync("tmux", ["-L", SOCKET, "kill-server"], { reject: false });
   }
   assert.ok(existsSync(runDir), `no run directory at ${runDir}`);
   const ckpts = readFileSync(join(runDir, "checkpoints.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);

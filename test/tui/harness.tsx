@@ -6,8 +6,9 @@ import { App } from "../../src/tui/App.tsx";
 import { AppContainer } from "../../src/tui/AppContainer.tsx";
 import { stripAnsi } from "../../src/tui/core/format.ts";
 import { ProcessManager } from "../../src/tui/services/processManager.ts";
-import type { Screen } from "../../src/tui/state/app.ts";
+import type { Route } from "../../src/tui/state/app.ts";
 import type { Services } from "../../src/tui/state/contexts.tsx";
+import type { ScreenRegistry } from "../../src/tui/ui/screens/registry.ts";
 
 export interface Harness {
   frame(): string;
@@ -17,7 +18,7 @@ export interface Harness {
   unmount(): void;
 }
 
-export function renderApp(logRoot: string, options: { first?: Screen; columns?: number; rows?: number } = {}): Harness {
+export function renderApp(logRoot: string, options: { first?: Route; columns?: number; rows?: number; registry?: ScreenRegistry } = {}): Harness {
   const written: string[] = [];
   const services: Services = {
     logRoot,
@@ -29,7 +30,7 @@ export function renderApp(logRoot: string, options: { first?: Screen; columns?: 
   };
   const size = { columns: options.columns ?? 100, rows: options.rows ?? 30 };
   const inst = render(
-    <AppContainer services={services} first={options.first} size={size}>
+    <AppContainer services={services} first={options.first} size={size} registry={options.registry}>
       <App />
     </AppContainer>,
   );

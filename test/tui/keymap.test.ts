@@ -1,10 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Key } from "ink";
-import { KEYMAP, bindingsFor, footerHints, helpLines, resolveCommand, scopesFor } from "../../src/tui/ui/keys/keymap.ts";
 import { appReducer, currentScreen, initialState } from "../../src/tui/state/app.ts";
 import { splitKeys } from "../../src/tui/AppContainer.tsx";
-import { editText, moveCursor, windowStart } from "../../src/tui/ui/hooks/textEdit.ts";
+import { editText, moveCursor, windowStart } from "../../src/tui/core/textEdit.ts";
+import { KEYMAP, SCREENS, paneTarget } from "../../src/tui/ui/screens/registry.ts";
+
+const resolveCommand = (screen: string, input: string, key: Key): string | undefined => KEYMAP.resolve(screen, input, key);
 
 const none = { upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false } as Key;
 const k = (over: Partial<Key>): Key => ({ ...none, ...over });
@@ -18,34 +20,42 @@ test("keys resolve per screen, screen bindings before shared ones", () => {
   assert.equal(resolveCommand("transcripts", "h", none), "prevIteration");
   assert.equal(resolveCommand("checkpoints", "", k({ return: true })), "chat");
   assert.equal(resolveCommand("dashboard", "", k({ return: true })), "open");
-  assert.equal(resolveCommand("dashboard", "2", none), "paneTranscripts");
+  assert.equal(resolveCommand("dashboard", "2", none), "pane:transcripts");
+  assert.equal(paneTarget("pane:transcripts"), "transcripts");
   assert.equal(resolveCommand("home", "2", none), undefined);
   assert.equal(resolveCommand("launch", "s", k({ ctrl: true })), "submit");
   assert.equal(resolveCommand("home", "z", none), undefined);
 });
 
 test("no two bindings share a key within the same scope", () => {
-  for (const screen of ["home", "launch", "dashboard", "transcripts", "timing", "checkpoints"]) {
-    const seen = new Map<string, string>();
-    for (const b of KEYMAP) {
-      const scope = b.scopes.find((s) => s === screen);
-      if (!scope) continue;
-      for (const key of b.keys) {
-        assert.ok(!seen.has(key), `${screen}: ${key} bound to ${seen.get(key)} and ${b.id}`);
-        seen.set(key, b.id);
-      }
-    }
-  }
+  assert.deepEqual(KEYMAP.clashes(), []);
+  assert.deepEqual(
+    SCREENS.map((s) => s.name),
+    ["home", "launch", "dashboard", "transcripts", "timing", "checkpoints"],
+  );
+});
+
+test("while typing only in-text bindings resolve", () => {
+  assert.equal(KEYMAP.resolve("checkpoints", "", k({ tab: true }), true), "chatFocus");
+  assert.equal(KEYMAP.resolve("checkpoints", "q", none, true), undefined);
+  assert.equal(KEYMAP.resolve("checkpoints", "", k({ escape: true }), true), undefined);
+  assert.equal(KEYMAP.resolve("checkpoints", "q", none, false), "quit");
 });
 
 test("help and footer are rendered from the keymap", () => {
-  const lines = helpLines("dashboard").flatMap((s) => s.rows.map((r) => r[1]));
-  for (const b of bindingsFor("dashboard")) assert.ok(lines.includes(b.description), `missing ${b.id} in help`);
-  assert.equal(lines.length, bindingsFor("dashboard").length);
-  const footer = footerHints("dashboard", 200);
-  assert.ok(footer.includes("e smooth") && footer.includes("q quit"));
-  assert.ok(footerHints("dashboard", 30).length <= 30);
-  assert.deepEqual(scopesFor("timing"), ["global", "list", "run", "timing"]);
+  const lines = KEYMAP.helpLines("dashboard").flatMap((s) => s.rows.map((r) => r[1]));
+  for (const b of KEYMAP.bindingsFor("dashboard")) assert.ok(lines.includes(b.description), `missing ${b.id} in help`);
+  assert.equal(lines.length, KEYMAP.bindingsFor("dashboard").length);
+  assert.ok(lines.some((l) => l.startsWith("EMA weight up")), "EMA weight in help");
+  assert.ok(lines.some((l) => l.startsWith("Show or hide the run's config")), "config pane in help");
+  const footer = KEYMAP.footerHints("dashboard", 200);
+  assert.ok(footer.includes("e smooth") && footer.includes("+/- EMA weight") && footer.includes("c config") && footer.includes("q quit"), footer);
+  assert.ok(KEYMAP.footerHints("dashboard", 30).length <= 30);
+  assert.deepEqual(KEYMAP.scopesFor("timing"), ["global", "list", "run", "timing"]);
+  assert.ok(KEYMAP.footerHints("transcripts", 200).includes("b bin filter"));
+  assert.ok(KEYMAP.footerHints("checkpoints", 200).includes("tab chat options"));
+  const ckHelp = KEYMAP.helpLines("checkpoints").flatMap((s) => s.rows.map((r) => r[1]));
+  assert.ok(ckHelp.some((l) => l.includes("temperature")), "chat options in help");
 });
 
 test("app reducer: stack push/replace/pop, help, messages, overlays", () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configSchema } from "../../recipes/example_line_fit/index.ts";
-import { cycleOption, fieldError, formArgs, formProblem, formRows, makeForm } from "../../src/tui/ui/screens/launchForm.ts";
+import { cycleOption, fieldError, formArgs, formProblem, formRows, makeForm } from "../../src/tui/ui/screens/launch/launchForm.ts";
 import { tempRoot } from "./fixtures.ts";
 
 test("the form lists the schema's fields with defaults, minus the ones it manages", () => {

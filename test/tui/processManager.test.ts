@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isPidAlive, readCheckpoints, readManifest } from "../../src/runs/index.ts";
-import { ProcessManager, type ProcessEvent, freshName } from "../../src/tui/services/processManager.ts";
+import { freshName } from "../../src/runs/index.ts";
+import { ProcessManager, type ProcessEvent } from "../../src/tui/services/processManager.ts";
 import { relaunchArgs } from "../../src/tui/services/runActions.ts";
 import { RunTailer } from "../../src/tui/services/runTailer.ts";
 import { tempRoot } from "./fixtures.ts";
@@ -46,7 +47,7 @@ test("launch detaches the recipe, SIGUSR1 saves a checkpoint, stop sends SIGINT"
   const events: ProcessEvent[] = [];
   pm.on("event", (e) => events.push(e));
   try {
-    const res = pm.launch({ recipe: "fake", args: ["lr=0.1"], logPath: join(root, "run"), ifExists: "new", bin });
+    const res = await pm.launch({ recipe: "fake", args: ["lr=0.1"], logPath: join(root, "run"), ifExists: "new", bin });
     assert.ok(res.pid > 0);
     assert.ok(res.command.includes("behavior_if_log_dir_exists=resume"));
     assert.ok(res.command.includes(`log_path=${res.logDir}`));
@@ -60,7 +61,7 @@ test("launch detaches the recipe, SIGUSR1 saves a checkpoint, stop sends SIGINT"
     assert.equal(readCheckpoints(res.logDir).length, 2, "SIGINT saved a checkpoint");
     assert.deepEqual(events.map((e) => e.message.split(" ")[0]), ["launched", "sent", "sent"]);
     // A second launch into the same path with "new" picks a fresh name.
-    const again = pm.launch({ recipe: "fake", args: [], logPath: join(root, "run"), ifExists: "new", bin });
+    const again = await pm.launch({ recipe: "fake", args: [], logPath: join(root, "run"), ifExists: "new", bin });
     assert.equal(again.logDir, `${join(root, "run")}-2`);
     await until(() => existsSync(join(again.logDir, "run.json")), "second run");
     pm.stop(again.logDir);
@@ -78,7 +79,7 @@ test("stop escalates to SIGTERM when the run ignores SIGINT", async () => {
   const events: string[] = [];
   pm.on("event", (e) => events.push(e.message));
   try {
-    const res = pm.launch({ recipe: "fake", args: ["ignore_sigint=1"], logPath: join(root, "stubborn"), ifExists: "new", bin });
+    const res = await pm.launch({ recipe: "fake", args: ["ignore_sigint=1"], logPath: join(root, "stubborn"), ifExists: "new", bin });
     await until(() => readManifest(res.logDir)?.status === "running", "running");
     pm.stop(res.logDir);
     await until(() => !isPidAlive(res.pid), "process gone after escalation");
@@ -96,9 +97,9 @@ test("launch with delete refuses a live run directory; freshName and relaunchArg
   writeFileSync(bin, FAKE);
   const pm = new ProcessManager();
   try {
-    const res = pm.launch({ recipe: "fake", args: [], logPath: join(root, "live"), ifExists: "new", bin });
+    const res = await pm.launch({ recipe: "fake", args: [], logPath: join(root, "live"), ifExists: "new", bin });
     await until(() => readManifest(res.logDir)?.status === "running", "running");
-    assert.throws(() => pm.launch({ recipe: "fake", args: [], logPath: res.logDir, ifExists: "delete", bin }), /still live/);
+    await assert.rejects(pm.launch({ recipe: "fake", args: [], logPath: res.logDir, ifExists: "delete", bin }), /still live/);
     pm.stop(res.logDir);
     await until(() => readManifest(res.logDir)?.status === "stopped", "stopped");
   } finally {

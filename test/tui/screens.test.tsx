@@ -252,3 +252,83 @@ test("flicker guard: every screen stays shorter than the terminal at several siz
     }
   }
 });
+
+test("dashboard: +/- set the EMA weight shown in the header; c opens the run's config beside the charts", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root);
+  const h = renderApp(root, { first: { name: "dashboard", runDir: dir }, rows: 40, columns: 120 });
+  try {
+    await h.waitFor((f) => f.includes("train_mean_nll  last") && f.includes(" raw"), "raw dashboard");
+    assert.ok(h.frame().includes("+/- EMA weight"), "footer hint");
+    await h.press("+");
+    await h.waitFor((f) => f.includes("EMA 0.90") && f.includes("(EMA)"), "smoothing on at 0.90");
+    await h.press("+");
+    await h.waitFor((f) => f.includes("EMA 0.95"), "weight up");
+    await h.press("---");
+    await h.waitFor((f) => f.includes("EMA 0.80"), "weight down");
+    await h.press("c");
+    const f = await h.waitFor((f) => f.includes("config.json (3)"), "config pane");
+    assert.match(f, /model_name\s*=tiny-chat/);
+    assert.match(f, /learning_rate\s*=0\.001/);
+    assertFits(f, 40, 120);
+    await h.press("c");
+    await h.waitFor((f) => !f.includes("config.json (3)"), "config pane closed");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("transcripts: a reward bin picked in the histogram filters the list; esc clears it", async () => {
+  const root = tempRoot();
+  const dir = makeRlRun(root);
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 100, rows: 30 });
+  try {
+    await h.waitFor((f) => f.includes("8/8 trajectories"), "all trajectories");
+    await h.press("H");
+    await h.waitFor((f) => f.includes("reward histogram (8 trajectories)") && f.includes("› "), "histogram with a selected bin");
+    await h.press("j");
+    await h.waitFor((f) => /› 0\.2\.\.0\.4 .* 2/.test(f), "second bin selected");
+    await h.press("b");
+    const f = await h.waitFor((f) => f.includes("2/8 trajectories") && f.includes("bin 0.2..0.4"), "bin filter");
+    assert.match(f, /g\d\/t1\s+0\.25/);
+    await h.press(ESC);
+    await h.waitFor((f) => f.includes("8/8 trajectories") && !f.includes("bin 0.2"), "bin cleared");
+    await h.press("H");
+    await h.press("G");
+    await h.press("\r");
+    await h.waitFor((f) => f.includes("3/8 trajectories") && f.includes("bin 0.8..1"), "last bin through enter");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("checkpoint chat: tab focuses the sampling options, +/- and enter change them", async () => {
+  const root = tempRoot();
+  const dir = makeSlRun(root);
+  const h = renderApp(root, { first: { name: "checkpoints", runDir: dir }, rows: 36 });
+  try {
+    await h.waitFor((f) => f.includes("2 in checkpoints.jsonl"), "list");
+    await h.press("\r");
+    await h.waitFor((f) => f.includes("chat with 000010") && f.includes("temperature 0.7 · top-p 1 · max tokens 128"), "chat with options line");
+    await h.press("hi");
+    await h.waitFor((f) => f.includes("> hi▏"), "typed message");
+    await h.press("\t");
+    await h.waitFor((f) => /› temperature\s+0\.7/.test(f), "options focused");
+    await h.press("+");
+    await h.waitFor((f) => /› temperature\s+0\.8/.test(f), "temperature up");
+    await h.press("jj");
+    await h.press("+");
+    await h.waitFor((f) => /› max tokens\s+256/.test(f), "max tokens doubled");
+    await h.press("j\r");
+    await h.waitFor((f) => /› system prompt\s+▏/.test(f), "editing the system prompt");
+    await h.press("Be brief.\r");
+    await h.waitFor((f) => f.includes("options set") && /system prompt\s+Be brief\./.test(f), "system prompt set");
+    await h.press("\t");
+    const f = await h.waitFor((f) => f.includes('temperature 0.8 · top-p 1 · max tokens 256 · system "Be brief."') && f.includes("> hi▏"), "back on the message line");
+    assertFits(f, 36, 100);
+    await h.press(ESC);
+    await h.waitFor((f) => !f.includes("chat with"), "chat closed");
+  } finally {
+    h.unmount();
+  }
+});

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
+import { execaSync } from "execa";
 import { watchSnapshot } from "../../src/commands/watch.ts";
 import { stripAnsi } from "../../src/tui/core/format.ts";
 import { RunTailer } from "../../src/tui/services/runTailer.ts";
@@ -27,11 +27,11 @@ test("cookbook watch <dir> --once prints the snapshot from the CLI", () => {
   const root = tempRoot();
   const sl = makeSlRun(root);
   const bin = resolve(import.meta.dirname, "../../bin/cookbook.js");
-  const r = spawnSync(process.execPath, [bin, "watch", sl, "--once", "--width", "70", "--height", "6"], { encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
+  const r = execaSync(process.execPath, [bin, "watch", sl, "--once", "--width", "70", "--height", "6"], { reject: false });
+  assert.equal(r.exitCode, 0, r.stderr);
   assert.ok(r.stdout.includes("train_mean_nll  last"));
-  const bad = spawnSync(process.execPath, [bin, "watch", root + "/missing", "--once"], { encoding: "utf8" });
-  assert.notEqual(bad.status, 0);
+  const bad = execaSync(process.execPath, [bin, "watch", root + "/missing", "--once"], { reject: false });
+  assert.notEqual(bad.exitCode, 0);
   assert.match(bad.stderr, /does not exist/);
 });
 

@@ -26,6 +26,18 @@ export interface ChartSpec {
 
 export const EMA_WEIGHT = 0.9;
 
+/** The EMA weights the dashboard steps through (Tinker Chef's range, 0.6–0.99). */
+export const EMA_WEIGHTS: readonly number[] = [0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99];
+
+/** The next weight up (+1) or down (-1) from `weight`, clamped to the ends of EMA_WEIGHTS. */
+export function stepEmaWeight(weight: number, direction: 1 | -1): number {
+  let nearest = 0;
+  EMA_WEIGHTS.forEach((w, i) => {
+    if (Math.abs(w - weight) < Math.abs(EMA_WEIGHTS[nearest] - weight)) nearest = i;
+  });
+  return EMA_WEIGHTS[Math.min(EMA_WEIGHTS.length - 1, Math.max(0, nearest + direction))];
+}
+
 /** Title row + chart rows for one metric over the primary run and its overlays. */
 export function chartBlock(runs: readonly ChartRun[], spec: ChartSpec): string[] {
   const lines: ChartLine[] = runs.map((r, i) => {

@@ -27,3 +27,10 @@ export function renderHistogram(h: Histogram, barWidth: number, fmt: (v: number)
   const lw = Math.max(0, ...labels.map((l) => l.length));
   return h.counts.map((c, i) => `${labels[i].padStart(lw)} ${"█".repeat(Math.round((c / max) * Math.max(1, barWidth)))} ${c}`);
 }
+
+/** The reward range of bin `i`: [lo, hi) — the last bin also holds its upper edge. */
+export function binRange(h: Histogram, i: number): { min: number; below?: number; max?: number } {
+  const lo = h.edges[i];
+  const hi = h.edges[i + 1];
+  return i === h.counts.length - 1 ? { min: lo, max: hi } : { min: lo, below: hi };
+}

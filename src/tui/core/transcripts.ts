@@ -8,6 +8,8 @@ export const SORTS: readonly RewardSort[] = ["desc", "asc", "index"];
 export interface TranscriptFilter {
   min?: number;
   max?: number;
+  /** Strict upper bound (a histogram bin other than the last: [lo, hi)). */
+  below?: number;
   tag?: string;
 }
 
@@ -30,6 +32,7 @@ export function selectTranscripts(records: readonly TranscriptRecord[], sort: Re
     (r) =>
       (filter.min === undefined || r.total_reward >= filter.min) &&
       (filter.max === undefined || r.total_reward <= filter.max) &&
+      (filter.below === undefined || r.total_reward < filter.below) &&
       (filter.tag === undefined || r.tags.some((t) => t.includes(filter.tag!))),
   );
   if (sort === "index") return out.sort((a, b) => a.group_idx - b.group_idx || a.traj_idx - b.traj_idx);

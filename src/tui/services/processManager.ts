@@ -2,16 +2,13 @@
 // key=value…` detached in its own process group with stdout/stderr in <log_path>/stdout.log, so
 // quitting the UI never stops it; everything afterwards goes through the run directory and
 // signals to the pid in run.json (src/runs). Events report what was done, for the UI's log.
-// node:child_process rather than execa: a detached child with file descriptors and no cleanup
-// uses none of execa's features, and loading execa cost ~0.2–0.4 s CPU on every UI start.
-import { spawn } from "node:child_process";
+// execa is loaded on the first launch, not at UI start (loading it costs ~0.2–0.4 s of CPU).
 import { EventEmitter } from "node:events";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { STDOUT_FILE, deleteRunDir, expandLogPath, runState, signalRun } from "../../runs/index.ts";
+import { type ExistingDirChoice, STDOUT_FILE, prepareLaunchDir, runState, signalRun } from "../../runs/index.ts";
 
-export type ExistingDirChoice = "resume" | "delete" | "new";
 
 export interface LaunchRequest {
   recipe: string;
@@ -44,23 +41,6 @@ export type ProcessEvent = { kind: "info" | "error"; runDir: string; message: st
 
 const DEFAULT_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../../../bin/cookbook.js");
 
-/** `dir`, or `dir-2`, `dir-3`… the first that does not exist yet. */
-export function freshName(dir: string): string {
-  if (!existsSync(dir)) return dir;
-  for (let i = 2; ; i++) {
-    const candidate = `${dir}-${i}`;
-    if (!existsSync(candidate)) return candidate;
-  }
-}
-
-function hasContent(dir: string): boolean {
-  try {
-    return readdirSync(dir).length > 0;
-  } catch {
-    return false;
-  }
-}
-
 export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
   private readonly timers = new Map<string, NodeJS.Timeout[]>();
 
@@ -73,30 +53,37 @@ export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
   }
 
   /**
-   * Resolves the existing-directory choice here (the child then always resumes, because its
-   * stdout file already sits in the directory), starts the child and returns without waiting.
+   * Resolves the existing-directory choice (src/runs), starts the child and returns once it has
+   * a pid, without waiting for it to finish.
    */
-  launch(req: LaunchRequest): LaunchResult {
-    let logDir = expandLogPath(req.logPath);
-    if (hasContent(logDir)) {
-      if (req.ifExists === "delete") deleteRunDir(logDir);
-      else if (req.ifExists === "new") logDir = freshName(logDir);
-    }
-    mkdirSync(logDir, { recursive: true });
-    const out = openSync(join(logDir, STDOUT_FILE), "a");
+  async launch(req: LaunchRequest): Promise<LaunchResult> {
+    const logDir = prepareLaunchDir(req.logPath, req.ifExists);
     const args = [req.bin ?? DEFAULT_BIN, "run", req.recipe, ...req.args, `log_path=${logDir}`, "behavior_if_log_dir_exists=resume"];
+    const { execa } = await import("execa");
+    // A file descriptor, not execa's `{ file }` target: that one is written through this process,
+    // and the run's output must not depend on the UI staying open. execa passes any descriptor
+    // through to the child; its types only spell out 3–9.
+    const out = openSync(join(logDir, STDOUT_FILE), "a") as 3;
     try {
-      const child = spawn(process.execPath, args, {
+      const child = execa(process.execPath, args, {
         // Own process group: signals reach the recipe's children too, and quitting leaves it running.
         detached: true,
-        stdio: ["ignore", out, out],
+        cleanup: false,
+        stdin: "ignore",
+        stdout: out,
+        stderr: out,
+        reject: false,
         cwd: req.cwd ?? resolve(dirname(DEFAULT_BIN), ".."),
-        env: { ...process.env, ...(req.env ?? {}), FORCE_COLOR: "0" },
+        env: { ...(req.env ?? {}), FORCE_COLOR: "0" },
       });
-      child.on("error", () => {});
+      // The run's outcome is read from its directory, never from this handle.
+      void child.catch(() => {});
+      if (child.pid === undefined) {
+        const result = await child;
+        throw new Error(`could not start ${req.recipe}: ${"message" in result ? result.message : "no pid"}`);
+      }
       // Ends the parent's interest in the child so quitting the UI does not wait for it.
       child.unref();
-      if (child.pid === undefined) throw new Error(`could not start ${req.recipe}`);
       this.report("info", logDir, `launched ${req.recipe} (pid ${child.pid}) in ${basename(logDir)}`);
       return { pid: child.pid, logDir, command: [process.execPath, ...args] };
     } finally {

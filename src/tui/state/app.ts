@@ -1,14 +1,12 @@
-// The app-level state: a stack of screens (Esc pops), the help overlay, a status message and
-// which runs are overlaid. Screen-local state (cursors, filters) lives with each screen.
-export type Screen =
-  | { name: "home" }
-  | { name: "launch"; recipe: string; preset?: readonly string[]; logPath?: string }
-  | { name: "dashboard"; runDir: string }
-  | { name: "transcripts"; runDir: string; step?: number }
-  | { name: "timing"; runDir: string; step?: number }
-  | { name: "checkpoints"; runDir: string };
+// The app-level state: a stack of routes (Esc pops), the help overlay, a status message and
+// which runs are overlaid. Screen-local state (cursors, filters) lives in each screen's reducer.
 
-export type ScreenName = Screen["name"];
+/**
+ * Where the app is: a registered screen's name plus its parameters. Screens declare their own
+ * route type (e.g. `{ name: "transcripts"; runDir: string; step?: number }`); run screens carry
+ * `runDir`, which the pane keys keep when switching between them.
+ */
+export type Route = { readonly name: string; readonly runDir?: string; readonly [param: string]: unknown };
 
 export interface StatusMessage {
   kind: "info" | "error";
@@ -17,7 +15,7 @@ export interface StatusMessage {
 }
 
 export interface AppState {
-  stack: Screen[];
+  stack: Route[];
   help: boolean;
   message?: StatusMessage;
   /** Run directories overlaid on the dashboard, in colour order (the viewed run is always first). */
@@ -28,8 +26,8 @@ export interface AppState {
 }
 
 export type AppAction =
-  | { type: "push"; screen: Screen }
-  | { type: "replace"; screen: Screen }
+  | { type: "push"; screen: Route }
+  | { type: "replace"; screen: Route }
   | { type: "pop" }
   | { type: "toggleHelp"; open?: boolean }
   | { type: "message"; kind: StatusMessage["kind"]; text: string; at?: number }
@@ -37,13 +35,13 @@ export type AppAction =
   | { type: "toggleOverlay"; runDir: string }
   | { type: "keyHandled" };
 
-export function initialState(first?: Screen): AppState {
-  const stack: Screen[] = [{ name: "home" }];
+export function initialState(first?: Route): AppState {
+  const stack: Route[] = [{ name: "home" }];
   if (first && first.name !== "home") stack.push(first);
   return { stack, help: false, overlays: [], keySeq: 0 };
 }
 
-export function currentScreen(state: AppState): Screen {
+export function currentScreen(state: AppState): Route {
   return state.stack[state.stack.length - 1];
 }
 

@@ -3,9 +3,8 @@
 import { createContext, useContext } from "react";
 import type { Key } from "ink";
 import type { RecipeEntry } from "../../config/index.ts";
-import type { CommandId } from "../ui/keys/keymap.ts";
 import type { ProcessManager } from "../services/processManager.ts";
-import type { AppState, Screen } from "./app.ts";
+import type { AppState, Route } from "./app.ts";
 
 export interface TermSize {
   columns: number;
@@ -18,18 +17,18 @@ export interface UIState extends AppState {
 
 /** What a screen does with keys: commands from the keymap, or raw keys while it edits text. */
 export interface ScreenKeyHandler {
-  /** True while a text field or dialog owns the keyboard (the keymap is bypassed). */
+  /** True while a text field or dialog owns the keyboard (only `inText` bindings still resolve). */
   capturing: boolean;
   onRaw?: (input: string, key: Key) => void;
   /** Returns true when the command was handled (otherwise the app handles back/quit...). */
-  onCommand: (cmd: CommandId) => boolean;
+  onCommand: (cmd: string) => boolean;
   /** Who installed it: a screen unmounting only removes its own handler, not its successor's. */
   owner?: object;
 }
 
 export interface UIActions {
-  push(screen: Screen): void;
-  replace(screen: Screen): void;
+  push(route: Route): void;
+  replace(route: Route): void;
   pop(): void;
   toggleHelp(open?: boolean): void;
   info(text: string): void;

@@ -4,9 +4,8 @@ import { Box, Text } from "ink";
 import { fit } from "../../core/format.ts";
 import { theme } from "../../core/palette.ts";
 import { useUIState } from "../../state/contexts.tsx";
-import { footerHints } from "../keys/keymap.ts";
 
-export function Footer({ screen, width }: { screen: string; width: number }): ReactNode {
+export function Footer({ hints, width }: { hints: string; width: number }): ReactNode {
   const { message } = useUIState();
   return (
     <Box flexDirection="column" height={2}>
@@ -14,7 +13,7 @@ export function Footer({ screen, width }: { screen: string; width: number }): Re
         {fit(message?.text ?? "", width)}
       </Text>
       <Text color={theme.muted} wrap="truncate">
-        {fit(footerHints(screen, width), width)}
+        {fit(hints, width)}
       </Text>
     </Box>
   );

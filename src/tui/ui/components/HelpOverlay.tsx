@@ -1,17 +1,17 @@
-// `?`: every binding that applies to the current screen, rendered from the keymap.
+// `?`: every binding that applies to the current screen, rendered from the keymap's sections.
 import type { ReactNode } from "react";
 import { Box, Text } from "ink";
 import { theme } from "../../core/palette.ts";
-import { helpLines } from "../keys/keymap.ts";
+import type { HelpSection } from "../../keys/keymap.ts";
 
-export function HelpOverlay({ screen, rows, width }: { screen: string; rows: number; width: number }): ReactNode {
+export function HelpOverlay({ title, sections, rows, width }: { title: string; sections: readonly HelpSection[]; rows: number; width: number }): ReactNode {
   const lines: ReactNode[] = [];
   lines.push(
     <Text key="title" bold color={theme.accent}>
-      Keys — {screen} (esc or ? closes)
+      Keys — {title} (esc or ? closes)
     </Text>,
   );
-  for (const s of helpLines(screen)) {
+  for (const s of sections) {
     lines.push(
       <Text key={`s-${s.section}`} bold>
         {s.section}

@@ -1,9 +1,8 @@
 // The launch form's model, pure: rows from the recipe's schema fields, text values validated as
 // typed with the same coercion as `key=value`, and the argument list a launch passes.
-import { existsSync, readdirSync } from "node:fs";
 import type { z } from "zod";
-import { type ConfigField, coerceFieldValue, listConfigFields, parseConfigArgs } from "../../../config/index.ts";
-import type { ExistingDirChoice } from "../../services/processManager.ts";
+import { type ConfigField, coerceFieldValue, listConfigFields, parseConfigArgs } from "../../../../config/index.ts";
+import { EXISTING_DIR_CHOICES, type ExistingDirChoice, hasContent } from "../../../../runs/index.ts";
 
 /** Fields the form manages itself rather than as schema rows. */
 export const MANAGED_FIELDS = new Set(["log_path", "behavior_if_log_dir_exists"]);
@@ -39,12 +38,9 @@ export function makeForm(recipe: string, schema: z.ZodObject, logPath: string, p
   return { recipe, schema, fields, values, logPath, ifExists: "new" };
 }
 
+/** Whether the log path already holds something (the form then asks what to do with it). */
 export function logPathExists(path: string): boolean {
-  try {
-    return existsSync(path) && readdirSync(path).length > 0;
-  } catch {
-    return false;
-  }
+  return hasContent(path);
 }
 
 export function formRows(form: LaunchForm): FormRow[] {
@@ -91,7 +87,7 @@ export function formProblem(form: LaunchForm): string | undefined {
   }
 }
 
-export const IF_EXISTS_CHOICES: readonly ExistingDirChoice[] = ["new", "resume", "delete"];
+export const IF_EXISTS_CHOICES: readonly ExistingDirChoice[] = EXISTING_DIR_CHOICES;
 
 export function cycleOption(field: ConfigField, text: string): string | undefined {
   const options = field.kind === "boolean" ? ["true", "false"] : field.options?.map(String);

@@ -1,0 +1,8 @@
+// The launch form's own bindings.
+import { type Binding, COMMON } from "../../../keys/keymap.ts";
+
+export const LAUNCH_KEYS: readonly Binding[] = [
+  COMMON.nextPane,
+  COMMON.open,
+  { id: "submit", keys: ["ctrl+s"], description: "Launch with the form's values", hint: "launch" },
+];

@@ -1,0 +1,142 @@
+// The transcripts screen's views: the trajectory list beside the selected one in full, the group
+// side by side, the reward histogram with a selectable bin, and supervised training examples.
+import type { ReactNode } from "react";
+import { Box, Text } from "ink";
+import type { TrainingExample, TranscriptRecord } from "../../../../runs/index.ts";
+import { fit, fmtNum } from "../../../core/format.ts";
+import { type Histogram, renderHistogram } from "../../../core/histogram.ts";
+import { roleColor, theme } from "../../../core/palette.ts";
+import { windowStart } from "../../../core/textEdit.ts";
+import { splitRoles, wrapText } from "../../../core/transcripts.ts";
+
+interface Line {
+  text: string;
+  color?: string;
+  bold?: boolean;
+}
+
+export function detailLines(r: TranscriptRecord, width: number): Line[] {
+  const lines: Line[] = [];
+  lines.push({ text: `group ${r.group_idx} traj ${r.traj_idx}  reward ${fmtNum(r.total_reward)} (final ${fmtNum(r.final_reward)})  advantage ${fmtNum(r.advantage)}`, bold: true });
+  const meta = [
+    r.tags.length ? `tags ${r.tags.join(",")}` : "",
+    r.stop_reason ? `stop ${r.stop_reason}` : "",
+    r.sampling_client_step !== null ? `sampler step ${r.sampling_client_step}` : "",
+    `turns ${r.steps.length}`,
+  ].filter(Boolean);
+  lines.push({ text: meta.join("  "), color: theme.muted });
+  const metrics = Object.entries(r.trajectory_metrics).map(([k, v]) => `${k}=${fmtNum(v)}`);
+  if (metrics.length) for (const l of wrapText(`metrics: ${metrics.join("  ")}`, width)) lines.push({ text: l, color: theme.muted });
+  for (const s of r.steps) {
+    const sm = Object.entries(s.metrics).map(([k, v]) => `${k}=${fmtNum(v)}`);
+    lines.push({ text: `turn ${s.step_idx}: ob ${s.ob_len ?? "?"} ac ${s.ac_len ?? "?"} reward ${fmtNum(s.reward)}${sm.length ? "  " + sm.join(" ") : ""}`, color: theme.muted });
+  }
+  const blocks = [...splitRoles(r.prompt, "user"), ...splitRoles(r.response, "assistant")];
+  if (blocks.length === 0) lines.push({ text: "(no prompt/response text in this record)", color: theme.muted });
+  for (const b of blocks) {
+    lines.push({ text: `${b.role}:`, color: roleColor(b.role), bold: true });
+    for (const l of wrapText(b.text, width - 2)) lines.push({ text: `  ${l}`, color: roleColor(b.role) });
+  }
+  return lines;
+}
+
+export function ListView({ shown, cursor, scroll, rows, width }: { shown: readonly TranscriptRecord[]; cursor: number; scroll: number; rows: number; width: number }): ReactNode {
+  const selected = shown[Math.min(cursor, shown.length - 1)];
+  const narrow = width < 100;
+  const listW = narrow ? width : Math.min(44, Math.floor(width * 0.35));
+  const listRows = narrow ? Math.max(3, Math.floor(rows / 3)) : rows;
+  const detailW = narrow ? width : width - listW - 1;
+  const detailRows = narrow ? rows - listRows : rows;
+  const start = windowStart(cursor, shown.length, listRows);
+  const detail = selected ? detailLines(selected, detailW) : [];
+  const list = (
+    <Box flexDirection="column" width={listW} height={listRows}>
+      {shown.slice(start, start + listRows).map((r, i) => (
+        <Text key={`${r.group_idx}-${r.traj_idx}`} inverse={start + i === cursor} wrap="truncate">
+          {fit(`g${r.group_idx}/t${r.traj_idx}`, 9)}
+          <Text color={r.total_reward > 0 ? theme.ok : r.total_reward < 0 ? theme.error : theme.warn}>{fit(fmtNum(r.total_reward), 9)}</Text>
+          {fit(`a ${fmtNum(r.advantage)}`, 11)}
+          <Text color={theme.muted}>{fit(r.tags.join(","), Math.max(0, listW - 29))}</Text>
+        </Text>
+      ))}
+      {shown.length === 0 ? <Text color={theme.muted}>no trajectory matches</Text> : null}
+    </Box>
+  );
+  const detailBox = (
+    <Box flexDirection="column" width={detailW} height={detailRows}>
+      {detail.slice(scroll, scroll + detailRows).map((l, i) => (
+        <Text key={i} color={l.color} bold={l.bold} wrap="truncate">
+          {l.text}
+        </Text>
+      ))}
+    </Box>
+  );
+  return narrow ? (
+    <Box flexDirection="column">
+      {list}
+      {detailBox}
+    </Box>
+  ) : (
+    <Box flexDirection="row">
+      {list}
+      <Text> </Text>
+      {detailBox}
+    </Box>
+  );
+}
+
+export function GroupView({ records, selected, scroll, rows, width }: { records: readonly TranscriptRecord[]; selected: TranscriptRecord; scroll: number; rows: number; width: number }): ReactNode {
+  const members = records.filter((r) => r.group_idx === selected.group_idx).sort((a, b) => a.traj_idx - b.traj_idx);
+  const colW = Math.max(16, Math.floor(width / Math.max(1, Math.min(members.length, Math.floor(width / 16)))));
+  const visible = members.slice(0, Math.floor(width / colW));
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`group ${selected.group_idx}: ${members.length} trajectories${visible.length < members.length ? ` (${visible.length} fit)` : ""}`}</Text>
+      <Box flexDirection="row">
+        {visible.map((r) => (
+          <Box key={r.traj_idx} flexDirection="column" width={colW}>
+            <Text bold color={r.traj_idx === selected.traj_idx ? theme.accent : undefined} wrap="truncate">{`#${r.traj_idx} r=${fmtNum(r.total_reward)} a=${fmtNum(r.advantage)}`}</Text>
+            {wrapText(r.response ?? "(no text)", colW - 2)
+              .slice(scroll, scroll + rows - 4)
+              .map((l, i) => (
+                <Text key={i} color={theme.assistant} wrap="truncate">
+                  {l}
+                </Text>
+              ))}
+          </Box>
+        ))}
+      </Box>
+    </Box>
+  );
+}
+
+export function HistogramView({ h, total, cursor, width }: { h: Histogram; total: number; cursor: number; width: number }): ReactNode {
+  return (
+    <Box flexDirection="column">
+      <Text bold>{`reward histogram (${total} trajectories) · j/k pick a bin, b or enter filters to it`}</Text>
+      {renderHistogram(h, Math.max(10, width - 32), fmtNum).map((l, i) => (
+        <Text key={i} color={theme.ok} inverse={i === cursor} wrap="truncate">
+          {`${i === cursor ? "›" : " "} ${l}`}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+export function ExamplesView({ examples, cursor, rows, width }: { examples: readonly TrainingExample[]; cursor: number; rows: number; width: number }): ReactNode {
+  const ex = examples[Math.min(cursor, examples.length - 1)];
+  return (
+    <Box flexDirection="column">
+      <Text bold color={theme.accent}>{`Training examples  ${cursor + 1}/${examples.length}  step ${ex.step}  (green trained, yellow context, red negative)`}</Text>
+      <Box width={width} height={rows - 1} overflow="hidden">
+        <Text wrap="wrap">
+          {ex.segments.map((s, i) => (
+            <Text key={i} color={s.weight > 0 ? theme.ok : s.weight < 0 ? theme.error : theme.warn}>
+              {s.text}
+            </Text>
+          ))}
+        </Text>
+      </Box>
+    </Box>
+  );
+}
