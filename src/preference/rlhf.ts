@@ -5,6 +5,7 @@
 //                        preference model judges; test/win_rate against the SFT policy
 // Each stage is its own run folder under log_path; finished stages are skipped on a rerun and an
 // interrupted stage resumes from its last checkpoint.
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import type { RecipeContext } from "../config/recipe.ts";
@@ -28,7 +29,7 @@ import { PreferenceAccuracyEvaluator } from "./preferenceEval.ts";
 import { PreferenceModelFromChatRenderer, type PreferenceModel } from "./preferenceModel.ts";
 import { sftMixDatasetBuilder, uniquePrompts } from "./sftMix.ts";
 import { runStage, type StageOutcome } from "./stages.ts";
-import { WinRateEvaluator } from "./winRate.ts";
+import { computeWinRate, WinRateEvaluator } from "./winRate.ts";
 
 /** What every pipeline recipe shares: the run, the adapter, checkpoints and the comparisons. */
 export const pipelineFields = {
@@ -73,6 +74,8 @@ export interface RlhfResult {
   sftSamplerPath: string;
   pmSamplerPath: string;
   rlSamplerPath: string;
+  /** test/win_rate of the final RL policy against the SFT policy (null when not measured). */
+  finalWinRate: number | null;
 }
 
 /** What every stage of a pipeline shares. */
@@ -246,7 +249,25 @@ export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContex
       recipeName: "rlhf_rl",
     });
     if (rl.ran) stagesRun.push("rl");
-    return { stagesRun, sftSamplerPath: sftSampler, pmSamplerPath: pmSampler, rlSamplerPath: requirePath(rl.record.sampler_path, "rl sampler_path") };
+    const rlSampler = requirePath(rl.record.sampler_path, "rl sampler_path");
+    // The RL loop evaluates before each step, never after its last one: score the final policy here.
+    const { test } = await p.splits();
+    let finalWinRate: number | null = null;
+    if (config.win_rate_prompts > 0 && test !== null) {
+      const r = await computeWinRate(
+        await p.service.createSamplingClient({ modelPath: rlSampler }),
+        await p.service.createSamplingClient({ modelPath: sftSampler }),
+        uniquePrompts(test).slice(0, config.win_rate_prompts),
+        p.renderer,
+        judge,
+        { maxTokens: config.max_tokens, seed: config.seed },
+      );
+      finalWinRate = r.winRate;
+      log(`final policy vs SFT: test/win_rate ${r.winRate.toFixed(3)} (${r.wins} wins, ${r.losses} losses, ${r.ties} ties over ${r.wins + r.losses + r.ties} judgements)`);
+    }
+    const result: RlhfResult = { stagesRun, sftSamplerPath: sftSampler, pmSamplerPath: pmSampler, rlSamplerPath: rlSampler, finalWinRate };
+    writeFileSync(join(config.log_path, "pipeline.json"), JSON.stringify(result, null, 2) + "\n");
+    return result;
   } finally {
     await p.service.close();
   }
