@@ -5,7 +5,7 @@ import type { SamplingClient, TrainingClient } from "../tinker/clients.ts";
 import { tensorDataToFloat32 } from "../tinker/tensorData.ts";
 import type { AdamParams, Datum } from "../tinker/types.ts";
 import { referenceLogprobs } from "./dpoReference.ts";
-import { dpoCustomLoss } from "./dpoLoss.ts";
+import { dpoCustomLoss, weightedSum } from "./dpoLoss.ts";
 
 /** forward_backward_custom with the DPO loss, then an Adam step; both queued before awaiting. */
 export async function dpoTrainStep(
@@ -44,6 +44,9 @@ export class DpoEvaluator {
     if (data.length % 2 !== 0 || data.length === 0) throw new Error(`DPO evaluator needs interleaved chosen/rejected datums; got ${data.length}`);
   }
 
+  /** Implied rewards β·(π − π_ref) of each held-out pair at the last evaluation. */
+  lastPairRewards: Array<{ chosen: number; rejected: number }> = [];
+
   async evaluate(trainingClient: TrainingClient): Promise<Record<string, number>> {
     this.referenceCache ??= await referenceLogprobs(this.reference, this.data);
     const fwd = await (await trainingClient.forward(this.data, "cross_entropy")).result();
@@ -53,6 +56,13 @@ export class DpoEvaluator {
       return tensorDataToFloat32(lp);
     });
     const { metrics } = dpoCustomLoss(this.referenceCache, this.beta)(this.data, logprobs);
+    const ref = this.referenceCache;
+    const reward = (k: number) => {
+      const w = tensorDataToFloat32(this.data[k]!.loss_fn_inputs["weights"]!);
+      return this.beta * (weightedSum(logprobs[k]!, w) - weightedSum(ref[k]!, w));
+    };
+    this.lastPairRewards = [];
+    for (let k = 0; k < this.data.length; k += 2) this.lastPairRewards.push({ chosen: reward(k), rejected: reward(k + 1) });
     const out: Record<string, number> = {};
     for (const [k, v] of Object.entries(metrics ?? {})) out[`${this.prefix}/${k}`] = v;
     out[`${this.prefix}/nll`] = computeMeanNll(

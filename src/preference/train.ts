@@ -15,6 +15,10 @@ import { CheckpointManager } from "../training/checkpoints.ts";
 import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { join } from "node:path";
+import { appendJsonl } from "../log/jsonl.ts";
+import { tensorDataToNumbers } from "../tinker/tensorData.ts";
+import { getTokenizer, type Tokenizer } from "../tokenizers/index.ts";
 import { DpoEvaluator, dpoTrainStep } from "./dpoStep.ts";
 
 export const DpoConfigSchema = z.object({
@@ -74,6 +78,7 @@ async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilde
   }
   const reference = await serviceClient.createSamplingClient({ modelPath: referencePath });
   const evaluator = test !== null && test.length > 0 ? new DpoEvaluator(test.getBatch(0), reference, config.dpo_beta) : null;
+  const pairLog = evaluator !== null ? await PairLog.open(run, config.model_name, evaluator.data) : null;
   const checkpoints = new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: serviceClient.createRestClient(), log: run.log });
   const loopState = (step: number) => {
     const p = positionOf(step, nBatches);
@@ -100,6 +105,7 @@ async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilde
     const metrics: Record<string, number> = {};
     if (evaluator !== null && config.eval_every > 0 && step % config.eval_every === 0) {
       Object.assign(metrics, await timer.span("evaluation", () => evaluator.evaluate(trainingClient)));
+      pairLog?.write(step, evaluator);
     }
     const batch: Datum[] = train.getBatch(pos.batch);
     const lr = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, total);
@@ -118,8 +124,56 @@ async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilde
     run.metrics.logMetrics(metrics, step);
   }
   // The weights after the last step, scored like every other eval row.
-  if (evaluator !== null && config.eval_every > 0) run.metrics.logMetrics(await evaluator.evaluate(trainingClient), total);
+  if (evaluator !== null && config.eval_every > 0) {
+    run.metrics.logMetrics(await evaluator.evaluate(trainingClient), total);
+    pairLog?.write(total, evaluator);
+  }
   await checkpoints.saveFinal(loopState(total));
   run.log.info("training completed");
   return { startStep, endStep: total, stoppedAt: total, outcome: "completed" };
+}
+
+/**
+ * dpo_pairs.jsonl: at every evaluation, the first held-out pairs as text with their implied
+ * rewards ({step, pair, prompt, chosen, rejected, chosen_reward, rejected_reward}), for viewers.
+ */
+class PairLog {
+  static readonly PAIRS = 8;
+
+  private constructor(
+    readonly path: string,
+    readonly texts: Array<{ prompt: string; chosen: string; rejected: string }>,
+  ) {}
+
+  static async open(run: TrainingRun, modelName: string, data: readonly Datum[]): Promise<PairLog | null> {
+    let tokenizer: Tokenizer;
+    try {
+      tokenizer = await getTokenizer(modelName);
+    } catch (err) {
+      run.log.warn(`no tokenizer for ${modelName} (${(err as Error).message}): dpo_pairs.jsonl is not written`);
+      return null;
+    }
+    const split = (d: Datum) => {
+      const targets = tensorDataToNumbers(d.loss_fn_inputs["target_tokens"]!);
+      const w = tensorDataToNumbers(d.loss_fn_inputs["weights"]!);
+      const inputs = d.model_input.chunks.flatMap((c) => (c.type === "encoded_text" ? c.tokens : []));
+      const first = w.findIndex((x) => x > 0);
+      const cut = first < 0 ? targets.length : first;
+      // Target t is token t+1 of the sequence, so the prompt is the inputs up to the first trained target.
+      return { prompt: tokenizer.decode(inputs.slice(0, cut + 1)), completion: tokenizer.decode(targets.filter((_, i) => w[i]! > 0)) };
+    };
+    const texts: Array<{ prompt: string; chosen: string; rejected: string }> = [];
+    for (let k = 0; k + 1 < data.length && texts.length < PairLog.PAIRS; k += 2) {
+      const c = split(data[k]!);
+      texts.push({ prompt: c.prompt, chosen: c.completion, rejected: split(data[k + 1]!).completion });
+    }
+    return new PairLog(join(run.logDir, "dpo_pairs.jsonl"), texts);
+  }
+
+  write(step: number, evaluator: DpoEvaluator): void {
+    this.texts.forEach((t, i) => {
+      const r = evaluator.lastPairRewards[i];
+      if (r !== undefined) appendJsonl(this.path, { step, pair: i, ...t, chosen_reward: r.chosen, rejected_reward: r.rejected });
+    });
+  }
 }

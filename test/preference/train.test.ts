@@ -3,7 +3,7 @@
 // that ran straight through); and pipeline stages that are skipped once finished.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEmbeddedServiceClient } from "../../src/engine/index.ts";
@@ -53,6 +53,14 @@ test("DPO loop: metrics fall, checkpoints keep the reference, and a stopped run 
     const evals = rowsA.filter((r) => typeof r["test/accuracy"] === "number");
     assert.deepEqual(evals.map((r) => r.step), [0, 3, 6]);
     assert.ok(Number(evals[2]!["test/accuracy"]) >= 0.8 && typeof evals[2]!["test/nll"] === "number");
+    const pairs = readFileSync(join(dir, "a", "dpo_pairs.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual([...new Set(pairs.map((p) => p["step"]))], [0, 3, 6], "pairs written at every evaluation");
+    const last = pairs.filter((p) => p["step"] === 6);
+    assert.equal(last.length, 8);
+    assert.match(String(last[0]!["prompt"]), /^<\|endoftext\|>User: .*\n\nAssistant:$/s);
+    assert.ok(last.every((p) => typeof p["chosen"] === "string" && typeof p["rejected"] === "string" && p["chosen"] !== p["rejected"]));
+    const wins = last.filter((p) => Number(p["chosen_reward"]) > Number(p["rejected_reward"])).length / last.length;
+    assert.ok(wins >= 0.8, `implied rewards favour the chosen replies: ${wins}`);
     const recs = readCheckpoints(join(dir, "a"));
     // 24 pairs in batches of 4: six batches, so the end of the run is the start of epoch 1.
     assert.deepEqual(recs.map((r) => [r.name, r.epoch, r.batch, r.final ?? false]), [["000002", 0, 2, false], ["000004", 0, 4, false], ["final", 1, 0, true]]);
