@@ -1,11 +1,11 @@
 // bench:tui — how fast the dashboard opens on a large run and how often it redraws while another
 // process appends metrics. Prints: rows, time to the first frame with charts, redraws per second
 // while tailing, rows appended meanwhile, and the time to build the charts for one frame.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { execa } from "execa";
 
 // Module loading is part of opening the dashboard: timed here rather than hidden in static imports.
 const cpuMs = (since: NodeJS.CpuUsage): number => {
@@ -74,13 +74,13 @@ try {
   });
 
   // Another process appends a row every 2 ms (500 rows/s) while we count frames.
-  const writer = spawn(
+  const writer = execa(
     process.execPath,
     [
       "-e",
       `const fs=require("fs");let i=${ROWS};const t=setInterval(()=>{fs.appendFileSync(${JSON.stringify(join(dir, "metrics.jsonl"))},JSON.stringify({step:i,train_mean_nll:1,learning_rate:1e-4,progress:0.6,"time/total":0.5})+"\\n");i++;},2);setTimeout(()=>{clearInterval(t);process.exit(0)},${TAIL_SECONDS * 1000});`,
     ],
-    { stdio: "ignore" },
+    { stdin: "ignore", stdout: "ignore", stderr: "ignore", reject: false },
   );
   // Count from the moment the writer has started appending (process start-up is not the UI's).
   const { statSync } = await import("node:fs");
@@ -95,7 +95,7 @@ try {
   const framesBefore = inst.frames.length;
   const tStart = performance.now();
   const tailCpu = process.cpuUsage();
-  await new Promise((resolve) => writer.on("exit", resolve));
+  await writer;
   const tailSec = (performance.now() - tStart) / 1000;
   const tailCpuMs = cpuMs(tailCpu);
   const redraws = inst.frames.length - framesBefore;

@@ -94,15 +94,17 @@ export class TinkerTokenCompleter implements TokenCompleter {
 export class TinkerMessageCompleter implements MessageCompleter {
   readonly stopCondition: StopCondition;
   readonly temperature: number;
+  readonly topP: number;
 
   constructor(
     readonly samplingClient: SamplingClient,
     readonly renderer: RLRenderer,
     readonly maxTokens: number,
-    options: { stopCondition?: StopCondition; temperature?: number } = {},
+    options: { stopCondition?: StopCondition; temperature?: number; topP?: number } = {},
   ) {
     this.stopCondition = options.stopCondition ?? renderer.getStopSequences();
     this.temperature = options.temperature ?? 1.0;
+    this.topP = options.topP ?? 1.0;
   }
 
   async complete(messages: Message[]): Promise<Message> {
@@ -111,6 +113,7 @@ export class TinkerMessageCompleter implements MessageCompleter {
       stop: this.stopCondition,
       max_tokens: this.maxTokens,
       temperature: this.temperature,
+      ...(this.topP < 1 ? { top_p: this.topP } : {}),
     });
     const seq = response.sequences[0];
     if (seq === undefined) throw new Error("sampler returned no sequences for a request of 1 sample");

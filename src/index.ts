@@ -25,9 +25,18 @@ export { getRecommendedRendererName } from "./modelInfo.ts";
 export { conversationToDatum, datumFromModelInputWeights } from "./supervised/common.ts";
 export { TinkerTokenCompleter, TinkerMessageCompleter } from "./completers.ts";
 
+// The training core every loop runs on: shared config fields, the run, resume, checkpoints.
+export { adapterFields, checkpointFields, overrideDefaults, runFields } from "./training/config.ts";
+export { withTrainingRun, type TrainingRun } from "./training/run.ts";
+export { openTrainingClient } from "./training/open.ts";
+export { CheckpointManager } from "./training/checkpoints.ts";
+export { SupervisedConfigSchema } from "./supervised/config.ts";
+export { RLConfigSchema } from "./rl/config.ts";
+
 // Run directories: logging, checkpoints and run control.
 export { withRun, startRun, getLastCheckpoint, appendCheckpoint, installRunControl } from "./runs/index.ts";
 export { MetricsLogger, StepTimer } from "./log/index.ts";
+export { DiskFullError } from "./files/diskErrors.ts";
 
 // Full surfaces by layer.
 export * as tinker from "./tinker/index.ts";
@@ -36,3 +45,4 @@ export * as supervised from "./supervised/index.ts";
 export * as rl from "./rl/index.ts";
 export * as evaluation from "./eval/index.ts";
 export * as runs from "./runs/index.ts";
+export * as training from "./training/index.ts";

@@ -127,6 +127,12 @@ export function getModelAttributes(modelNameIn: string): ModelAttributes {
   return { organization: org, versionStr, sizeStr, isChat, recommendedRenderers, ...extra };
 }
 
+/** Every model this table knows (the service's lineup, Inkling's base name, and registered ones). */
+export function listKnownModels(): string[] {
+  const listed = Object.entries(BY_ORG).flatMap(([org, rows]) => rows.map((r) => `${org}/${r[0]}`));
+  return [...listed, "thinkingmachines/Inkling", ...custom.keys()];
+}
+
 export function getRecommendedRendererNames(modelName: string): string[] {
   return [...getModelAttributes(modelName).recommendedRenderers];
 }

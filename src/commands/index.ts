@@ -1,5 +1,7 @@
 // Every `cookbook` subcommand, one line each; src/cli.ts registers them in this order.
+import { chatCommand } from "./chat.ts";
 import { defaultCommand } from "./default.ts";
+import { exportCommand } from "./export.ts";
 import { recipesCommand } from "./recipes.ts";
 import { runCommand } from "./run.ts";
 import { runsCommand } from "./runs.ts";
@@ -15,5 +17,7 @@ export const commands: CookbookCommand[] = [
   runsCommand,
   vizDataCommand,
   serveCommand,
+  chatCommand,
+  exportCommand,
   watchCommand,
 ];

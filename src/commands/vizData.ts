@@ -4,13 +4,12 @@
 import { z } from "zod";
 import { parseConfigArgs } from "../config/parse.ts";
 import { colorizeExample } from "../display.ts";
-import { getRecommendedRendererName, UnknownModelError, warnIfRendererNotRecommended } from "../modelInfo.ts";
+import { resolveRendererName, warnIfRendererNotRecommended } from "../modelInfo.ts";
 import { getRenderer } from "../renderers/registry.ts";
 import { TrainOnWhatSchema } from "../renderers/types.ts";
 import { conversationToDatum } from "../supervised/common.ts";
 import { checkRoles, DataFormatError, readConversationFile } from "../supervised/conversationFile.ts";
 import { defineCommand } from "./types.ts";
-import { ConfigError } from "../config/errors.ts";
 
 export const VizDataConfigSchema = z.object({
   model_name: z.string().describe("model whose tokenizer to use: HF name, local directory, or fixtures/models name"),
@@ -29,15 +28,10 @@ export interface VizDataIO {
 }
 
 export async function runVizData(file: string, config: VizDataConfig, all: boolean, io: VizDataIO): Promise<void> {
-  let rendererName = config.renderer_name;
-  if (rendererName === null) {
-    try {
-      rendererName = getRecommendedRendererName(config.model_name);
-    } catch (err) {
-      if (!(err instanceof UnknownModelError)) throw err;
-      throw new ConfigError(`${err.message}; pass renderer_name=… to choose a renderer for ${config.model_name}`);
-    }
-  } else {
+  // Like every recipe: a model without a recommended renderer (a fixture, a local folder) gets
+  // role_colon, the base-model format.
+  const rendererName = resolveRendererName(config.model_name, config.renderer_name);
+  if (config.renderer_name !== null) {
     warnIfRendererNotRecommended(config.model_name, rendererName, (m) => io.write(`warning: ${m}\n`));
   }
   // The file first: a malformed line is reported before the (slow) tokenizer load.

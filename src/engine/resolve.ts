@@ -3,14 +3,13 @@
 // spelled "cookbook/<name>"), models under COOKBOOK_HOME/models, the Hugging Face cache, and —
 // when online — a download from the hub into that cache, in the cache's own layout so the Python
 // tools see it too. When nothing works the error lists every place looked at and how to get it.
-import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, isAbsolute, join, resolve as resolvePath } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { isAbsolute, join, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { hfHubCacheDir } from "../hf/cache.ts";
+import { downloadHubFile, hfEndpoint, HubHttpError, hubHeaders } from "../hf/download.ts";
 import { INDEX_FILE, SINGLE_FILE } from "./safetensors/directory.ts";
 
 export { hfHubCacheDir };
@@ -72,9 +71,7 @@ export function cookbookHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.COOKBOOK_HOME && env.COOKBOOK_HOME.length > 0 ? env.COOKBOOK_HOME : join(homedir(), ".cookbook");
 }
 
-export function hfEndpoint(env: NodeJS.ProcessEnv = process.env): string {
-  return (env.HF_ENDPOINT && env.HF_ENDPOINT.length > 0 ? env.HF_ENDPOINT : "https://huggingface.co").replace(/\/+$/, "");
-}
+export { hfEndpoint };
 
 function isTruthy(v: string | undefined): boolean {
   return v !== undefined && ["1", "true", "yes", "on"].includes(v.toLowerCase());
@@ -211,42 +208,6 @@ export async function resolveModel(name: string, options: ResolveOptions = {}): 
   throw new ModelNotFoundError(name, attempts, hint);
 }
 
-class HttpStatusError extends Error {
-  constructor(readonly status: number, url: string, hint: string) {
-    super(`HTTP ${status} for ${url}${hint}`);
-  }
-}
-
-async function downloadFile(
-  url: string,
-  dest: string,
-  headers: Record<string, string>,
-  fetchImpl: typeof fetch,
-  log: (line: string) => void,
-): Promise<{ commit: string | null }> {
-  const res = await fetchImpl(url, { headers, redirect: "follow" });
-  if (!res.ok) {
-    const hint = res.status === 401 || res.status === 403 ? " (gated or private repo: accept its license on the hub and set HF_TOKEN)" : "";
-    await res.body?.cancel().catch(() => undefined);
-    throw new HttpStatusError(res.status, url, hint);
-  }
-  const size = Number(res.headers.get("content-length") ?? NaN);
-  if (Number.isFinite(size) && size > 10 * 1024 * 1024) log(`downloading ${url} (${(size / 1024 ** 2).toFixed(0)} MiB)`);
-  const tmp = join(join(dest, ".."), `.${basename(dest)}.incomplete-${randomBytes(4).toString("hex")}`);
-  try {
-    if (res.body === null) writeFileSync(tmp, "");
-    else await pipeline(Readable.fromWeb(res.body as unknown as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream(tmp));
-    if (Number.isFinite(size) && statSync(tmp).size !== size) {
-      throw new Error(`download of ${url} ended after ${statSync(tmp).size} of ${size} bytes`);
-    }
-    renameSync(tmp, dest);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  return { commit: res.headers.get("x-repo-commit") };
-}
-
 /**
  * Downloads the files a model (or only its tokenizer) needs from the hub into the HF cache layout
  * (models--org--name/snapshots/<commit>/, refs/main). Files are written under temporary names and
@@ -255,8 +216,7 @@ async function downloadFile(
 export async function downloadToCache(repoId: string, need: ModelNeed, env: NodeJS.ProcessEnv, options: ResolveOptions = {}): Promise<string> {
   const fetchImpl = options.fetch ?? fetch;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const headers: Record<string, string> = {};
-  if (env.HF_TOKEN) headers.authorization = `Bearer ${env.HF_TOKEN}`;
+  const headers = hubHeaders(env);
   const base = `${hfEndpoint(env)}/${repoId}/resolve/main`;
   const repoDir = hfCacheRepoDir(repoId, env);
   const staging = join(repoDir, "snapshots", `.staging-${randomBytes(4).toString("hex")}`);
@@ -264,11 +224,11 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
   let commit: string | null = null;
   const get = async (file: string, optional: boolean): Promise<boolean> => {
     try {
-      const r = await downloadFile(`${base}/${file}`, join(staging, file), headers, fetchImpl, log);
-      commit ??= r.commit;
+      const responseHeaders = await downloadHubFile(`${base}/${file}`, join(staging, file), { headers, fetch: fetchImpl, log });
+      commit ??= responseHeaders.get("x-repo-commit");
       return true;
     } catch (err) {
-      if (optional && err instanceof HttpStatusError && err.status === 404) return false;
+      if (optional && err instanceof HubHttpError && err.status === 404) return false;
       throw err;
     }
   };

@@ -17,7 +17,13 @@ function promptTokens(prompt: ModelInput): Int32Array {
   if (prompt === null || typeof prompt !== "object" || !Array.isArray(prompt.chunks)) {
     throw new InvalidArgumentError("prompt must be a ModelInput ({ chunks: [...] })");
   }
-  return Int32Array.from(modelInputToInts(prompt));
+  try {
+    return Int32Array.from(modelInputToInts(prompt));
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `prompt: ${(err as Error).message} (the embedded engine runs text-only models: it has no vision tower, so sample with images from a remote Tinker service)`,
+    );
+  }
 }
 
 export class EmbeddedSamplingClient implements SamplingClient {

@@ -7,12 +7,16 @@
 //
 // LoRA tensors are saved in the PEFT layout (adapter_model.safetensors + adapter_config.json) so a
 // checkpoint loads in PEFT or vLLM as it is; full fine-tunes are saved as a Hugging Face model
-// folder (model.safetensors + config.json). Every save goes to a temporary folder that is renamed
-// into place, so a crash never leaves a half-written checkpoint under a real name.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+// folder (model.safetensors + config.json). Every save goes to a temporary folder (files and
+// folder fsynced) that is renamed into place, so a crash never leaves a half-written checkpoint
+// under a real name; a failed save (a full disk) removes its temporary folder, and opening the
+// store sweeps the ones a killed process left behind.
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { describeWriteError } from "../files/diskErrors.ts";
+import { fsyncDir, writeAll, writeFileAtomic } from "../files/durable.ts";
 import { APIStatusError, InvalidArgumentError } from "../tinker/errors.ts";
 import { formatTinkerPath, parseTinkerPath, validateCheckpointName, type CheckpointKind } from "../tinker/paths.ts";
 import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, WeightsInfo } from "../tinker/types.ts";
@@ -157,10 +161,67 @@ function readJson<T>(file: string): T {
   }
 }
 
-function writeJsonAtomic(file: string, value: unknown): void {
-  const tmp = `${file}.tmp-${randomBytes(4).toString("hex")}`;
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n");
-  renameSync(tmp, file);
+function writeJsonAtomic(file: string, value: unknown, context: string): void {
+  writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n", { context });
+}
+
+/** Writes a file inside a checkpoint's temporary folder and fsyncs it (the folder is renamed later). */
+function writeSyncedFile(file: string, text: string): void {
+  const fd = openSync(file, "w");
+  try {
+    writeAll(fd, Buffer.from(text));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fsyncFile(file: string): void {
+  const fd = openSync(file, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A folder a save is writing: `.tmp-<name>-<pid>-<hex>` (older versions: `.tmp-<name>-<hex>`). */
+const TMP_DIR_RE = /^\.tmp-(.+?)(?:-(\d+))?-([0-9a-f]{8})$/;
+/** A checkpoint moved aside while its replacement is renamed in: `.old-<name>-<pid>-<hex>`. */
+const OLD_DIR_RE = /^\.old-(.+)-(\d+)-([0-9a-f]{8})$/;
+/** Temp files of writeFileAtomic: `.<file>.<pid>.<hex>.tmp`. */
+const TMP_FILE_RE = /^\..+\.(\d+)\.([0-9a-f]{8})\.tmp$/;
+/** Leftovers whose owner is unknown or may be alive elsewhere are swept only after this long. */
+export const ORPHAN_MAX_AGE_MS = 6 * 60 * 60 * 1000;
+
+export interface SweepReport {
+  /** Temporary folders and files removed. */
+  removed: string[];
+  /** Checkpoints put back under their name after a replacement was interrupted. */
+  restored: string[];
+}
+
+function ageMs(path: string, now: number): number {
+  try {
+    return now - statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** Whether a leftover owned by `pid` (when known) may be removed: its process is gone, or it is old. */
+function orphaned(path: string, pid: string | undefined, now: number): boolean {
+  if (pid !== undefined && Number(pid) !== process.pid && !isPidAlive(Number(pid))) return true;
+  return ageMs(path, now) > ORPHAN_MAX_AGE_MS;
 }
 
 function notFound(message: string): APIStatusError {
@@ -170,8 +231,88 @@ function notFound(message: string): APIStatusError {
 export class CheckpointStore {
   readonly root: string;
 
-  constructor(root: string = defaultStoreDir()) {
+  constructor(root: string = defaultStoreDir(), options: { sweep?: boolean } = {}) {
     this.root = root;
+    if (options.sweep ?? true) {
+      try {
+        this.sweep();
+      } catch {
+        // Sweeping is housekeeping: an unreadable corner of the store must not stop it opening.
+      }
+    }
+  }
+
+  /**
+   * Cleans up after saves that were killed or failed: removes temporary folders and files whose
+   * process is gone (or that are older than ORPHAN_MAX_AGE_MS) and `.trash-*` folders, and puts a
+   * checkpoint moved aside by an interrupted replacement back under its name.
+   */
+  sweep(now = Date.now()): SweepReport {
+    const report: SweepReport = { removed: [], restored: [] };
+    if (!existsSync(this.root)) return report;
+    for (const run of readdirSync(this.root)) {
+      const runDir = join(this.root, run);
+      if (!statSync(runDir).isDirectory()) continue;
+      for (const entry of readdirSync(runDir)) {
+        const m = TMP_FILE_RE.exec(entry);
+        const path = join(runDir, entry);
+        if (m && orphaned(path, m[1], now)) {
+          rmSync(path, { force: true });
+          report.removed.push(path);
+        }
+      }
+      for (const kind of ["weights", "sampler_weights"] as const) {
+        const parent = join(runDir, kind);
+        if (existsSync(parent)) this.sweepKind(parent, now, report);
+      }
+    }
+    return report;
+  }
+
+  private sweepKind(parent: string, now: number, report: SweepReport): void {
+    for (const entry of readdirSync(parent)) {
+      if (!entry.startsWith(".")) continue;
+      const path = join(parent, entry);
+      const tmp = TMP_DIR_RE.exec(entry);
+      if (entry.startsWith(".trash-") || (tmp && orphaned(path, tmp[2], now))) {
+        rmSync(path, { recursive: true, force: true });
+        report.removed.push(path);
+        continue;
+      }
+      const old = OLD_DIR_RE.exec(entry);
+      if (old && orphaned(path, old[2], now)) {
+        if (this.restoreMovedAside(parent, old[1]!, path)) report.restored.push(join(parent, old[1]!));
+        else report.removed.push(path);
+      }
+    }
+  }
+
+  /**
+   * A replacement moves the old checkpoint aside, renames the new one in, then removes the old:
+   * killed between the two renames, the name is empty and the old one is put back (the save never
+   * completed, so the checkpoint it was to replace still stands). Otherwise the old one is removed.
+   */
+  private restoreMovedAside(parent: string, name: string, aside: string): boolean {
+    const dir = join(parent, name);
+    if (!existsSync(dir) && existsSync(join(aside, META_FILE))) {
+      renameSync(aside, dir);
+      fsyncDir(parent);
+      return true;
+    }
+    rmSync(aside, { recursive: true, force: true });
+    return false;
+  }
+
+  /** Puts back a checkpoint named `name` whose replacement was interrupted by a killed process. */
+  private recoverInterrupted(parent: string, name: string): void {
+    if (!existsSync(parent)) return;
+    for (const entry of readdirSync(parent)) {
+      const old = OLD_DIR_RE.exec(entry);
+      if (old && old[1] === name && orphaned(join(parent, entry), old[2], Date.now())) {
+        this.restoreMovedAside(parent, name, join(parent, entry));
+        return;
+      }
+    }
   }
 
   runDir(modelId: string): string {
@@ -186,7 +327,7 @@ export class CheckpointStore {
     const now = new Date().toISOString();
     const full: RunRecord = { ...record, created_at: now, last_request_time: now };
     mkdirSync(this.runDir(record.model_id), { recursive: true });
-    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full);
+    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full, `training run record of ${record.model_id}`);
     return full;
   }
 
@@ -202,7 +343,7 @@ export class CheckpointStore {
     if (!existsSync(file)) return;
     const rec = readJson<RunRecord>(file);
     rec.last_request_time = new Date().toISOString();
-    writeJsonAtomic(file, rec);
+    writeJsonAtomic(file, rec, `training run record of ${modelId}`);
   }
 
   /** True when a live (unexpired) checkpoint exists at that name. */
@@ -229,10 +370,11 @@ export class CheckpointStore {
       throw new InvalidArgumentError(`ttlSeconds must be a positive number of seconds, got ${options.ttlSeconds}`);
     }
     const parent = join(this.runDir(modelId), kind);
-    mkdirSync(parent, { recursive: true });
-    const tmp = join(parent, `.tmp-${name}-${randomBytes(4).toString("hex")}`);
-    mkdirSync(tmp);
+    const context = `saving checkpoint ${kind}/${name} (step ${payload.step})`;
+    const tmp = join(parent, `.tmp-${name}-${process.pid}-${randomBytes(4).toString("hex")}`);
     try {
+      mkdirSync(parent, { recursive: true });
+      mkdirSync(tmp);
       this.writePayload(tmp, kind, payload);
       const now = new Date();
       const meta: CheckpointMeta = {
@@ -250,35 +392,62 @@ export class CheckpointStore {
         has_optimizer: kind === "weights" && payload.optimizer !== undefined,
         expires_at: options.ttlSeconds !== undefined ? new Date(now.getTime() + options.ttlSeconds * 1000).toISOString() : null,
       };
-      writeFileSync(join(tmp, META_FILE), JSON.stringify(meta, null, 2) + "\n");
-      if (existsSync(finalDir)) {
-        const trash = join(parent, `.trash-${name}-${randomBytes(4).toString("hex")}`);
-        renameSync(finalDir, trash);
-        renameSync(tmp, finalDir);
-        rmSync(trash, { recursive: true, force: true });
-      } else {
-        renameSync(tmp, finalDir);
-      }
+      // Written last: a folder with checkpoint.json is complete.
+      writeSyncedFile(join(tmp, META_FILE), JSON.stringify(meta, null, 2) + "\n");
+      fsyncDir(tmp);
+      this.moveIntoPlace(parent, name, tmp);
     } catch (err) {
       rmSync(tmp, { recursive: true, force: true });
+      throw describeWriteError(err, finalDir, context);
+    }
+    try {
+      this.touchRun(modelId);
+    } catch {
+      // last_request_time is bookkeeping; the checkpoint itself is saved.
+    }
+    return { path, sizeBytes: dirSize(finalDir) };
+  }
+
+  /**
+   * Renames a complete folder to `name`. Node has no atomic exchange of two folders, so a
+   * replacement moves the old one aside first and removes it only once the new one is in place; a
+   * process killed between the two renames leaves the old one aside, and the store puts it back
+   * under its name when opened or when the name is looked up (recoverInterrupted).
+   */
+  private moveIntoPlace(parent: string, name: string, tmp: string): void {
+    const finalDir = join(parent, name);
+    if (!existsSync(finalDir)) {
+      renameSync(tmp, finalDir);
+      fsyncDir(parent);
+      return;
+    }
+    const aside = join(parent, `.old-${name}-${process.pid}-${randomBytes(4).toString("hex")}`);
+    renameSync(finalDir, aside);
+    try {
+      renameSync(tmp, finalDir);
+    } catch (err) {
+      renameSync(aside, finalDir);
       throw err;
     }
-    this.touchRun(modelId);
-    return { path, sizeBytes: dirSize(finalDir) };
+    fsyncDir(parent);
+    rmSync(aside, { recursive: true, force: true });
   }
 
   private writePayload(dir: string, kind: CheckpointKind, payload: CheckpointPayload): void {
     if (payload.lora !== null) {
       writeSafetensors(join(dir, ADAPTER_FILE), payload.tensors, { metadata: { format: "pt" } });
-      writeFileSync(join(dir, ADAPTER_CONFIG), JSON.stringify(peftAdapterConfig(payload.baseModel, payload.lora, payload.tensors.keys()), null, 2) + "\n");
+      writeSyncedFile(join(dir, ADAPTER_CONFIG), JSON.stringify(peftAdapterConfig(payload.baseModel, payload.lora, payload.tensors.keys()), null, 2) + "\n");
     } else {
       if (payload.modelConfigJson === undefined) throw new Error("full-weight checkpoint needs the model's config.json");
       writeModelSafetensors(dir, payload.tensors);
-      writeFileSync(join(dir, "config.json"), JSON.stringify(payload.modelConfigJson, null, 2) + "\n");
+      writeSyncedFile(join(dir, "config.json"), JSON.stringify(payload.modelConfigJson, null, 2) + "\n");
       if (payload.tokenizerDir !== undefined) {
         for (const f of TOKENIZER_FILES) {
           const src = join(payload.tokenizerDir, f);
-          if (existsSync(src) && f !== "config.json") copyFileSync(src, join(dir, f));
+          if (existsSync(src) && f !== "config.json") {
+            copyFileSync(src, join(dir, f));
+            fsyncFile(join(dir, f));
+          }
         }
       }
     }
@@ -296,7 +465,10 @@ export class CheckpointStore {
     if (!existsSync(metaFile)) return false;
     const meta = readJson<CheckpointMeta>(metaFile);
     if (meta.expires_at !== null && Date.parse(meta.expires_at) <= Date.now()) {
-      rmSync(dir, { recursive: true, force: true });
+      // Out of the name first, so a kill part-way through never leaves half a checkpoint there.
+      const trash = join(dir, "..", `.trash-${randomBytes(4).toString("hex")}`);
+      renameSync(dir, trash);
+      rmSync(trash, { recursive: true, force: true });
       return true;
     }
     return false;
@@ -306,6 +478,7 @@ export class CheckpointStore {
   locate(tinkerPath: string): { dir: string; meta: CheckpointMeta } {
     const p = parseTinkerPath(tinkerPath);
     const dir = this.checkpointDir(p.modelId, p.kind, p.name);
+    if (!existsSync(dir)) this.recoverInterrupted(join(this.runDir(p.modelId), p.kind), p.name);
     if (!existsSync(join(dir, META_FILE)) || this.expireIfDue(dir)) {
       throw notFound(`checkpoint ${tinkerPath} not found (looked in ${dir}); list this run's checkpoints with the RestClient or \`ls ${this.runDir(p.modelId)}\``);
     }

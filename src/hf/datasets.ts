@@ -3,13 +3,10 @@
 // into that cache in huggingface_hub's layout (datasets--org--name/snapshots/<commit>/<path>,
 // refs/<revision>), so Python tools find the files too. Repositories without parquet files are
 // read from the hub's automatic conversion (revision refs/convert/parquet).
-import { createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, readFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve as resolvePath, sep } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { hfHubCacheDir, hfOffline } from "./cache.ts";
+import { downloadHubFile, hfEndpoint, HubHttpError, hubHeaders } from "./download.ts";
 
 export const PARQUET_CONVERSION_REVISION = "refs/convert/parquet";
 
@@ -30,10 +27,6 @@ export interface HubOptions {
 
 export class DatasetNotFoundError extends Error {
   override name = "DatasetNotFoundError";
-}
-
-export function hfEndpointFromEnv(env: NodeJS.ProcessEnv): string {
-  return (env["HF_ENDPOINT"] && env["HF_ENDPOINT"].length > 0 ? env["HF_ENDPOINT"] : "https://huggingface.co").replace(/\/+$/, "");
 }
 
 export function datasetCacheDir(repoId: string, env: NodeJS.ProcessEnv): string {
@@ -103,39 +96,16 @@ async function getJson(url: string, headers: Record<string, string>, fetchImpl: 
 }
 
 async function revisionInfo(repoId: string, revision: string, env: NodeJS.ProcessEnv, headers: Record<string, string>, fetchImpl: typeof fetch): Promise<RevisionInfo> {
-  const url = `${hfEndpointFromEnv(env)}/api/datasets/${repoId}/revision/${encodeURIComponent(revision)}`;
+  const url = `${hfEndpoint(env)}/api/datasets/${repoId}/revision/${encodeURIComponent(revision)}`;
   const body = (await getJson(url, headers, fetchImpl)) as { sha?: unknown; siblings?: { rfilename?: unknown }[] };
   if (typeof body.sha !== "string" || !Array.isArray(body.siblings)) throw new DatasetNotFoundError(`unexpected answer from ${url}: no sha/siblings`);
   return { sha: body.sha, files: body.siblings.map((s) => s.rfilename).filter((f): f is string => typeof f === "string") };
 }
 
-async function downloadFile(url: string, dest: string, headers: Record<string, string>, fetchImpl: typeof fetch, log: (line: string) => void): Promise<void> {
-  const res = await fetchImpl(url, { headers, redirect: "follow" });
-  if (!res.ok) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new DatasetNotFoundError(`HTTP ${res.status} for ${url}`);
-  }
-  const size = Number(res.headers.get("content-length") ?? NaN);
-  log(`downloading ${url}${Number.isFinite(size) ? ` (${(size / 1024 ** 2).toFixed(1)} MiB)` : ""}`);
-  mkdirSync(dirname(dest), { recursive: true });
-  // Written under a temporary name and renamed, so an interrupted download never looks complete.
-  const tmp = join(dirname(dest), `.incomplete-${randomBytes(4).toString("hex")}`);
-  try {
-    if (res.body === null) writeFileSync(tmp, "");
-    else await pipeline(Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>), createWriteStream(tmp));
-    if (Number.isFinite(size) && statSync(tmp).size !== size) throw new Error(`download of ${url} ended after ${statSync(tmp).size} of ${size} bytes`);
-    renameSync(tmp, dest);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
-
 async function downloadSplit(ref: HubDatasetRef, revision: string, env: NodeJS.ProcessEnv, options: HubOptions): Promise<string[] | null> {
   const fetchImpl = options.fetch ?? fetch;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const headers: Record<string, string> = {};
-  if (env["HF_TOKEN"]) headers["authorization"] = `Bearer ${env["HF_TOKEN"]}`;
+  const headers = hubHeaders(env);
   const info = await revisionInfo(ref.path, revision, env, headers, fetchImpl);
   const config = ref.name ?? (revision === PARQUET_CONVERSION_REVISION ? "default" : null);
   const wanted = info.files.filter((f) => matchesSplit(f, config, ref.split));
@@ -145,8 +115,12 @@ async function downloadSplit(ref: HubDatasetRef, revision: string, env: NodeJS.P
   for (const file of wanted) {
     const dest = join(snapshot, ...file.split("/"));
     if (existsSync(dest)) continue;
-    const url = `${hfEndpointFromEnv(env)}/datasets/${ref.path}/resolve/${encodeURIComponent(info.sha)}/${file.split("/").map(encodeURIComponent).join("/")}`;
-    await downloadFile(url, dest, headers, fetchImpl, log);
+    const url = `${hfEndpoint(env)}/datasets/${ref.path}/resolve/${encodeURIComponent(info.sha)}/${file.split("/").map(encodeURIComponent).join("/")}`;
+    try {
+      await downloadHubFile(url, dest, { headers, fetch: fetchImpl, log, logEvery: true, what: "dataset" });
+    } catch (err) {
+      throw err instanceof HubHttpError ? new DatasetNotFoundError(err.message, { cause: err }) : err;
+    }
   }
   mkdirSync(dirname(join(repoDir, "refs", revision)), { recursive: true });
   writeFileSync(join(repoDir, "refs", revision), info.sha);
@@ -190,9 +164,9 @@ export async function resolveDatasetSplitFiles(ref: HubDatasetRef, options: HubO
       try {
         const files = await downloadSplit(ref, rev, env, options);
         if (files !== null) return files;
-        attempts.push(`hub ${hfEndpointFromEnv(env)} (revision ${rev}): no parquet files match split "${ref.split}"${ref.name !== null ? ` of config "${ref.name}"` : ""}`);
+        attempts.push(`hub ${hfEndpoint(env)} (revision ${rev}): no parquet files match split "${ref.split}"${ref.name !== null ? ` of config "${ref.name}"` : ""}`);
       } catch (err) {
-        attempts.push(`hub ${hfEndpointFromEnv(env)} (revision ${rev}): ${(err as Error).message}`);
+        attempts.push(`hub ${hfEndpoint(env)} (revision ${rev}): ${(err as Error).message}`);
       }
     }
   }

@@ -1,6 +1,8 @@
 // JSON Lines files in a run directory. Writers append whole lines in one write call, so a reader
-// sees at most one torn final line (from a writer that crashed mid-write), which it skips.
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+// sees at most one torn final line (from a writer that crashed mid-write), which it skips; the
+// next append cuts that fragment off first, so it is never glued to a whole record.
+import { existsSync, readFileSync } from "node:fs";
+import { type AppendResult, appendLine } from "../files/durable.ts";
 
 export class JsonlError extends Error {
   override name = "JsonlError";
@@ -13,9 +15,19 @@ export class JsonlError extends Error {
   }
 }
 
-/** Appends one record as one line with a single write (O_APPEND), so lines never interleave. */
-export function appendJsonl(path: string, record: unknown): void {
-  appendFileSync(path, `${JSON.stringify(record)}\n`);
+export interface AppendJsonlOptions {
+  /** What the record is, for a disk-full message ("metrics for step 12"). */
+  context?: string;
+  /** fsync after writing (records that must survive a power cut, e.g. checkpoints). */
+  fsync?: boolean;
+}
+
+/**
+ * Appends one record as one line with a single write (O_APPEND), so lines never interleave, after
+ * cutting off a torn final line left by a crash or a full disk.
+ */
+export function appendJsonl(path: string, record: unknown, options: AppendJsonlOptions = {}): AppendResult {
+  return appendLine(path, JSON.stringify(record), { context: options.context, fsync: options.fsync, repair: "jsonl" });
 }
 
 export interface JsonlParseResult<T> {

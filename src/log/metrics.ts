@@ -1,6 +1,7 @@
 // The metrics side of a run directory: config.json, metrics.jsonl and a compact console table.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "../files/durable.ts";
 import { formatColumns, formatValue } from "./format.ts";
 import { appendJsonl, readJsonl } from "./jsonl.ts";
 
@@ -36,6 +37,8 @@ export class MetricsLogger {
   readonly configPath: string;
   private readonly console: Writable | false;
   private readonly consoleEvery: number;
+  /** The step of the last row written (undefined before the first), for messages about the run. */
+  lastStep: number | undefined;
 
   constructor(
     readonly logDir: string,
@@ -50,14 +53,15 @@ export class MetricsLogger {
 
   /** Writes config.json (indent 2), replacing any earlier one. */
   logHyperparams(config: unknown): void {
-    writeFileSync(this.configPath, `${JSON.stringify(config, null, 2)}\n`);
+    writeFileAtomic(this.configPath, `${JSON.stringify(config, null, 2)}\n`, { context: "the run's config" });
   }
 
   /** Appends `{step, ...metrics}` to metrics.jsonl and maybe prints the table. */
   logMetrics(metrics: Metrics, step: number): void {
     const record: MetricsRecord = { step, ...metrics };
     record.step = step;
-    appendJsonl(this.metricsPath, record);
+    appendJsonl(this.metricsPath, record, { context: `metrics of step ${step}` });
+    this.lastStep = step;
     if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);
   }
 }

@@ -1,11 +1,14 @@
 // logs.log: the human-readable log of a run. The first line of each launch records its command line.
-import { appendFileSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { appendLine } from "../files/durable.ts";
 
 export type LogLevel = "INFO" | "WARNING" | "ERROR";
 
 export class RunLog {
   readonly path: string;
+  /** Where the run is ("after step 12"), named when an entry cannot be written (a full disk). */
+  progress: () => string | undefined = () => undefined;
 
   constructor(
     logDir: string,
@@ -28,9 +31,10 @@ export class RunLog {
   }
 
   private write(level: LogLevel, message: string): void {
-    // One appendFileSync per entry: multi-line messages stay one record.
+    // One write per entry: multi-line messages stay one record.
     const line = `${new Date().toISOString()} [${level}] ${message}\n`;
-    appendFileSync(this.path, line);
+    const where = this.progress();
+    appendLine(this.path, line, { repair: "text", context: `the run's log${where ? `, ${where}` : ""}` });
     if (this.echo) this.echo.write(line);
   }
 }

@@ -1,11 +1,13 @@
 // The renderer contract (spec/cookbook-inventory.md §2.2): messages ⇄ tokens, loss weights, and
 // response parsing. Subclasses say how one message renders; this class assembles conversations.
-import type { ModelInput } from "../tinker/types.ts";
+import type { ModelInput, ModelInputChunk } from "../tinker/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { getTextContent, thinkingText } from "./content.ts";
+import { getTextContent, hasImages, thinkingText } from "./content.ts";
+import { ResponseStreamParser, type StreamingMarkup } from "./streaming.ts";
 import {
   RendererError,
   type Message,
+  type OutputChunk,
   type ParsedResponse,
   type RenderContext,
   type RenderedMessage,
@@ -29,14 +31,52 @@ export function requireSingleToken(tokenizer: Tokenizer, token: string, renderer
   );
 }
 
-function concat(chunks: number[][]): number[] {
+function chunkPositions(chunk: OutputChunk): number {
+  if (Array.isArray(chunk)) return chunk.length;
+  if (chunk.type === "encoded_text") return chunk.tokens.length;
+  if (chunk.expected_tokens === undefined) {
+    throw new RendererError(`an image chunk has no expected_tokens; renderers must count the vision tokens of every image`);
+  }
+  return chunk.expected_tokens;
+}
+
+/**
+ * One entry per model position: the token id for text, and for an image a negative id standing
+ * for that image's bytes (equal images compare equal), so token sequences with images compare.
+ */
+function flattenPositions(chunks: readonly OutputChunk[], imageIds: Map<string, number>): number[] {
   const out: number[] = [];
-  for (const c of chunks) for (const t of c) out.push(t);
+  for (const c of chunks) {
+    if (Array.isArray(c)) for (const t of c) out.push(t);
+    else if (c.type === "encoded_text") for (const t of c.tokens) out.push(t);
+    else {
+      const key = c.type === "image" ? c.data : c.location;
+      let id = imageIds.get(key);
+      if (id === undefined) {
+        id = -1 - imageIds.size;
+        imageIds.set(key, id);
+      }
+      for (let k = 0; k < chunkPositions(c); k++) out.push(id);
+    }
+  }
   return out;
 }
 
-function chunksToModelInput(chunks: number[][]): ModelInput {
-  return { chunks: chunks.filter((c) => c.length > 0).map((tokens) => ({ type: "encoded_text" as const, tokens })) };
+/** Adjacent token runs become one text chunk (the compact wire form); images stay their own chunks. */
+function chunksToModelInput(chunks: readonly OutputChunk[]): ModelInput {
+  const out: ModelInputChunk[] = [];
+  const appendTokens = (tokens: readonly number[]): void => {
+    if (tokens.length === 0) return;
+    const last = out[out.length - 1];
+    if (last !== undefined && last.type === "encoded_text") last.tokens.push(...tokens);
+    else out.push({ type: "encoded_text", tokens: [...tokens] });
+  };
+  for (const c of chunks) {
+    if (Array.isArray(c)) appendTokens(c);
+    else if (c.type === "encoded_text") appendTokens(c.tokens);
+    else out.push(c);
+  }
+  return { chunks: out };
 }
 
 
@@ -51,6 +91,11 @@ export abstract class Renderer {
     name: string,
   ) {
     this.rendererName = name;
+  }
+
+  /** Whether image parts can be rendered (vision-language families); others refuse them by name. */
+  get supportsImages(): boolean {
+    return false;
   }
 
   /** Whether each turn's prompt is a prefix of the next turn's (multi-turn merging, KV reuse). */
@@ -110,6 +155,29 @@ export abstract class Renderer {
     return [...messages];
   }
 
+  private checkImages(messages: readonly Message[]): void {
+    if (this.supportsImages) return;
+    const idx = messages.findIndex((m) => hasImages(m.content));
+    if (idx === -1) return;
+    throw new RendererError(
+      `message ${idx} (role ${messages[idx]!.role}) has an image part, but renderer ${this.rendererName} renders text only; ` +
+        `use a vision-language renderer (qwen3_vl, qwen3_vl_instruct, qwen3_5, qwen3_8_*, kimi_k25, kimi_k26) with a VL model`,
+    );
+  }
+
+  /**
+   * The markup an incremental parser watches while a response streams in; null streams the
+   * decoded text as it comes (the final message is always parseResponse's).
+   */
+  streamingMarkup(): StreamingMarkup | null {
+    return null;
+  }
+
+  /** An incremental parser for one sampled response: feed tokens as they arrive, then finish. */
+  createStreamParser(): ResponseStreamParser {
+    return new ResponseStreamParser(this);
+  }
+
   private contexts(messages: readonly Message[], turnStart: number): RenderContext[] {
     const lastUser = lastUserIndex(messages);
     return messages.map((_, idx) => ({
@@ -123,12 +191,13 @@ export abstract class Renderer {
   }
 
   buildGenerationPrompt(messagesIn: readonly Message[], role: Role = "assistant", prefill?: string): ModelInput {
+    this.checkImages(messagesIn);
     const messages = this.prepareMessages(messagesIn);
     return chunksToModelInput(this.generationPromptChunks(messages, role, prefill));
   }
 
-  protected generationPromptChunks(messages: readonly Message[], role: Role, prefill?: string): number[][] {
-    const chunks: number[][] = [this.bosTokens()];
+  protected generationPromptChunks(messages: readonly Message[], role: Role, prefill?: string): OutputChunk[] {
+    const chunks: OutputChunk[] = [this.bosTokens()];
     const turnStart = this.lastAssistantTurnStartIndex(messages);
     this.contexts(messages, turnStart).forEach((ctx, idx) => {
       const r = this.renderMessage(messages[idx]!, ctx);
@@ -156,9 +225,10 @@ export abstract class Renderer {
     messagesIn: readonly Message[],
     trainOnWhat: TrainOnWhat = "last_assistant_message",
   ): SupervisedExample {
+    this.checkImages(messagesIn);
     const messages = this.prepareMessages(messagesIn);
     if (trainOnWhat === "all_assistant_messages" && !this.hasExtensionProperty) warnNoExtension(this.rendererName);
-    const pieces: { tokens: number[]; weight: number }[] = [{ tokens: this.bosTokens(), weight: 0 }];
+    const pieces: { tokens: OutputChunk; weight: number }[] = [{ tokens: this.bosTokens(), weight: 0 }];
     const turnStart = this.lastAssistantTurnStartIndex(messages.slice(0, -1));
     const ctxs = this.contexts(messages, turnStart);
     messages.forEach((message, idx) => {
@@ -177,19 +247,22 @@ export abstract class Renderer {
       const r = this.renderMessage(message, ctx);
       pieces.push({ tokens: r.header, weight: trainOnWhat === "all_tokens" ? 1 : 0 });
       const trained = this.outputIsTrained(message, ctx, trainOnWhat) ? 1 : 0;
-      for (const o of r.output) pieces.push({ tokens: o, weight: trained });
+      // Image positions predict nothing (their targets are placeholders), so they never carry loss.
+      for (const o of r.output) pieces.push({ tokens: o, weight: Array.isArray(o) ? trained : 0 });
       if (ctx.isLast && r.stopOverlap) pieces.push({ tokens: r.stopOverlap, weight: trained });
     });
     const tokenChunks = pieces.map((p) => p.tokens);
-    const tokens = concat(tokenChunks);
+    const imageIds = new Map<string, number>();
+    const tokens = flattenPositions(tokenChunks, imageIds);
     const weights = new Float32Array(tokens.length);
     let pos = 0;
     for (const p of pieces) {
-      weights.fill(p.weight, pos, pos + p.tokens.length);
-      pos += p.tokens.length;
+      const n = chunkPositions(p.tokens);
+      weights.fill(p.weight, pos, pos + n);
+      pos += n;
     }
     const modelInput = chunksToModelInput(tokenChunks);
-    this.maskGenerationPrompt(messages, trainOnWhat, tokens, weights);
+    this.maskGenerationPrompt(messages, trainOnWhat, tokens, weights, imageIds);
     return { modelInput, weights };
   }
 
@@ -218,10 +291,16 @@ export abstract class Renderer {
     return out;
   }
 
-  private maskGenerationPrompt(messages: readonly Message[], trainOnWhat: TrainOnWhat, tokens: number[], weights: Float32Array): void {
+  private maskGenerationPrompt(
+    messages: readonly Message[],
+    trainOnWhat: TrainOnWhat,
+    tokens: number[],
+    weights: Float32Array,
+    imageIds: Map<string, number>,
+  ): void {
     const boundary = this.firstTrainedMessageIndex(messages, trainOnWhat);
     if (boundary === null) return;
-    const prompt = concat(this.generationPromptChunks(messages.slice(0, boundary), "assistant"));
+    const prompt = flattenPositions(this.generationPromptChunks(messages.slice(0, boundary), "assistant"), imageIds);
     const matches = prompt.length <= tokens.length && prompt.every((t, i) => tokens[i] === t);
     if (!matches) {
       if (this.disablesThinking) {

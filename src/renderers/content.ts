@@ -48,10 +48,23 @@ export function thinkingText(content: Content): string {
 /** Content as one string for display, thinking shown in <think> tags. */
 export function formatContentAsString(content: Content, separator = "\n"): string {
   if (typeof content === "string") return content;
-  return content.map((p) => (p.type === "text" ? p.text : `<think>${p.thinking}</think>`)).join(separator);
+  return content
+    .map((p) => (p.type === "text" ? p.text : p.type === "thinking" ? `<think>${p.thinking}</think>` : `<image>${describeImageSource(p.image)}</image>`))
+    .join(separator);
 }
 
-function parseToolCallJson(json: string, rawText: string): ToolCall | UnparsedToolCall {
+/** A short description of an image source for display (data URIs are not printed in full). */
+export function describeImageSource(source: string): string {
+  if (!source.startsWith("data:")) return source;
+  const comma = source.indexOf(",");
+  return `${source.slice(0, comma === -1 ? 30 : comma)},…(${source.length} chars)`;
+}
+
+export function hasImages(content: Content): boolean {
+  return typeof content !== "string" && content.some((p) => p.type === "image");
+}
+
+export function parseToolCallJson(json: string, rawText: string): ToolCall | UnparsedToolCall {
   let value: unknown;
   try {
     value = JSON.parse(json.trim());

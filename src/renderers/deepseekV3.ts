@@ -5,9 +5,11 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { parseResponseForStopToken, Renderer, requireSingleToken } from "./base.ts";
 import { detectUnterminatedToolBlock, ensureText, hasThinking, parseThinkBlocks } from "./content.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
+import type { StreamingMarkup } from "./streaming.ts";
 import {
   RendererError,
   type Message,
+  type OutputChunk,
   type ParsedResponse,
   type RenderContext,
   type RenderedMessage,
@@ -77,7 +79,7 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
       if (typeof content === "string") out = content;
       else {
         out = content
-          .map((p) => (p.type === "thinking" ? (strip ? "" : `<think>${p.thinking}</think>`) : p.text))
+          .map((p) => (p.type === "thinking" ? (strip ? "" : `<think>${p.thinking}</think>`) : p.type === "text" ? p.text : ""))
           .join("");
       }
       header = followsTool ? [] : [this.assistantToken];
@@ -107,6 +109,14 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
   }
 
   /** Restores text the generation prompt supplied (the thinking renderer's <think>). */
+  override streamingMarkup(): StreamingMarkup {
+    return { thinkOpen: "<think>", thinkClose: "</think>", startsInThinking: this.prefillsThinking, toolOpen: ["<｜tool▁calls▁begin｜>"] };
+  }
+
+  protected get prefillsThinking(): boolean {
+    return false;
+  }
+
   protected normalizeResponseText(text: string): string {
     return text;
   }
@@ -204,16 +214,21 @@ export class DeepSeekV3ThinkingRenderer extends DeepSeekV3BaseRenderer {
     // sampled after the <think> prefill would have written (HF adds one too).
     if (isAssistantTurn && ctx.isLast && produced && !hasThinking(message.content)) {
       const [first, ...rest] = rendered.output;
-      return { ...rendered, output: [[...this.enc("<think></think>"), ...(first ?? [])], ...rest] };
+      const firstTokens = Array.isArray(first) ? first : [];
+      return { ...rendered, output: [[...this.enc("<think></think>"), ...firstTokens], ...rest] };
     }
     return rendered;
   }
 
-  protected override generationPromptChunks(messages: readonly Message[], role: string, prefill?: string): number[][] {
+  protected override generationPromptChunks(messages: readonly Message[], role: string, prefill?: string): OutputChunk[] {
     if (messages.length > 0 && messages[messages.length - 1]!.role === "tool") {
       return super.generationPromptChunks(messages, role, prefill);
     }
     return super.generationPromptChunks(messages, role, "<think>" + (prefill ?? ""));
+  }
+
+  protected override get prefillsThinking(): boolean {
+    return true;
   }
 
   protected override normalizeResponseText(text: string): string {

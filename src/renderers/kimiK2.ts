@@ -5,6 +5,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { parseResponseForStopToken, Renderer, requireSingleToken } from "./base.ts";
 import { detectUnterminatedToolBlock, ensureList, ensureText, parseThinkBlocks } from "./content.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
+import type { StreamingMarkup } from "./streaming.ts";
 import type {
   Message,
   ParsedResponse,
@@ -124,6 +125,15 @@ export class KimiK2Renderer extends Renderer {
 
   getStopSequences(): number[] {
     return [this.imEnd];
+  }
+
+  override streamingMarkup(): StreamingMarkup {
+    return {
+      thinkOpen: "<think>",
+      thinkClose: "</think>",
+      startsInThinking: false,
+      toolOpen: ["<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"],
+    };
   }
 
   parseResponse(tokens: readonly number[]): ParsedResponse {

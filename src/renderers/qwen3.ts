@@ -5,6 +5,7 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { parseResponseForStopToken, Renderer, requireSingleToken } from "./base.ts";
 import { detectUnterminatedToolBlock, hasThinking, isToolCall, parseContentBlocks, removeThinking } from "./content.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
+import type { StreamingMarkup } from "./streaming.ts";
 import {
   RendererError,
   type ContentPart,
@@ -44,6 +45,7 @@ function unframeThinking(parts: ContentPart[]): ContentPart[] {
       if (reasoning) out.push({ type: "thinking", thinking: reasoning });
       afterBlock = true;
     } else {
+      if (p.type !== "text") continue;
       const text = afterBlock ? lstripChar(p.text, "\n") : p.text;
       // A text part that was only the block's padding is framing too.
       if (text) out.push({ type: "text", text });
@@ -116,7 +118,7 @@ export class Qwen3Renderer extends Renderer {
         if (p.type === "thinking") {
           rendered.push(frames ? frameThinking(p.thinking) : `<think>${p.thinking}</think>`);
           afterBlock = frames;
-        } else {
+        } else if (p.type === "text") {
           const text = afterBlock ? lstripChar(p.text, "\n") : p.text;
           rendered.push(text);
           texts.push(text);
@@ -155,6 +157,10 @@ export class Qwen3Renderer extends Renderer {
     return [this.imEnd];
   }
 
+  override streamingMarkup(): StreamingMarkup {
+    return { thinkOpen: "<think>", thinkClose: "</think>", startsInThinking: false, toolOpen: ["<tool_call>"] };
+  }
+
   parseResponse(tokens: readonly number[]): ParsedResponse {
     const parsed = parseResponseForStopToken(tokens, this.tokenizer, this.imEnd);
     if (parsed.termination === "malformed") return parsed;
@@ -174,18 +180,23 @@ export class Qwen3Renderer extends Renderer {
   }
 
   override createConversationPrefixWithTools(tools: ToolSpec[], systemPrompt = ""): Message[] {
-    let toolsText = "";
-    if (tools.length > 0) {
-      const lines = tools.map((tool) => pythonJsonDumps({ type: "function", function: tool })).join("\n");
-      toolsText =
-        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
-        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n" +
-        lines +
-        "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
-        '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
-    }
-    return [{ role: "system", content: systemPrompt ? systemPrompt + "\n\n" + toolsText : toolsText }];
+    return qwen3ToolsPrefix(tools, systemPrompt);
   }
+}
+
+/** Qwen3's tool declaration: a system message with one JSON object per tool inside <tools>, after the system prompt. */
+export function qwen3ToolsPrefix(tools: ToolSpec[], systemPrompt: string): Message[] {
+  let toolsText = "";
+  if (tools.length > 0) {
+    const lines = tools.map((tool) => pythonJsonDumps({ type: "function", function: tool })).join("\n");
+    toolsText =
+      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
+      "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n" +
+      lines +
+      "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
+      '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
+  }
+  return [{ role: "system", content: systemPrompt ? systemPrompt + "\n\n" + toolsText : toolsText }];
 }
 
 /** Qwen3 with thinking off: the prompt ends with a closed, empty think block. */

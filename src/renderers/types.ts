@@ -5,7 +5,12 @@ import { z } from "zod";
 
 export const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
 export const ThinkingPartSchema = z.object({ type: z.literal("thinking"), thinking: z.string() });
-export const ContentPartSchema = z.discriminatedUnion("type", [TextPartSchema, ThinkingPartSchema]);
+/**
+ * An image in a message: a data URI (data:image/png;base64,…), a local file path or file:// URL.
+ * Remote URLs are refused at render time (nothing is downloaded while rendering).
+ */
+export const ImagePartSchema = z.object({ type: z.literal("image"), image: z.string() });
+export const ContentPartSchema = z.discriminatedUnion("type", [TextPartSchema, ThinkingPartSchema, ImagePartSchema]);
 export const ContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
 
 export const ToolCallSchema = z.strictObject({
@@ -41,6 +46,7 @@ export const ToolSpecSchema = z.object({
 
 export type TextPart = z.infer<typeof TextPartSchema>;
 export type ThinkingPart = z.infer<typeof ThinkingPartSchema>;
+export type ImagePart = z.infer<typeof ImagePartSchema>;
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 export type Content = z.infer<typeof ContentSchema>;
 export type ToolCall = z.infer<typeof ToolCallSchema>;
@@ -91,9 +97,13 @@ export interface RenderContext {
  */
 export interface RenderedMessage {
   header: number[];
-  output: number[][];
+  /** Token runs, and image chunks for vision-language renderers. */
+  output: OutputChunk[];
   stopOverlap?: number[];
 }
+
+/** A run of tokens, or an image the server expands into `expected_tokens` vision positions. */
+export type OutputChunk = number[] | import("../tinker/types.ts").ModelInputChunk;
 
 export interface SupervisedExample {
   modelInput: import("../tinker/types.ts").ModelInput;

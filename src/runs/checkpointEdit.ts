@@ -1,7 +1,8 @@
 // Removing a record from checkpoints.jsonl after its weights were deleted: the file is rewritten
 // through a rename, re-read just before so a line appended meanwhile is kept.
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "../files/durable.ts";
 import { CHECKPOINTS_FILE } from "./checkpoints.ts";
 
 /** Drops the records named `name` (and, when given, with that state_path); returns how many. */
@@ -23,8 +24,6 @@ export function removeCheckpointRecord(logDir: string, name: string, statePath?:
     return true;
   });
   if (removed === 0) return 0;
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, kept.map((l) => `${l}\n`).join(""));
-  renameSync(tmp, path);
+  writeFileAtomic(path, kept.map((l) => `${l}\n`).join(""), { context: `removing the record of checkpoint ${name}` });
   return removed;
 }

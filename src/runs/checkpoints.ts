@@ -23,8 +23,10 @@ export function checkpointName(step: number): string {
   return String(step).padStart(6, "0");
 }
 
+/** Appends the record durably (fsynced): a listed checkpoint survives a power cut. */
 export function appendCheckpoint(logDir: string, record: CheckpointRecord): void {
-  appendJsonl(join(logDir, CHECKPOINTS_FILE), record);
+  const step = /^\d+$/.test(record.name) ? ` (step ${Number(record.name)})` : "";
+  appendJsonl(join(logDir, CHECKPOINTS_FILE), record, { fsync: true, context: `record of checkpoint ${record.name}${step}` });
 }
 
 export function readCheckpoints(logDir: string): CheckpointRecord[] {

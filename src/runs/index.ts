@@ -16,6 +16,7 @@ export {
   writeManifest,
 } from "./manifest.ts";
 export { defaultLogRoot, expandLogPath } from "./paths.ts";
+export { LOCK_FILE, type RunLock, type RunLockOwner, RunLockedError, acquireRunLock, assertNoLiveWriter, liveLockOwner } from "./runLock.ts";
 export { type RunOutcome, type RunSession, type RunSessionOptions, startRun, withRun } from "./session.ts";
 export { LOG_FILE, LogTailReader, type MetricsTailReader, STDOUT_FILE, metricsTailReader, readLogTail, readMetricTail, readRunConfig } from "./logs.ts";
 export {

@@ -1,6 +1,7 @@
 // Where a run launched from the UI goes when its log_path already holds something: a fresh
 // sibling name, the same directory (resume), or the same directory after a guarded delete. The
 // launched child then always resumes, because its stdout file already sits in the directory.
+import { assertNoLiveWriter } from "./runLock.ts";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { deleteRunDir } from "./logDir.ts";
 import { expandLogPath } from "./paths.ts";
@@ -34,6 +35,9 @@ export function hasContent(dir: string): boolean {
 export function prepareLaunchDir(logPath: string, choice: ExistingDirChoice): string {
   let dir = expandLogPath(logPath);
   if (hasContent(dir)) {
+    // A directory a live run still writes to is refused here (RunLockedError naming its pid):
+    // the child's own refusal would only reach its stdout.log.
+    if (choice !== "new") assertNoLiveWriter(dir);
     if (choice === "delete") deleteRunDir(dir);
     else if (choice === "new") dir = freshName(dir);
   }

@@ -7,8 +7,9 @@ import { createInterface } from "node:readline/promises";
 import type { LogDirBehavior } from "../config/common.ts";
 import { UsageError } from "../config/errors.ts";
 import { runState } from "./liveness.ts";
+import { liveLockOwner } from "./runLock.ts";
 
-export const RUN_FILES = ["metrics.jsonl", "config.json", "run.json", "checkpoints.jsonl", "logs.log"] as const;
+export const RUN_FILES = ["metrics.jsonl", "config.json", "run.json", "checkpoints.jsonl", "logs.log", "run.lock"] as const;
 
 export class RefusedDeleteError extends UsageError {
   override name = "RefusedDeleteError";
@@ -28,6 +29,8 @@ export function deleteRefusal(dir: string): string | undefined {
   if (!RUN_FILES.some((f) => entries.includes(f))) {
     return `it does not look like a run directory (none of ${RUN_FILES.join(", ")})`;
   }
+  const owner = liveLockOwner(path);
+  if (owner) return `its run is still live (pid ${owner.pid})`;
   const state = runState(path);
   if (state.live) return `its run is still live (pid ${state.manifest?.pid})`;
   return undefined;

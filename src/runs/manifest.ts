@@ -1,9 +1,10 @@
 // run.json: who is running in this directory (recipe, argv, pid, host, engine), its status, and a
 // heartbeat refreshed while it runs, so watchers can tell a live run from a crashed one.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { writeFileAtomic } from "../files/durable.ts";
 
 export const RunStatusSchema = z.enum(["running", "completed", "failed", "stopped"]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
@@ -31,12 +32,12 @@ export function manifestPath(logDir: string): string {
   return join(logDir, MANIFEST_FILE);
 }
 
-/** Replaces run.json atomically (temp file + rename) so readers never see half of it. */
+/**
+ * Replaces run.json atomically (temp file + rename) so readers never see half of it; on a full
+ * disk the old run.json stays, no temp file is left, and the error names the file.
+ */
 export function writeManifest(logDir: string, manifest: RunManifest): void {
-  const path = manifestPath(logDir);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(manifest, null, 2)}\n`);
-  renameSync(tmp, path);
+  writeFileAtomic(manifestPath(logDir), `${JSON.stringify(manifest, null, 2)}\n`, { context: `run status "${manifest.status}"` });
 }
 
 /** run.json of a directory, or undefined when there is none. Throws naming the file when invalid. */
@@ -66,17 +67,24 @@ export interface ManifestInit {
 
 export interface ManifestHandle {
   readonly manifest: RunManifest;
-  /** Records the final status (once; later calls are ignored) and stops the heartbeat. */
+  /**
+   * Records the final status (once; later calls are ignored) and stops the heartbeat. Never
+   * throws: when run.json cannot be written (a full disk) it says so in one line on stderr, since
+   * it runs on exit paths where the run's own error is the one that matters.
+   */
   finish(status: Exclude<RunStatus, "running">, error?: string): void;
-  /** Writes a fresh heartbeat now. */
+  /** Writes a fresh heartbeat now (a failure is reported once on stderr, never thrown). */
   beat(): void;
 }
+
+type Warn = (message: string) => void;
+const stderrWarn: Warn = (message) => process.stderr.write(`${message}\n`);
 
 /**
  * Writes run.json with status running and keeps its heartbeat fresh on an unref'd timer. If the
  * process exits without finish() (process.exit somewhere), the exit hook records "failed".
  */
-export function startManifest(logDir: string, init: ManifestInit, heartbeatMs = DEFAULT_HEARTBEAT_MS): ManifestHandle {
+export function startManifest(logDir: string, init: ManifestInit, heartbeatMs = DEFAULT_HEARTBEAT_MS, warn: Warn = stderrWarn): ManifestHandle {
   const now = new Date().toISOString();
   const manifest: RunManifest = {
     recipe: init.recipe,
@@ -92,10 +100,18 @@ export function startManifest(logDir: string, init: ManifestInit, heartbeatMs = 
   if (init.command !== undefined) manifest.command = init.command;
   writeManifest(logDir, manifest);
   let finished = false;
+  let beatFailed = false;
   const beat = (): void => {
     if (finished) return;
     manifest.heartbeat_at = new Date().toISOString();
-    writeManifest(logDir, manifest);
+    try {
+      writeManifest(logDir, manifest);
+      beatFailed = false;
+    } catch (err) {
+      // A heartbeat runs on a timer: throwing would crash the run over a status file.
+      if (!beatFailed) warn(`cookbook: heartbeat not recorded: ${err instanceof Error ? err.message : String(err)}`);
+      beatFailed = true;
+    }
   };
   const timer = setInterval(beat, heartbeatMs);
   timer.unref();
@@ -107,7 +123,11 @@ export function startManifest(logDir: string, init: ManifestInit, heartbeatMs = 
     manifest.status = status;
     manifest.heartbeat_at = manifest.ended_at = new Date().toISOString();
     if (error !== undefined) manifest.error = error;
-    writeManifest(logDir, manifest);
+    try {
+      writeManifest(logDir, manifest);
+    } catch (err) {
+      warn(`cookbook: run status "${status}" not recorded: ${err instanceof Error ? err.message : String(err)}`);
+    }
   };
   const onExit = (code: number): void => finish("failed", `process exited (code ${code}) before the run finished`);
   process.on("exit", onExit);

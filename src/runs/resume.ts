@@ -1,9 +1,9 @@
 // Keeping metrics.jsonl consistent with a resumed run: rows for steps at or after the resume
 // point were written by the interrupted run after its last checkpoint and are about to be
 // written again, so they are dropped first.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
+import { writeFileAtomic } from "../files/durable.ts";
 import { parseJsonlText } from "../log/jsonl.ts";
 
 /**
@@ -17,8 +17,6 @@ export function truncateMetricsFrom(logDir: string, fromStep: number): number {
   const kept = records.filter((r) => !(typeof r.step === "number" && r.step >= fromStep));
   const dropped = records.length - kept.length;
   if (dropped === 0 && !tornTail) return 0;
-  const tmp = join(logDir, `.metrics.jsonl.${randomBytes(4).toString("hex")}.tmp`);
-  writeFileSync(tmp, kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
-  renameSync(tmp, path);
+  writeFileAtomic(path, kept.map((r) => `${JSON.stringify(r)}\n`).join(""), { context: `dropping metrics from step ${fromStep} to resume` });
   return dropped;
 }

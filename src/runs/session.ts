@@ -1,6 +1,8 @@
-// Everything a recipe needs around its loop, in one call: log-dir policy, run.json with heartbeat,
-// config.json, logs.log, metrics logger and signal handling, with the status recorded on every
-// exit path (completed, failed, stopped by signal).
+// Everything a recipe needs around its loop, in one call: the run lock (one writer per directory,
+// whatever the log-dir policy), log-dir policy, run.json with heartbeat, config.json, logs.log,
+// metrics logger and signal handling, with the status recorded on every exit path (completed,
+// failed, stopped by signal).
+import { mkdirSync } from "node:fs";
 import type { LogDirBehavior } from "../config/common.ts";
 import { MetricsLogger, type Writable } from "../log/metrics.ts";
 import { RunLog } from "../log/runLog.ts";
@@ -8,6 +10,7 @@ import { type RunControl, installRunControl } from "./control.ts";
 import { checkLogDir, type CheckLogDirOptions } from "./logDir.ts";
 import { DEFAULT_HEARTBEAT_MS, type ManifestHandle, type RunStatus, startManifest } from "./manifest.ts";
 import { expandLogPath } from "./paths.ts";
+import { type RunLock, acquireRunLock, assertNoLiveWriter, sweepRunDir } from "./runLock.ts";
 
 export interface RunSessionOptions {
   logPath: string;
@@ -33,19 +36,39 @@ export interface RunSession {
   log: RunLog;
   control: RunControl;
   manifest: ManifestHandle;
+  /** This process's hold on the directory; released when the run ends (withRun) or the process exits. */
+  lock: RunLock;
 }
 
 export type RunOutcome = Exclude<RunStatus, "running">;
 
-/** Sets up the run directory; undefined when the person chose "exit" at the log-dir prompt. */
+/**
+ * Sets up the run directory; undefined when the person chose "exit" at the log-dir prompt. Throws
+ * RunLockedError (naming the pid) when another live process writes there, before any policy is
+ * applied, so neither a resume nor a delete touches a live run.
+ */
 export async function startRun(options: RunSessionOptions): Promise<RunSession | undefined> {
   const logDir = expandLogPath(options.logPath);
+  assertNoLiveWriter(logDir);
   const outcome = await checkLogDir(logDir, options.behavior, options.logDirOptions);
   if (outcome === "exit") return undefined;
+  mkdirSync(logDir, { recursive: true });
+  const lock = acquireRunLock(logDir);
+  try {
+    sweepRunDir(logDir);
+    return openSession(logDir, outcome === "resume", lock, options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+function openSession(logDir: string, resumed: boolean, lock: RunLock, options: RunSessionOptions): RunSession {
   const argv = options.argv ?? process.argv.slice(2);
   const commandLine = options.commandLine ?? process.argv.join(" ");
   const metrics = new MetricsLogger(logDir, { console: options.console, consoleEvery: options.consoleEvery });
   const log = new RunLog(logDir, commandLine);
+  log.progress = () => (metrics.lastStep === undefined ? "before the first step's metrics" : `after step ${metrics.lastStep}`);
   const manifest = startManifest(
     logDir,
     { recipe: options.recipe, argv, command: commandLine, engine: options.engine },
@@ -62,8 +85,17 @@ export async function startRun(options: RunSessionOptions): Promise<RunSession |
       process.stderr.write(`${message}\n`);
     },
   });
-  if (outcome === "resume") log.info(`resuming in ${logDir}`);
-  return { logDir, resumed: outcome === "resume", metrics, log, control, manifest };
+  if (resumed) log.info(`resuming in ${logDir}`);
+  return { logDir, resumed, metrics, log, control, manifest, lock };
+}
+
+/** Runs a log line on an exit path, where a full disk must not replace the run's own outcome. */
+function bestEffort(write: () => void): void {
+  try {
+    write();
+  } catch {
+    // run.json (finish) reports what could not be recorded.
+  }
 }
 
 /**
@@ -76,14 +108,15 @@ export async function withRun(options: RunSessionOptions, body: (run: RunSession
   try {
     const result = await body(run);
     const status = result ?? (run.control.stopRequested ? "stopped" : "completed");
-    run.log.info(`run ${status}`);
+    bestEffort(() => run.log.info(`run ${status}`));
     run.manifest.finish(status);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    run.log.error(`run failed: ${err instanceof Error && err.stack ? err.stack : message}`);
+    bestEffort(() => run.log.error(`run failed: ${err instanceof Error && err.stack ? err.stack : message}`));
     run.manifest.finish("failed", message);
     throw err;
   } finally {
     run.control.dispose();
+    run.lock.release();
   }
 }

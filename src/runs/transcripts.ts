@@ -134,7 +134,7 @@ export const TRAIN_EXAMPLES_FILE = "train_examples.jsonl";
 
 /** Appends one example as a whole line, for the TUI's supervised example view. */
 export function appendTrainingExample(logDir: string, example: TrainingExample): void {
-  appendJsonl(join(logDir, TRAIN_EXAMPLES_FILE), example);
+  appendJsonl(join(logDir, TRAIN_EXAMPLES_FILE), example, { context: `training example of step ${example.step}` });
 }
 
 export function readTrainingExamples(logDir: string): TrainingExample[] {

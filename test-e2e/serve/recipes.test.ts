@@ -3,14 +3,12 @@
 // it lives here rather than in test/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execa } from "execa";
 import { tinyConfigJson, writeTinyModel } from "../../test/engine/helpers.ts";
 
-const run = promisify(execFile);
 const CLI = join(import.meta.dirname, "..", "..", "bin", "cookbook.js");
 const TOKENIZER_DIR = join(import.meta.dirname, "..", "..", "fixtures", "models", "tiny-chat");
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"];
@@ -18,7 +16,9 @@ const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tok
 let root: string;
 let modelDir: string;
 let env: NodeJS.ProcessEnv;
-let server: ChildProcess;
+// extendEnv off: the deleted TINKER_* keys must stay deleted. The exit is checked in after().
+const startServer = (store: string) => execa(process.execPath, [CLI, "serve", "--port", "0", "--store", store], { env, extendEnv: false, stdin: "ignore", buffer: false, reject: false });
+let server: ReturnType<typeof startServer>;
 let url: string;
 let serverErr = "";
 
@@ -35,7 +35,7 @@ before(async () => {
   env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_LOG_ROOT: join(root, "logs") };
   delete env.TINKER_BASE_URL;
   delete env.TINKER_API_KEY;
-  server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--store", join(root, "served-store")], { env, stdio: ["ignore", "pipe", "pipe"] });
+  server = startServer(join(root, "served-store"));
   server.stderr!.on("data", (d: Buffer) => (serverErr += d.toString()));
   url = await new Promise<string>((resolve, reject) => {
     let out = "";
@@ -73,10 +73,10 @@ function readMetrics(logPath: string): Row[] {
 async function runRecipe(recipe: string, logName: string, args: string[]): Promise<Row[]> {
   const logPath = join(root, logName);
   try {
-    await run(process.execPath, [CLI, "run", recipe, ...args, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], { env, timeout: 240_000 });
+    await execa(process.execPath, [CLI, "run", recipe, ...args, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], { env, extendEnv: false, timeout: 240_000 });
   } catch (err) {
-    const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`cookbook run ${recipe} (${logName}) failed: ${e.message}\n${e.stderr ?? ""}\nserver stderr: ${serverErr}`);
+    // execa's message already carries the command, exit code and the child's stderr.
+    throw new Error(`cookbook run ${recipe} (${logName}) failed: ${(err as Error).message}\nserver stderr: ${serverErr}`);
   }
   return readMetrics(logPath);
 }
@@ -119,10 +119,7 @@ test("rl_basic runs against cookbook serve: sampling, training and checkpoints o
 });
 
 test("cookbook serve refuses a non-loopback address without an API key (usage error, exit 2)", async () => {
-  const r = await run(process.execPath, [CLI, "serve", "--host", "0.0.0.0", "--port", "0"], { env }).then(
-    () => ({ code: 0, stderr: "" }),
-    (e: { code?: number; stderr?: string }) => ({ code: e.code ?? -1, stderr: e.stderr ?? "" }),
-  );
-  assert.equal(r.code, 2);
+  const r = await execa(process.execPath, [CLI, "serve", "--host", "0.0.0.0", "--port", "0"], { env, extendEnv: false, reject: false });
+  assert.equal(r.exitCode, 2);
   assert.match(r.stderr, /--api-key/);
 });

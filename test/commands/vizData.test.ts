@@ -88,8 +88,17 @@ test("bad input: errors name the file and line, the role, the renderer or the to
   await assert.rejects(runVizData(badContent, config({}), true, capture(false).io), /content\.jsonl:1: messages\[0\]\.content/);
   await assert.rejects(runVizData(good, config({ renderer_name: "kimi" }), true, capture(false).io), /unknown renderer "kimi"; known renderers: .*kimi_k2/);
   await assert.rejects(runVizData(good, config({ renderer_name: "llama3" }), true, capture(false).io), /llama3 needs the special token/);
-  await assert.rejects(runVizData(good, config({ renderer_name: null }), true, capture(false).io), /pass renderer_name=/);
   await assert.rejects(runVizData(path.join(tmp, "missing.jsonl"), config({}), true, capture(false).io), /cannot read .*missing\.jsonl/);
+});
+
+test("a fixture model name is accepted like in every recipe: no recommended renderer means role_colon", async () => {
+  const c = capture(false);
+  await runVizData(good, VizDataConfigSchema.parse({ model_name: "tiny-chat" }), true, c.io);
+  assert.match(c.out(), /renderer role_colon/);
+  assert.ok(c.out().includes("User: What is 2+2?"), c.out());
+  const explicit = capture(false);
+  await runVizData(good, config({ renderer_name: null }), true, explicit.io);
+  assert.match(explicit.out(), /renderer role_colon/, "a local tokenizer folder has no recommended renderer either");
 });
 
 test("the cookbook command runs viz-data, plain when piped, and exits non-zero on bad data", () => {
@@ -102,4 +111,7 @@ test("the cookbook command runs viz-data, plain when piped, and exits non-zero o
   const failed = spawnSync(process.execPath, [bin, "viz-data", bad, `model_name=${QWEN}`, "renderer_name=qwen3"], { encoding: "utf8", env });
   assert.notEqual(failed.status, 0);
   assert.match(failed.stderr, /cli-bad\.jsonl:1: expected an object with a "messages" list/);
+  const fixture = spawnSync(process.execPath, [bin, "viz-data", good, "model_name=tiny-chat"], { encoding: "utf8", env });
+  assert.equal(fixture.status, 0, fixture.stderr);
+  assert.match(fixture.stdout, /== example 2\/2 .* renderer role_colon/);
 });

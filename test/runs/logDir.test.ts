@@ -54,7 +54,7 @@ test("delete refuses the root, the home directory, the cwd and non-run directori
   const notRun = tempDir();
   writeFileSync(join(notRun, "thesis.tex"), "precious");
   assert.throws(() => deleteRunDir(notRun), {
-    message: `refusing to delete ${notRun}: it does not look like a run directory (none of metrics.jsonl, config.json, run.json, checkpoints.jsonl, logs.log)`,
+    message: `refusing to delete ${notRun}: it does not look like a run directory (none of metrics.jsonl, config.json, run.json, checkpoints.jsonl, logs.log, run.lock)`,
   });
   assert.ok(existsSync(join(notRun, "thesis.tex")));
 });

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isPidAlive, readCheckpoints, readManifest } from "../../src/runs/index.ts";
-import { freshName } from "../../src/runs/index.ts";
+import { freshName, prepareLaunchDir } from "../../src/runs/index.ts";
 import { ProcessManager, type ProcessEvent } from "../../src/tui/services/processManager.ts";
 import { relaunchArgs } from "../../src/tui/services/runActions.ts";
 import { RunTailer } from "../../src/tui/services/runTailer.ts";
@@ -105,4 +105,25 @@ test("launch with delete refuses a live run directory; freshName and relaunchArg
   } finally {
     pm.dispose();
   }
+});
+
+test("an existing log dir: new picks a fresh sibling, resume keeps it, delete empties a finished run", () => {
+  const root = tempRoot();
+  const fresh = join(root, "never");
+  assert.equal(prepareLaunchDir(fresh, "delete"), fresh, "a missing dir is used as is");
+  assert.ok(existsSync(fresh), "and created");
+  const dir = join(root, "done");
+  mkdirSync(dir);
+  writeFileSync(join(dir, "metrics.jsonl"), '{"step":0}\n');
+  writeFileSync(join(dir, "run.json"), JSON.stringify({ recipe: "x", argv: [], pid: 999_999, host: "h", started_at: new Date(0).toISOString(), engine: "none", status: "completed", heartbeat_at: new Date(0).toISOString() }));
+  assert.equal(prepareLaunchDir(dir, "new"), `${dir}-2`);
+  assert.equal(prepareLaunchDir(dir, "resume"), dir);
+  assert.ok(existsSync(join(dir, "metrics.jsonl")), "resume keeps the run's files");
+  assert.equal(prepareLaunchDir(dir, "delete"), dir);
+  assert.deepEqual(readdirSync(dir), [], "delete leaves an empty directory for the new run");
+  const notARun = join(root, "notes");
+  mkdirSync(notARun);
+  writeFileSync(join(notARun, "todo.txt"), "keep me");
+  assert.throws(() => prepareLaunchDir(notARun, "delete"), /does not look like a run directory/);
+  assert.ok(existsSync(join(notARun, "todo.txt")));
 });

@@ -1,7 +1,8 @@
 // A self-contained HTML report of one RL iteration's first groups (spec §7.5): per group the
 // prompt, a reward table over its trajectories, and per trajectory the role-coloured response
 // and a turn-by-turn table. Everything user-derived is escaped.
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
+import { writeFileAtomic } from "../../files/durable.ts";
 import { dirname, join } from "node:path";
 import {
   messageText,
@@ -229,9 +230,7 @@ ${shown.map((g, i) => renderGroup(g, i, args.decode)).join("\n")}
 
 export function writeRolloutHtml(path: string, args: RolloutHtmlArgs): string {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, renderRolloutHtml(args));
-  renameSync(tmp, path);
+  writeFileAtomic(path, renderRolloutHtml(args), { fsync: false, context: "rollout report" });
   return path;
 }
 

@@ -1,6 +1,7 @@
 // Per-trajectory rollout summaries, one JSON record per line (spec §7.1), written into the
 // iteration directory as `<base>_rollout_summaries.jsonl`.
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
+import { writeFileAtomic } from "../../files/durable.ts";
 import { dirname, join } from "node:path";
 import { modelInputTokenCount, trajectoryText, type Decode, type SummaryGroup } from "./types.ts";
 
@@ -87,9 +88,7 @@ export function serializeRolloutSummaries(args: {
 /** Writes the whole file at once through a rename, so a tailing reader never sees half of it. */
 export function writeJsonlAtomic(path: string, records: readonly unknown[]): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, records.map((r) => JSON.stringify(r) + "\n").join(""));
-  renameSync(tmp, path);
+  writeFileAtomic(path, records.map((r) => JSON.stringify(r) + "\n").join(""), { fsync: false, context: "rollout summaries" });
 }
 
 export function writeRolloutSummaries(args: {

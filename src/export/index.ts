@@ -1,0 +1,120 @@
+// `cookbook export`: a tinker:// checkpoint as a PEFT adapter folder or as a full Hugging Face model
+// with the LoRA merged in, ready for transformers, PEFT, vLLM or the Hub.
+import { join } from "node:path";
+import { existsSync, writeFileSync } from "node:fs";
+import { readModelConfig } from "../engine/loadModel.ts";
+import { ModelNotFoundError, type ResolveOptions } from "../engine/resolve.ts";
+import {
+  modelWeightFiles, readSafetensors, readSafetensorsHeader, writeSafetensors, type SafetensorsEntry, type TensorToWrite,
+} from "../engine/safetensors/index.ts";
+import { peftAdapterConfig } from "../engine/store.ts";
+import { copyTokenizerFiles, ExportError, writeFolderAtomically } from "./folder.ts";
+import { checkAdapterFitsBase, pairLoraTensors, type LoraAdapter } from "./lora.ts";
+import { readJsonFile, writeMergedModel, type ExportDtype } from "./merged.ts";
+import { locateBaseModel, locateCheckpoint, type BaseModelLocation, type CheckpointFiles, type LocateOptions } from "./source.ts";
+
+export { ExportError } from "./folder.ts";
+export { parseByteSize } from "./byteSize.ts";
+export type { ExportDtype } from "./merged.ts";
+export { readTarFiles } from "./tar.ts";
+export { locateCheckpoint, type CheckpointFiles } from "./source.ts";
+
+export interface ExportOptions extends LocateOptions {
+  mode: "adapter" | "merged";
+  outDir: string;
+  dtype: ExportDtype;
+  maxShardBytes: number;
+  /** Written as base_model_name_or_path instead of the hub id or folder found for the base model. */
+  baseModelName?: string;
+  resolve?: ResolveOptions;
+}
+
+export interface ExportResult {
+  outDir: string;
+  files: string[];
+  baseModelDir: string;
+  baseModelNameOrPath: string;
+  untiedHead: boolean;
+  origin: CheckpointFiles["origin"];
+}
+
+function readAdapter(files: CheckpointFiles): { adapter: LoraAdapter; raw: Map<string, { shape: number[]; data: Float32Array }> } {
+  const file = join(files.dir, "adapter_model.safetensors");
+  const raw = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (const [name, t] of readSafetensors(file)) {
+    if (!(t.data instanceof Float32Array)) throw new ExportError(`${file}: tensor ${name} is ${t.dtype}; LoRA tensors are floating point`);
+    raw.set(name, { shape: t.shape, data: t.data });
+  }
+  return { adapter: pairLoraTensors(raw, files.rank!, files.alpha, file), raw };
+}
+
+function baseHeaderEntries(baseDir: string): Map<string, SafetensorsEntry> {
+  const out = new Map<string, SafetensorsEntry>();
+  for (const f of modelWeightFiles(baseDir)?.files ?? []) for (const [n, e] of readSafetensorsHeader(f).entries) out.set(n, e);
+  return out;
+}
+
+export async function exportCheckpoint(tinkerPath: string, options: ExportOptions): Promise<ExportResult> {
+  const files = await locateCheckpoint(tinkerPath, options);
+  try {
+    if (!files.isLora) {
+      if (options.mode === "adapter") {
+        throw new ExportError(`${tinkerPath} is a full fine-tune (every weight trained), not a LoRA; export it with --merged`);
+      }
+      // The checkpoint folder is a complete model: convert and re-shard it; the tokenizer comes
+      // from the folder when it has one, else from the base model.
+      const hasTokenizer = existsSync(join(files.dir, "tokenizer.json")) || existsSync(join(files.dir, "tokenizer_config.json"));
+      const tokenizerDir = hasTokenizer ? files.dir : (await locateBaseModel(files, options.resolve)).dir;
+      const written = writeFolderAtomically(options.outDir, (tmp) => {
+        const r = writeMergedModel(files.dir, null, tmp, options);
+        return [...r.shards, "config.json", ...copyTokenizerFiles(tokenizerDir, tmp)];
+      });
+      return { outDir: options.outDir, files: written, baseModelDir: files.dir, baseModelNameOrPath: files.baseModel, untiedHead: false, origin: files.origin };
+    }
+    const { adapter, raw } = readAdapter(files);
+    if (options.mode === "adapter") return await exportAdapter(files, adapter, raw, options);
+    const base = await locateBaseModel(files, options.resolve);
+    const nameOrPath = options.baseModelName ?? base.nameOrPath;
+    {
+      let untied = false;
+      const written = writeFolderAtomically(options.outDir, (tmp) => {
+        const r = writeMergedModel(base.dir, adapter, tmp, options);
+        untied = r.untiedHead;
+        return [...r.shards, "config.json", ...copyTokenizerFiles(base.dir, tmp)];
+      });
+      return { outDir: options.outDir, files: written, baseModelDir: base.dir, baseModelNameOrPath: nameOrPath, untiedHead: untied, origin: files.origin };
+    }
+  } finally {
+    files.dispose();
+  }
+}
+
+/**
+ * The adapter folder. The base model's weights are only read to check the adapter fits them; when
+ * they are not on this machine only its tokenizer is fetched (a few MB instead of the whole model).
+ */
+async function exportAdapter(
+  files: CheckpointFiles, adapter: LoraAdapter, raw: Map<string, { shape: number[]; data: Float32Array }>, options: ExportOptions,
+): Promise<ExportResult> {
+  let base: BaseModelLocation;
+  try {
+    base = await locateBaseModel(files, { ...options.resolve, allowDownload: false });
+    checkAdapterFitsBase(adapter, baseHeaderEntries(base.dir), readModelConfig(base.dir).config.tieWordEmbeddings, base.dir);
+  } catch (err) {
+    if (!(err instanceof ModelNotFoundError)) throw err;
+    base = await locateBaseModel(files, { ...options.resolve, need: "tokenizer" });
+    options.log?.(`note: the weights of ${files.baseModel} are not on this machine, so the adapter was not checked against them (only the tokenizer was fetched)`);
+  }
+  const nameOrPath = options.baseModelName ?? base.nameOrPath;
+  const configFile = join(files.dir, "adapter_config.json");
+  const config = existsSync(configFile)
+    ? readJsonFile(configFile)
+    : peftAdapterConfig(nameOrPath, { rank: files.rank!, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, raw.keys());
+  config.base_model_name_or_path = nameOrPath;
+  const written = writeFolderAtomically(options.outDir, (tmp) => {
+    writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(raw), { dtype: options.dtype === "bf16" ? "BF16" : "F32", metadata: { format: "pt" } });
+    writeFileSync(join(tmp, "adapter_config.json"), JSON.stringify(config, null, 2) + "\n");
+    return ["adapter_model.safetensors", "adapter_config.json", ...copyTokenizerFiles(base.dir, tmp)];
+  });
+  return { outDir: options.outDir, files: written, baseModelDir: base.dir, baseModelNameOrPath: nameOrPath, untiedHead: false, origin: files.origin };
+}

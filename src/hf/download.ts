@@ -1,0 +1,68 @@
+// One way to fetch a file from the Hugging Face hub (or anything at HF_ENDPOINT) into the local
+// cache: streamed to a temporary name beside the destination and renamed once complete and of the
+// announced size, so an interrupted download never looks like a cached file. Model and dataset
+// lookups both use it.
+import { createWriteStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { basename, dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
+
+/** The hub's base URL: HF_ENDPOINT, else https://huggingface.co (no trailing slash). */
+export function hfEndpoint(env: NodeJS.ProcessEnv = process.env): string {
+  return (env["HF_ENDPOINT"] || "https://huggingface.co").replace(/\/+$/, "");
+}
+
+/** Request headers for the hub: the HF_TOKEN bearer when set (never logged). */
+export function hubHeaders(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return env["HF_TOKEN"] ? { authorization: `Bearer ${env["HF_TOKEN"]}` } : {};
+}
+
+/** A non-2xx answer from the hub; `status` lets callers treat 404 of an optional file as absence. */
+export class HubHttpError extends Error {
+  override name = "HubHttpError";
+  constructor(
+    readonly status: number,
+    readonly url: string,
+    what = "repo",
+  ) {
+    const hint = status === 401 || status === 403 ? ` (gated or private ${what}: accept its terms on the hub and set HF_TOKEN)` : "";
+    super(`HTTP ${status} for ${url}${hint}`);
+  }
+}
+
+export interface HubDownloadOptions {
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  /** Progress lines (large files only, or every file with `logEvery: true`). */
+  log?: (line: string) => void;
+  logEvery?: boolean;
+  /** Named in a 401/403 hint: "repo" or "dataset". */
+  what?: string;
+}
+
+/** Downloads `url` to `dest` atomically; returns the response headers (x-repo-commit, etag, ...). */
+export async function downloadHubFile(url: string, dest: string, options: HubDownloadOptions = {}): Promise<Headers> {
+  const res = await (options.fetch ?? fetch)(url, { headers: options.headers ?? {}, redirect: "follow" });
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new HubHttpError(res.status, url, options.what);
+  }
+  const size = Number(res.headers.get("content-length") ?? NaN);
+  if (options.log !== undefined && (options.logEvery === true || (Number.isFinite(size) && size > 10 * 1024 * 1024))) {
+    options.log(`downloading ${url}${Number.isFinite(size) ? ` (${(size / 1024 ** 2).toFixed(1)} MiB)` : ""}`);
+  }
+  mkdirSync(dirname(dest), { recursive: true });
+  const tmp = join(dirname(dest), `.${basename(dest)}.incomplete-${randomBytes(4).toString("hex")}`);
+  try {
+    if (res.body === null) writeFileSync(tmp, "");
+    else await pipeline(Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>), createWriteStream(tmp));
+    if (Number.isFinite(size) && statSync(tmp).size !== size) throw new Error(`download of ${url} ended after ${statSync(tmp).size} of ${size} bytes`);
+    renameSync(tmp, dest);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  return res.headers;
+}
