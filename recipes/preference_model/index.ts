@@ -1,0 +1,43 @@
+// Trains a preference (reward) model: a LoRA that reads a prompt and two completions and answers
+// "A" or "B" (the cookbook's reward-model stage, on its own). Reports test/pm_accuracy — the
+// greedy verdict's agreement with held-out labels — every eval_every steps. Default data: the
+// shipped concise-vs-rambling comparisons; hhh / helpsteer3 / ultrafeedback load the hub sets.
+import { join } from "node:path";
+import { z } from "zod";
+import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
+import { openPipeline, pipelineFields, preferenceModelStage } from "../../src/preference/rlhf.ts";
+import { overrideDefaults } from "../../src/training/config.ts";
+
+export const configSchema = overrideDefaults(
+  z.object({
+    ...pipelineFields,
+    learning_rate: z.number().positive().default(1e-3).describe("Peak learning rate (linear decay)"),
+    batch_size: z.number().int().positive().default(16).describe("Comparisons per step"),
+    max_steps: z.number().int().positive().default(80).describe("Training steps"),
+  }),
+  { log_path: "/tmp/tinker-examples/preference_model", dataset: "concise", lora_rank: 16, eval_every: 10 },
+);
+export type PreferenceModelConfig = z.output<typeof configSchema>;
+
+async function main(config: PreferenceModelConfig, context?: RecipeContext): Promise<void> {
+  const p = await openPipeline(config, context, (l) => console.log(l), { standalone: true });
+  try {
+    const pm = await preferenceModelStage(p, config.log_path, {
+      learningRate: config.learning_rate,
+      steps: config.max_steps,
+      batchSize: config.batch_size,
+      recipeName: "preference_model",
+      skipFinished: false,
+    });
+    console.log(`preference model: ${pm.record.sampler_path ?? "(no sampler path)"}`);
+  } finally {
+    await p.service.close();
+  }
+}
+
+export default defineRecipe({
+  name: "preference_model",
+  description: "Train a preference (reward) model that answers A or B for a comparison; reports held-out accuracy",
+  configSchema,
+  main,
+});
