@@ -3,6 +3,7 @@
 // the shipped pirate-style comparisons, which tiny-chat has never seen, so held-out pair accuracy
 // climbs from chance within a minute or two; dataset=hhh|helpsteer3|ultrafeedback load the hub sets.
 import { z } from "zod";
+import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { resolveRendererName } from "../../src/modelInfo.ts";
 import { comparisonSourceFields, loadComparisons } from "../../src/preference/datasets.ts";
@@ -15,10 +16,10 @@ import { overrideDefaults } from "../../src/training/config.ts";
 export const configSchema = overrideDefaults(
   DpoConfigSchema.extend({
     ...comparisonSourceFields,
-    batch_size: z.number().int().positive().default(16).describe("Comparisons per step (two datums each)"),
+    batch_size: chatDatasetFields.batch_size,
     max_length: z.number().int().positive().nullable().default(512).describe("Truncate each sequence to this many tokens"),
   }),
-  {
+  { batch_size: 16,
     log_path: "/tmp/tinker-examples/dpo",
     learning_rate: 2e-4,
     lora_rank: 16,

@@ -7,6 +7,7 @@
 // reads every example once before training (its answers do not change), `teacher_concurrency`
 // calls at a time; training is the supervised loop on the soft-target datums.
 import { z } from "zod";
+import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { TeacherScoreEvaluator } from "../../src/distillation/onPolicyTrain.ts";
@@ -33,11 +34,11 @@ export const configSchema = overrideDefaults(
     num_examples: z.number().int().positive().default(512).describe("Examples used from dataset_path (the first ones)"),
     n_teacher_targets: z.number().int().positive().default(20).describe("Teacher tokens per position used as soft targets (top-K)"),
     teacher_concurrency: z.number().int().positive().default(64).describe("Teacher requests in flight at once"),
-    batch_size: z.number().int().positive().default(32).describe("Examples per step"),
+    batch_size: chatDatasetFields.batch_size,
     max_tokens: z.number().int().positive().default(6).describe("Tokens sampled per held-out evaluation answer"),
     test_problems: z.number().int().min(0).default(100).describe("Held-out sums scoring student and teacher (0 = none)"),
   }),
-  {
+  { batch_size: 32,
     log_path: "/tmp/tinker-examples/off_policy_distillation",
     learning_rate: 1e-3,
     lr_schedule: "constant",

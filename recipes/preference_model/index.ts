@@ -4,6 +4,8 @@
 // shipped concise-vs-rambling comparisons; hhh / helpsteer3 / ultrafeedback load the hub sets.
 import { join } from "node:path";
 import { z } from "zod";
+import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
+import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { openPipeline, pipelineFields, preferenceModelStage } from "../../src/preference/rlhf.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
@@ -11,11 +13,11 @@ import { overrideDefaults } from "../../src/training/config.ts";
 export const configSchema = overrideDefaults(
   z.object({
     ...pipelineFields,
-    learning_rate: z.number().positive().default(1e-3).describe("Peak learning rate (linear decay)"),
-    batch_size: z.number().int().positive().default(16).describe("Comparisons per step"),
+    learning_rate: SupervisedConfigSchema.shape.learning_rate,
+    batch_size: chatDatasetFields.batch_size,
     max_steps: z.number().int().positive().default(80).describe("Training steps"),
   }),
-  { log_path: "/tmp/tinker-examples/preference_model", dataset: "concise", lora_rank: 16, eval_every: 10 },
+  { learning_rate: 1e-3, batch_size: 16, log_path: "/tmp/tinker-examples/preference_model", dataset: "concise", lora_rank: 16, eval_every: 10 },
 );
 export type PreferenceModelConfig = z.output<typeof configSchema>;
 

@@ -9,6 +9,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
+import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { seededShuffle } from "../../src/data/shuffle.ts";
@@ -39,14 +40,14 @@ export const configSchema = overrideDefaults(
     prompts_per_category: z.number().int().positive().default(60).describe("Prompts kept per category of the default task; a quarter (at least one) is held out"),
     label_max_tokens: z.number().int().positive().default(12).describe("Maximum tokens of a teacher label / student answer"),
     sampling_concurrency: z.number().int().positive().default(32).describe("Labelling and evaluation requests in flight at once"),
-    batch_size: z.number().int().positive().default(16).describe("Labelled prompts per training step"),
+    batch_size: chatDatasetFields.batch_size,
     max_length: z.number().int().positive().default(512).describe("Truncate examples to this many tokens"),
     teacher_sft_steps: z.number().int().min(1).default(40).describe("Stage 1 (no `teacher`): steps teaching the teacher to follow system_prompt"),
     teacher_learning_rate: z.number().positive().default(5e-3).describe("Stage 1 learning rate (linear decay)"),
     teacher_lora_rank: z.number().int().positive().default(16).describe("Stage 1 LoRA rank"),
     plain_chats_file: z.string().default(fixtureDataPath("chats_train.jsonl")).describe("Stage 1: chats without the system prompt, mixed in so the teacher only obeys when prompted"),
   }),
-  {
+  { batch_size: 16,
     log_path: "/tmp/tinker-examples/prompt_distillation",
     learning_rate: 5e-3,
     lora_rank: 16,

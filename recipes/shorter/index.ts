@@ -5,6 +5,7 @@
 // shipped concise/rambling set); the RL stage then has to unlearn the padding.
 import { join } from "node:path";
 import { z } from "zod";
+import { RLConfigSchema } from "../../src/rl/config.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { TOURNAMENT_PATTERNS } from "../../src/preference/pairwiseEnv.ts";
 import { ShorterPreferenceModel } from "../../src/preference/preferenceModel.ts";
@@ -17,14 +18,14 @@ export const configSchema = overrideDefaults(
     warmup_steps: z.number().int().min(0).default(40).describe("SFT warm-up steps on plain-or-padded answers (0 = RL straight from the base model)"),
     warmup_learning_rate: z.number().positive().default(2e-3).describe("Warm-up learning rate"),
     warmup_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Share of warm-up answers padded with filler"),
-    learning_rate: z.number().positive().default(2e-3).describe("RL learning rate (constant)"),
+    learning_rate: RLConfigSchema.shape.learning_rate,
     max_steps: z.number().int().positive().default(20).describe("RL iterations"),
-    group_size: z.number().int().min(2).default(4).describe("Replies per prompt (one tournament)"),
-    groups_per_batch: z.number().int().positive().default(8).describe("Prompts per iteration"),
-    max_tokens: z.number().int().positive().default(40).describe("Maximum reply tokens"),
+    group_size: RLConfigSchema.shape.group_size,
+    groups_per_batch: RLConfigSchema.shape.groups_per_batch,
+    max_tokens: RLConfigSchema.shape.max_tokens,
     tournament_pattern: z.enum(TOURNAMENT_PATTERNS).default("all_pairs_both_ways").describe("Which matchups each group plays"),
   }),
-  { log_path: "/tmp/tinker-examples/shorter", dataset: "concise", lora_rank: 16, save_every: 10, eval_every: 10, behavior_if_log_dir_exists: "resume" },
+  { learning_rate: 2e-3, group_size: 4, groups_per_batch: 8, max_tokens: 40, log_path: "/tmp/tinker-examples/shorter", dataset: "concise", lora_rank: 16, save_every: 10, eval_every: 10, behavior_if_log_dir_exists: "resume" },
 );
 export type ShorterConfig = z.output<typeof configSchema>;
 
