@@ -8,7 +8,7 @@ import { LrScheduleSchema } from "../config/common.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
-import { positionOf, resumeStep } from "../supervised/train.ts";
+import { positionOf, resumeStep } from "../training/position.ts";
 import type { SupervisedDatasetBuilder } from "../supervised/types.ts";
 import type { Datum } from "../tinker/types.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";

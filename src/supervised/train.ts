@@ -14,7 +14,6 @@ import { benchmarkEvaluatorsFromConfig } from "../eval/inline.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
-import type { CheckpointRecord } from "../runs/checkpoints.ts";
 import { appendTrainingExample } from "../runs/transcripts.ts";
 import type { TinkerFuture, TrainingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
@@ -23,6 +22,7 @@ import { getTokenizer } from "../tokenizers/index.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { CheckpointManager, type PendingSave, type SavedPaths } from "../training/checkpoints.ts";
 import { openTrainingClient } from "../training/open.ts";
+import { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
 import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
 import { computeBpb, computeMeanNll } from "./common.ts";
 import type { SupervisedConfig } from "./config.ts";
@@ -30,6 +30,7 @@ import { NLLEvaluator } from "./nllEvaluator.ts";
 import type { SupervisedDataset, SupervisedDatasetBuilder } from "./types.ts";
 
 export { SupervisedConfigSchema, type SupervisedConfig, type SupervisedConfigInput } from "./config.ts";
+export { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
 
 export interface SupervisedMainOptions extends TrainingRunOptions {
   /** Run every eval_every steps (an NLL evaluator on the builder's test split is added). */
@@ -45,30 +46,6 @@ export interface SupervisedRunResult {
   /** The first step not trained. */
   stoppedAt: number;
   outcome: TrainingOutcome;
-}
-
-/** Where the loop is: global step = epoch × batches per epoch + batch. */
-export interface LoopPosition {
-  step: number;
-  epoch: number;
-  batch: number;
-}
-
-/** The next position to train; a batch index at the end of an epoch becomes the next epoch's 0. */
-export function positionOf(step: number, nBatches: number): LoopPosition {
-  return { step, epoch: Math.floor(step / nBatches), batch: step % nBatches };
-}
-
-/** The step a checkpoint record resumes at; throws when its loop state does not fit the dataset. */
-export function resumeStep(record: CheckpointRecord, nBatches: number, where: string): number {
-  const epoch = typeof record.epoch === "number" ? record.epoch : 0;
-  const batch = typeof record.batch === "number" ? record.batch : 0;
-  if (!Number.isInteger(epoch) || !Number.isInteger(batch) || epoch < 0 || batch < 0 || batch > nBatches) {
-    throw new Error(
-      `${where}: checkpoint ${JSON.stringify(record.name)} has loop state epoch=${String(record.epoch)} batch=${String(record.batch)}, which does not fit a dataset of ${nBatches} batches per epoch; was the dataset or batch_size changed?`,
-    );
-  }
-  return epoch * nBatches + batch;
 }
 
 interface SubmittedBatch {
