@@ -61,8 +61,10 @@ test("math500 by hub id comes from the HF cache offline, answers compared after 
 });
 
 test("arithmetic: held-out pairs by default, every pair for small ranges; ids unique", async () => {
-  const full = await arithmeticBenchmark(null).load();
+  const full = await arithmeticBenchmark("100").load();
   assert.ok(full.length > 900, `${full.length} held-out pairs`);
+  assert.equal(arithmeticBenchmark(null).name, "arithmetic");
+  assert.deepEqual((await arithmeticBenchmark(null).load()).map((e) => e.id), (await arithmeticBenchmark("9").load()).map((e) => e.id), "the default is rl_basic's range, 0..9");
   assert.equal(new Set(full.map((e) => e.id)).size, full.length);
   const small = arithmeticBenchmark("9");
   assert.equal(small.name, "arithmetic_max9");

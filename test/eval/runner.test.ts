@@ -166,7 +166,7 @@ test("inline benchmark evaluators report test/<benchmark>/<metric> and run with 
   // A second evaluation samples the same seeds: same score for the same weights.
   const again = await runEvaluators(evaluators, trainingClient);
   assert.equal(again["test/arithmetic/accuracy"], metrics["test/arithmetic/accuracy"]);
-  assert.throws(() => benchmarkEvaluators(["arithmetic", "arithmetic:100"]), /arithmetic is named twice/);
+  assert.throws(() => benchmarkEvaluators(["arithmetic:100", "arithmetic:100"]), /arithmetic_max100 is named twice/);
   const schema = z.object(benchmarkEvalFields);
   assert.deepEqual(schema.parse({}), { benchmarks: [], infrequent_benchmarks: [], benchmark_config: {} });
   assert.equal(schema.parse({ benchmark_config: { max_examples: 5 } }).benchmark_config.max_examples, 5);
