@@ -108,8 +108,10 @@ export class CheckpointManager {
       if (part.status === "fulfilled" && part.value !== null) await this.deleteQuietly(part.value.path);
     }
     const reason = state.status === "rejected" ? state.reason : sampler.status === "rejected" ? sampler.reason : undefined;
-    const message = reason instanceof Error ? reason.message : String(reason);
-    throw new Error(`checkpoint ${save.name} (${JSON.stringify(save.loopState)}) was not saved: ${message}`, { cause: reason });
+    // The engine's errors already name the checkpoint (and, for a full disk, the step and the free
+    // space): pass them on as they are.
+    if (reason instanceof Error) throw reason;
+    throw new Error(`checkpoint ${save.name} (${JSON.stringify(save.loopState)}) was not saved: ${String(reason)}`);
   }
 
   /** Deletes the previous rolling point once a newer resumable record exists. */

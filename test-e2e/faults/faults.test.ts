@@ -38,8 +38,8 @@ test("a second writer is refused naming the live pid (CLI resume and delete, TUI
     assert.match(del.stderr, new RegExp(`pid ${pid}\\b`));
 
     const tui = new ProcessManager();
-    assert.throws(() => tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "resume" }), new RegExp(`in use by a live writer: pid ${pid} `));
-    assert.throws(() => tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "delete" }), new RegExp(`in use by a live writer: pid ${pid} `));
+    await assert.rejects(tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "resume" }), new RegExp(`in use by a live writer: pid ${pid} `));
+    await assert.rejects(tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "delete" }), new RegExp(`in use by a live writer: pid ${pid} `));
     assert.equal(first.exitCode, null, "the first writer kept running");
     assert.equal(readManifest(logDir)?.pid, pid);
 

@@ -36,7 +36,7 @@ test("a save with a failed part is not recorded, and the part that saved is dele
   try {
     const f = fakes({ failSampler: true });
     const manager = new CheckpointManager(f.training, policy, { logDir: dir, restClient: f.rest });
-    await assert.rejects(manager.save(4, { batch: 4 }), /checkpoint 000004 \(\{"batch":4\}\) was not saved: disk full/);
+    await assert.rejects(manager.save(4, { batch: 4 }), /^Error: disk full$/);
     assert.equal(existsSync(join(dir, "checkpoints.jsonl")), false);
     assert.deepEqual(f.deleted, ["tinker://r/weights/000004"]);
   } finally {
