@@ -34,9 +34,13 @@ async function waitFor(pred: (s: string) => boolean, what: string, timeoutMs = 6
 
 const selectedLine = (s: string): string => s.split("\n").find((l) => l.startsWith("› ")) ?? "";
 
-/** Presses j until the selected row (marked ›) mentions `name`, one move per render. */
+/** Goes to the top of the list, then presses j until the selected row (marked ›) mentions `name`, one move per render. */
 async function select(name: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
+  if (!selectedLine(screen()).includes(name)) {
+    keys("g");
+    await sleep(300);
+  }
+  for (let i = 0; i < 160; i++) {
     const current = selectedLine(screen());
     if (current.includes(name)) return;
     keys("j");

@@ -3,44 +3,17 @@
 // modes, and prompt distillation's stages (prompted teacher, labels, student, agreement).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { recipes } from "../../recipes/registry.ts";
-import { loadRecipe } from "../../src/config/recipe.ts";
-import { parseConfigArgs } from "../../src/config/parse.ts";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
-import { tinyConfigJson, writeTinyModel } from "../engine/helpers.ts";
+import { recipeSandbox, runRecipe, type RecipeSandbox } from "./helpers.ts";
 
-const REPO = resolve(import.meta.dirname, "../..");
-const TOKENIZER_DIR = join(REPO, "fixtures", "models", "tiny-chat");
 
-function setup(): { root: string; modelDir: string; cleanup: () => void } {
-  const root = mkdtempSync(join(tmpdir(), "distill-recipes-"));
-  const modelDir = join(root, "model");
-  writeTinyModel(modelDir, {
-    seed: 1,
-    configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
-  });
-  for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
-  const previous = process.env["COOKBOOK_HOME"];
-  process.env["COOKBOOK_HOME"] = join(root, "home");
-  return {
-    root,
-    modelDir,
-    cleanup: () => {
-      if (previous === undefined) delete process.env["COOKBOOK_HOME"];
-      else process.env["COOKBOOK_HOME"] = previous;
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+function setup(): RecipeSandbox {
+  return recipeSandbox("distill-recipes");
 }
 
-async function runRecipe(name: string, args: string[]): Promise<void> {
-  const recipe = await loadRecipe(recipes, name);
-  await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: `cookbook run ${name}` });
-}
 
 test("on_policy_distillation: two datasets with their own teachers; teacher_kl overall and per dataset; sync, stream and async", async () => {
   const { root, modelDir, cleanup } = setup();

@@ -4,9 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { mkdirSync } from "node:fs";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { recipes } from "../../recipes/registry.ts";
@@ -14,37 +13,14 @@ import { loadRecipe } from "../../src/config/recipe.ts";
 import { parseConfigArgs } from "../../src/config/parse.ts";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
-import { tinyConfigJson, writeTinyModel } from "../engine/helpers.ts";
+import { recipeSandbox, REPO, runRecipe, type RecipeSandbox } from "./helpers.ts";
 
-const REPO = resolve(import.meta.dirname, "../..");
-const TOKENIZER_DIR = join(REPO, "fixtures", "models", "tiny-chat");
 const RL_RECIPES = ["rl_basic", "rl_loop", "math_rl", "guess_number"];
 
-function setup(): { root: string; modelDir: string; cleanup: () => void } {
-  const root = mkdtempSync(join(tmpdir(), "rl-recipes-"));
-  const modelDir = join(root, "model");
-  writeTinyModel(modelDir, {
-    seed: 1,
-    configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
-  });
-  for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
-  const previous = process.env["COOKBOOK_HOME"];
-  process.env["COOKBOOK_HOME"] = join(root, "home");
-  return {
-    root,
-    modelDir,
-    cleanup: () => {
-      if (previous === undefined) delete process.env["COOKBOOK_HOME"];
-      else process.env["COOKBOOK_HOME"] = previous;
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+function setup(): RecipeSandbox {
+  return recipeSandbox("rl-recipes");
 }
 
-async function runRecipe(name: string, args: string[]): Promise<void> {
-  const recipe = await loadRecipe(recipes, name);
-  await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: `cookbook run ${name}` });
-}
 
 const small = (modelDir: string, logDir: string) => [
   `model_name=${modelDir}`, `log_path=${logDir}`, "group_size=2", "groups_per_batch=2", "max_tokens=4", "lora_rank=4", "behavior_if_log_dir_exists=delete",

@@ -3,48 +3,24 @@
 // sl_basic runs briefly with its defaults' model and data (the shipped tiny-chat, persona chats).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { recipes } from "../../recipes/registry.ts";
 import { loadRecipe } from "../../src/config/recipe.ts";
 import { parseConfigArgs } from "../../src/config/parse.ts";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
-import { tinyConfigJson, writeTinyModel } from "../engine/helpers.ts";
+import { recipeSandbox, REPO, runRecipe, type RecipeSandbox } from "./helpers.ts";
 
-const REPO = resolve(import.meta.dirname, "../..");
-const TOKENIZER_DIR = join(REPO, "fixtures", "models", "tiny-chat");
 
-function setup(): { root: string; modelDir: string; jsonl: string; cleanup: () => void } {
-  const root = mkdtempSync(join(tmpdir(), "sl-recipes-"));
-  const modelDir = join(root, "model");
-  writeTinyModel(modelDir, {
-    seed: 1,
-    configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
-  });
-  for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
-  const jsonl = join(root, "chats.jsonl");
+function setup(): RecipeSandbox & { jsonl: string } {
+  const sandbox = recipeSandbox("sl-recipes");
+  const jsonl = join(sandbox.root, "chats.jsonl");
   writeFileSync(jsonl, readFileSync(join(REPO, "fixtures", "data", "chats_train.jsonl"), "utf8").split("\n").slice(0, 40).join("\n") + "\n");
-  const previous = process.env["COOKBOOK_HOME"];
-  process.env["COOKBOOK_HOME"] = join(root, "home");
-  return {
-    root,
-    modelDir,
-    jsonl,
-    cleanup: () => {
-      if (previous === undefined) delete process.env["COOKBOOK_HOME"];
-      else process.env["COOKBOOK_HOME"] = previous;
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  return { ...sandbox, jsonl };
 }
 
-async function runRecipe(name: string, args: string[]): Promise<void> {
-  const recipe = await loadRecipe(recipes, name);
-  await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: `cookbook run ${name}` });
-}
 
 test("the three SL recipes are registered and their defaults parse", async () => {
   const defaultData: Record<string, RegExp> = {
