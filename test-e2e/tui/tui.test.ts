@@ -100,7 +100,7 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
     await waitFor((s) => s.includes("EMA 0.95"), "EMA weight raised");
     keys("c");
     const withConfig = await waitFor((s) => s.includes("config.json ("), "config pane");
-    assert.match(withConfig, /batch_size\s*=4/);
+    assert.match(withConfig, /save_every\s*=0/);
     keys("4");
     await waitFor((s) => s.includes("Checkpoints  0 in checkpoints.jsonl"), "checkpoints screen");
     keys("C");
