@@ -51,11 +51,13 @@ for (let round = 1; round <= 2; round++) {
   const sampler = registry.add(`snap${round}`, { config, weights: model.baseWeights(), adapter: { rank, tensors: model.trainableTensors() } });
   sampler.model();
   snapshotCpu.push(cpuSeconds() - c0);
+  const d0 = cpuSeconds();
   const r = await scheduler.submit(sampler, resolveSampleRequest({
     prompt: tokens.subarray(0, 16), numSamples: 2, params: { max_tokens: genTokens, temperature: 1, seed: round },
     promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0,
   }, sampler.limits));
-  console.log(`round ${round}: snapshot ${snapshotCpu[round - 1].toFixed(2)} CPU-s; sampled ${r.sequences.map((s) => s.tokens.length).join("+")} tokens; peak RSS so far ${gb(peakRss())} GB`);
+  const decodeCpu = cpuSeconds() - d0;
+  console.log(`round ${round}: snapshot ${snapshotCpu[round - 1].toFixed(2)} CPU-s; sampled ${r.sequences.map((s) => s.tokens.length).join("+")} tokens in ${decodeCpu.toFixed(2)} CPU-s; peak RSS so far ${gb(peakRss())} GB`);
 }
 const peak = peakRss();
 console.log(`snapshot CPU-s: ${snapshotCpu.map((x) => x.toFixed(2)).join(", ")}; peak RSS ${gb(peak)} GB = base ${gb(baseBytes)} GB + ${gb(peak - baseBytes)} GB (${((peak - baseBytes) / baseBytes).toFixed(2)}× base)`);
