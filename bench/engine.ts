@@ -121,7 +121,7 @@ const stepCpu = median(cpu);
 console.log(`LoRA r${rank} step (fwd_bwd + optim, ${seqs}×${len} tokens): median ${fmt(stepWall)} s wall, ${fmt(stepCpu)} s cpu; ${fmt(seqs * len / stepWall, 0)} tokens/s`);
 
 // ---- 2. decoding ----
-const inf = inferenceModel(buildInferenceWeights(config, weights, null, kernels), kernels);
+const inf = inferenceModel(buildInferenceWeights(config, weights, null), kernels);
 const handle: SamplerHandle = {
   id: "bench", limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
   model: () => inf, decoder: () => Promise.reject(new Error("no tokenizer")),

@@ -21,6 +21,7 @@ interface NativeAddon {
   numThreads(): number;
   setNumThreads(n: number): void;
   gemm: Kernels["gemm"];
+  bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   rmsnormForward: Kernels["rmsnormForward"];
   rmsnormBackward: Kernels["rmsnormBackward"];
   rope: Kernels["rope"];
@@ -41,6 +42,8 @@ interface NativeAddon {
 }
 
 export interface NativeKernels extends Kernels {
+  /** Widens n bf16 values into dst (the loader's hot loop; reference: safetensors/dtypes.ts). */
+  bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   readonly name: "native";
   readonly gemmBackend: GemmBackendName;
   /** Backends this build can use; "openblas" only when OpenBLAS was found at build time. */
@@ -96,6 +99,7 @@ export function loadNativeKernels(): NativeKernels {
     add: addon.add,
     embeddingForward: addon.embeddingForward,
     embeddingBackward: addon.embeddingBackward,
+    bf16ToFloat32: addon.bf16ToFloat32,
   };
   cached = kernels;
   return kernels;

@@ -3,7 +3,8 @@
 // checkpoint is never held twice in memory. Every problem is reported with the file name and
 // what exactly is wrong, because a half-downloaded checkpoint is the usual cause.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { DTYPE_SIZE, KNOWN_DTYPES, bf16ToFloat32, f16ToFloat32, isReadableDType } from "./dtypes.ts";
+import { DTYPE_SIZE, KNOWN_DTYPES, f16ToFloat32, isReadableDType } from "./dtypes.ts";
+import { widenBf16 } from "./widen.ts";
 
 export class SafetensorsError extends Error {
   readonly file: string;
@@ -162,7 +163,7 @@ function decode(file: string, entry: SafetensorsEntry, buf: Buffer): TensorValue
     case "F32":
       return new Float32Array(ab, buf.byteOffset, bytes / 4);
     case "BF16":
-      return bf16ToFloat32(new Uint16Array(ab, buf.byteOffset, bytes / 2));
+      return widenBf16(new Uint16Array(ab, buf.byteOffset, bytes / 2));
     case "F16":
       return f16ToFloat32(new Uint16Array(ab, buf.byteOffset, bytes / 2));
     case "F64":

@@ -1,4 +1,4 @@
-// The sampler's forward pass over a KV cache (engine-numerics §7.4), on merged weights. One call
+// The sampler's forward pass over a KV cache (engine-numerics §7.4), with LoRA unmerged. One call
 // takes any mix of tokens: a prompt being prefilled (several positions of one slot) and one new
 // token for each of many decoding sequences (one position in each of many slots). All K/V of the
 // call are written to the cache first, then every token attends to positions 0..p of its slot,
@@ -6,7 +6,7 @@
 import type { Kernels } from "../kernels/types.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { ropeInvFreq } from "../model/rope.ts";
-import type { InferenceWeights } from "./weights.ts";
+import { project, type InferenceWeights } from "./weights.ts";
 
 /** Per layer K (after RoPE) and V as [slots, Hkv, maxLen, d], the layout attentionDecodeSlots reads. */
 export class KvCache {
@@ -100,6 +100,7 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
   const ones = new Float32Array(n).fill(1);
   const qRaw = c.qkNorm ? new Float32Array(n * qw) : null;
   const kRaw = c.qkNorm ? new Float32Array(n * kw) : null;
+  const loraScratch = new Float32Array(n * w.maxRank);
   const lens = new Int32Array(n);
   for (let i = 0; i < n; i++) lens[i] = positions[i] + 1;
   const scale = 1 / Math.sqrt(d);
@@ -108,11 +109,11 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
   for (let l = 0; l < c.numLayers; l++) {
     const p = w.layers[l];
     k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
-    k.gemm(false, true, n, qw, D, 1, xn, p.q, 0, qRaw ?? q);
+    project(k, p.q, xn, n, qw, D, qRaw ?? q, loraScratch);
     addBias(k, qRaw ?? q, p.qBias, n, qw, ones);
-    k.gemm(false, true, n, kw, D, 1, xn, p.k, 0, kRaw ?? kk);
+    project(k, p.k, xn, n, kw, D, kRaw ?? kk, loraScratch);
     addBias(k, kRaw ?? kk, p.kBias, n, kw, ones);
-    k.gemm(false, true, n, kw, D, 1, xn, p.v, 0, vv);
+    project(k, p.v, xn, n, kw, D, vv, loraScratch);
     addBias(k, vv, p.vBias, n, kw, ones);
     if (qRaw !== null && kRaw !== null && p.qNorm !== null && p.kNorm !== null) {
       k.rmsnormForward(qRaw, p.qNorm, q, rstd, n * H, d, eps);
@@ -131,14 +132,14 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
       }
     }
     k.attentionDecodeSlots(q, kc, vc, attn, slots, lens, n, H, Hkv, d, maxLen, scale);
-    k.gemm(false, true, n, D, qw, 1, attn, p.o, 0, tmp);
+    project(k, p.o, attn, n, D, qw, tmp, loraScratch);
     addBias(k, tmp, p.oBias, n, D, ones);
     k.add(x, tmp, x, n * D);
     k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
-    k.gemm(false, true, n, F, D, 1, xn, p.gate, 0, gate);
-    k.gemm(false, true, n, F, D, 1, xn, p.up, 0, up);
+    project(k, p.gate, xn, n, F, D, gate, loraScratch);
+    project(k, p.up, xn, n, F, D, up, loraScratch);
     k.swigluForward(gate, up, gate, n * F);
-    k.gemm(false, true, n, D, F, 1, gate, p.down, 0, tmp);
+    project(k, p.down, gate, n, D, F, tmp, loraScratch);
     k.add(x, tmp, x, n * D);
   }
   const r = rows.length;
@@ -153,6 +154,6 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
 export function headLogits(m: InferenceModel, hidden: Float32Array, rows: number, out?: Float32Array): Float32Array {
   const { hiddenSize: D, vocabSize: V } = m.weights.config;
   const logits = out ?? new Float32Array(rows * V);
-  if (rows > 0) m.kernels.gemm(false, true, rows, V, D, 1, hidden, m.weights.head, 0, logits);
+  if (rows > 0) project(m.kernels, m.weights.head, hidden, rows, V, D, logits, new Float32Array(rows * m.weights.maxRank));
   return logits;
 }

@@ -1,8 +1,8 @@
 // The samplers a compute worker holds. A sampler is pinned to one set of weights: a base model, a
 // checkpoint, or a snapshot of a training model taken when it was created (later training does
 // not reach it). What a sampler keeps is its *source* (shared base weights plus, for LoRA, the
-// small adapter tensors); the merged weights it decodes with are built on first use and may be
-// evicted when several large merged copies would be resident, then rebuilt from the source.
+// small adapter tensors). It decodes with the adapter unmerged (weights.ts), so a snapshot of a
+// training model costs a copy of the adapter, and any number of samplers share one base.
 import type { Kernels } from "../kernels/types.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { inferenceModel, type InferenceModel } from "./forward.ts";
@@ -22,9 +22,6 @@ export interface SamplerSource {
   tokenizerDir?: string;
 }
 
-/** Merged copies beyond this many bytes are evicted, oldest use first (one always stays). */
-export const DEFAULT_MERGED_BUDGET_BYTES = 3 * 1024 ** 3;
-
 export class Sampler implements SamplerHandle {
   private built: InferenceModel | null = null;
   private builtBytes = 0;
@@ -37,22 +34,16 @@ export class Sampler implements SamplerHandle {
 
   model(): InferenceModel {
     if (this.built === null) {
-      const w = buildInferenceWeights(this.source.config, this.source.weights, this.source.adapter, this.registry.kernels);
+      const w = buildInferenceWeights(this.source.config, this.source.weights, this.source.adapter);
       this.built = inferenceModel(w, this.registry.kernels);
       this.builtBytes = ownedBytes(w, this.source.weights);
     }
-    this.registry.touch(this);
     return this.built;
   }
 
-  /** Bytes of merged copies held now (0 when not built or when nothing was merged). */
+  /** Bytes this sampler holds beyond the shared base once built: its adapter factors. */
   get residentBytes(): number {
     return this.built === null ? 0 : this.builtBytes;
-  }
-
-  evict(): void {
-    this.built = null;
-    this.builtBytes = 0;
   }
 
   decoder(): Promise<TokenDecoder> {
@@ -70,10 +61,7 @@ export class Sampler implements SamplerHandle {
 
 export class SamplerRegistry {
   private readonly samplers = new Map<string, Sampler>();
-  /** Ids by last use, oldest first. */
-  private order: string[] = [];
-
-  constructor(readonly kernels: Kernels, private readonly budgetBytes = DEFAULT_MERGED_BUDGET_BYTES) {}
+  constructor(readonly kernels: Kernels) {}
 
   add(id: string, source: SamplerSource): Sampler {
     if (this.samplers.has(id)) throw new Error(`sampler id ${id} is already in use`);
@@ -89,7 +77,6 @@ export class SamplerRegistry {
   remove(id: string): Sampler | undefined {
     const s = this.samplers.get(id);
     this.samplers.delete(id);
-    this.order = this.order.filter((x) => x !== id);
     return s;
   }
 
@@ -102,20 +89,5 @@ export class SamplerRegistry {
 
   get size(): number {
     return this.samplers.size;
-  }
-
-  touch(s: Sampler): void {
-    this.order = this.order.filter((x) => x !== s.id);
-    this.order.push(s.id);
-    let total = 0;
-    for (const x of this.samplers.values()) total += x.residentBytes;
-    for (const id of this.order) {
-      if (total <= this.budgetBytes) break;
-      if (id === s.id) continue;
-      const victim = this.samplers.get(id);
-      if (victim === undefined || victim.residentBytes === 0) continue;
-      total -= victim.residentBytes;
-      victim.evict();
-    }
   }
 }

@@ -31,7 +31,7 @@ export interface SampleResult {
 export interface SamplerHandle {
   readonly id: string;
   readonly limits: ModelLimits;
-  /** The merged weights (built, or rebuilt after eviction, on demand). */
+  /** The weights it decodes with (built on first use). */
   model(): InferenceModel;
   /** The tokenizer for stop strings. */
   decoder(): Promise<TokenDecoder>;

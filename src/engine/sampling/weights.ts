@@ -1,18 +1,34 @@
-// The weights a sampler decodes with: plain float32 matrices with any LoRA adapter merged in
-// (W + (alpha/r)·B·A, engine-numerics §7.4), so a decode step costs exactly what the base model
-// costs. Frozen base tensors are shared, never copied; only adapted matrices get a merged copy.
+// The weights a sampler decodes with: the frozen base float32 matrices, shared with training
+// models and never copied, plus the LoRA factors of each adapted matrix kept unmerged. A projection
+// computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (engine-numerics §7.4): the two rank-r products cost about r/D of
+// the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
+// (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
 import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS, MLP_PROJECTIONS, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
 } from "../model/config.ts";
 import { LORA_ALPHA, peftName } from "../model/params.ts";
 
+/** A LoRA pair of one matrix: A [r, in], B [out, r], applied as scale·B·A. */
+export interface LoraFactors {
+  a: Float32Array;
+  b: Float32Array;
+  rank: number;
+  scale: number;
+}
+
+/** A base matrix [out, in] and its adapter, if any. */
+export interface Projection {
+  weight: Float32Array;
+  lora: LoraFactors | null;
+}
+
 export interface InferenceLayer {
   inputNorm: Float32Array;
-  q: Float32Array;
-  k: Float32Array;
-  v: Float32Array;
-  o: Float32Array;
+  q: Projection;
+  k: Projection;
+  v: Projection;
+  o: Projection;
   qBias: Float32Array | null;
   kBias: Float32Array | null;
   vBias: Float32Array | null;
@@ -20,9 +36,9 @@ export interface InferenceLayer {
   qNorm: Float32Array | null;
   kNorm: Float32Array | null;
   postNorm: Float32Array;
-  gate: Float32Array;
-  up: Float32Array;
-  down: Float32Array;
+  gate: Projection;
+  up: Projection;
+  down: Projection;
 }
 
 export interface InferenceWeights {
@@ -30,8 +46,10 @@ export interface InferenceWeights {
   embed: Float32Array;
   layers: InferenceLayer[];
   finalNorm: Float32Array;
-  /** [V, D]; the embedding itself when tied and no head adapter is merged. */
-  head: Float32Array;
+  /** [V, D]; its weight is the embedding itself when tied. */
+  head: Projection;
+  /** Largest adapter rank over all projections (0 without an adapter): scratch size for x·Aᵀ. */
+  maxRank: number;
 }
 
 /** LoRA tensors by PEFT name (`base_model.model.<module>.lora_A.weight`), with their rank. */
@@ -47,37 +65,47 @@ function need(weights: Map<string, Float32Array>, name: string): Float32Array {
 }
 
 /**
- * Returns `base` with the adapter of `module` merged in (a new array), or `base` itself when the
- * adapter has no entry for that module. Throws when only one of A and B is present or sizes disagree.
+ * The projection of `module`: `base` with the adapter's factors for it, if the adapter has them.
+ * Throws when only one of A and B is present or sizes disagree.
  */
-function merged(k: Kernels, base: Float32Array, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Float32Array {
-  if (adapter === null) return base;
+function projection(base: Float32Array, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
+  if (adapter === null) return { weight: base, lora: null };
   const aName = peftName(module, "lora_A");
   const bName = peftName(module, "lora_B");
   const a = adapter.tensors.get(aName);
   const b = adapter.tensors.get(bName);
-  if (a === undefined && b === undefined) return base;
+  if (a === undefined && b === undefined) return { weight: base, lora: null };
   if (a === undefined || b === undefined) throw new Error(`adapter: ${a === undefined ? aName : bName} is missing (its pair ${a === undefined ? bName : aName} is present)`);
   const r = adapter.rank;
   if (a.length !== r * inDim) throw new Error(`adapter: ${aName} has ${a.length} elements, expected [${r}, ${inDim}]`);
   if (b.length !== outDim * r) throw new Error(`adapter: ${bName} has ${b.length} elements, expected [${outDim}, ${r}]`);
   used.add(aName);
   used.add(bName);
-  const out = Float32Array.from(base);
-  k.gemm(false, false, outDim, inDim, r, LORA_ALPHA / r, b, a, 1, out);
-  return out;
+  return { weight: base, lora: { a, b, rank: r, scale: LORA_ALPHA / r } };
+}
+
+/**
+ * y = x·Wᵀ (+ scale·(x·Aᵀ)·Bᵀ) for n rows of x [n, inDim] into y [n, outDim]; `scratch` holds at
+ * least n·rank floats.
+ */
+export function project(k: Kernels, p: Projection, x: Float32Array, n: number, outDim: number, inDim: number, y: Float32Array, scratch: Float32Array): void {
+  k.gemm(false, true, n, outDim, inDim, 1, x, p.weight, 0, y);
+  if (p.lora === null) return;
+  const { a, b, rank, scale } = p.lora;
+  k.gemm(false, true, n, rank, inDim, 1, x, a, 0, scratch);
+  k.gemm(false, true, n, outDim, rank, scale, scratch, b, 1, y);
 }
 
 /**
  * Builds a sampler's weights from HF-named base weights and an optional adapter. Every adapter
  * tensor must be used (an adapter for another architecture fails here, not silently).
  */
-export function buildInferenceWeights(config: ModelConfig, base: Map<string, Float32Array>, adapter: AdapterTensors | null, k: Kernels): InferenceWeights {
+export function buildInferenceWeights(config: ModelConfig, base: Map<string, Float32Array>, adapter: AdapterTensors | null): InferenceWeights {
   const used = new Set<string>();
-  const proj = (l: number, p: ProjectionName): Float32Array => {
+  const proj = (l: number, p: ProjectionName): Projection => {
     const prefix = projectionPrefix(l, p);
     const [outDim, inDim] = projectionShape(config, p);
-    return merged(k, need(base, `${prefix}.weight`), prefix, outDim, inDim, adapter, used);
+    return projection(need(base, `${prefix}.weight`), prefix, outDim, inDim, adapter, used);
   };
   const bias = (l: number, p: ProjectionName): Float32Array | null =>
     projectionHasBias(config, p) ? need(base, `${projectionPrefix(l, p)}.bias`) : null;
@@ -97,24 +125,36 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Flo
   }
   const embed = need(base, "model.embed_tokens.weight");
   const headBase = config.tieWordEmbeddings ? embed : need(base, "lm_head.weight");
-  const head = merged(k, headBase, "lm_head", config.vocabSize, config.hiddenSize, adapter, used);
+  const head = projection(headBase, "lm_head", config.vocabSize, config.hiddenSize, adapter, used);
   if (adapter !== null) {
     const unused = [...adapter.tensors.keys()].filter((n) => !used.has(n));
     if (unused.length > 0) {
       throw new Error(`adapter: ${unused.length} tensor(s) do not belong to a ${config.modelType} model with ${config.numLayers} layers: ${unused.slice(0, 3).join(", ")}${unused.length > 3 ? ", ..." : ""}`);
     }
   }
-  return { config, embed, layers, finalNorm: need(base, "model.norm.weight"), head };
+  const maxRank = adapter !== null && used.size > 0 ? adapter.rank : 0;
+  return { config, embed, layers, finalNorm: need(base, "model.norm.weight"), head, maxRank };
 }
 
-/** Bytes held by arrays of `w` that are not in `shared` (what merging cost in memory). */
+/** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
 export function ownedBytes(w: InferenceWeights, shared: Map<string, Float32Array>): number {
   const sharedSet = new Set(shared.values());
+  const seen = new Set<Float32Array>();
   let n = 0;
-  const count = (a: Float32Array | null): void => {
-    if (a !== null && !sharedSet.has(a)) n += a.byteLength;
+  const count = (a: Float32Array): void => {
+    if (!sharedSet.has(a) && !seen.has(a)) {
+      seen.add(a);
+      n += a.byteLength;
+    }
   };
-  for (const l of w.layers) for (const a of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) count(a);
-  count(w.head);
+  const countProjection = (p: Projection): void => {
+    count(p.weight);
+    if (p.lora !== null) {
+      count(p.lora.a);
+      count(p.lora.b);
+    }
+  };
+  for (const l of w.layers) for (const p of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) countProjection(p);
+  countProjection(w.head);
   return n;
 }

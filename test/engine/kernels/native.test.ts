@@ -7,6 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
 import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
+import { bf16ToFloat32 } from "../../../src/engine/safetensors/dtypes.ts";
 import { assertClose, makeRng, probsSize, randF32, seqStartsOf } from "./helpers.ts";
 
 function native(): NativeKernels {
@@ -477,4 +478,16 @@ test("results do not depend on the thread count", () => {
   } finally {
     N.setNumThreads(initialThreads);
   }
+});
+
+test("bf16 widening: native equals the TypeScript reference bit for bit (every bf16 value, incl. NaN, ±0, ±inf, subnormals)", () => {
+  const k = native();
+  const all = new Uint16Array(65536 + 7);
+  for (let i = 0; i < all.length; i++) all[i] = i & 0xffff;
+  const out = new Float32Array(all.length);
+  k.bf16ToFloat32(all, out, all.length);
+  const want = bf16ToFloat32(all);
+  assert.deepEqual(new Uint32Array(out.buffer), new Uint32Array(want.buffer));
+  assert.equal(out[0x3f80], 1);
+  assert.throws(() => k.bf16ToFloat32(all, new Float32Array(3), all.length), /dst/);
 });

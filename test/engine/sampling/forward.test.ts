@@ -37,14 +37,14 @@ for (const variant of [
       model.forwardBackward(train, "cross_entropy", undefined, true);
       model.optimStep({ learning_rate: 0.05, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0, grad_clip_norm: 0 });
     }
-    const inf = inferenceModel(buildInferenceWeights(config, model.baseWeights(), { rank: 4, tensors: model.trainableTensors() }, k), k);
+    const inf = inferenceModel(buildInferenceWeights(config, model.baseWeights(), { rank: 4, tensors: model.trainableTensors() }), k);
     const tokens = randomTokens(17, 9);
     const expected = model.forwardBackward([ceInput(tokens)], "cross_entropy", undefined, false).logprobs[0];
     const got = computePromptLogprobs(inf, Int32Array.from(tokens));
     assert.equal(got[0], null);
     close(got.slice(1), expected, 2e-4, "prompt logprobs");
     // An untrained adapter (B = 0) leaves the base model exactly.
-    const base = inferenceModel(buildInferenceWeights(config, weights, null, k), k);
+    const base = inferenceModel(buildInferenceWeights(config, weights, null), k);
     const fresh = EngineModel.create(config, weights, { mode: "full", seed: 0 }, k);
     close(computePromptLogprobs(base, Int32Array.from(tokens)).slice(1), fresh.forwardBackward([ceInput(tokens)], "cross_entropy", undefined, false).logprobs[0], 2e-4, "base");
   });
@@ -52,7 +52,7 @@ for (const variant of [
 
 test("token-by-token decoding, prefill in chunks and decoding in mixed batches give the same logits", () => {
   const config = parseModelConfig(tinyConfigJson(), "tiny");
-  const inf = inferenceModel(buildInferenceWeights(config, EngineModel.randomWeights(config, 5), null, k), k);
+  const inf = inferenceModel(buildInferenceWeights(config, EngineModel.randomWeights(config, 5), null), k);
   const tokens = randomTokens(12, 4);
   const V = config.vocabSize;
   // All at once.
@@ -82,7 +82,7 @@ test("an adapter that does not fit the model is refused with the tensor named", 
   const config = parseModelConfig(tinyConfigJson(), "tiny");
   const weights = EngineModel.randomWeights(config, 5);
   const tensors = new Map([["base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", new Float32Array(4 * 32)]]);
-  assert.throws(() => buildInferenceWeights(config, weights, { rank: 4, tensors }, k), /q_proj\.lora_B\.weight is missing/);
+  assert.throws(() => buildInferenceWeights(config, weights, { rank: 4, tensors }), /q_proj\.lora_B\.weight is missing/);
   const extra = new Map([["base_model.model.model.layers.9.self_attn.q_proj.lora_A.weight", new Float32Array(4)]]);
-  assert.throws(() => buildInferenceWeights(config, weights, { rank: 4, tensors: extra }, k), /do not belong/);
+  assert.throws(() => buildInferenceWeights(config, weights, { rank: 4, tensors: extra }), /do not belong/);
 });

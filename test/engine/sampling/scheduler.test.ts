@@ -1,11 +1,12 @@
 // The decode scheduler and sampler registry in-process (no worker): batching across requests,
-// slot reuse, cache growth, and eviction of merged weights.
+// slot reuse, cache growth, and snapshots that decode with the adapter unmerged.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
 import { resolveSampleRequest, type SampleRequestSpec } from "../../../src/engine/sampling/request.ts";
+import { LORA_ALPHA } from "../../../src/engine/model/params.ts";
 import { SamplerRegistry } from "../../../src/engine/sampling/samplers.ts";
 import { DecodeScheduler, computePromptLogprobs } from "../../../src/engine/sampling/scheduler.ts";
 import { randomTokens, tinyConfigJson } from "../helpers.ts";
@@ -43,21 +44,76 @@ test("concurrent requests decode in one batch per step; results do not depend on
   assert.deepEqual(again.sequences[0].tokens, many[1].sequences[0].tokens, "seed 120 = sample 0 of the second big request");
 });
 
-test("merged weights over the budget are evicted and rebuilt identically", () => {
-  const reg = new SamplerRegistry(referenceKernels, 0);
-  const model = EngineModel.create(config, weights, { mode: "lora", rank: 2, seed: 1, trainAttn: true, trainMlp: true, trainUnembed: true }, referenceKernels);
-  // A nonzero B so the merge changes the weights.
-  for (const t of model.parameters()) if (t.name.includes("lora_B")) t.data.fill(0.01);
-  const a = reg.add("a", { config, weights, adapter: { rank: 2, tensors: model.trainableTensors() } });
-  const b = reg.add("b", { config, weights, adapter: { rank: 2, tensors: model.trainableTensors() } });
+/** The weights the sampler used to decode with: base + (alpha/r)·B·A for every adapted matrix. */
+function mergedCopy(base: Map<string, Float32Array>, adapter: Map<string, Float32Array>, rank: number): Map<string, Float32Array> {
+  const out = new Map(base);
+  for (const [name, a] of adapter) {
+    if (!name.endsWith(".lora_A.weight")) continue;
+    const module = name.slice("base_model.model.".length, -".lora_A.weight".length);
+    const b = adapter.get(name.replace("lora_A", "lora_B"));
+    const w = base.get(`${module}.weight`);
+    assert.ok(b !== undefined && w !== undefined, module);
+    const inDim = a.length / rank;
+    const outDim = b.length / rank;
+    const m = Float32Array.from(w);
+    for (let o = 0; o < outDim; o++) {
+      for (let i = 0; i < inDim; i++) {
+        let acc = 0;
+        for (let r = 0; r < rank; r++) acc += b[o * rank + r] * a[r * inDim + i];
+        m[o * inDim + i] += (LORA_ALPHA / rank) * acc;
+      }
+    }
+    out.set(`${module}.weight`, m);
+  }
+  return out;
+}
+
+test("consecutive snapshots of a training model keep no merged copy and decode like the merged weights", async () => {
+  const reg = new SamplerRegistry(referenceKernels);
+  const setup = { mode: "lora", rank: 2, seed: 1, trainAttn: true, trainMlp: true, trainUnembed: true } as const;
+  const model = EngineModel.create(config, weights, setup, referenceKernels);
+  const train = [{ inputTokens: Int32Array.from(randomTokens(10, 5)), lossInputs: { target_tokens: Int32Array.from(randomTokens(10, 6)), weights: new Float32Array(10).fill(1) } }];
+  const step = (): void => {
+    model.forwardBackward(train, "cross_entropy", undefined, true);
+    model.optimStep({ learning_rate: 0.05, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0, grad_clip_norm: 0 });
+  };
   const prompt = Int32Array.from(randomTokens(7, 3));
-  const first = computePromptLogprobs(a.model(), prompt);
-  assert.ok(a.residentBytes > 0);
-  b.model();
-  assert.equal(a.residentBytes, 0, "building b evicted a");
-  assert.deepEqual(computePromptLogprobs(a.model(), prompt), first);
+  const sched = new DecodeScheduler();
+  const snapshots = [];
+  for (const id of ["snap1", "snap2"]) {
+    step();
+    const adapter = model.trainableTensors();
+    const s = reg.add(id, { config, weights: model.baseWeights(), adapter: { rank: 2, tensors: adapter } });
+    const inf = s.model();
+    let adapterBytes = 0;
+    for (const t of adapter.values()) adapterBytes += t.byteLength;
+    assert.equal(s.residentBytes, adapterBytes, `${id} holds its adapter factors and no merged matrix`);
+    inf.weights.layers.forEach((l, i) => {
+      assert.equal(l.down.weight, weights.get(`model.layers.${i}.mlp.down_proj.weight`), "projections use the shared base arrays");
+      assert.ok(l.down.lora !== null, "and carry their adapter");
+    });
+    // Same numbers as decoding with a merged copy (what snapshots built before).
+    const merged = reg.add(`${id}-merged`, { config, weights: mergedCopy(model.baseWeights(), adapter, 2), adapter: null });
+    const got = computePromptLogprobs(inf, prompt);
+    const want = computePromptLogprobs(merged.model(), prompt);
+    for (let i = 1; i < got.length; i++) assert.ok(Math.abs((got[i] as number) - (want[i] as number)) < 1e-5, `${id} logprob ${i}: ${got[i]} vs ${want[i]}`);
+    const a = await sched.submit(s, resolveSampleRequest(spec([...prompt], 2, 7, 8), s.limits));
+    const b = await sched.submit(merged, resolveSampleRequest(spec([...prompt], 2, 7, 8), merged.limits));
+    assert.deepEqual(a.sequences.map((x) => x.tokens), b.sequences.map((x) => x.tokens), `${id}: sampled tokens`);
+    for (let q = 0; q < a.sequences.length; q++) {
+      a.sequences[q].logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - b.sequences[q].logprobs[i]) < 1e-4, `${id} sample ${q} token ${i}: ${lp} vs ${b.sequences[q].logprobs[i]}`));
+    }
+    reg.remove(`${id}-merged`);
+    snapshots.push({ s, logprobs: got });
+  }
+  // Training moved on between snapshots: each sampler stays pinned to its own adapter.
+  assert.notDeepEqual(snapshots[0].logprobs, snapshots[1].logprobs);
+  assert.deepEqual(computePromptLogprobs(snapshots[0].s.model(), prompt), snapshots[0].logprobs);
+  // Two live snapshots together hold two adapters, not a merged model (base here is ~100x an adapter).
+  let baseBytes = 0;
+  for (const t of weights.values()) baseBytes += t.byteLength;
+  assert.ok(snapshots[0].s.residentBytes + snapshots[1].s.residentBytes < baseBytes / 4);
   const base = reg.add("base", { config, weights, adapter: null });
   base.model();
   assert.equal(base.residentBytes, 0, "a base sampler shares the base weights");
-  assert.notDeepEqual(computePromptLogprobs(base.model(), prompt), first);
 });

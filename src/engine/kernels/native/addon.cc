@@ -2,6 +2,7 @@
 // Every array length is checked against the sizes the kernel will touch, so a wrong call throws a
 // RangeError naming the kernel and argument instead of corrupting memory.
 
+#include <cstring>
 #include <napi.h>
 
 #include <algorithm>
@@ -328,6 +329,19 @@ Napi::Value Add(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// bf16 is the top half of a float32: widening is a 16-bit shift, exact, and memory-bound.
+Napi::Value Bf16ToFloat32(const Napi::CallbackInfo& info) {
+  Args a(info, "bf16ToFloat32", 3);
+  const ptrdiff_t n = a.size(2, "n");
+  const uint16_t* src = a.array<uint16_t, napi_uint16_array>(0, "src", n, "n");
+  float* dst = a.f32(1, "dst", n, "n");
+  for (ptrdiff_t i = 0; i < n; i++) {
+    const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+    std::memcpy(dst + i, &bits, sizeof bits);
+  }
+  return info.Env().Undefined();
+}
+
 const int32_t* checked_ids(Args& a, size_t ids_i, ptrdiff_t n, ptrdiff_t table_rows) {
   const int32_t* ids = a.i32(ids_i, "ids", n, "n");
   for (ptrdiff_t i = 0; i < n; i++)
@@ -399,6 +413,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   if (force != nullptr && std::string(force) == "packed") ck::set_gemm_backend(ck::GemmBackend::Packed);
   ck::threads();
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
+  exports.Set("bf16ToFloat32", Napi::Function::New(env, Bf16ToFloat32, "bf16ToFloat32"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
   exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
   exports.Set("rope", Napi::Function::New(env, Rope, "rope"));
