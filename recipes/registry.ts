@@ -10,5 +10,6 @@ export const recipes: RecipeEntry[] = [
   { name: "rl_basic", description: "RL template: GRPO-style LoRA training of the tiny chat model on two-number addition", load: () => import("./rl_basic/index.ts") },
   { name: "rl_loop", description: "RL as one flat loop written to be read: sample groups, grade, centre rewards, train", load: () => import("./rl_loop/index.ts") },
   { name: "math_rl", description: "RL with verifiable rewards on math: synthetic addition, a question/answer JSONL file, or GSM8K", load: () => import("./math_rl/index.ts") },
+  { name: "tool_use", description: "Agentic RL: the tiny model learns to call a calculator tool for long additions (short supervised warm-up on the call syntax, then RL on correct answers)", load: () => import("./tool_use/index.ts") },
   { name: "guess_number", description: "Multi-turn RL: guess a hidden number from higher/lower replies of a scripted user", load: () => import("./guess_number/index.ts") },
 ];

@@ -2,6 +2,8 @@
 // DeepSeek V3, Kimi K2, GPT-OSS) declare tools and parse calls themselves; renderers without one
 // (role_colon, llama3 here) get a plain-text convention, `<call>NAME {JSON}</call>`, declared in
 // a system message and parsed from the decoded text, with `</call>` added to the stop strings.
+// A tool whose only argument is a string may also be called as `<call>NAME raw text</call>`: the
+// short form a very small model can learn (the tool_use recipe's tiny model garbles the JSON one).
 import type { StopCondition } from "../completers.ts";
 import { Renderer } from "../renderers/base.ts";
 import type { Message, ParsedResponse, ToolCall, ToolSpec, UnparsedToolCall } from "../renderers/types.ts";
@@ -53,11 +55,31 @@ export function textToolCall(name: string, args: Record<string, unknown>): strin
   return `${CALL_OPEN}${name} ${JSON.stringify(args)}${CALL_CLOSE}`;
 }
 
-/** Parses `NAME {JSON object}` from the inside of a `<call>` block. */
-export function parseCallBody(body: string, index: number): ToolCall | UnparsedToolCall {
+/** The short form for a tool with one string argument: `<call>NAME text</call>`. */
+export function textToolCallShort(name: string, text: string): string {
+  return `${CALL_OPEN}${name} ${text}${CALL_CLOSE}`;
+}
+
+/** The name of a spec's only parameter when it is a string, else null. */
+export function singleStringParameter(spec: ToolSpec): string | null {
+  const props = (spec.parameters["properties"] ?? {}) as Record<string, { type?: unknown }>;
+  const keys = Object.keys(props);
+  return keys.length === 1 && props[keys[0]!]?.type === "string" ? keys[0]! : null;
+}
+
+/**
+ * Parses `NAME {JSON object}` from the inside of a `<call>` block, or `NAME text` when `specs`
+ * gives NAME a single string parameter.
+ */
+export function parseCallBody(body: string, index: number, specs: ReadonlyMap<string, ToolSpec> = new Map()): ToolCall | UnparsedToolCall {
   const raw_text = `${CALL_OPEN}${body}${CALL_CLOSE}`;
   const m = CALL_BODY_RE.exec(body);
   if (m === null) return { raw_text, error: "a call is <call>NAME {JSON arguments}</call>; no tool name found" };
+  const spec = specs.get(m[1]!);
+  const single = spec === undefined ? null : singleStringParameter(spec);
+  if (single !== null && !m[2]!.trim().startsWith("{")) {
+    return { type: "function", id: `call_${index}`, function: { name: m[1]!, arguments: JSON.stringify({ [single]: m[2]!.trim() }) } };
+  }
   const argsText = m[2]!.trim() === "" ? "{}" : m[2]!;
   let args: unknown;
   try {
@@ -72,6 +94,7 @@ export function parseCallBody(body: string, index: number): ToolCall | UnparsedT
 export class TextToolCallFormat implements ToolCallFormat {
   readonly kind = "text" as const;
   private readonly baseStops: string[];
+  private readonly specs = new Map<string, ToolSpec>();
 
   constructor(readonly renderer: Renderer) {
     const stops = renderer.getStopSequences();
@@ -84,6 +107,7 @@ export class TextToolCallFormat implements ToolCallFormat {
   }
 
   declareTools(tools: ToolSpec[], systemPrompt: string): Message[] {
+    for (const t of tools) this.specs.set(t.name, t);
     const lines = tools.map((t) => {
       const props = (t.parameters["properties"] ?? {}) as Record<string, unknown>;
       return `${t.name}(${Object.keys(props).join(", ")}): ${t.description}`;
@@ -111,7 +135,7 @@ export class TextToolCallFormat implements ToolCallFormat {
       message.unparsed_tool_calls = [{ raw_text: text.slice(open), error: `no ${CALL_CLOSE} after ${CALL_OPEN}` }];
       return { message, termination: "malformed" };
     }
-    const call = parseCallBody(rest.slice(0, close), 0);
+    const call = parseCallBody(rest.slice(0, close), 0, this.specs);
     if ("raw_text" in call) message.unparsed_tool_calls = [call];
     else message.tool_calls = [call];
     return { message, termination: "stop_sequence" };
