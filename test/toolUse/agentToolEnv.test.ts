@@ -14,7 +14,7 @@ import { AgentToolEnv, answerText } from "../../src/toolUse/agentToolEnv.ts";
 import { CALL_CLOSE, TextToolCallFormat, hasNativeTools, textToolCall } from "../../src/toolUse/callFormat.ts";
 import { agenticRolloutConfig, simpleRolloutConfig, type RolloutConfig } from "../../src/toolUse/rolloutLimits.ts";
 import { calculatorTool } from "../../src/toolUse/tools/calculator.ts";
-import { defineTool } from "../../src/toolUse/tool.ts";
+import { defineTool, toolSpec } from "../../src/toolUse/tool.ts";
 import { loadTokenizerFromDir } from "../../src/tokenizers/index.ts";
 import { ROOT, tokensOf } from "../renderers/helpers.ts";
 import { SETUPS } from "../renderers/setups.ts";
@@ -114,6 +114,19 @@ test("role_colon: the <call> text convention declares tools, stops at </call> an
   const r2 = await env.step(enc(" 87890\n\nUser:"), { stopReason: "stop" });
   assert.equal(r2.reward, 1);
   assert.equal(r2.metrics!["tool_calls"], 1);
+});
+
+test("role_colon: the short form <call>NAME text</call> works for a single string argument only", async () => {
+  const renderer = roleColon();
+  const env = makeEnv(renderer);
+  await env.initialObservation();
+  const r = await env.step(enc(" <call>calculator 48213 + 39677</call>"), { stopReason: "stop" });
+  assert.deepEqual(r.messages!.at(-2)!.tool_calls![0]!.function, { name: "calculator", arguments: '{"expression":"48213 + 39677"}' });
+  assert.equal(r.messages!.at(-1)!.content, "87890");
+  const multi = defineTool({ name: "pair", description: "two args", schema: z.object({ a: z.string(), b: z.string() }), handler: async () => "" });
+  const fmt = new TextToolCallFormat(renderer);
+  fmt.declareTools([toolSpec(multi)], "");
+  assert.match(fmt.parse(enc("<call>pair x y</call>")).message.unparsed_tool_calls![0]!.error, /not valid JSON/);
 });
 
 test("role_colon: malformed text calls under each parse-error policy", async () => {
