@@ -21,21 +21,22 @@ import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
-    digits: z.number().int().min(1).max(15).default(5).describe("Digits of each operand"),
+    digits: z.number().int().min(1).max(15).default(3).describe("Digits of each operand (tiny-chat only ever learned sums up to 100 + 100)"),
     num_batches: z.number().int().positive().default(1000).describe("Length of the training stream"),
     rollout_preset: z.enum(["simple", "agentic"]).default("simple").describe("Rollout limits and parse-error / termination-reward policies"),
     max_turns: z.number().int().positive().default(3).describe("Policy turns per episode"),
     tool_timeout_seconds: z.number().positive().default(5).describe("Budget of one tool call"),
-    warmup_steps: z.number().int().min(0).default(24).describe("Supervised warm-up steps on synthetic transcripts before RL (0 = none)"),
+    warmup_steps: z.number().int().min(0).default(400).describe("Supervised warm-up steps on synthetic transcripts before RL (0 = none)"),
     warmup_batch_size: z.number().int().positive().default(16).describe("Warm-up examples per step"),
-    warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up learning rate"),
-    warmup_tool_share: z.number().min(0).max(1).default(0.5).describe("Share of warm-up transcripts that call the calculator"),
+    warmup_learning_rate: z.number().positive().default(1e-2).describe("Warm-up peak learning rate (linear decay; 2e-2 diverged, constant 1e-2 diverged after ~150 steps)"),
+    warmup_tool_share: z.number().min(0).max(1).default(0.9).describe("Share of warm-up additions that call the calculator"),
+    warmup_multiply_share: z.number().min(0).max(1).default(0.5).describe("Share of warm-up problems that multiply with the tool (teaches copying the result instead of redoing the sum)"),
   }),
   {
     log_path: "/tmp/tinker-examples/tool_use",
     learning_rate: 1e-3,
     max_tokens: 40,
-    lora_rank: 8,
+    lora_rank: 16,
     max_steps: 20,
     eval_every: 0,
     save_every: 10,
@@ -61,7 +62,7 @@ async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<s
     lora_rank: config.lora_rank,
     seed: config.seed,
     learning_rate: config.warmup_learning_rate,
-    lr_schedule: "constant",
+    lr_schedule: "linear",
     max_steps: config.warmup_steps,
     eval_every: 0,
     infrequent_eval_every: 0,
@@ -74,6 +75,7 @@ async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<s
     batchSize: config.warmup_batch_size,
     digits: config.digits,
     toolShare: config.warmup_tool_share,
+    multiplyShare: config.warmup_multiply_share,
     seed: config.seed,
   });
   await supervisedMain(slConfig, builder, { context });

@@ -18,25 +18,33 @@ import { calculatorTool } from "./tools/calculator.ts";
 export interface AdditionProblem {
   a: number;
   b: number;
+  /** Training episodes add; the warm-up also multiplies, so the model learns to copy the tool's result rather than redo the sum. */
+  op?: "+" | "*";
+}
+
+export function problemAnswer(p: AdditionProblem): number {
+  return p.op === "*" ? p.a * p.b : p.a + p.b;
 }
 
 export const ADDITION_SYSTEM_PROMPT = "Answer with the number.";
 
 export function additionQuestion(p: AdditionProblem): string {
-  return `What is ${p.a} + ${p.b}?`;
+  return `What is ${p.a} ${p.op ?? "+"} ${p.b}?`;
 }
 
 /** Operands with exactly `digits` digits. */
-export function sampleProblem(rng: Prng, digits: number): AdditionProblem {
+export function sampleProblem(rng: Prng, digits: number, op: "+" | "*" = "+"): AdditionProblem {
   const lo = 10 ** (digits - 1);
   const hi = 10 ** digits - 1;
-  return { a: rng.int(lo, hi), b: rng.int(lo, hi) };
+  const p: AdditionProblem = { a: rng.int(lo, hi), b: rng.int(lo, hi) };
+  if (op === "*") p.op = "*";
+  return p;
 }
 
-/** 1 when the answer's first integer is the sum. */
+/** 1 when the answer's first integer is the exact result. */
 export function gradeAddition(p: AdditionProblem, answer: Message): number {
   const m = /-?\d+/.exec(answerText(answer));
-  return m !== null && Number(m[0]) === p.a + p.b ? 1 : 0;
+  return m !== null && Number(m[0]) === problemAnswer(p) ? 1 : 0;
 }
 
 export class AdditionToolGroupBuilder extends EnvGroupBuilder {
@@ -110,21 +118,33 @@ export function additionToolDatasetBuilder(options: AdditionToolDatasetOptions):
  */
 export function warmupTranscript(renderer: Renderer, problem: AdditionProblem, useTool: boolean): Message[] {
   const format = toolCallFormatFor(renderer);
-  const sum = String(problem.a + problem.b);
+  const sum = String(problemAnswer(problem));
   const head: Message[] = [...format.declareTools([toolSpec(calculatorTool)], ADDITION_SYSTEM_PROMPT), { role: "user", content: additionQuestion(problem) }];
   if (!useTool) return [...head, { role: "assistant", content: sum }];
-  const args = { expression: `${problem.a} + ${problem.b}` };
+  const args = { expression: `${problem.a} ${problem.op ?? "+"} ${problem.b}` };
   const call = { type: "function" as const, id: "functions.calculator:0", function: { name: "calculator", arguments: JSON.stringify(args) } };
   const callMessage: Message =
     format.kind === "text" ? { role: "assistant", content: textToolCallShort("calculator", args.expression), tool_calls: [call] } : { role: "assistant", content: "", tool_calls: [call] };
   return [...head, callMessage, format.toolResultMessage(call, sum), { role: "assistant", content: sum }];
 }
 
-export function warmupDatasetBuilder(options: { renderer: Renderer; examples: number; batchSize: number; digits: number; toolShare: number; seed: number }): SupervisedDatasetBuilder {
+export function warmupDatasetBuilder(options: {
+  renderer: Renderer;
+  examples: number;
+  batchSize: number;
+  digits: number;
+  toolShare: number;
+  /** Share of warm-up problems that multiply (always with the tool: the answer must be copied). */
+  multiplyShare: number;
+  seed: number;
+}): SupervisedDatasetBuilder {
   return {
     build: async () => {
       const rng = new Prng(options.seed * 7919 + 17);
-      const rows = Array.from({ length: options.examples }, () => warmupTranscript(options.renderer, sampleProblem(rng, options.digits), rng.chance(options.toolShare)));
+      const rows = Array.from({ length: options.examples }, () => {
+        const multiply = rng.chance(options.multiplyShare);
+        return warmupTranscript(options.renderer, sampleProblem(rng, options.digits, multiply ? "*" : "+"), multiply || rng.chance(options.toolShare));
+      });
       const train = new SupervisedDatasetFromRows(rows, options.batchSize, (messages) => {
         const ex = options.renderer.buildSupervisedExample(messages, "all_assistant_messages");
         return datumFromModelInputWeights(ex.modelInput, ex.weights);
