@@ -22,15 +22,16 @@ import { overrideDefaults } from "../../src/training/config.ts";
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
     digits: z.number().int().min(1).max(15).default(3).describe("Digits of each operand (tiny-chat only ever learned sums up to 100 + 100)"),
+    op: z.enum(["+", "-"]).default("-").describe("+: add two numbers (the tiny model cannot copy the 3–4-digit result back reliably); -: subtract to a two-digit difference"),
     num_batches: z.number().int().positive().default(1000).describe("Length of the training stream"),
     rollout_preset: z.enum(["simple", "agentic"]).default("simple").describe("Rollout limits and parse-error / termination-reward policies"),
     max_turns: z.number().int().positive().default(3).describe("Policy turns per episode"),
     tool_timeout_seconds: z.number().positive().default(5).describe("Budget of one tool call"),
-    warmup_steps: z.number().int().min(0).default(400).describe("Supervised warm-up steps on synthetic transcripts before RL (0 = none)"),
+    warmup_steps: z.number().int().min(0).default(300).describe("Supervised warm-up steps on synthetic transcripts before RL (0 = none)"),
     warmup_batch_size: z.number().int().positive().default(16).describe("Warm-up examples per step"),
     warmup_learning_rate: z.number().positive().default(1e-2).describe("Warm-up peak learning rate (linear decay; 2e-2 diverged, constant 1e-2 diverged after ~150 steps)"),
     warmup_tool_share: z.number().min(0).max(1).default(0.9).describe("Share of warm-up additions that call the calculator"),
-    warmup_multiply_share: z.number().min(0).max(1).default(0.5).describe("Share of warm-up problems that multiply with the tool (teaches copying the result instead of redoing the sum)"),
+    warmup_multiply_share: z.number().min(0).max(1).default(0).describe("Share of warm-up problems that multiply with the tool (teaches copying the result instead of redoing the sum)"),
   }),
   {
     log_path: "/tmp/tinker-examples/tool_use",
@@ -76,6 +77,7 @@ async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<s
     digits: config.digits,
     toolShare: config.warmup_tool_share,
     multiplyShare: config.warmup_multiply_share,
+    op: config.op,
     seed: config.seed,
   });
   await supervisedMain(slConfig, builder, { context });
@@ -100,6 +102,7 @@ async function main(config: ToolUseConfig, context?: RecipeContext): Promise<voi
         numBatches: config.num_batches,
         seed: config.seed,
         digits: config.digits,
+        op: config.op,
         rollout,
         maxGenerationTokens: config.max_tokens,
       }),

@@ -19,12 +19,14 @@ export interface AdditionProblem {
   a: number;
   b: number;
   /** Training episodes add; the warm-up also multiplies, so the model learns to copy the tool's result rather than redo the sum. */
-  op?: "+" | "*";
+  op?: "+" | "-" | "*";
 }
 
 export function problemAnswer(p: AdditionProblem): number {
-  return p.op === "*" ? p.a * p.b : p.a + p.b;
+  return p.op === "*" ? p.a * p.b : p.op === "-" ? p.a - p.b : p.a + p.b;
 }
+
+export type TaskOp = "+" | "-" | "*";
 
 export const ADDITION_SYSTEM_PROMPT = "Answer with the number.";
 
@@ -33,9 +35,18 @@ export function additionQuestion(p: AdditionProblem): string {
 }
 
 /** Operands with exactly `digits` digits. */
-export function sampleProblem(rng: Prng, digits: number, op: "+" | "*" = "+"): AdditionProblem {
+/**
+ * Operands with exactly `digits` digits. For "-" the difference is two digits (10..99): the
+ * tiny model never learned subtraction, and a two-digit result is short enough for it to copy.
+ */
+export function sampleProblem(rng: Prng, digits: number, op: TaskOp = "+"): AdditionProblem {
   const lo = 10 ** (digits - 1);
   const hi = 10 ** digits - 1;
+  if (op === "-") {
+    const a = rng.int(Math.max(lo + 99, 100), hi);
+    const b = a - rng.int(10, 99);
+    return { a, b, op };
+  }
   const p: AdditionProblem = { a: rng.int(lo, hi), b: rng.int(lo, hi) };
   if (op === "*") p.op = "*";
   return p;
@@ -89,6 +100,7 @@ export interface AdditionToolDatasetOptions {
   numBatches: number;
   seed: number;
   digits: number;
+  op: TaskOp;
   rollout: RolloutConfig;
   maxGenerationTokens: number;
 }
@@ -103,7 +115,7 @@ class AdditionToolDataset implements RLDataset {
   getBatch(index: number): EnvGroupBuilder[] {
     const o = this.options;
     const rng = new Prng(o.seed * 1_000_003 + index);
-    return Array.from({ length: o.batchSize }, () => new AdditionToolGroupBuilder(o.renderer, sampleProblem(rng, o.digits), o.groupSize, o.rollout, o.maxGenerationTokens));
+    return Array.from({ length: o.batchSize }, () => new AdditionToolGroupBuilder(o.renderer, sampleProblem(rng, o.digits, o.op), o.groupSize, o.rollout, o.maxGenerationTokens));
   }
 }
 
@@ -136,6 +148,7 @@ export function warmupDatasetBuilder(options: {
   toolShare: number;
   /** Share of warm-up problems that multiply (always with the tool: the answer must be copied). */
   multiplyShare: number;
+  op: TaskOp;
   seed: number;
 }): SupervisedDatasetBuilder {
   return {
@@ -143,7 +156,7 @@ export function warmupDatasetBuilder(options: {
       const rng = new Prng(options.seed * 7919 + 17);
       const rows = Array.from({ length: options.examples }, () => {
         const multiply = rng.chance(options.multiplyShare);
-        return warmupTranscript(options.renderer, sampleProblem(rng, options.digits, multiply ? "*" : "+"), multiply || rng.chance(options.toolShare));
+        return warmupTranscript(options.renderer, sampleProblem(rng, options.digits, multiply ? "*" : options.op), multiply || rng.chance(options.toolShare));
       });
       const train = new SupervisedDatasetFromRows(rows, options.batchSize, (messages) => {
         const ex = options.renderer.buildSupervisedExample(messages, "all_assistant_messages");

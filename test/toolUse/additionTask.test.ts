@@ -20,6 +20,11 @@ test("problems have the asked digits and grading wants the exact result", () => 
   assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "579" }), 1);
   assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "578" }), 0);
   assert.equal(gradeAddition({ a: 12, b: 3, op: "*" }, { role: "assistant", content: "36" }), 1);
+  for (let i = 0; i < 50; i++) {
+    const p = sampleProblem(rng, 3, "-");
+    assert.ok(p.a <= 999 && p.b >= 100 && p.a - p.b >= 10 && p.a - p.b <= 99, JSON.stringify(p));
+    assert.equal(gradeAddition(p, { role: "assistant", content: String(p.a - p.b) }), 1);
+  }
 });
 
 test("a warm-up transcript, replayed as policy turns, is exactly what the env parses, runs and rewards", async () => {
