@@ -14,6 +14,7 @@ export const recipes: RecipeEntry[] = [
   { name: "preference_model", description: "Train a preference (reward) model that answers A or B for a comparison; reports held-out accuracy", load: () => import("./preference_model/index.ts") },
   { name: "shorter", description: "Pairwise-preference RL that prefers shorter answers (tournaments judged by length; ac_tokens_per_turn falls)", load: () => import("./shorter/index.ts") },
   { name: "rlhf", description: "RLHF pipeline: SFT → preference model → RL against it, each stage resumable (default: prefer concise answers, offline)", load: () => import("./rlhf/index.ts") },
+  { name: "tool_use", description: "Agentic RL: the tiny model learns to call a calculator tool for long additions (short supervised warm-up on the call syntax, then RL on correct answers)", load: () => import("./tool_use/index.ts") },
   { name: "guess_number", description: "Multi-turn RL: guess a hidden number from higher/lower replies of a scripted user", load: () => import("./guess_number/index.ts") },
   { name: "on_policy_distillation", description: "On-policy distillation: the student samples, a teacher's per-token log-probs are the reward (default: tiny-chat-teacher into tiny-chat on addition)", load: () => import("./on_policy_distillation/index.ts") },
   { name: "prompt_distillation", description: "Prompt distillation: a teacher with a long system prompt labels prompts; the student learns the behaviour without the prompt (default: classify tiny-chat's questions)", load: () => import("./prompt_distillation/index.ts") },
