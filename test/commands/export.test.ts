@@ -96,7 +96,8 @@ test("--merged fp32: sharded with an index, head untied, and the engine scores i
   const fromMerged = await logprobs({ baseModel: out("merged32") });
   const fromBase = await logprobs({ baseModel: "tiny-chat" });
   assert.ok(maxDiff(fromCheckpoint, fromBase) > 1e-2, "the adapter changed the model");
-  assert.ok(maxDiff(fromCheckpoint, fromMerged) < 1e-5, `merged vs checkpoint: ${maxDiff(fromCheckpoint, fromMerged)}`);
+  // The sampler applies the adapter unmerged (x·Wᵀ + s·(x·Aᵀ)·Bᵀ), the export merges it: fp32 rounding apart.
+  assert.ok(maxDiff(fromCheckpoint, fromMerged) < 1e-4, `merged vs checkpoint: ${maxDiff(fromCheckpoint, fromMerged)}`);
   // The embedding stays the base model's.
   const embed = readSafetensors(join(out("merged32"), index.weight_map["model.embed_tokens.weight"]!)).get("model.embed_tokens.weight")!.data;
   assert.deepEqual(embed, readSafetensors(join(TINY, "model.safetensors")).get("model.embed_tokens.weight")!.data);
