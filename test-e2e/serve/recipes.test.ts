@@ -3,6 +3,7 @@
 // it lives here rather than in test/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { serveEnv, startServe, type ServeProcess } from "./server.ts";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,11 +17,8 @@ const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tok
 let root: string;
 let modelDir: string;
 let env: NodeJS.ProcessEnv;
-// extendEnv off: the deleted TINKER_* keys must stay deleted. The exit is checked in after().
-const startServer = (store: string) => execa(process.execPath, [CLI, "serve", "--port", "0", "--store", store], { env, extendEnv: false, stdin: "ignore", buffer: false, reject: false });
-let server: ReturnType<typeof startServer>;
+let serve: ServeProcess;
 let url: string;
-let serverErr = "";
 
 before(async () => {
   for (const f of TOKENIZER_FILES) {
@@ -32,32 +30,13 @@ before(async () => {
   const vocab = Object.keys((JSON.parse(readFileSync(join(TOKENIZER_DIR, "tokenizer.json"), "utf8")) as { model: { vocab: object } }).model.vocab).length;
   writeTinyModel(modelDir, { seed: 5, configJson: tinyConfigJson({ vocab_size: vocab, max_position_embeddings: 512 }) });
   for (const f of TOKENIZER_FILES) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
-  env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_LOG_ROOT: join(root, "logs") };
-  delete env.TINKER_BASE_URL;
-  delete env.TINKER_API_KEY;
-  server = startServer(join(root, "served-store"));
-  server.stderr!.on("data", (d: Buffer) => (serverErr += d.toString()));
-  url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`cookbook serve printed no URL within 60 s; stderr: ${serverErr}`)), 60_000);
-    server.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    server.once("exit", (code) => reject(new Error(`cookbook serve exited with ${code}: ${serverErr}`)));
-  });
+  env = serveEnv({ COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_LOG_ROOT: join(root, "logs") });
+  serve = await startServe(join(root, "served-store"), env);
+  url = serve.url;
 });
 
 after(async () => {
-  if (server.exitCode === null) {
-    const exited = new Promise<number | null>((resolve) => server.once("exit", resolve));
-    server.kill("SIGTERM");
-    assert.equal(await exited, 0, `cookbook serve did not shut down cleanly: ${serverErr}`);
-  }
+  await serve.stop();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -76,7 +55,7 @@ async function runRecipe(recipe: string, logName: string, args: string[]): Promi
     await execa(process.execPath, [CLI, "run", recipe, ...args, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], { env, extendEnv: false, timeout: 240_000 });
   } catch (err) {
     // execa's message already carries the command, exit code and the child's stderr.
-    throw new Error(`cookbook run ${recipe} (${logName}) failed: ${(err as Error).message}\nserver stderr: ${serverErr}`);
+    throw new Error(`cookbook run ${recipe} (${logName}) failed: ${(err as Error).message}\nserver stderr: ${serve.stderr()}`);
   }
   return readMetrics(logPath);
 }

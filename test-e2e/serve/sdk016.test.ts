@@ -3,7 +3,8 @@
 // gives the same numbers; `cookbook download` then fetches the checkpoint the 0.16 client saved.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { serveEnv, startServe, type ServeProcess } from "./server.ts";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,38 +17,18 @@ const CLI = join(import.meta.dirname, "..", "..", "bin", "cookbook.js");
 
 let root: string;
 let env: NodeJS.ProcessEnv;
-let server: ChildProcess;
+let serve: ServeProcess;
 let url: string;
-let serverErr = "";
 
 before(async () => {
   root = mkdtempSync(join(tmpdir(), "serve-sdk016-"));
-  env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" };
-  delete env.TINKER_BASE_URL;
-  delete env.TINKER_API_KEY;
-  server = spawn(process.execPath, [CLI, "serve", "--port", "0", "--store", join(root, "store")], { env, stdio: ["ignore", "pipe", "pipe"] });
-  server.stderr!.on("data", (d: Buffer) => (serverErr += d.toString()));
-  url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`cookbook serve printed no URL within 60 s; stderr: ${serverErr}`)), 60_000);
-    server.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    server.once("exit", (code) => reject(new Error(`cookbook serve exited with ${code}: ${serverErr}`)));
-  });
+  env = serveEnv({ COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" });
+  serve = await startServe(join(root, "store"), env);
+  url = serve.url;
 });
 
 after(async () => {
-  if (server.exitCode === null) {
-    const exited = new Promise<number | null>((resolve) => server.once("exit", resolve));
-    server.kill("SIGTERM");
-    assert.equal(await exited, 0, `cookbook serve did not shut down cleanly: ${serverErr}`);
-  }
+  await serve.stop();
   rmSync(root, { recursive: true, force: true });
 });
 
