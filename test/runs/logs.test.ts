@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LogTailReader, readCheckpoints, readLogTail, readMetricTail, readRunConfig, removeCheckpointRecord } from "../../src/runs/index.ts";
+import { LogTailReader, RunLockedError, acquireRunLock, readCheckpoints, readLogTail, readMetricTail, readRunConfig, removeCheckpointRecord } from "../../src/runs/index.ts";
 import { tempDir } from "./helpers.ts";
 
 test("LogTailReader returns the last lines, then only complete new ones, bounded", () => {
@@ -45,4 +45,19 @@ test("removeCheckpointRecord drops the named record and keeps the rest", () => {
   assert.deepEqual(readCheckpoints(dir).map((c) => c.name), ["000010", "final"]);
   assert.equal(removeCheckpointRecord(dir, "000010", "other"), 0);
   assert.equal(readCheckpoints(dir).length, 2);
+});
+
+test("removeCheckpointRecord refuses while a live run holds the directory, and leaves the file as it was", () => {
+  const dir = tempDir();
+  const text = [{ name: "000010", state_path: "a" }, { name: "final", final: true, state_path: "c" }].map((r) => JSON.stringify(r)).join("\n") + "\n";
+  writeFileSync(join(dir, "checkpoints.jsonl"), text);
+  const live = acquireRunLock(dir);
+  try {
+    assert.throws(() => removeCheckpointRecord(dir, "000010"), (err: unknown) => err instanceof RunLockedError && err.message.includes(`pid ${process.pid}`));
+  } finally {
+    live.release();
+  }
+  assert.equal(readFileSync(join(dir, "checkpoints.jsonl"), "utf8"), text);
+  assert.equal(removeCheckpointRecord(dir, "000010"), 1, "once the run has ended the removal goes through");
+  assert.equal(existsSync(join(dir, "run.lock")), false, "the removal's own lock is released");
 });

@@ -9,6 +9,7 @@ import { getKernels, loadNativeKernels, referenceKernels, type Kernels } from ".
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "../model/config.ts";
 import { EngineModel, type TrainableSetup } from "../model/model.ts";
 import { loadModelDir, modelConfigToHfJson } from "../loadModel.ts";
+import { IdleCollector } from "./idleGc.ts";
 import { CheckpointStore, type LoraInfo } from "../store.ts";
 import type { TensorToWrite } from "../safetensors/writer.ts";
 import { checkPrompt, resolveSampleRequest } from "../sampling/request.ts";
@@ -59,9 +60,12 @@ export class EngineSession {
   /** Batches the decoding of every sample request (answered asynchronously). */
   readonly scheduler = new DecodeScheduler();
   readonly store: CheckpointStore;
+  /** Returns the memory of released models and samplers once the worker is quiet (issue 20). */
+  readonly collector: IdleCollector;
 
-  constructor(storeDir: string, private readonly kernelChoice?: "native" | "reference") {
+  constructor(storeDir: string, private readonly kernelChoice?: "native" | "reference", collector: IdleCollector = new IdleCollector()) {
     this.store = new CheckpointStore(storeDir);
+    this.collector = collector;
   }
 
   private kernels(): Kernels {
@@ -113,6 +117,7 @@ export class EngineSession {
 
   /** Sample requests return a promise (they are batched by the decode scheduler); everything else answers at once. */
   dispatch(req: WorkerRequest): ResultByOp[WorkerRequest["op"]] | Promise<ResultByOp["sample"]> {
+    this.collector.busy();
     switch (req.op) {
       case "createModel":
         return this.createModel(req);
@@ -134,6 +139,7 @@ export class EngineSession {
         const e = this.entry(req.modelId);
         this.models.delete(req.modelId);
         this.dropBaseIfUnused(e.baseKey);
+        this.collector.released();
         return { modelId: req.modelId };
       }
       case "optimizerState":
@@ -145,6 +151,7 @@ export class EngineSession {
         if (s !== undefined) {
           this.scheduler.drop(req.samplerId, new InvalidArgumentError(`sampler ${req.samplerId} was released while this request was running`));
           this.dropBaseIfUnused(s.source.baseKey);
+          this.collector.released();
         }
         return { samplerId: req.samplerId };
       }

@@ -1,7 +1,7 @@
 // Checkpoint side effects the checkpoints screen asks for: delete one (Tinker RestClient, then its
 // record in checkpoints.jsonl) and start a new background run from one.
 import { listConfigFields, loadRecipe, type RecipeEntry } from "../../config/index.ts";
-import { type CheckpointRecord, readManifest, removeCheckpointRecord } from "../../runs/index.ts";
+import { assertNoLiveWriter, type CheckpointRecord, readManifest, removeCheckpointRecord } from "../../runs/index.ts";
 import type { ProcessManager } from "./processManager.ts";
 import { type LaunchResult, runFromCheckpoint } from "./runActions.ts";
 
@@ -12,6 +12,9 @@ export function checkpointPath(c: CheckpointRecord): string | undefined {
 
 /** Deletes the checkpoint's stored weights through the run's engine, then its record. */
 export async function deleteCheckpoint(runDir: string, ckpt: CheckpointRecord, config: Record<string, unknown> | undefined): Promise<void> {
+  // A live run appends to checkpoints.jsonl and may resume from this checkpoint: refuse before any
+  // weights are gone rather than leave a record pointing at nothing.
+  assertNoLiveWriter(runDir);
   const paths = [ckpt.state_path, ckpt.sampler_path].filter((p): p is string => typeof p === "string");
   // Loaded on demand: the engine is heavy and most sessions never delete.
   const { createServiceClient } = await import("../../service.ts");
