@@ -40,16 +40,41 @@ export function isRunDir(dir: string): boolean {
   return ["metrics.jsonl", "config.json", "run.json"].some((f) => existsSync(join(dir, f)));
 }
 
-/** Runs in `root` itself and its direct children, most recently updated first. */
+/** How deep below the root runs are looked for: experiments/<experiment>/<run> and pipeline stages (<run>/<stage>) sit at depth 2. */
+export const DISCOVERY_DEPTH = 3;
+/** A bound on folders visited, so a root pointed at a large tree stays quick. */
+const MAX_FOLDERS_VISITED = 5_000;
+/** Folders a run writes inside itself that never hold runs. */
+const NOT_RUN_PARENTS = new Set(["node_modules", "tensorboard", "transcripts", "checkpoints", "__pycache__"]);
+
+/**
+ * Runs in `root` itself and below it, up to DISCOVERY_DEPTH levels (a run's stages and a batch's
+ * runs included), most recently updated first. A nested run is named by its path under the root.
+ */
 export function discoverRuns(root: string): RunSummary[] {
   const dir = resolve(root);
   if (!existsSync(dir)) return [];
-  const dirs: string[] = [];
-  if (isRunDir(dir)) dirs.push(dir);
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory() && isRunDir(join(dir, entry.name))) dirs.push(join(dir, entry.name));
-  }
-  return dirs.map((d) => summarizeRun(d)).sort((a, b) => b.updatedAt - a.updatedAt);
+  const found: { dir: string; name: string }[] = [];
+  if (isRunDir(dir)) found.push({ dir, name: basename(dir) });
+  let visited = 0;
+  const walk = (parent: string, prefix: string, depth: number): void => {
+    let entries;
+    try {
+      entries = readdirSync(parent, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name.startsWith(".") || NOT_RUN_PARENTS.has(entry.name)) continue;
+      if (++visited > MAX_FOLDERS_VISITED) return;
+      const child = join(parent, entry.name);
+      const name = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+      if (isRunDir(child)) found.push({ dir: child, name });
+      if (depth < DISCOVERY_DEPTH) walk(child, name, depth + 1);
+    }
+  };
+  walk(dir, "", 1);
+  return found.map((f) => ({ ...summarizeRun(f.dir), name: f.name })).sort((a, b) => b.updatedAt - a.updatedAt);
 }
 
 export function inferTrainingKind(config: unknown): TrainingKind | undefined {

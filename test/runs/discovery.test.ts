@@ -38,7 +38,7 @@ test("discovers the root and its children, with status, recipe, last step and ma
 
   const runs = discoverRuns(root);
   const byName = Object.fromEntries(runs.map((r) => [r.name, r]));
-  assert.deepEqual(Object.keys(byName).sort(), [root.split("/").pop(), "rl", "sl"].sort());
+  assert.deepEqual(Object.keys(byName).sort(), [root.split("/").pop(), "deep/nested", "rl", "sl"].sort(), "a run two levels down is found, named by its path");
   assert.equal(byName.sl.status, "completed");
   assert.equal(byName.sl.recipe, "sl_basic");
   assert.equal(byName.sl.trainingKind, "sl");
@@ -63,4 +63,16 @@ test("readLastJsonlRecord reads only the tail, growing the window for long lines
   writeFileSync(file, `{"step":0}\n{"step":1,"note":"${long}"}\n{"step":2,"no`);
   assert.deepEqual(readLastJsonlRecord(file, 100), { step: 1, note: long });
   assert.equal(readLastJsonlRecord(join(tempDir(), "none.jsonl")), undefined);
+});
+
+test("runs nested in a pipeline or a batch are found down to the discovery depth, not below, nor inside a run's own folders", () => {
+  const root = tempDir();
+  makeRun(root, "rlhf", { "config.json": "{}" });
+  makeRun(join(root, "rlhf"), "sft", { "metrics.jsonl": '{"step":0}\n' });
+  makeRun(join(root, "rlhf"), "rl", { "metrics.jsonl": '{"step":0}\n' });
+  makeRun(join(root, "experiments", "example"), "tiny-arith", { "metrics.jsonl": '{"step":0}\n' });
+  makeRun(join(root, "a", "b", "c"), "too-deep", { "metrics.jsonl": '{"step":0}\n' });
+  makeRun(join(root, "rlhf", "tensorboard"), "x", { "metrics.jsonl": '{"step":0}\n' });
+  const names = discoverRuns(root).map((r) => r.name).sort();
+  assert.deepEqual(names, ["experiments/example/tiny-arith", "rlhf", "rlhf/rl", "rlhf/sft"]);
 });
