@@ -22,7 +22,11 @@ export const KIMI_DEFAULT_SYSTEM_PROMPT = "You are Kimi, an AI assistant created
 
 const SECTION_RE =
   /<\|tool_calls_section_begin\|>([\s\S]*?)<\|tool_calls_section_end\|>|<\|tool_call_section_begin\|>([\s\S]*?)<\|tool_call_section_end\|>/;
-const CALL_RE = /<\|tool_call_begin\|>\s*([^<]+:\d+)\s*<\|tool_call_argument_begin\|>\s*([\s\S]*?)\s*<\|tool_call_end\|>/g;
+// Every call block is matched loosely and then checked, so a block with a malformed id or no
+// argument marker becomes an unparsed call (the parse-error policy decides) instead of vanishing.
+const CALL_BLOCK_RE = /<\|tool_call_begin\|>([\s\S]*?)<\|tool_call_end\|>/g;
+const ARGUMENT_MARKER = "<|tool_call_argument_begin|>";
+const CALL_ID_RE = /^[^<\s]+:\d+$/;
 
 function toolNameFromId(id: string): string {
   let name = id.split(":", 1)[0]!;
@@ -148,12 +152,22 @@ export class KimiK2Renderer extends Renderer {
     const toolCalls: ToolCall[] = [];
     const unparsed: UnparsedToolCall[] = [];
     if (section) {
-      for (const m of (section[1] ?? section[2] ?? "").matchAll(CALL_RE)) {
-        const id = m[1]!.trim();
-        const args = m[2]!.trim();
+      for (const m of (section[1] ?? section[2] ?? "").matchAll(CALL_BLOCK_RE)) {
+        const body = m[1]!;
+        const marker = body.indexOf(ARGUMENT_MARKER);
+        if (marker === -1) {
+          unparsed.push({ raw_text: m[0], error: `tool call has no ${ARGUMENT_MARKER} between its id and its arguments` });
+          continue;
+        }
+        const id = body.slice(0, marker).trim();
+        const args = body.slice(marker + ARGUMENT_MARKER.length).trim();
+        if (!CALL_ID_RE.test(id)) {
+          unparsed.push({ raw_text: m[0], error: `tool call id ${JSON.stringify(id)} is not of the form functions.NAME:INDEX` });
+          continue;
+        }
         try {
           JSON.parse(args);
-          toolCalls.push({ type: "function", id: id || null, function: { name: toolNameFromId(id), arguments: args } });
+          toolCalls.push({ type: "function", id, function: { name: toolNameFromId(id), arguments: args } });
         } catch (err) {
           unparsed.push({ raw_text: m[0], error: `Invalid JSON: ${(err as Error).message}` });
         }

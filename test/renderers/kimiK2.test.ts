@@ -72,6 +72,21 @@ test("kimi_k2: tool declaration, calls and results", () => {
   assert.match(dangling.message.unparsed_tool_calls?.[0]?.error ?? "", /^unterminated tool block/);
 });
 
+test("kimi_k2: a call with a malformed id or no argument marker is reported, not dropped; good calls beside it still parse", () => {
+  const r = getRenderer("kimi_k2", kimiTokenizer());
+  const section = (calls: string): number[] => enc(`<|tool_calls_section_begin|>${calls}<|tool_calls_section_end|><|im_end|>`);
+  const good = '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city":"Oslo"}<|tool_call_end|>';
+  const badId = '<|tool_call_begin|>get_weather<|tool_call_argument_begin|>{"city":"Rome"}<|tool_call_end|>';
+  const noMarker = '<|tool_call_begin|>functions.get_weather:1 {"city":"Bern"}<|tool_call_end|>';
+  const parsed = r.parseResponse(section(badId + good + noMarker));
+  assert.deepEqual(parsed.message.tool_calls?.map((c) => c.id), ["functions.get_weather:0"]);
+  const errors = parsed.message.unparsed_tool_calls?.map((u) => u.error) ?? [];
+  assert.equal(errors.length, 2);
+  assert.match(errors[0]!, /id "get_weather" is not of the form functions\.NAME:INDEX/);
+  assert.match(errors[1]!, /no <\|tool_call_argument_begin\|>/);
+  assert.equal(parsed.message.unparsed_tool_calls?.[0]?.raw_text, badId);
+});
+
 test("kimi_k2: multi-turn all_assistant_messages splits at user messages", () => {
   const r = getRenderer("kimi_k2", kimiTokenizer());
   const convo: Message[] = [
