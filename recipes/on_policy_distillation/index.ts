@@ -48,7 +48,8 @@ export const configSchema = overrideDefaults(
     lora_rank: 8,
     group_size: 4,
     groups_per_batch: 16,
-    max_steps: 60,
+    // 60 steps left teacher_kl at 0.54× its start; 150 end near a quarter of it (docs/distillation.md).
+    max_steps: 150,
     eval_every: 10,
     save_every: 10,
   },

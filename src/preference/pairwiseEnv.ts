@@ -73,6 +73,28 @@ export interface PairwiseGroupOptions {
   formatCoef?: number;
 }
 
+/** Log key of trajectory i's net result against trajectory j (wins − losses over their matchups). */
+export const VERSUS_PREFIX = "vs_";
+
+/**
+ * Each trajectory's tournament, for transcripts: `vs_<j>` = its wins − losses against j over
+ * every matchup they played (both orders when the pattern plays both ways), `matchups` = how many
+ * it played. Score −1 means the first of the pair (A) won.
+ */
+export function tournamentLogs(n: number, pairs: readonly (readonly [number, number])[], scores: readonly number[]): Array<Record<string, number>> {
+  const logs = Array.from({ length: n }, () => ({ matchups: 0 }) as Record<string, number>);
+  pairs.forEach(([i, j], k) => {
+    const s = scores[k]!;
+    const a = logs[i]!;
+    const b = logs[j]!;
+    a[`${VERSUS_PREFIX}${j}`] = (a[`${VERSUS_PREFIX}${j}`] ?? 0) - s;
+    b[`${VERSUS_PREFIX}${i}`] = (b[`${VERSUS_PREFIX}${i}`] ?? 0) + s;
+    a.matchups! += 1;
+    b.matchups! += 1;
+  });
+  return logs;
+}
+
 export class PairwisePreferenceGroupBuilder extends EnvGroupBuilder {
   readonly pattern: TournamentPattern;
   readonly matchupGroupSize: number;
@@ -119,9 +141,11 @@ export class PairwisePreferenceGroupBuilder extends EnvGroupBuilder {
     });
     const winMinusLoss = wml.map((w, i) => (count[i]! > 0 ? w / count[i]! : 0));
     this.lastTournament = { pairs, scores, winMinusLoss, valid: responses.map((r) => r.valid) };
+    const logs = tournamentLogs(responses.length, pairs, scores);
     return responses.map((r, i) => ({
       reward: winMinusLoss[i]! + this.formatCoef * ((r.valid ? 1 : 0) - 1),
       metrics: { win_minus_loss: winMinusLoss[i]!, format: r.valid ? 1 : 0 },
+      logs: logs[i]!,
     }));
   }
 

@@ -183,6 +183,7 @@ export async function doGroupRollout(
       rewards.map((r) => r.reward),
       rewards.map((r) => r.metrics),
       result.errors,
+      rewards.map((r) => r.logs ?? {}),
     );
   } finally {
     await builder.cleanup();

@@ -100,6 +100,8 @@ export interface Env {
 export interface GroupReward {
   reward: number;
   metrics: Metrics;
+  /** Per-trajectory details for transcripts (e.g. a tournament's results); not aggregated as metrics. */
+  logs?: Logs;
 }
 
 export interface RolloutError {
@@ -133,6 +135,8 @@ export class TrajectoryGroup {
     readonly finalRewardsG: number[],
     readonly metricsG: Metrics[],
     readonly rolloutErrors: RolloutError[] = [],
+    /** The group rewards' logs, one per trajectory (empty objects when the builder gave none). */
+    readonly logsG: Logs[] = [],
   ) {
     if (trajectoriesG.length !== finalRewardsG.length || trajectoriesG.length !== metricsG.length) {
       throw new Error(

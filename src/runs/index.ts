@@ -33,4 +33,5 @@ export {
   withGroupAdvantages,
 } from "./transcripts.ts";
 export { removeCheckpointRecord } from "./checkpointEdit.ts";
+export { DPO_PAIRS_FILE, type DpoPair, type DpoPairsByStep, pairMargin, readDpoPairs } from "./dpoPairs.ts";
 export { EXISTING_DIR_CHOICES, type ExistingDirChoice, freshName, hasContent, prepareLaunchDir } from "./launchDir.ts";

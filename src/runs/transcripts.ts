@@ -93,6 +93,11 @@ export function normalizeTranscript(raw: Record<string, unknown>): TranscriptRec
     stop_reason: text(raw.stop_reason),
   };
   if (typeof raw.advantage === "number") rec.advantage = raw.advantage;
+  if (typeof raw.trajectory_logs === "object" && raw.trajectory_logs !== null) {
+    const logs: Record<string, string | number | boolean> = {};
+    for (const [k, v] of Object.entries(raw.trajectory_logs)) if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") logs[k] = v;
+    rec.trajectory_logs = logs;
+  }
   if (typeof raw.final_ob_len === "number") rec.final_ob_len = raw.final_ob_len;
   return rec;
 }

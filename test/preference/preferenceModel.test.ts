@@ -99,9 +99,12 @@ test("group rewards = (wins − losses)/matchups + format term, by hand", async 
   assert.deepEqual(rewards.map((r) => r.metrics["format"]), [1, 1, 0]);
   assert.deepEqual(rewards.map((r) => r.reward), [1, -1, -1]);
   assert.deepEqual(group.lastTournament!.scores, [-1, -1, 1]);
+  // Each reply's results for the transcripts: net wins against each opponent, and matchups played.
+  assert.deepEqual(rewards.map((r) => r.logs), [{ matchups: 2, vs_1: 1, vs_2: 1 }, { matchups: 2, vs_0: -1, vs_2: -1 }, { matchups: 2, vs_0: -1, vs_1: 1 }]);
   const both = new PairwisePreferenceGroupBuilder(cmp.promptConversation, renderer, new ShorterPreferenceModel(), 2);
   const r2 = await both.computeGroupRewards([trajectory(" Hi!\n\nUser:"), trajectory(" Hello you\n\nUser:")], await both.makeEnvs());
   assert.deepEqual(r2.map((r) => r.reward), [1, -1], "both ways: two matchups each, both won by the shorter");
+  assert.deepEqual(r2.map((r) => r.logs), [{ matchups: 2, vs_1: 2 }, { matchups: 2, vs_0: -2 }], "both ways: the two wins against the same opponent add up");
   const ds = new PairwisePreferenceRLDataset([cmp.promptConversation, [{ role: "user", content: "Hi" }]], 3, (p) => new PairwisePreferenceGroupBuilder(p, renderer, new ShorterPreferenceModel(), 4), 2);
   assert.equal(ds.length, 2);
   assert.equal(ds.getBatch(1).length, 3);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { escapeHtml, renderRolloutHtml } from "../../src/log/transcripts/html.ts";
 import { iterationDir, serializeRolloutSummaries, writeRolloutSummaries } from "../../src/log/transcripts/rolloutSummaries.ts";
 import { TrajectoryGroup, type Trajectory } from "../../src/rl/types.ts";
+import { readTranscripts } from "../../src/runs/transcripts.ts";
 import { ints } from "./fakes.ts";
 
 function withMessages(answer: string, reward: number): Trajectory {
@@ -101,6 +102,18 @@ test("summaries land in iteration_NNNNNN/<base>_rollout_summaries.jsonl, one rec
   assert.equal(lines.length, 2);
   assert.equal(JSON.parse(lines[1]).traj_idx, 1);
   assert.ok(!existsSync(`${path}.tmp-${process.pid}`));
+});
+
+test("group reward logs (a tournament's results) are written per trajectory and read back; empty logs write nothing", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rl-transcripts-"));
+  const g = new TrajectoryGroup([withMessages("4", 1), withMessages("5", 0)], [1, -1], [{}, {}], [], [{ vs_1: 2, matchups: 2 }, {}]);
+  const path = writeRolloutSummaries({ logPath: dir, baseName: "train", split: "train", iteration: 0, groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }] });
+  const raw = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(raw[0]!.trajectory_logs, { vs_1: 2, matchups: 2 });
+  assert.equal("trajectory_logs" in raw[1]!, false);
+  const back = readTranscripts(dir, 0);
+  assert.deepEqual(back[0]!.trajectory_logs, { vs_1: 2, matchups: 2 });
+  assert.equal(back[1]!.trajectory_logs, undefined);
 });
 
 test("HTML report escapes content, shows roles, rewards and advantages, and limits groups", () => {

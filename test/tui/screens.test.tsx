@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { frameRows } from "../../src/tui/App.tsx";
 import { appendMetrics, makeRlRun, makeSlRun, tempRoot } from "./fixtures.ts";
 import { renderApp } from "./harness.tsx";
@@ -328,6 +329,61 @@ test("checkpoint chat: tab focuses the sampling options, +/- and enter change th
     assertFits(f, 36, 100);
     await h.press(ESC);
     await h.waitFor((f) => !f.includes("chat with"), "chat closed");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("DPO transcripts: the pair viewer shows prompt, chosen and rejected with implied rewards, per evaluation step", async () => {
+  const root = tempRoot();
+  const dir = join(root, "dpo-run");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", dpo_beta: 0.1 }));
+  const pair = (step: number, i: number, chosenReward: number, rejectedReward: number) =>
+    JSON.stringify({ step, pair: i, prompt: `User: question ${i}?`, chosen: `concise answer ${i}`, rejected: `rambling answer ${i} that goes on`, chosen_reward: chosenReward, rejected_reward: rejectedReward });
+  writeFileSync(join(dir, "dpo_pairs.jsonl"), [pair(0, 0, 0, 0), pair(0, 1, 0, 0), pair(10, 0, 0.5, -0.25), pair(10, 1, -0.1, 0.2)].join("\n") + "\n");
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
+  try {
+    const f = await h.waitFor((f) => f.includes("eval step 10 (2/2)"), "latest evaluation's pairs");
+    assert.ok(f.includes("1/2 pairs prefer the chosen reply"), f);
+    assert.ok(f.includes("✓ prefers the chosen reply") && f.includes("margin 0.75"), "pair 0 selected: margin = 0.5 − (−0.25)");
+    assert.ok(f.includes("chosen  (reward 0.5)") && f.includes("concise answer 0"));
+    assert.ok(f.includes("rejected (reward -0.25)") && f.includes("rambling answer 0"));
+    assertFits(f, 30, 110);
+    await h.press("j");
+    await h.waitFor((f) => f.includes("✗ prefers the rejected reply") && f.includes("concise answer 1"), "second pair");
+    await h.press("h");
+    await h.waitFor((f) => f.includes("eval step 0 (1/2)") && f.includes("0/2 pairs prefer the chosen reply"), "the first evaluation");
+  } finally {
+    h.unmount();
+  }
+});
+
+test("pairwise-preference RL: the group view shows the tournament, each reply's result against each other", async () => {
+  const root = tempRoot();
+  const dir = join(root, "shorter-run");
+  const idir = join(dir, "iteration_000000");
+  mkdirSync(idir, { recursive: true });
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", loss_fn: "importance_sampling" }));
+  // Three replies, all pairs both ways: #0 beat everyone twice, #2 beat #1 once and tied once.
+  const logs = [{ vs_1: 2, vs_2: 2, matchups: 4 }, { vs_0: -2, vs_2: -1, matchups: 4 }, { vs_0: -2, vs_1: 1, matchups: 4 }];
+  const wml = [1, -0.75, -0.25];
+  const recs = logs.map((l, t) =>
+    JSON.stringify({ schema_version: 1, split: "train", iteration: 0, group_idx: 0, traj_idx: t, tags: ["pair_pref"], sampling_client_step: 0, total_reward: wml[t], final_reward: wml[t],
+      trajectory_metrics: { win_minus_loss: wml[t], format: 1 }, trajectory_logs: l, final_ob_len: 9, steps: [], prompt: "User: hi", response: `reply ${t}`, stop_reason: "stop" }),
+  );
+  writeFileSync(join(idir, "train_rollout_summaries.jsonl"), recs.join("\n") + "\n");
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
+  try {
+    const f = await h.waitFor((f) => f.includes("tournament (w key"), "tournament line in the detail");
+    assert.match(f, /#1 \+2\s+#2 \+2/, "the best reply's results against #1 and #2");
+    await h.press("w");
+    const g = await h.waitFor((f) => f.includes("tournament (wins − losses against each opponent)"), "tournament table");
+    assert.match(g, /vs#0\s+vs#1\s+vs#2\s+W−L/);
+    assert.match(g, /#0\s+·\s+\+2\s+\+2\s+1\s/);
+    assert.match(g, /#1\s+−2\s+·\s+−1\s+-0\.75/);
+    assert.match(g, /#2\s+−2\s+\+1\s+·\s+-0\.25/);
+    assertFits(g, 30, 110);
   } finally {
     h.unmount();
   }

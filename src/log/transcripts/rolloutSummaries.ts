@@ -26,6 +26,8 @@ export interface RolloutSummaryRecord {
   total_reward: number;
   final_reward: number;
   trajectory_metrics: Record<string, number>;
+  /** The group reward's per-trajectory logs (ours; absent when empty), e.g. `vs_<j>` tournament results. */
+  trajectory_logs?: Record<string, string | number | boolean>;
   final_ob_len: number;
   steps: RolloutSummaryStep[];
   /** Prompt and response text (ours; not in the Python records): null when neither messages nor a decoder were available. */
@@ -66,6 +68,7 @@ export function serializeRolloutSummaries(args: {
         total_reward: totals[trajIdx],
         final_reward: tg.finalRewardsG[trajIdx],
         trajectory_metrics: { ...tg.metricsG[trajIdx] },
+        ...(Object.keys(tg.logsG?.[trajIdx] ?? {}).length > 0 ? { trajectory_logs: { ...tg.logsG![trajIdx] } } : {}),
         final_ob_len: modelInputTokenCount(traj.finalOb),
         steps: traj.transitions.map((t, stepIdx) => ({
           step_idx: stepIdx,

@@ -28,6 +28,8 @@ export interface TranscriptGroup {
   trajectoriesG: TranscriptTrajectory[];
   finalRewardsG: number[];
   metricsG: Record<string, number>[];
+  /** Per-trajectory logs of the group reward (e.g. tournament results), when the builder gave any. */
+  logsG?: readonly Record<string, string | number | boolean>[];
   getTotalRewards(): number[];
 }
 

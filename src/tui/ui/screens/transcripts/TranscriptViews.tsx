@@ -7,6 +7,7 @@ import { fit, fmtNum } from "../../../core/format.ts";
 import { type Histogram, renderHistogram } from "../../../core/histogram.ts";
 import { roleColor, theme } from "../../../core/palette.ts";
 import { windowStart } from "../../../core/textEdit.ts";
+import { type TournamentTable, tournamentTable, versusCell } from "../../../core/tournament.ts";
 import { splitRoles, wrapText } from "../../../core/transcripts.ts";
 
 interface Line {
@@ -25,6 +26,11 @@ export function detailLines(r: TranscriptRecord, width: number): Line[] {
     `turns ${r.steps.length}`,
   ].filter(Boolean);
   lines.push({ text: meta.join("  "), color: theme.muted });
+  const versus = Object.entries(r.trajectory_logs ?? {}).filter(([k]) => k.startsWith("vs_"));
+  if (versus.length) {
+    const results = versus.map(([k, v]) => `#${k.slice(3)} ${versusCell(typeof v === "number" ? v : undefined)}`);
+    for (const l of wrapText(`tournament (w key: the whole group): ${results.join("  ")}`, width)) lines.push({ text: l, color: theme.accent });
+  }
   const metrics = Object.entries(r.trajectory_metrics).map(([k, v]) => `${k}=${fmtNum(v)}`);
   if (metrics.length) for (const l of wrapText(`metrics: ${metrics.join("  ")}`, width)) lines.push({ text: l, color: theme.muted });
   for (const s of r.steps) {
@@ -85,19 +91,53 @@ export function ListView({ shown, cursor, scroll, rows, width }: { shown: readon
   );
 }
 
+/** Pairwise-preference RL: who beat whom in the group, each reply's net result per opponent. */
+export function TournamentTableView({ table, selected, width }: { table: TournamentTable; selected: number; width: number }): ReactNode {
+  const cell = 5;
+  const shown = table.members.slice(0, Math.max(1, Math.floor((width - 34) / cell)));
+  return (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate">{`tournament (wins − losses against each opponent)${shown.length < table.members.length ? `, ${shown.length} of ${table.members.length} columns fit` : ""}`}</Text>
+      <Text color={theme.muted} wrap="truncate">
+        {fit("", 6) + shown.map((j) => fit(`vs#${j}`, cell)).join("") + fit("W−L", 8) + fit("fmt", 5) + "reward"}
+      </Text>
+      {table.rows.map((row) => (
+        <Text key={row.traj} wrap="truncate" color={row.traj === selected ? theme.accent : undefined} bold={row.traj === selected}>
+          {fit(`#${row.traj}`, 6)}
+          {shown.map((j) => {
+            const v = row.versus[table.members.indexOf(j)];
+            return (
+              <Text key={j} color={v === undefined ? theme.muted : v > 0 ? theme.ok : v < 0 ? theme.error : theme.warn}>
+                {fit(versusCell(v), cell)}
+              </Text>
+            );
+          })}
+          {fit(fmtNum(row.winMinusLoss), 8)}
+          {fit(fmtNum(row.format), 5)}
+          {fmtNum(row.reward)}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
 export function GroupView({ records, selected, scroll, rows, width }: { records: readonly TranscriptRecord[]; selected: TranscriptRecord; scroll: number; rows: number; width: number }): ReactNode {
   const members = records.filter((r) => r.group_idx === selected.group_idx).sort((a, b) => a.traj_idx - b.traj_idx);
   const colW = Math.max(16, Math.floor(width / Math.max(1, Math.min(members.length, Math.floor(width / 16)))));
   const visible = members.slice(0, Math.floor(width / colW));
+  const tournament = tournamentTable(members);
+  const tableRows = tournament ? tournament.rows.length + 3 : 0;
   return (
     <Box flexDirection="column">
       <Text bold>{`group ${selected.group_idx}: ${members.length} trajectories${visible.length < members.length ? ` (${visible.length} fit)` : ""}`}</Text>
+      {tournament ? <TournamentTableView table={tournament} selected={selected.traj_idx} width={width} /> : null}
+      {tournament ? <Text> </Text> : null}
       <Box flexDirection="row">
         {visible.map((r) => (
           <Box key={r.traj_idx} flexDirection="column" width={colW}>
             <Text bold color={r.traj_idx === selected.traj_idx ? theme.accent : undefined} wrap="truncate">{`#${r.traj_idx} r=${fmtNum(r.total_reward)} a=${fmtNum(r.advantage)}`}</Text>
             {wrapText(r.response ?? "(no text)", colW - 2)
-              .slice(scroll, scroll + rows - 4)
+              .slice(scroll, scroll + Math.max(1, rows - 4 - tableRows))
               .map((l, i) => (
                 <Text key={i} color={theme.assistant} wrap="truncate">
                   {l}

@@ -1,10 +1,12 @@
 // Transcripts of a run: iterations (h/l), trajectories sorted by reward and filtered by reward
 // range, tag or a histogram bin, the selected one in full (prompt/response with roles coloured,
 // rewards, advantage, metrics), a group view side by side, and the iteration's reward histogram.
-// Supervised runs show their logged training examples coloured by loss weight instead.
+// Supervised runs show their logged training examples coloured by loss weight instead, DPO runs
+// their held-out pairs (chosen vs rejected with implied rewards), and pairwise-preference RL groups
+// their tournament table in the group view.
 import { type ReactNode, useMemo, useReducer } from "react";
 import { Box, Text } from "ink";
-import { iterationForStep, listIterations, readTrainingExamples, readTranscripts, withGroupAdvantages } from "../../../../runs/index.ts";
+import { iterationForStep, listIterations, readDpoPairs, readTrainingExamples, readTranscripts, withGroupAdvantages } from "../../../../runs/index.ts";
 import { fit, fmtNum } from "../../../core/format.ts";
 import { binRange, histogram } from "../../../core/histogram.ts";
 import { theme } from "../../../core/palette.ts";
@@ -12,6 +14,7 @@ import { meanReward, selectTranscripts } from "../../../core/transcripts.ts";
 import { useUIActions } from "../../../state/contexts.tsx";
 import { useRun } from "../../hooks/useRun.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
+import { PairsView } from "./PairsView.tsx";
 import { ExamplesView, GroupView, HistogramView, ListView } from "./TranscriptViews.tsx";
 import { backHandled, effectiveFilter, initialTranscripts, transcriptsReducer } from "./transcriptsState.ts";
 
@@ -35,6 +38,9 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
   const shown = useMemo(() => selectTranscripts(records, s.sort, effectiveFilter(s)), [records, s]);
   const selected = shown[Math.min(s.cursor, shown.length - 1)];
   const examples = useMemo(() => (iterations.length === 0 ? readTrainingExamples(runDir) : []), [runDir, iterations.length, snap.version]);
+  // DPO runs have no rollouts: their transcripts are the held-out pairs logged at each evaluation.
+  const dpoPairs = useMemo(() => (iterations.length === 0 ? readDpoPairs(runDir) : []), [runDir, iterations.length, snap.version]);
+  const pairStepIdx = Math.min(s.iterIdx ?? dpoPairs.length - 1, dpoPairs.length - 1);
   const bodyRows = rows - 2;
   const hist = useMemo(() => {
     const rewards = records.map((r) => r.total_reward);
@@ -53,10 +59,12 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
     capturing: s.typing,
     onRaw: (input, key) => dispatch({ type: "type", input, key }),
     onCommand: (cmd) => {
-      const count = s.view === "histogram" ? hist.counts.length : iterations.length > 0 ? shown.length : examples.length;
+      const count = s.view === "histogram" ? hist.counts.length : iterations.length > 0 ? shown.length : dpoPairs.length > 0 ? (dpoPairs[pairStepIdx]?.pairs.length ?? 0) : examples.length;
       if (cmd === "pageDown" || cmd === "pageUp") dispatch({ type: "scroll", by: (cmd === "pageDown" ? 1 : -1) * Math.max(1, rows - 6) });
       else if (MOVES.includes(cmd)) dispatch({ type: "move", cmd, count });
-      else if (cmd === "prevIteration" || cmd === "nextIteration") dispatch({ type: "iteration", direction: cmd === "prevIteration" ? -1 : 1, current: here, count: iterations.length });
+      else if ((cmd === "prevIteration" || cmd === "nextIteration") && iterations.length === 0 && dpoPairs.length > 0) {
+        dispatch({ type: "iteration", direction: cmd === "prevIteration" ? -1 : 1, current: pairStepIdx, count: dpoPairs.length });
+      } else if (cmd === "prevIteration" || cmd === "nextIteration") dispatch({ type: "iteration", direction: cmd === "prevIteration" ? -1 : 1, current: here, count: iterations.length });
       else if (cmd === "sortReward") dispatch({ type: "sort" });
       else if (cmd === "filter") dispatch({ type: "startTyping" });
       else if (cmd === "groupView") dispatch({ type: "toggleView", view: "group" });
@@ -70,11 +78,12 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
   });
 
   if (iterations.length === 0) {
+    if (dpoPairs.length > 0) return <PairsView byStep={dpoPairs} stepIdx={pairStepIdx} cursor={s.cursor} scroll={s.scroll} rows={rows} width={width} />;
     if (examples.length > 0) return <ExamplesView examples={examples} cursor={s.cursor} rows={rows} width={width} />;
     return (
       <Box flexDirection="column">
         <Text bold color={theme.accent}>{`Transcripts — ${runDir}`}</Text>
-        <Text color={theme.muted}>no iteration_NNNNNN/ transcripts and no train_examples.jsonl in this run (yet)</Text>
+        <Text color={theme.muted}>no iteration_NNNNNN/ transcripts, dpo_pairs.jsonl or train_examples.jsonl in this run (yet)</Text>
       </Box>
     );
   }
