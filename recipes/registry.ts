@@ -19,4 +19,5 @@ export const recipes: RecipeEntry[] = [
   { name: "on_policy_distillation", description: "On-policy distillation: the student samples, a teacher's per-token log-probs are the reward (default: tiny-chat-teacher into tiny-chat on addition)", load: () => import("./on_policy_distillation/index.ts") },
   { name: "prompt_distillation", description: "Prompt distillation: a teacher with a long system prompt labels prompts; the student learns the behaviour without the prompt (default: classify tiny-chat's questions)", load: () => import("./prompt_distillation/index.ts") },
   { name: "off_policy_distillation", description: "Off-policy distillation: the student trains on fixed responses with the teacher's top-K tokens as soft targets (default: tiny-chat-teacher into tiny-chat)", load: () => import("./off_policy_distillation/index.ts") },
+  { name: "sdft", description: "Self-distillation fine-tuning: learn toward yourself shown a demonstration (top-K forward KL or importance sampling), on addition", load: () => import("./sdft/index.ts") },
 ];
