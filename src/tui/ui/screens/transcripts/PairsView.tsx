@@ -14,6 +14,11 @@ interface Line {
   bold?: boolean;
 }
 
+/** The prompt on one line without special tokens or the trailing generation header, for the list. */
+export function promptPreview(prompt: string): string {
+  return prompt.replace(/<\|[^|>]*\|>/g, "").replace(/\s*Assistant:\s*$/, "").replace(/\s+/g, " ").trim();
+}
+
 export function pairDetailLines(p: DpoPairsByStep["pairs"][number], width: number): Line[] {
   const margin = pairMargin(p);
   const lines: Line[] = [
@@ -50,7 +55,7 @@ export function PairsView({ byStep, stepIdx, cursor, scroll, rows, width }: { by
           <Text key={p.pair} inverse={start + i === cursor} wrap="truncate">
             {fit(`pair ${p.pair}`, 9)}
             <Text color={m > 0 ? theme.ok : theme.error}>{fit(`${m > 0 ? "✓" : "✗"} ${fmtNum(m)}`, 12)}</Text>
-            <Text color={theme.muted}>{fit(p.prompt.replace(/\s+/g, " "), Math.max(0, listW - 21))}</Text>
+            <Text color={theme.muted}>{fit(promptPreview(p.prompt), Math.max(0, listW - 21))}</Text>
           </Text>
         );
       })}
