@@ -9,6 +9,7 @@ import {
 } from "../rl/types.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import type { Datum } from "../tinker/types.ts";
+import type { TokenGapRecord } from "../log/transcripts/tokenGaps.ts";
 import { mapWithConcurrency } from "./concurrency.ts";
 
 export const DATASET_TAG_PREFIX = "dataset_";
@@ -67,6 +68,27 @@ export interface TeacherKlOptions {
   discount: number;
   /** Teacher calls in flight at once. */
   concurrency: number;
+  /** Receives every datum's sampled tokens with the student's and the teacher's log-prob of each. */
+  onTokens?: (records: TokenGapRecord[]) => void;
+  /** Token ids → text for the records' pieces. */
+  decode?: (tokens: number[]) => string;
+}
+
+/** The sampled (masked) positions of a datum as a token-gap record. */
+export function tokenGapRecord(datum: Datum, teacherLogprobs: readonly number[], decode?: (tokens: number[]) => string): TokenGapRecord {
+  const mask = field(datum, "mask");
+  const targets = field(datum, "target_tokens");
+  const student = field(datum, "logprobs");
+  const positions = mask.flatMap((m, t) => (m > 0 ? [t] : []));
+  const tokens = positions.map((t) => targets[t]!);
+  return {
+    // Position t predicts token t + 1, so the first sampled token follows ob_len prompt tokens.
+    ob_len: positions.length > 0 ? positions[0]! + 1 : 0,
+    tokens,
+    ...(decode !== undefined ? { pieces: tokens.map((tok) => decode([tok])) } : {}),
+    student: positions.map((t) => student[t]!),
+    teacher: positions.map((t) => teacherLogprobs[t]!),
+  };
 }
 
 /**
@@ -85,6 +107,7 @@ export async function incorporateTeacherKl(
     const lps = await teacher.computeLogprobs(fullSequenceInput(datum));
     return lps.slice(1).map((v) => v ?? 0);
   });
+  options.onTokens?.(dataD.map((datum, d) => tokenGapRecord(datum, teacherLogprobsD[d]!, options.decode)));
   const sums = new Map<number, { kl: number; mask: number }>();
   let kl = 0;
   let mask = 0;

@@ -1,6 +1,7 @@
 // Runs on-policy distillation on the RL loop (all three modes): every dataset's groups are
 // wrapped so they earn no reward and carry their dataset's tag, and the loop's advantage hook
 // replaces the (zero) advantages with −coef·(lp_student − lp_teacher) per sampled token.
+import { appendTokenGaps, type TokenGapRecord } from "../log/transcripts/tokenGaps.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { createServiceClient } from "../service.ts";
 import type { RLConfig } from "../rl/config.ts";
@@ -29,9 +30,12 @@ export interface OnPolicyOptions {
 
 /** The loop's hook: each datum's dataset comes from its group's `dataset_<i>` tag. */
 export function teacherKlHook(teachers: readonly SamplingClient[], options: Pick<OnPolicyOptions, "coef" | "discount" | "teacherConcurrency">): AdvantageHook {
-  return (dataD, metadataD, taglistP) => {
+  return (dataD, metadataD, taglistP, info) => {
     const datasetIndexD = metadataD.map((m) => datasetIndexOf(taglistP[m.groupIdx] ?? []));
-    return incorporateTeacherKl(dataD, datasetIndexD, teachers, { coef: options.coef, discount: options.discount, concurrency: options.teacherConcurrency });
+    const { logPath } = info;
+    // The per-token gaps go beside the iteration's transcripts, where the transcripts screen reads them.
+    const onTokens = logPath !== undefined ? (records: TokenGapRecord[]) => appendTokenGaps(logPath, info.iteration, records) : undefined;
+    return incorporateTeacherKl(dataD, datasetIndexD, teachers, { coef: options.coef, discount: options.discount, concurrency: options.teacherConcurrency, onTokens, decode: info.decode });
   };
 }
 

@@ -82,12 +82,21 @@ export interface PreparedMinibatch {
   advantagesP: number[][];
 }
 
+/** Where the datums of a hook call belong: the iteration (batch index) whose transcripts they extend. */
+export interface AdvantageHookInfo {
+  iteration: number;
+  /** The run directory, for hooks that add to the iteration's transcripts. */
+  logPath?: string;
+  /** Token ids → text, when the loop has a tokenizer. */
+  decode?: (tokens: number[]) => string;
+}
+
 /**
  * Per-token advantage shaping after the KL penalty (e.g. on-policy distillation's teacher KL):
  * rewrites the datums' advantages in place; datum d came from group metadataD[d].groupIdx, whose
  * logging tags are taglistP[groupIdx]. Returns metrics to log.
  */
-export type AdvantageHook = (dataD: Datum[], metadataD: readonly DatumMetadata[], taglistP: readonly string[][]) => Promise<Record<string, number>>;
+export type AdvantageHook = (dataD: Datum[], metadataD: readonly DatumMetadata[], taglistP: readonly string[][], info: AdvantageHookInfo) => Promise<Record<string, number>>;
 
 /** Trajectory metrics, centred advantages, datums, the KL penalty when configured, then the advantage hook. */
 export async function prepareMinibatch(
@@ -95,6 +104,7 @@ export async function prepareMinibatch(
   taglistP: readonly string[][],
   kl: { referenceClient: SamplingClient | null; coef: number; discount: number },
   advantageHook: AdvantageHook | null = null,
+  info: AdvantageHookInfo = { iteration: 0 },
 ): Promise<PreparedMinibatch> {
   const metrics = computeTrajectoryMetrics(groupsP, taglistP);
   const advantagesP = computeAdvantages(groupsP);
@@ -102,6 +112,6 @@ export async function prepareMinibatch(
   if (kl.coef > 0 && kl.referenceClient !== null && dataD.length > 0) {
     Object.assign(metrics, await incorporateKlPenalty(dataD, kl.referenceClient, kl.coef, kl.discount));
   }
-  if (advantageHook !== null && dataD.length > 0) Object.assign(metrics, await advantageHook(dataD, metadataD, taglistP));
+  if (advantageHook !== null && dataD.length > 0) Object.assign(metrics, await advantageHook(dataD, metadataD, taglistP, info));
   return { dataD, metrics, advantagesP };
 }

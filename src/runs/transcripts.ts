@@ -21,7 +21,7 @@ export interface IterationInfo {
  * what records written by the Python cookbook may lack made optional.
  */
 export type TranscriptStep = Pick<RolloutSummaryStep, "step_idx" | "metrics"> &
-  Partial<Pick<RolloutSummaryStep, "ob_len" | "ac_len" | "reward" | "episode_done">> & { logs: Record<string, unknown> };
+  Partial<Pick<RolloutSummaryStep, "ob_len" | "ac_len" | "ac_tokens" | "reward" | "episode_done">> & { logs: Record<string, unknown> };
 
 export type TranscriptRecord = Omit<RolloutSummaryRecord, "schema_version" | "steps" | "final_ob_len"> & {
   steps: TranscriptStep[];
@@ -82,6 +82,7 @@ export function normalizeTranscript(raw: Record<string, unknown>): TranscriptRec
         step_idx: num(o.step_idx, i),
         ob_len: typeof o.ob_len === "number" ? o.ob_len : undefined,
         ac_len: typeof o.ac_len === "number" ? o.ac_len : undefined,
+        ac_tokens: Array.isArray(o.ac_tokens) && o.ac_tokens.every((t) => typeof t === "number") ? (o.ac_tokens as number[]) : undefined,
         reward: typeof o.reward === "number" ? o.reward : undefined,
         episode_done: typeof o.episode_done === "boolean" ? o.episode_done : undefined,
         metrics: numMap(o.metrics),

@@ -74,7 +74,7 @@ test("rollout summary records have the cookbook's shape plus prompt/response tex
   assert.deepEqual(r.trajectory_metrics, {});
   assert.equal(r.final_ob_len, 0);
   assert.deepEqual(r.steps, [
-    { step_idx: 0, ob_len: 3, ac_len: 2, reward: 0, episode_done: true, metrics: { correct: 0, "stop/completed": 1 }, logs: { reference_answer: "4", note: "x".repeat(200) } },
+    { step_idx: 0, ob_len: 3, ac_len: 2, ac_tokens: [4, 5], reward: 0, episode_done: true, metrics: { correct: 0, "stop/completed": 1 }, logs: { reference_answer: "4", note: "x".repeat(200) } },
   ]);
   assert.equal(r.prompt, "system: Be brief.\n\nuser: What is 2+2? <b>bold</b>");
   assert.equal(r.response, "5");

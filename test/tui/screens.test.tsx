@@ -388,3 +388,26 @@ test("pairwise-preference RL: the group view shows the tournament, each reply's 
     h.unmount();
   }
 });
+
+test("distillation transcripts: the selected response token by token with the student − teacher gap and a legend", async () => {
+  const root = tempRoot();
+  const dir = join(root, "opd-run");
+  const idir = join(dir, "iteration_000000");
+  mkdirSync(idir, { recursive: true });
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", loss_fn: "importance_sampling" }));
+  const rec = { schema_version: 1, split: "train", iteration: 0, group_idx: 0, traj_idx: 0, tags: ["dataset_0"], sampling_client_step: 0, total_reward: 0, final_reward: 0,
+    trajectory_metrics: {}, final_ob_len: 28, steps: [{ step_idx: 0, ob_len: 25, ac_len: 3, ac_tokens: [276, 51, 55], reward: 0, episode_done: true, metrics: {}, logs: {} }],
+    prompt: "User: What is 77 + 49?", response: "126", stop_reason: "stop" };
+  writeFileSync(join(idir, "train_rollout_summaries.jsonl"), JSON.stringify(rec) + "\n");
+  writeFileSync(join(idir, "train_teacher_logprobs.jsonl"), JSON.stringify({ ob_len: 25, tokens: [276, 51, 55], pieces: [" 1", "2", "6"], student: [-0.01, -0.02, -3], teacher: [-0.01, -0.03, -0.2] }) + "\n");
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
+  try {
+    const f = await h.waitFor((f) => f.includes("student − teacher log-prob per token"), "token gap block");
+    assert.ok(f.includes("mean |gap| 0.9367 · largest -2.8"), f);
+    assert.ok(f.includes("■ < 0.5") && f.includes("■ ≥ 2 nats"), "legend");
+    assert.ok(f.includes("   126"), "the tokens in order");
+    assertFits(f, 30, 110);
+  } finally {
+    h.unmount();
+  }
+});

@@ -9,6 +9,8 @@ export interface RolloutSummaryStep {
   step_idx: number;
   ob_len: number;
   ac_len: number;
+  /** The sampled token ids (ours, not in the Python records): per-token views match on them. */
+  ac_tokens?: number[];
   reward: number;
   episode_done: boolean;
   metrics: Record<string, number>;
@@ -74,6 +76,7 @@ export function serializeRolloutSummaries(args: {
           step_idx: stepIdx,
           ob_len: modelInputTokenCount(t.ob),
           ac_len: t.ac.tokens.length,
+          ac_tokens: [...t.ac.tokens],
           reward: t.reward,
           episode_done: t.episodeDone,
           metrics: { ...t.metrics },

@@ -124,7 +124,7 @@ export async function doTrainStepAndGetSampler(
   taglistP: string[][],
   timer: StepTimer,
 ): Promise<TrainOutcome> {
-  const prepared = await timer.span("prepare_minibatch", () => prepareMinibatch(groupsP, taglistP, klArgs(ctx), ctx.advantageHook));
+  const prepared = await timer.span("prepare_minibatch", () => prepareMinibatch(groupsP, taglistP, klArgs(ctx), ctx.advantageHook, { iteration: iBatch, logPath: ctx.logPath, decode: ctx.decode }));
   const metrics: Record<string, number> = { ...prepared.metrics };
   const logprobsD = await timer.span("train_step", () =>
     trainStep(

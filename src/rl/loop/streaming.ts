@@ -70,6 +70,7 @@ export async function trainStepStreaming(
           groups.map((g) => g.builder.loggingTags()),
           klArgs(ctx),
           ctx.advantageHook,
+          { iteration: iBatch, logPath: ctx.logPath, decode: ctx.decode },
         ),
       );
       Object.assign(metrics, prepared.metrics);

@@ -7,6 +7,8 @@ import { fit, fmtNum } from "../../../core/format.ts";
 import { type Histogram, renderHistogram } from "../../../core/histogram.ts";
 import { roleColor, theme } from "../../../core/palette.ts";
 import { windowStart } from "../../../core/textEdit.ts";
+import type { TokenGapRecord } from "../../../../log/transcripts/tokenGaps.ts";
+import { findTokenGaps, GAP_LARGE, GAP_SMALL, gapLines, gapSummary } from "../../../core/tokenGaps.ts";
 import { type TournamentTable, tournamentTable, versusCell } from "../../../core/tournament.ts";
 import { splitRoles, wrapText } from "../../../core/transcripts.ts";
 
@@ -14,9 +16,35 @@ interface Line {
   text: string;
   color?: string;
   bold?: boolean;
+  /** Differently coloured runs of one line (the per-token gap view); `text` is then their concatenation. */
+  segments?: { text: string; color: string }[];
 }
 
-export function detailLines(r: TranscriptRecord, width: number): Line[] {
+const GAP_COLOR = { small: theme.ok, medium: theme.warn, large: theme.error } as const;
+
+/** The response token by token, coloured by |lp_student − lp_teacher|, with a legend. */
+function tokenGapBlock(rec: TokenGapRecord, width: number): Line[] {
+  const sum = gapSummary(rec);
+  const worst = sum.worstIndex >= 0 ? ` · largest ${fmtNum(sum.worst)} at token ${sum.worstIndex}` : "";
+  const lines: Line[] = [
+    { text: `student − teacher log-prob per token: mean |gap| ${fmtNum(sum.meanAbs)}${worst}`, bold: true },
+    {
+      text: "",
+      segments: [
+        { text: `■ < ${GAP_SMALL}  `, color: GAP_COLOR.small },
+        { text: `■ < ${GAP_LARGE}  `, color: GAP_COLOR.medium },
+        { text: `■ ≥ ${GAP_LARGE} nats`, color: GAP_COLOR.large },
+      ],
+    },
+  ];
+  for (const segs of gapLines(rec, Math.max(10, width - 2))) {
+    const segments = [{ text: "  ", color: theme.muted }, ...segs.map((g) => ({ text: g.text, color: GAP_COLOR[g.cls] }))];
+    lines.push({ text: segments.map((g) => g.text).join(""), segments });
+  }
+  return lines;
+}
+
+export function detailLines(r: TranscriptRecord, width: number, gaps?: ReadonlyMap<string, TokenGapRecord>): Line[] {
   const lines: Line[] = [];
   lines.push({ text: `group ${r.group_idx} traj ${r.traj_idx}  reward ${fmtNum(r.total_reward)} (final ${fmtNum(r.final_reward)})  advantage ${fmtNum(r.advantage)}`, bold: true });
   const meta = [
@@ -37,6 +65,8 @@ export function detailLines(r: TranscriptRecord, width: number): Line[] {
     const sm = Object.entries(s.metrics).map(([k, v]) => `${k}=${fmtNum(v)}`);
     lines.push({ text: `turn ${s.step_idx}: ob ${s.ob_len ?? "?"} ac ${s.ac_len ?? "?"} reward ${fmtNum(s.reward)}${sm.length ? "  " + sm.join(" ") : ""}`, color: theme.muted });
   }
+  const gapRecord = gaps !== undefined ? findTokenGaps(r, gaps) : undefined;
+  if (gapRecord !== undefined) lines.push(...tokenGapBlock(gapRecord, width));
   const blocks = [...splitRoles(r.prompt, "user"), ...splitRoles(r.response, "assistant")];
   if (blocks.length === 0) lines.push({ text: "(no prompt/response text in this record)", color: theme.muted });
   for (const b of blocks) {
@@ -46,7 +76,7 @@ export function detailLines(r: TranscriptRecord, width: number): Line[] {
   return lines;
 }
 
-export function ListView({ shown, cursor, scroll, rows, width }: { shown: readonly TranscriptRecord[]; cursor: number; scroll: number; rows: number; width: number }): ReactNode {
+export function ListView({ shown, cursor, scroll, rows, width, gaps }: { shown: readonly TranscriptRecord[]; cursor: number; scroll: number; rows: number; width: number; gaps?: ReadonlyMap<string, TokenGapRecord> }): ReactNode {
   const selected = shown[Math.min(cursor, shown.length - 1)];
   const narrow = width < 100;
   const listW = narrow ? width : Math.min(44, Math.floor(width * 0.35));
@@ -54,7 +84,7 @@ export function ListView({ shown, cursor, scroll, rows, width }: { shown: readon
   const detailW = narrow ? width : width - listW - 1;
   const detailRows = narrow ? rows - listRows : rows;
   const start = windowStart(cursor, shown.length, listRows);
-  const detail = selected ? detailLines(selected, detailW) : [];
+  const detail = selected ? detailLines(selected, detailW, gaps) : [];
   const list = (
     <Box flexDirection="column" width={listW} height={listRows}>
       {shown.slice(start, start + listRows).map((r, i) => (
@@ -72,7 +102,7 @@ export function ListView({ shown, cursor, scroll, rows, width }: { shown: readon
     <Box flexDirection="column" width={detailW} height={detailRows}>
       {detail.slice(scroll, scroll + detailRows).map((l, i) => (
         <Text key={i} color={l.color} bold={l.bold} wrap="truncate">
-          {l.text}
+          {l.segments ? l.segments.map((g, j) => <Text key={j} color={g.color}>{g.text}</Text>) : l.text}
         </Text>
       ))}
     </Box>

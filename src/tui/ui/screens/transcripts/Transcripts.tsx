@@ -6,6 +6,7 @@
 // their tournament table in the group view.
 import { type ReactNode, useMemo, useReducer } from "react";
 import { Box, Text } from "ink";
+import { readTokenGaps } from "../../../../log/transcripts/tokenGaps.ts";
 import { iterationForStep, listIterations, readDpoPairs, readTrainingExamples, readTranscripts, withGroupAdvantages } from "../../../../runs/index.ts";
 import { fit, fmtNum } from "../../../core/format.ts";
 import { binRange, histogram } from "../../../core/histogram.ts";
@@ -36,6 +37,8 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
   const base = current?.summaries[0] ?? "train";
   const records = useMemo(() => (current ? withGroupAdvantages(readTranscripts(runDir, current.iteration, base)) : []), [runDir, current?.iteration, base, current?.summaries.length]);
   const shown = useMemo(() => selectTranscripts(records, s.sort, effectiveFilter(s)), [records, s]);
+  // On-policy distillation: the teacher's log-prob of every sampled token, beside the summaries.
+  const gaps = useMemo(() => (current ? readTokenGaps(runDir, current.iteration, base) : new Map()), [runDir, current?.iteration, base, snap.version]);
   const selected = shown[Math.min(s.cursor, shown.length - 1)];
   const examples = useMemo(() => (iterations.length === 0 ? readTrainingExamples(runDir) : []), [runDir, iterations.length, snap.version]);
   // DPO runs have no rollouts: their transcripts are the held-out pairs logged at each evaluation.
@@ -94,7 +97,7 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
   let body: ReactNode;
   if (s.view === "histogram") body = <HistogramView h={hist} total={records.length} cursor={s.binCursor} width={width} />;
   else if (s.view === "group" && selected) body = <GroupView records={records} selected={selected} scroll={s.scroll} rows={bodyRows} width={width} />;
-  else body = <ListView shown={shown} cursor={s.cursor} scroll={s.scroll} rows={bodyRows} width={width} />;
+  else body = <ListView shown={shown} cursor={s.cursor} scroll={s.scroll} rows={bodyRows} width={width} gaps={gaps} />;
   return (
     <Box flexDirection="column">
       <Text bold color={theme.accent} wrap="truncate">
