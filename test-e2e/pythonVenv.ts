@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
-export const PYTHON_PACKAGES = ["torch", "transformers", "peft", "safetensors", "numpy"];
+export const PYTHON_PACKAGES = ["torch", "transformers", "peft", "safetensors", "numpy", "tensorboard"];
 
 export function e2eVenvDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.COOKBOOK_E2E_VENV || join(homedir(), ".cache", "tinker-cookbook-ts", "e2e-venv");

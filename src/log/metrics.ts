@@ -13,11 +13,18 @@ export interface Writable {
   write(text: string): unknown;
 }
 
+/** Somewhere else each step's metrics go after metrics.jsonl (e.g. TensorBoard event files). */
+export interface MetricsSink {
+  write(metrics: Metrics, step: number): void;
+}
+
 export interface MetricsLoggerOptions {
   /** Where the console table goes; false for none. Default: process.stdout. */
   console?: Writable | false;
   /** Print the table every N steps (metrics.jsonl always gets every step). Default 1. */
   consoleEvery?: number;
+  /** Also given every step, after metrics.jsonl. */
+  sinks?: readonly MetricsSink[];
 }
 
 /** Console keys hidden because they duplicate `:mean`/`:max` for the reader. */
@@ -49,7 +56,10 @@ export class MetricsLogger {
     this.configPath = join(logDir, "config.json");
     this.console = options.console ?? process.stdout;
     this.consoleEvery = Math.max(1, options.consoleEvery ?? 1);
+    this.sinks = options.sinks ?? [];
   }
+
+  private readonly sinks: readonly MetricsSink[];
 
   /** Writes config.json (indent 2), replacing any earlier one. */
   logHyperparams(config: unknown): void {
@@ -62,6 +72,7 @@ export class MetricsLogger {
     record.step = step;
     appendJsonl(this.metricsPath, record, { context: `metrics of step ${step}` });
     this.lastStep = step;
+    for (const sink of this.sinks) sink.write(metrics, step);
     if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);
   }
 }

@@ -3,8 +3,10 @@
 // metrics logger and signal handling, with the status recorded on every exit path (completed,
 // failed, stopped by signal).
 import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import type { LogDirBehavior } from "../config/common.ts";
-import { MetricsLogger, type Writable } from "../log/metrics.ts";
+import { MetricsLogger, type MetricsSink, type Writable } from "../log/metrics.ts";
+import { TensorBoardWriter } from "../log/tensorboard/writer.ts";
 import { RunLog } from "../log/runLog.ts";
 import { type RunControl, installRunControl } from "./control.ts";
 import { checkLogDir, type CheckLogDirOptions } from "./logDir.ts";
@@ -26,6 +28,10 @@ export interface RunSessionOptions {
   consoleEvery?: number;
   heartbeatMs?: number;
   logDirOptions?: CheckLogDirOptions;
+  /** Also write the metrics as TensorBoard event files under <log_path>/tensorboard. */
+  tensorboard?: boolean;
+  /** A Weights & Biases project asked for: said how to get the metrics there (see docs/tracking.md). */
+  wandbProject?: string | null;
 }
 
 export interface RunSession {
@@ -66,8 +72,19 @@ export async function startRun(options: RunSessionOptions): Promise<RunSession |
 function openSession(logDir: string, resumed: boolean, lock: RunLock, options: RunSessionOptions): RunSession {
   const argv = options.argv ?? process.argv.slice(2);
   const commandLine = options.commandLine ?? process.argv.join(" ");
-  const metrics = new MetricsLogger(logDir, { console: options.console, consoleEvery: options.consoleEvery });
   const log = new RunLog(logDir, commandLine);
+  const sinks: MetricsSink[] = [];
+  if (options.tensorboard === true || (options.wandbProject ?? null) !== null) {
+    const writer = new TensorBoardWriter(logDir, { onError: (message) => log.warn(message) });
+    sinks.push(writer);
+    if (options.wandbProject) {
+      // No W&B client runs inside this process: the TensorBoard files are what W&B imports.
+      const notice = `wandb_project=${options.wandbProject}: metrics go to ${dirname(writer.path)} as TensorBoard events; send them to W&B with: wandb sync --sync-tensorboard --project ${options.wandbProject} ${dirname(writer.path)}`;
+      log.info(notice);
+      if (options.console !== false) process.stderr.write(`${notice}\n`);
+    }
+  }
+  const metrics = new MetricsLogger(logDir, { console: options.console, consoleEvery: options.consoleEvery, sinks });
   log.progress = () => (metrics.lastStep === undefined ? "before the first step's metrics" : `after step ${metrics.lastStep}`);
   const manifest = startManifest(
     logDir,

@@ -13,8 +13,9 @@ export const runFields = {
   load_checkpoint_path: z.string().nullable().default(null).describe("Start from these weights with a fresh optimizer (ignored when resuming)"),
   base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
   behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
-  wandb_project: z.string().nullable().default(null).describe("Accepted for compatibility; metrics stay in metrics.jsonl"),
-  wandb_name: z.string().nullable().default(null).describe("Accepted for compatibility"),
+  tensorboard: z.boolean().default(false).describe("Also write the metrics as TensorBoard event files in <log_path>/tensorboard"),
+  wandb_project: z.string().nullable().default(null).describe("Weights & Biases project: turns on the TensorBoard files and prints the `wandb sync` command that uploads them"),
+  wandb_name: z.string().nullable().default(null).describe("Weights & Biases run name for that upload (recorded in config.json)"),
 };
 
 /** The trained adapter. */

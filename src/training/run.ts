@@ -75,6 +75,8 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
         config: { recipe_name: recipeName, ...config, renderer_name: resolveRendererName(config.model_name, config.renderer_name) },
         behavior: config.behavior_if_log_dir_exists,
         engine: serviceClient.engineKind,
+        tensorboard: config.tensorboard,
+        wandbProject: config.wandb_project,
         ...(options.context !== undefined ? { argv: options.context.argv, commandLine: options.context.commandLine } : {}),
         console: options.console ?? process.stdout,
       },
