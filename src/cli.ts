@@ -2,7 +2,7 @@
 // one line and exit 2; failures print one line and exit 1 (COOKBOOK_DEBUG=1 shows the stack).
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { commands } from "./commands/index.ts";
+import { commandEntries, loadCommand } from "./commands/index.ts";
 import { UsageError } from "./config/errors.ts";
 
 export async function runCli(argv: readonly string[]): Promise<number> {
@@ -16,7 +16,13 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     .fail((message, err) => {
       throw err ?? new UsageError(message ?? "invalid arguments");
     });
-  for (const command of commands) parser = parser.command(command);
+  // Only the command being run is loaded; the others are listed (for --help and strict parsing)
+  // with their usage line and description alone.
+  const first = argv.find((a) => !a.startsWith("-"));
+  const invoked = commandEntries.find((e) => e.name === first) ?? commandEntries.find((e) => e.name === "$0");
+  for (const entry of commandEntries) {
+    parser = parser.command(entry === invoked ? await loadCommand(entry) : { command: entry.command, describe: entry.describe, handler: () => undefined });
+  }
   try {
     await parser.parseAsync();
     return 0;

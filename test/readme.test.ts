@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import yargs from "yargs";
 import { recipes } from "../recipes/registry.ts";
-import { commands } from "../src/commands/index.ts";
+import { loadAllCommands } from "../src/commands/index.ts";
 import { parseConfigArgs } from "../src/config/parse.ts";
 import { loadRecipe } from "../src/config/recipe.ts";
 import { KEYMAP } from "../src/tui/ui/screens/registry.ts";
@@ -56,7 +56,7 @@ test("every cookbook command line in the README parses", async () => {
       assert.doesNotThrow(() => parseConfigArgs(recipe.configSchema, args.slice(1)), line);
       continue;
     }
-    const command = commands.find((c) => String(c.command).split(" ")[0] === name);
+    const command = (await loadAllCommands()).find((c) => String(c.command).split(" ")[0] === name);
     assert.ok(command !== undefined, `README shows an unknown command: ${line}`);
     let handled = false;
     await yargs([name!, ...args])

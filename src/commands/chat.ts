@@ -242,8 +242,6 @@ interface ChatArgs {
 const d = ChatOptionsSchema.shape;
 
 export const chatCommand = defineCommand<ChatArgs>({
-  command: "chat <target>",
-  describe: "Chat with a model or a tinker:// checkpoint; replies stream as they are sampled",
   builder: (y) =>
     y
       .positional("target", { type: "string", demandOption: true, describe: "model name (HF id, folder, fixture) or tinker://<run>/sampler_weights/<name>" })

@@ -1,11 +1,11 @@
-// Bare `cookbook`: opens the TUI once src/tui/ provides one; until then prints the runs table.
+// Bare `cookbook`: the terminal UI; without a terminal (a pipe, CI) it prints the runs table instead.
 import { existsSync } from "node:fs";
 import { defaultLogRoot } from "../runs/paths.ts";
 import { printRuns } from "./runs.ts";
 import { defineCommand } from "./types.ts";
 
 /** The TUI's entry module exports `startTui(): Promise<boolean>` (false: no terminal, nothing shown). */
-const TUI_ENTRIES = ["../tui/index.tsx", "../tui/index.ts"];
+const TUI_ENTRIES = ["../tui/index.tsx", "../tui/index.ts", "../tui/index.js"];
 
 async function startTuiIfPresent(): Promise<boolean> {
   for (const entry of TUI_ENTRIES) {
@@ -19,8 +19,6 @@ async function startTuiIfPresent(): Promise<boolean> {
 }
 
 export const defaultCommand = defineCommand<object>({
-  command: "$0",
-  describe: "Open the terminal UI (for now: list runs under the default log root)",
   handler: async () => {
     if (!(await startTuiIfPresent())) printRuns(defaultLogRoot(), false);
   },

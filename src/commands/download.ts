@@ -13,8 +13,6 @@ interface DownloadArgs {
 }
 
 export const downloadCommand = defineCommand<DownloadArgs>({
-  command: "download <path>",
-  describe: "Download a checkpoint (tinker://<run>/weights/<name> or …/sampler_weights/<name>) and unpack it",
   builder: (y) =>
     y
       .positional("path", { type: "string", demandOption: true, describe: "tinker:// path of the checkpoint" })

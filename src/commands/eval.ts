@@ -73,8 +73,6 @@ interface EvalArgs {
 }
 
 export const evalCommand = defineCommand<EvalArgs>({
-  command: "eval [model] [args..]",
-  describe: "Evaluate a model, tinker:// checkpoint or run directory on benchmarks (results in the eval store)",
   builder: (y) =>
     y
       .positional("model", { type: "string", describe: "base model (e.g. tiny-chat), tinker:// path, or a training run directory" })

@@ -59,8 +59,6 @@ export async function runExport(path: string, options: ExportCommandOptions, wri
 }
 
 export const exportCommand = defineCommand<ExportArgs>({
-  command: "export <path>",
-  describe: "Export a tinker:// checkpoint as a PEFT adapter (--adapter) or a merged Hugging Face model (--merged)",
   builder: (y) =>
     y
       .positional("path", { type: "string", demandOption: true, describe: "tinker://<run>/sampler_weights/<name> or …/weights/<name>" })

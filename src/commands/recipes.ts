@@ -4,8 +4,6 @@ import { formatColumns } from "../log/format.ts";
 import { defineCommand } from "./types.ts";
 
 export const recipesCommand = defineCommand<{ json?: boolean }>({
-  command: "recipes",
-  describe: "List the recipes",
   builder: (y) => y.option("json", { type: "boolean", describe: "print JSON" }),
   handler: (argv) => {
     if (argv.json) {

@@ -13,8 +13,6 @@ interface RunArgs {
 }
 
 export const runCommand = defineCommand<RunArgs>({
-  command: "run [recipe] [args..]",
-  describe: "Run a recipe with key=value config overrides (--help lists its fields)",
   builder: (y) =>
     y
       .positional("recipe", { type: "string", describe: "recipe name (see cookbook recipes)" })

@@ -13,8 +13,6 @@ export function printRuns(root: string, json: boolean): void {
 }
 
 export const runsCommand = defineCommand<{ dir?: string; json?: boolean }>({
-  command: "runs [dir]",
-  describe: "List run directories (status, recipe, last step, main metrics, age)",
   builder: (y) =>
     y
       .positional("dir", { type: "string", describe: "directory holding runs (default: $COOKBOOK_LOG_ROOT or /tmp/tinker-examples)" })

@@ -20,8 +20,6 @@ interface ServeArgs {
 const d = ServeOptionsSchema.shape;
 
 export const serveCommand = defineCommand<ServeArgs>({
-  command: "serve",
-  describe: "Serve the embedded engine over the Tinker API (point recipes at it with base_url=http://HOST:PORT)",
   builder: (y) =>
     y
       .option("host", { type: "string", describe: `${d.host.description} (default 127.0.0.1)` })

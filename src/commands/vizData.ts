@@ -90,8 +90,6 @@ interface VizArgs {
 }
 
 export const vizDataCommand = defineCommand<VizArgs>({
-  command: "viz-data <file> [args..]",
-  describe: "Show conversations from a JSONL file as training tokens, trained tokens highlighted",
   builder: (y) =>
     y
       .positional("file", { type: "string", demandOption: true, describe: 'JSONL file, one {"messages": [...]} per line' })

@@ -46,8 +46,6 @@ export function watchSnapshot(dir: string, options: { width: number; chartRows: 
 }
 
 export const watchCommand = defineCommand<WatchArgs>({
-  command: "watch <run_dir>",
-  describe: "Watch one run: the dashboard on a terminal, or a text snapshot with --once",
   builder: (y) =>
     y
       .positional("run_dir", { type: "string", demandOption: true, describe: "the run directory (log_path)" })

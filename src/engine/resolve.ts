@@ -3,10 +3,10 @@
 // spelled "cookbook/<name>"), models under COOKBOOK_HOME/models, the Hugging Face cache, and —
 // when online — a download from the hub into that cache, in the cache's own layout so the Python
 // tools see it too. When nothing works the error lists every place looked at and how to get it.
+import { PROJECT_ROOT } from "../projectRoot.ts";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve as resolvePath } from "node:path";
-import { fileURLToPath } from "node:url";
+import { isAbsolute, join, resolve as resolvePath, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 import { hfHubCacheDir } from "../hf/cache.ts";
 import { downloadHubFile, hfEndpoint, HubHttpError, hubHeaders } from "../hf/download.ts";
@@ -64,7 +64,7 @@ export const TOKENIZER_FILES = [
 ];
 
 export function defaultFixturesDir(): string {
-  return fileURLToPath(new URL("../../fixtures/models/", import.meta.url));
+  return join(PROJECT_ROOT, "fixtures", "models") + sep;
 }
 
 export function cookbookHome(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,9 +1,9 @@
 // Where labeled comparisons come from: the shipped synthetic sets, a JSONL file of cookbook rows,
 // a parquet file or folder, or a Hugging Face hub dataset (the cookbook's hhh / helpsteer3 /
 // ultrafeedback). Every source gives a train list and an optional held-out list.
+import { PROJECT_ROOT } from "../projectRoot.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parquetReadObjects } from "hyparquet";
 import { z } from "zod";
 import { seededShuffle } from "../data/shuffle.ts";
@@ -13,8 +13,7 @@ import { readComparisonFile } from "./comparisonFile.ts";
 import { detectRowFormat, ROW_PARSERS } from "./hubRows.ts";
 import type { LabeledComparison } from "./types.ts";
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const FIXTURE_DATA_DIR = path.join(REPO_ROOT, "fixtures", "data");
+export const FIXTURE_DATA_DIR = path.join(PROJECT_ROOT, "fixtures", "data");
 
 /** The shipped synthetic sets (fixtures/data/prefs_<name>_{train,test}.jsonl, made by scripts/makeComparisonFixtures.ts). */
 export const SYNTHETIC_SETS = ["pirate", "concise", "arithmetic"] as const;

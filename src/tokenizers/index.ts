@@ -4,10 +4,10 @@
 // (transformers downloads into its own cache) unless HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set or
 // setTokenizerOffline(true). When nothing works the error lists every place looked in, as the
 // engine's model lookup does, so a missing model reads the same whichever is loaded first.
+import { PROJECT_ROOT } from "../projectRoot.ts";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { findCachedSnapshot, hfHubCacheDir, hfOffline } from "../hf/cache.ts";
 import { isTokenizerDir, loadTokenizerFromDir, TokenizerLoadError, wrapTransformersTokenizer } from "./hfTokenizer.ts";
 import type { Tokenizer } from "./types.ts";
@@ -17,7 +17,6 @@ export { isTokenizerDir, loadTokenizerFromDir, tokenizerFromJSON, TokenizerLoadE
 
 export type TokenizerFactory = () => Tokenizer | Promise<Tokenizer>;
 
-const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const registry = new Map<string, TokenizerFactory>();
 const cache = new Map<string, Promise<Tokenizer>>();
 let forcedOffline = false;

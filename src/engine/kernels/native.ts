@@ -1,10 +1,10 @@
 // Loads the C++ kernels (build/Release/cookbook_kernels.node, built by node-gyp at `npm install`)
 // and presents them as `Kernels`. Float32Array only: the addon throws a TypeError on anything else.
 
+import { PROJECT_ROOT } from "../../projectRoot.ts";
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Kernels } from "./types.ts";
 
 type GemmBackendName = "openblas" | "packed";
@@ -53,8 +53,7 @@ export interface NativeKernels extends Kernels {
   setNumThreads(n: number): void;
 }
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-export const nativeAddonPath = resolve(repoRoot, "build/Release/cookbook_kernels.node");
+export const nativeAddonPath = resolve(PROJECT_ROOT, "build/Release/cookbook_kernels.node");
 
 let cached: NativeKernels | null = null;
 

@@ -5,8 +5,10 @@ import { Worker } from "node:worker_threads";
 import { APIStatusError, InvalidArgumentError, TinkerError } from "../../tinker/errors.ts";
 import { collectTransferables, type ResultByOp, type SerializedError, type WorkerInit, type WorkerMessage, type WorkerRequest } from "./protocol.ts";
 
-const BOOTSTRAP = new URL("./bootstrap.mjs", import.meta.url);
-const ENTRY = new URL("./entry.ts", import.meta.url).href;
+// From TypeScript sources the worker first registers tsx (bootstrap.mjs); compiled, it starts at entry.js.
+const COMPILED = import.meta.url.endsWith(".js");
+const BOOTSTRAP = COMPILED ? new URL("./entry.js", import.meta.url) : new URL("./bootstrap.mjs", import.meta.url);
+const ENTRY = new URL(COMPILED ? "./entry.js" : "./entry.ts", import.meta.url).href;
 
 /** Turns an error record from the worker back into an Error of a matching class. */
 export function deserializeError(e: SerializedError): Error {

@@ -3,10 +3,10 @@
 // quitting the UI never stops it; everything afterwards goes through the run directory and
 // signals to the pid in run.json (src/runs). Events report what was done, for the UI's log.
 // execa is loaded on the first launch, not at UI start (loading it costs ~0.2–0.4 s of CPU).
+import { PROJECT_ROOT } from "../../projectRoot.ts";
 import { EventEmitter } from "node:events";
 import { closeSync, openSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type ExistingDirChoice, STDOUT_FILE, prepareLaunchDir, runState, signalRun } from "../../runs/index.ts";
 
 
@@ -39,7 +39,7 @@ export const DEFAULT_STOP_PLAN: StopPlan = { termAfterMs: 20_000, killAfterMs: 5
 
 export type ProcessEvent = { kind: "info" | "error"; runDir: string; message: string; at: number };
 
-const DEFAULT_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../../../bin/cookbook.js");
+const DEFAULT_BIN = resolve(PROJECT_ROOT, "bin", "cookbook.js");
 
 export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
   private readonly timers = new Map<string, NodeJS.Timeout[]>();

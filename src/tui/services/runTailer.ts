@@ -18,10 +18,39 @@ import {
   readRunConfig,
   runState,
 } from "../../runs/index.ts";
+import { readTailText } from "../../log/tail.ts";
 import { type MetricRow, SeriesCache, elapsedSeconds } from "../core/series.ts";
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Whole JSON-object lines of a text (a torn or malformed line is skipped). */
+function parseRows(text: string): MetricRow[] {
+  const rows: MetricRow[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const v: unknown = JSON.parse(line);
+      if (typeof v === "object" && v !== null && !Array.isArray(v)) rows.push(v as MetricRow);
+    } catch {
+      // the torn last line of a live run; the full read sees it whole later
+    }
+  }
+  return rows;
+}
 
 export const DEFAULT_POLL_MS = 100;
 const SLOW_EVERY = 10;
+/**
+ * metrics.jsonl larger than this opens from its last TAIL_FIRST_BYTES (a few thousand rows) so the
+ * first frame is quick; the whole file is read on the next tick and replaces those rows.
+ */
+export const TAIL_FIRST_BYTES = 1 << 20;
 
 export interface RunSnapshot {
   dir: string;
@@ -38,6 +67,8 @@ export interface RunSnapshot {
   config?: Record<string, unknown>;
   /** Incremental per-metric series over `rows` (shared across snapshots of this run). */
   cache: SeriesCache;
+  /** True while `rows` holds only the end of a large metrics.jsonl (the rest is being read). */
+  partial?: boolean;
 }
 
 export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
@@ -48,9 +79,11 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
   private timer: NodeJS.Timeout | undefined;
   private tick = 0;
   private ckptStamp = "";
+  /** Set while the first frame shows only the tail of a large metrics.jsonl. */
+  private fullReadPending = false;
   snapshot: RunSnapshot;
 
-  constructor(readonly dir: string) {
+  constructor(readonly dir: string, options: { tailFirstBytes?: number } = {}) {
     super();
     this.metrics = metricsTailReader(dir);
     this.log = new LogTailReader(join(dir, LOG_FILE), 500);
@@ -58,7 +91,49 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
     const rows: MetricRow[] = [];
     const elapsed: number[] = [];
     this.snapshot = { dir, version: 0, rows, elapsed, keys: [], logLines: [], checkpoints: [], state: { status: "idle", live: false }, cache: new SeriesCache(rows, elapsed) };
+    const tailBytes = options.tailFirstBytes ?? TAIL_FIRST_BYTES;
+    if (fileSize(join(dir, "metrics.jsonl")) > tailBytes) this.openFromTail(tailBytes);
     this.poll(true);
+  }
+
+  /** The first frame's rows: whole lines of the file's last `bytes`, time axis counted from them. */
+  private openFromTail(bytes: number): void {
+    const rows = parseRows(readTailText(join(this.dir, "metrics.jsonl"), bytes).text);
+    const s = this.snapshot;
+    this.appendRows(rows);
+    s.partial = true;
+    this.fullReadPending = true;
+    // After the first frame is drawn: the whole file, replacing the tail rows in one change.
+    setImmediate(() => this.readWholeFile());
+  }
+
+  private readWholeFile(): void {
+    if (!this.fullReadPending) return;
+    this.fullReadPending = false;
+    const s = this.snapshot;
+    s.rows = [];
+    s.elapsed = [];
+    s.cache = new SeriesCache(s.rows, s.elapsed);
+    s.partial = false;
+    this.keySet.clear();
+    s.keys = [];
+    this.appendRows(this.metrics.read());
+    this.snapshot = { ...s, version: s.version + 1 };
+    this.emit("change", this.snapshot);
+  }
+
+  private appendRows(fresh: readonly MetricRow[]): void {
+    const s = this.snapshot;
+    const keysBefore = s.keys.length;
+    const startT = s.elapsed.length > 0 ? s.elapsed[s.elapsed.length - 1] : 0;
+    const add = elapsedSeconds(fresh);
+    for (let i = 0; i < fresh.length; i++) {
+      const r = fresh[i];
+      s.rows.push(r);
+      s.elapsed.push(startT + add[i]);
+      for (const k in r) if (!this.keySet.has(k) && k !== "step" && typeof r[k] === "number") this.keySet.add(k);
+    }
+    if (this.keySet.size !== keysBefore || s.keys.length === 0) s.keys = [...this.keySet].sort();
   }
 
   /** Reads what changed; returns true (and emits) when anything did. */
@@ -66,7 +141,8 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
     let changed = false;
     const s = this.snapshot;
     const restarts = this.metrics.restarts;
-    const fresh = this.metrics.read();
+    // While the whole file is still to be read, its reader must not start tailing from the top.
+    const fresh = this.fullReadPending ? [] : this.metrics.read();
     if (this.metrics.restarts !== restarts) {
       // metrics.jsonl was rewritten (run dir deleted and recreated): start the history over.
       s.rows = [];
@@ -75,16 +151,7 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
       changed = true;
     }
     if (fresh.length > 0) {
-      const keysBefore = s.keys.length;
-      const startT = s.elapsed.length > 0 ? s.elapsed[s.elapsed.length - 1] : 0;
-      const add = elapsedSeconds(fresh);
-      for (let i = 0; i < fresh.length; i++) {
-        const r = fresh[i];
-        s.rows.push(r);
-        s.elapsed.push(startT + add[i]);
-        for (const k in r) if (!this.keySet.has(k) && k !== "step" && typeof r[k] === "number") this.keySet.add(k);
-      }
-      if (this.keySet.size !== keysBefore) s.keys = [...this.keySet].sort();
+      this.appendRows(fresh);
       changed = true;
     }
     if (this.log.read()) {
