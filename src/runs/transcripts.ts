@@ -21,7 +21,7 @@ export interface IterationInfo {
  * what records written by the Python cookbook may lack made optional.
  */
 export type TranscriptStep = Pick<RolloutSummaryStep, "step_idx" | "metrics"> &
-  Partial<Pick<RolloutSummaryStep, "ob_len" | "ac_len" | "ac_tokens" | "reward" | "episode_done">> & { logs: Record<string, unknown> };
+  Partial<Pick<RolloutSummaryStep, "ob_len" | "ac_len" | "ac_tokens" | "reward" | "episode_done" | "messages">> & { logs: Record<string, unknown> };
 
 export type TranscriptRecord = Omit<RolloutSummaryRecord, "schema_version" | "steps" | "final_ob_len"> & {
   steps: TranscriptStep[];
@@ -83,6 +83,12 @@ export function normalizeTranscript(raw: Record<string, unknown>): TranscriptRec
         ob_len: typeof o.ob_len === "number" ? o.ob_len : undefined,
         ac_len: typeof o.ac_len === "number" ? o.ac_len : undefined,
         ac_tokens: Array.isArray(o.ac_tokens) && o.ac_tokens.every((t) => typeof t === "number") ? (o.ac_tokens as number[]) : undefined,
+        messages: Array.isArray(o.messages)
+          ? o.messages.flatMap((m: unknown) => {
+              const r = (typeof m === "object" && m !== null ? m : {}) as Record<string, unknown>;
+              return typeof r.role === "string" && typeof r.text === "string" ? [{ role: r.role, text: r.text }] : [];
+            })
+          : undefined,
         reward: typeof o.reward === "number" ? o.reward : undefined,
         episode_done: typeof o.episode_done === "boolean" ? o.episode_done : undefined,
         metrics: numMap(o.metrics),

@@ -74,7 +74,7 @@ test("rollout summary records have the cookbook's shape plus prompt/response tex
   assert.deepEqual(r.trajectory_metrics, {});
   assert.equal(r.final_ob_len, 0);
   assert.deepEqual(r.steps, [
-    { step_idx: 0, ob_len: 3, ac_len: 2, ac_tokens: [4, 5], reward: 0, episode_done: true, metrics: { correct: 0, "stop/completed": 1 }, logs: { reference_answer: "4", note: "x".repeat(200) } },
+    { step_idx: 0, ob_len: 3, ac_len: 2, ac_tokens: [4, 5], messages: [{ role: "assistant", text: "5" }], reward: 0, episode_done: true, metrics: { correct: 0, "stop/completed": 1 }, logs: { reference_answer: "4", note: "x".repeat(200) } },
   ]);
   assert.equal(r.prompt, "system: Be brief.\n\nuser: What is 2+2? <b>bold</b>");
   assert.equal(r.response, "5");
@@ -114,6 +114,35 @@ test("group reward logs (a tournament's results) are written per trajectory and 
   const back = readTranscripts(dir, 0);
   assert.deepEqual(back[0]!.trajectory_logs, { vs_1: 2, matchups: 2 });
   assert.equal(back[1]!.trajectory_logs, undefined);
+});
+
+/** A two-turn tool episode: the policy calls the calculator, the tool answers, the policy answers. */
+function toolEpisode(): Trajectory {
+  const prompt = [{ role: "user", content: "What is 123 + 456?" }];
+  const call = { role: "assistant", content: "", tool_calls: [{ type: "function" as const, id: null, function: { name: "calculator", arguments: '{"expression":"123+456"}' } }] };
+  const result = { role: "tool", content: "579", name: "calculator" };
+  const answer = { role: "assistant", content: "579" };
+  const tr = (messages: object[], reward: number, done: boolean) => ({ ob: ints([1]), ac: { tokens: [2], logprobs: [-1], stopReason: "stop" as const }, reward, episodeDone: done, metrics: {}, logs: {}, messages: messages as never });
+  return { transitions: [tr([...prompt, call], 0, false), tr([...prompt, call, result, answer], 1, true)], finalOb: { chunks: [] }, stopReason: "completed" };
+}
+
+test("multi-turn episodes: each step records what its turn added — tool calls, tool results — and the HTML interleaves the rewards", () => {
+  const g = new TrajectoryGroup([toolEpisode()], [0], [{}]);
+  const [rec] = serializeRolloutSummaries({ split: "train", iteration: 0, groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }] });
+  assert.deepEqual(rec!.steps.map((st) => st.messages), [
+    [{ role: "assistant", text: '[tool call] calculator({"expression":"123+456"})' }],
+    [{ role: "tool (calculator)", text: "579" }, { role: "assistant", text: "579" }],
+  ]);
+  assert.equal(rec!.prompt, "user: What is 123 + 456?");
+  const html = renderRolloutHtml({ title: "t", groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }] });
+  // Inside the conversation: the call, its reward, the tool result, the answer, its reward — in order.
+  let at = html.indexOf("Conversation (each turn");
+  assert.ok(at >= 0, "a multi-turn episode is shown as a conversation");
+  for (const needle of ["[tool call] calculator", "turn 1: reward", "tool (calculator)", "579", "turn 2: reward", "episode done"]) {
+    const next = html.indexOf(needle, at);
+    assert.ok(next > at, `${needle} after position ${at}`);
+    at = next;
+  }
 });
 
 test("HTML report escapes content, shows roles, rewards and advantages, and limits groups", () => {

@@ -411,3 +411,28 @@ test("distillation transcripts: the selected response token by token with the st
     h.unmount();
   }
 });
+
+test("multi-turn transcripts read as one conversation: tool call, tool result, answer, each turn's reward where it was earned", async () => {
+  const root = tempRoot();
+  const dir = join(root, "tool-run");
+  const idir = join(dir, "iteration_000000");
+  mkdirSync(idir, { recursive: true });
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", loss_fn: "importance_sampling" }));
+  const rec = { schema_version: 1, split: "train", iteration: 0, group_idx: 0, traj_idx: 0, tags: ["tool_use"], sampling_client_step: 0, total_reward: 1, final_reward: 0, trajectory_metrics: {}, final_ob_len: 40,
+    steps: [
+      { step_idx: 0, ob_len: 20, ac_len: 9, reward: 0, episode_done: false, metrics: {}, logs: {}, messages: [{ role: "assistant", text: '[tool call] calculator({"expression":"123+456"})' }] },
+      { step_idx: 1, ob_len: 33, ac_len: 2, reward: 1, episode_done: true, metrics: {}, logs: {}, messages: [{ role: "tool (calculator)", text: "579" }, { role: "assistant", text: "The answer is 579" }] },
+    ],
+    prompt: "user: What is 123 + 456?", response: "…", stop_reason: "stop" };
+  writeFileSync(join(idir, "train_rollout_summaries.jsonl"), JSON.stringify(rec) + "\n");
+  const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
+  try {
+    const f = await h.waitFor((f) => f.includes("⟶ turn 1 reward 1"), "the conversation with rewards");
+    const at = (needle: string): number => f.indexOf(needle);
+    const order = ["What is 123 + 456?", "[tool call] calculator", "⟶ turn 0 reward 0", "tool (calculator):", "579", "The answer is 579", "⟶ turn 1 reward 1  (episode done)"].map(at);
+    assert.ok(order.every((i) => i >= 0), `${order}\n${f}`);
+    assert.deepEqual([...order].sort((a, b) => a - b), order, f);
+  } finally {
+    h.unmount();
+  }
+});

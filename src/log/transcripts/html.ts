@@ -5,10 +5,12 @@ import { mkdirSync } from "node:fs";
 import { writeFileAtomic } from "../../files/durable.ts";
 import { dirname, join } from "node:path";
 import {
+  messageSpeaker,
   messageText,
   modelInputTokenCount,
   splitConversation,
   textTokens,
+  turnMessages,
   type Decode,
   type SummaryGroup,
   type TranscriptMessage,
@@ -63,6 +65,7 @@ details.traj { border:1px solid var(--line); border-radius:8px; padding:6px 12px
 details.traj > summary { cursor:pointer; font-weight:600; }
 details.long > summary { cursor:pointer; color:var(--muted); }
 .empty { color:var(--muted); font-style:italic; }
+.turn-reward { font-size:12px; color:var(--muted); margin:2px 0 10px 12px; border-left:3px solid var(--line); padding-left:8px; }
 caption { caption-side:top; text-align:left; font-weight:600; font-size:12px; color:#3b4450; padding:0 0 4px; text-transform:uppercase; letter-spacing:.04em; }
 .kv { display:flex; flex-wrap:wrap; gap:8px 28px; align-items:flex-start; margin-top:8px; }
 .stats { display:flex; flex-wrap:wrap; gap:12px; margin:12px 0 4px; }
@@ -79,7 +82,18 @@ function roleClass(role: string): string {
 function renderMessages(messages: readonly TranscriptMessage[]): string {
   if (messages.length === 0) return `<p class="empty">(no messages)</p>`;
   return messages
-    .map((m) => `<div class="msg ${roleClass(m.role)}"><div class="role">${escapeHtml(m.role)}</div><pre>${escapeHtml(messageText(m))}</pre></div>`)
+    .map((m) => `<div class="msg ${roleClass(m.role)}"><div class="role">${escapeHtml(messageSpeaker(m))}</div><pre>${escapeHtml(messageText(m))}</pre></div>`)
+    .join("\n");
+}
+
+/** A multi-turn episode as one conversation: each turn's messages, then the reward it earned. */
+function renderTurns(traj: TranscriptTrajectory, turns: readonly (readonly TranscriptMessage[])[]): string {
+  return turns
+    .map((messages, k) => {
+      const t = traj.transitions[k]!;
+      const reward = `<div class="turn-reward">turn ${k + 1}: reward <span class="${t.reward > 5e-10 ? "pos" : t.reward < -5e-10 ? "neg" : ""}">${escapeHtml(fmt(t.reward))}</span>${t.episodeDone ? " · episode done" : ""}</div>`;
+      return `${messages.length > 0 ? renderMessages(messages) : ""}\n${reward}`;
+    })
     .join("\n");
 }
 
@@ -110,11 +124,13 @@ function renderKeyValues(values: Record<string, string | number | boolean>, capt
 
 function renderTrajectory(traj: TranscriptTrajectory, idx: number, total: number, finalReward: number, advantage: number | undefined, decode?: Decode): string {
   const conv = splitConversation(traj);
+  const turns = traj.transitions.length > 1 ? turnMessages(traj) : undefined;
   let response: string;
-  if (conv !== null) response = renderMessages(conv.response);
+  if (turns !== undefined) response = renderTurns(traj, turns);
+  else if (conv !== null) response = renderMessages(conv.response);
   else if (decode !== undefined) response = traj.transitions.map((t) => renderText(decode(t.ac.tokens))).join("\n");
   else response = renderText(null);
-  const turns = traj.transitions
+  const turnRows = traj.transitions
     .map((t, k) => {
       const metrics = Object.entries(t.metrics)
         .map(([m, v]) => `${escapeHtml(m)}=${escapeHtml(fmt(v))}`)
@@ -127,10 +143,10 @@ function renderTrajectory(traj: TranscriptTrajectory, idx: number, total: number
     .join("");
   const adv = advantage === undefined ? "" : `, advantage ${escapeHtml(fmt(advantage))}`;
   return `<details class="traj"${idx === 0 ? " open" : ""}><summary>Trajectory ${idx} — total reward ${escapeHtml(fmt(total))}${adv}</summary>
-<h3>Response</h3>
+<h3>${turns !== undefined ? "Conversation (each turn's reward after it)" : "Response"}</h3>
 ${response}
 <h3>Turns</h3>
-<table><tr><th>turn</th><th>ob_len</th><th>ac_len</th><th>step reward</th><th>done</th><th>metrics</th></tr>${turns}</table>
+<table><tr><th>turn</th><th>ob_len</th><th>ac_len</th><th>step reward</th><th>done</th><th>metrics</th></tr>${turnRows}</table>
 <div class="kv"><table><caption>Episode totals</caption><tr><th>num_turns</th><td class="num">${traj.transitions.length}</td></tr><tr><th>final_ob_len</th><td class="num">${modelInputTokenCount(traj.finalOb)}</td></tr><tr><th>sum_step_rewards</th>${signed(total - finalReward)}</tr><tr><th>final_group_reward</th>${signed(finalReward)}</tr><tr><th>total_return</th>${signed(total)}</tr></table>
 ${logs}</div>
 </details>`;

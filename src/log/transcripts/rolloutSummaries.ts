@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { writeFileAtomic } from "../../files/durable.ts";
 import { dirname, join } from "node:path";
-import { modelInputTokenCount, trajectoryText, type Decode, type SummaryGroup } from "./types.ts";
+import { messageSpeaker, messageText, modelInputTokenCount, trajectoryText, turnMessages, type Decode, type SummaryGroup } from "./types.ts";
 
 export interface RolloutSummaryStep {
   step_idx: number;
@@ -11,6 +11,8 @@ export interface RolloutSummaryStep {
   ac_len: number;
   /** The sampled token ids (ours, not in the Python records): per-token views match on them. */
   ac_tokens?: number[];
+  /** What this turn added to the conversation (ours): the environment's reply, then the policy's message. */
+  messages?: { role: string; text: string }[];
   reward: number;
   episode_done: boolean;
   metrics: Record<string, number>;
@@ -59,6 +61,7 @@ export function serializeRolloutSummaries(args: {
     const totals = tg.getTotalRewards();
     tg.trajectoriesG.forEach((traj, trajIdx) => {
       const text = trajectoryText(traj, args.decode);
+      const turns = turnMessages(traj);
       records.push({
         schema_version: 1,
         split: args.split,
@@ -77,6 +80,7 @@ export function serializeRolloutSummaries(args: {
           ob_len: modelInputTokenCount(t.ob),
           ac_len: t.ac.tokens.length,
           ac_tokens: [...t.ac.tokens],
+          ...(turns !== undefined ? { messages: turns[stepIdx]!.map((m) => ({ role: messageSpeaker(m), text: messageText(m) })) } : {}),
           reward: t.reward,
           episode_done: t.episodeDone,
           metrics: { ...t.metrics },

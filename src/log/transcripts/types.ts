@@ -5,6 +5,12 @@ import type { ModelInput } from "../../tinker/types.ts";
 export interface TranscriptMessage {
   role: string;
   content: string | { type: string; text?: string; thinking?: string }[];
+  /** Calls the assistant made in this message (parsed by the renderer). */
+  tool_calls?: readonly { function: { name: string; arguments: string } }[];
+  /** Calls the renderer could not parse (the parse-error policy decided what followed). */
+  unparsed_tool_calls?: readonly { raw_text: string; error: string }[];
+  /** A tool result's function name, or the player who spoke in a multi-agent episode. */
+  name?: string;
 }
 
 export interface TranscriptTransition {
@@ -55,10 +61,35 @@ export function textTokens(input: ModelInput): number[] {
 }
 
 export function messageText(m: TranscriptMessage): string {
-  if (typeof m.content === "string") return m.content;
-  return m.content
-    .map((p) => (p.type === "text" ? (p.text ?? "") : p.type === "thinking" ? `<think>${p.thinking ?? ""}</think>` : `[${p.type}]`))
-    .join("");
+  const body =
+    typeof m.content === "string"
+      ? m.content
+      : m.content.map((p) => (p.type === "text" ? (p.text ?? "") : p.type === "thinking" ? `<think>${p.thinking ?? ""}</think>` : `[${p.type}]`)).join("");
+  const calls = (m.tool_calls ?? []).map((c) => `[tool call] ${c.function.name}(${c.function.arguments})`);
+  const broken = (m.unparsed_tool_calls ?? []).map((u) => `[unparsed tool call: ${u.error}] ${u.raw_text}`);
+  return [body, ...calls, ...broken].filter((x) => x !== "").join("\n");
+}
+
+/** The role as shown: a tool result names its tool, a multi-agent turn its player. */
+export function messageSpeaker(m: TranscriptMessage): string {
+  return m.name !== undefined && m.name !== "" ? `${m.role} (${m.name})` : m.role;
+}
+
+/**
+ * The messages each turn added to the conversation: the first turn's response, then for every
+ * later turn what the environment answered and what the policy said. Undefined when the
+ * transitions carry no messages.
+ */
+export function turnMessages(traj: TranscriptTrajectory): TranscriptMessage[][] | undefined {
+  const conv = splitConversation(traj);
+  if (conv === null) return undefined;
+  let seen = conv.prompt.length;
+  return traj.transitions.map((t) => {
+    const all = t.messages ?? [];
+    const added = all.slice(seen);
+    seen = Math.max(seen, all.length);
+    return added;
+  });
 }
 
 /**

@@ -67,11 +67,23 @@ export function detailLines(r: TranscriptRecord, width: number, gaps?: ReadonlyM
   }
   const gapRecord = gaps !== undefined ? findTokenGaps(r, gaps) : undefined;
   if (gapRecord !== undefined) lines.push(...tokenGapBlock(gapRecord, width));
-  const blocks = [...splitRoles(r.prompt, "user"), ...splitRoles(r.response, "assistant")];
-  if (blocks.length === 0) lines.push({ text: "(no prompt/response text in this record)", color: theme.muted });
-  for (const b of blocks) {
-    lines.push({ text: `${b.role}:`, color: roleColor(b.role), bold: true });
-    for (const l of wrapText(b.text, width - 2)) lines.push({ text: `  ${l}`, color: roleColor(b.role) });
+  // Multi-turn episodes whose summaries carry each turn's messages read as one conversation with
+  // every turn's reward where it was earned; others show the prompt and the response.
+  const byTurn = r.steps.length > 1 && r.steps.every((st) => st.messages !== undefined);
+  const blocks = byTurn ? splitRoles(r.prompt, "user") : [...splitRoles(r.prompt, "user"), ...splitRoles(r.response, "assistant")];
+  if (blocks.length === 0 && !byTurn) lines.push({ text: "(no prompt/response text in this record)", color: theme.muted });
+  const pushMessage = (role: string, text: string): void => {
+    const base = role.split(" ")[0]!;
+    lines.push({ text: `${role}:`, color: roleColor(base), bold: true });
+    for (const l of wrapText(text, width - 2)) lines.push({ text: `  ${l}`, color: roleColor(base) });
+  };
+  for (const b of blocks) pushMessage(b.role, b.text);
+  if (byTurn) {
+    for (const st of r.steps) {
+      for (const m of st.messages ?? []) pushMessage(m.role, m.text);
+      const reward = st.reward ?? Number.NaN;
+      lines.push({ text: `  ⟶ turn ${st.step_idx} reward ${fmtNum(reward)}${st.episode_done ? "  (episode done)" : ""}`, color: reward > 0 ? theme.ok : reward < 0 ? theme.error : theme.muted, bold: true });
+    }
   }
   return lines;
 }
