@@ -103,8 +103,8 @@ export function ListView({ shown, cursor, scroll, rows, width, gaps }: { shown: 
         <Text key={`${r.group_idx}-${r.traj_idx}`} inverse={start + i === cursor} wrap="truncate">
           {fit(`g${r.group_idx}/t${r.traj_idx}`, 9)}
           <Text color={r.total_reward > 0 ? theme.ok : r.total_reward < 0 ? theme.error : theme.warn}>{fit(fmtNum(r.total_reward), 9)}</Text>
-          {fit(`a ${fmtNum(r.advantage)}`, 11)}
-          <Text color={theme.muted}>{fit(r.tags.join(","), Math.max(0, listW - 29))}</Text>
+          {fit(`a ${fmtNum(r.advantage)}`, 12)}
+          <Text color={theme.muted}>{fit(r.tags.join(","), Math.max(0, listW - 30))}</Text>
         </Text>
       ))}
       {shown.length === 0 ? <Text color={theme.muted}>no trajectory matches</Text> : null}
