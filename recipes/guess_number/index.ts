@@ -6,7 +6,8 @@ import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { guessNumberDatasetBuilder } from "../../src/rl/envs/guessNumber.ts";
-import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
@@ -32,24 +33,24 @@ export const configSchema = overrideDefaults(
 );
 export type GuessNumberConfig = z.output<typeof configSchema>;
 
+/** The environments the loop trains in; `cookbook play guess_number` puts a person in them. */
+export function environments(config: GuessNumberConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder | Promise<RLDatasetBuilder> {
+  return guessNumberDatasetBuilder({
+    renderer,
+    batchSize: config.groups_per_batch,
+    groupSize: config.group_size,
+    numBatches: config.num_batches,
+    seed: config.seed,
+    maxTurns: config.max_turns,
+    upperBound: config.upper_bound,
+    rewardShape: config.reward_shape,
+    historyRole: config.history_role,
+    testGroups: config.test_groups,
+  });
+}
+
 async function main(config: GuessNumberConfig, context?: RecipeContext): Promise<void> {
-  await runRLRecipe(
-    config,
-    ({ renderer }) =>
-      guessNumberDatasetBuilder({
-        renderer,
-        batchSize: config.groups_per_batch,
-        groupSize: config.group_size,
-        numBatches: config.num_batches,
-        seed: config.seed,
-        maxTurns: config.max_turns,
-        upperBound: config.upper_bound,
-        rewardShape: config.reward_shape,
-        historyRole: config.history_role,
-        testGroups: config.test_groups,
-      }),
-    context,
-  );
+  await runRLRecipe(config, (setup) => environments(config, setup), context);
 }
 
 export default defineRecipe({

@@ -10,10 +10,10 @@ import { ProblemListDataset, QuestionAnswerEnv, type QAProblem } from "../../src
 import { readGsm8k, readQAJsonl } from "../../src/rl/envs/qaSources.ts";
 import type { Message, RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
-import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
-import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
@@ -68,29 +68,28 @@ function listBuilder(renderer: RLRenderer, config: MathRlConfig, name: string, b
   };
 }
 
+/** The environments the loop trains in; `cookbook play math_rl` puts a person in them. */
+export function environments(config: MathRlConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder | Promise<RLDatasetBuilder> {
+  if (config.env === "arithmetic") {
+    return arithmeticDatasetBuilder({
+      renderer,
+      batchSize: config.groups_per_batch,
+      groupSize: config.group_size,
+      numBatches: 100_000,
+      seed: config.seed,
+      formatCoef: config.format_coef,
+      testProblems: config.test_problems,
+    });
+  }
+  if (config.env === "file") {
+    const testPath = config.test_path;
+    return listBuilder(renderer, config, "file", config.grader === "boxed", async () => readQAJsonl(config.dataset_path), async () => (testPath === null ? null : readQAJsonl(testPath)));
+  }
+  return listBuilder(renderer, config, "gsm8k", true, () => readGsm8k("train", { path: config.gsm8k_dataset }), () => readGsm8k("test", { path: config.gsm8k_dataset }));
+}
+
 async function main(config: MathRlConfig, context?: RecipeContext): Promise<void> {
-  await runRLRecipe(
-    config,
-    ({ renderer }) => {
-      if (config.env === "arithmetic") {
-        return arithmeticDatasetBuilder({
-          renderer,
-          batchSize: config.groups_per_batch,
-          groupSize: config.group_size,
-          numBatches: 100_000,
-          seed: config.seed,
-          formatCoef: config.format_coef,
-          testProblems: config.test_problems,
-        });
-      }
-      if (config.env === "file") {
-        const testPath = config.test_path;
-        return listBuilder(renderer, config, "file", config.grader === "boxed", async () => readQAJsonl(config.dataset_path), async () => (testPath === null ? null : readQAJsonl(testPath)));
-      }
-      return listBuilder(renderer, config, "gsm8k", true, () => readGsm8k("train", { path: config.gsm8k_dataset }), () => readGsm8k("test", { path: config.gsm8k_dataset }));
-    },
-    context,
-  );
+  await runRLRecipe(config, (setup) => environments(config, setup), context);
 }
 
 export default defineRecipe({

@@ -7,7 +7,8 @@ import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";
-import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
@@ -30,21 +31,21 @@ export const configSchema = overrideDefaults(
 );
 export type RlBasicConfig = z.output<typeof configSchema>;
 
+/** The environments the loop trains in; `cookbook play rl_basic` puts a person in them. */
+export function environments(config: RlBasicConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder | Promise<RLDatasetBuilder> {
+  return arithmeticDatasetBuilder({
+    renderer,
+    batchSize: config.groups_per_batch,
+    groupSize: config.group_size,
+    numBatches: config.num_batches,
+    seed: config.seed,
+    maxOperand: config.max_operand,
+    testProblems: config.test_problems,
+  });
+}
+
 async function main(config: RlBasicConfig, context?: RecipeContext): Promise<void> {
-  await runRLRecipe(
-    config,
-    ({ renderer }) =>
-      arithmeticDatasetBuilder({
-        renderer,
-        batchSize: config.groups_per_batch,
-        groupSize: config.group_size,
-        numBatches: config.num_batches,
-        seed: config.seed,
-        maxOperand: config.max_operand,
-        testProblems: config.test_problems,
-      }),
-    context,
-  );
+  await runRLRecipe(config, (setup) => environments(config, setup), context);
 }
 
 export default defineRecipe({

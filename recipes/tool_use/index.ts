@@ -13,7 +13,8 @@ import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { resolveRendererName } from "../../src/modelInfo.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
-import { runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { getLastCheckpoint } from "../../src/runs/checkpoints.ts";
 import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { main as supervisedMain } from "../../src/supervised/train.ts";
@@ -90,28 +91,28 @@ async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<s
   return final.state_path;
 }
 
-async function main(config: ToolUseConfig, context?: RecipeContext): Promise<void> {
-  const loadCheckpointPath = config.load_checkpoint_path ?? (config.warmup_steps > 0 ? await warmup(config, context) : null);
+/** The environments the loop trains in; `cookbook play tool_use` puts a person in them. */
+export function environments(config: ToolUseConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder {
   const rollout = ROLLOUT_PRESETS[config.rollout_preset]({ maxTurns: config.max_turns });
   rollout.tool_timeout_seconds = config.tool_timeout_seconds;
   // Only a correct final answer earns reward: a malformed turn ends the episode at 0.
   rollout.parse_error = { ...rollout.parse_error, reward: 0 };
-  await runRLRecipe(
-    { ...config, load_checkpoint_path: loadCheckpointPath },
-    ({ renderer }) =>
-      additionToolDatasetBuilder({
-        renderer,
-        batchSize: config.groups_per_batch,
-        groupSize: config.group_size,
-        numBatches: config.num_batches,
-        seed: config.seed,
-        digits: config.digits,
-        op: config.op,
-        rollout,
-        maxGenerationTokens: config.max_tokens,
-      }),
-    context,
-  );
+  return additionToolDatasetBuilder({
+    renderer,
+    batchSize: config.groups_per_batch,
+    groupSize: config.group_size,
+    numBatches: config.num_batches,
+    seed: config.seed,
+    digits: config.digits,
+    op: config.op,
+    rollout,
+    maxGenerationTokens: config.max_tokens,
+  });
+}
+
+async function main(config: ToolUseConfig, context?: RecipeContext): Promise<void> {
+  const loadCheckpointPath = config.load_checkpoint_path ?? (config.warmup_steps > 0 ? await warmup(config, context) : null);
+  await runRLRecipe({ ...config, load_checkpoint_path: loadCheckpointPath }, (setup) => environments(config, setup), context);
 }
 
 export default defineRecipe({

@@ -18,6 +18,7 @@ export const commandEntries: readonly CommandEntry[] = [
   { name: "runs", command: "runs [dir]", describe: "List run directories (status, recipe, last step, main metrics, age)", load: async () => (await import("./runs.ts")).runsCommand },
   { name: "eval", command: "eval [model] [args..]", describe: "Evaluate a model, tinker:// checkpoint or run directory on benchmarks (results in the eval store)", load: async () => (await import("./eval.ts")).evalCommand },
   { name: "viz-data", command: "viz-data <file> [args..]", describe: "Show conversations from a JSONL file as training tokens, trained tokens highlighted", load: async () => (await import("./vizData.ts")).vizDataCommand },
+  { name: "play", command: "play <recipe> [args..]", describe: "Play an RL recipe's environment by hand: you are the policy, each line you type is one reply", load: async () => (await import("./play.ts")).playCommand },
   { name: "serve", command: "serve", describe: "Serve the embedded engine over the Tinker API (point recipes at it with base_url=http://HOST:PORT)", load: async () => (await import("./serve.ts")).serveCommand },
   { name: "chat", command: "chat <target>", describe: "Chat with a model or a tinker:// checkpoint; replies stream as they are sampled", load: async () => (await import("./chat.ts")).chatCommand },
   { name: "export", command: "export <path>", describe: "Export a tinker:// checkpoint as a PEFT adapter (--adapter) or a merged Hugging Face model (--merged)", load: async () => (await import("./export.ts")).exportCommand },

@@ -41,10 +41,16 @@ export interface RecipeEntry {
 export interface RecipeModule {
   default?: Recipe;
   recipe?: Recipe;
+  /**
+   * RL recipes: the environments their loop trains in, built from the parsed config and the
+   * model's renderer and tokenizer (the function the recipe hands its loop), for `cookbook play`.
+   * Typed loosely here because the config layer sits below the RL layer; src/play checks it.
+   */
+  environments?: (config: never, setup: never) => unknown;
 }
 
-/** Finds and imports a recipe by name; unknown names get the closest registered names. */
-export async function loadRecipe(entries: readonly RecipeEntry[], name: string): Promise<Recipe> {
+/** Finds and imports a recipe's module by name; unknown names get the closest registered names. */
+export async function loadRecipeModule(entries: readonly RecipeEntry[], name: string): Promise<{ recipe: Recipe; module: RecipeModule }> {
   const entry = entries.find((e) => e.name === name);
   if (!entry) {
     const suggestions = closestMatches(name, entries.map((e) => e.name));
@@ -53,5 +59,10 @@ export async function loadRecipe(entries: readonly RecipeEntry[], name: string):
   const mod = await entry.load();
   const recipe = mod.default ?? mod.recipe;
   if (!recipe) throw new Error(`recipe module for ${name} exports neither default nor recipe`);
-  return recipe;
+  return { recipe, module: mod };
+}
+
+/** Finds and imports a recipe by name; unknown names get the closest registered names. */
+export async function loadRecipe(entries: readonly RecipeEntry[], name: string): Promise<Recipe> {
+  return (await loadRecipeModule(entries, name)).recipe;
 }

@@ -1,0 +1,84 @@
+// `cookbook play <recipe> [key=value…]`: take the policy's seat in an RL recipe's environment. The
+// observation is printed as the model receives it; each line typed is one action (the renderer's
+// stop sequence is added as the model would end it); rewards and the environment's replies follow
+// until the episode ends. Lines come from the terminal or a pipe (scripted play, tests).
+import { createInterface } from "node:readline";
+import { recipes } from "../../recipes/registry.ts";
+import { UsageError } from "../config/errors.ts";
+import { parseConfigArgs } from "../config/parse.ts";
+import { loadRecipeModule } from "../config/recipe.ts";
+import { formatValue as fmtMetric } from "../log/format.ts";
+import { resolveRendererName } from "../modelInfo.ts";
+import { firstEnv, PlaySession } from "../play/session.ts";
+import { getRenderer } from "../renderers/registry.ts";
+import type { RLDatasetBuilder } from "../rl/types.ts";
+import { getTokenizer } from "../tokenizers/index.ts";
+import { defineCommand } from "./types.ts";
+
+interface PlayArgs {
+  recipe: string;
+  args: string[];
+  batch?: number;
+  group?: number;
+}
+
+export interface PlayIO {
+  lines: AsyncIterable<string>;
+  write: (text: string) => void;
+}
+
+function isDatasetBuilder(x: unknown): x is RLDatasetBuilder {
+  return typeof x === "object" && x !== null && typeof (x as { build?: unknown }).build === "function";
+}
+
+/** Plays one episode of `recipeName` with lines from `io`; returns the episode's total reward. */
+export async function runPlay(recipeName: string, args: readonly string[], io: PlayIO, options: { batch?: number; group?: number } = {}): Promise<number> {
+  const { recipe, module } = await loadRecipeModule(recipes, recipeName);
+  const makeEnvironments = module.environments as ((config: unknown, setup: unknown) => unknown) | undefined;
+  if (makeEnvironments === undefined) {
+    throw new UsageError(`recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use)`);
+  }
+  const config = parseConfigArgs(recipe.configSchema, [...args]) as { model_name: string; renderer_name: string | null };
+  const tokenizer = await getTokenizer(config.model_name);
+  const rendererName = resolveRendererName(config.model_name, config.renderer_name);
+  const renderer = getRenderer(rendererName, tokenizer);
+  const builder = await makeEnvironments(config, { renderer, rendererName, tokenizer });
+  if (!isDatasetBuilder(builder)) throw new Error(`recipe ${recipeName}'s environments() did not return a dataset builder`);
+  const { env, groupBuilder } = await firstEnv(builder, options.batch ?? 0, options.group ?? 0);
+  const session = await PlaySession.start(env, groupBuilder, tokenizer);
+  io.write(`${recipeName}: you are the policy (${rendererName}); each line you type is one reply, ended as the model would end it.\n`);
+  io.write(`── observation ──\n${session.observationText()}\n`);
+  io.write("> ");
+  for await (const line of io.lines) {
+    const step = await session.act(line);
+    const metrics = Object.entries(step.metrics).map(([k, v]) => `${k}=${fmtMetric(v)}`).join(" ");
+    io.write(`reward ${fmtMetric(step.reward)}${metrics ? `  ${metrics}` : ""}\n`);
+    if (step.done) break;
+    io.write(`── environment ──\n${step.newObservationText}\n> `);
+  }
+  const summary = await session.summary();
+  if (!session.done) io.write("\nstopped before the episode ended\n");
+  const group = summary.groupReward === null ? "" : ` + group reward ${fmtMetric(summary.groupReward)}`;
+  io.write(`episode ${session.done ? "done" : "unfinished"}: ${summary.turns} turns, step rewards ${fmtMetric(summary.stepRewards)}${group} = total ${fmtMetric(summary.total)}\n`);
+  return summary.total;
+}
+
+export const playCommand = defineCommand<PlayArgs>({
+  builder: (y) =>
+    y
+      .positional("recipe", { type: "string", demandOption: true, describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use)" })
+      .positional("args", { type: "string", array: true, default: [], describe: "key=value config overrides, as for cookbook run" })
+      .option("batch", { type: "number", describe: "which training batch to take the environment from (default 0)" })
+      .option("group", { type: "number", describe: "which group of that batch (default 0)" })
+      .parserConfiguration({ "parse-positional-numbers": false }),
+  handler: async (argv) => {
+    const rl = createInterface({ input: process.stdin, terminal: false });
+    // The iterator is taken now: lines piped in while the model and environment load are kept.
+    const it = rl[Symbol.asyncIterator]();
+    try {
+      await runPlay(argv.recipe, argv.args.map(String), { lines: { [Symbol.asyncIterator]: () => it }, write: (t) => void process.stdout.write(t) }, { batch: argv.batch, group: argv.group });
+    } finally {
+      rl.close();
+    }
+  },
+});
