@@ -4,15 +4,8 @@
 // until the episode ends. Lines come from the terminal or a pipe (scripted play, tests).
 import { createInterface } from "node:readline";
 import { recipes } from "../../recipes/registry.ts";
-import { UsageError } from "../config/errors.ts";
-import { parseConfigArgs } from "../config/parse.ts";
-import { loadRecipeModule } from "../config/recipe.ts";
 import { formatValue as fmtMetric } from "../log/format.ts";
-import { resolveRendererName } from "../modelInfo.ts";
-import { firstEnv, PlaySession } from "../play/session.ts";
-import { getRenderer } from "../renderers/registry.ts";
-import type { RLDatasetBuilder } from "../rl/types.ts";
-import { getTokenizer } from "../tokenizers/index.ts";
+import { openPlay } from "../play/open.ts";
 import { defineCommand } from "./types.ts";
 
 interface PlayArgs {
@@ -27,25 +20,9 @@ export interface PlayIO {
   write: (text: string) => void;
 }
 
-function isDatasetBuilder(x: unknown): x is RLDatasetBuilder {
-  return typeof x === "object" && x !== null && typeof (x as { build?: unknown }).build === "function";
-}
-
 /** Plays one episode of `recipeName` with lines from `io`; returns the episode's total reward. */
 export async function runPlay(recipeName: string, args: readonly string[], io: PlayIO, options: { batch?: number; group?: number } = {}): Promise<number> {
-  const { recipe, module } = await loadRecipeModule(recipes, recipeName);
-  const makeEnvironments = module.environments as ((config: unknown, setup: unknown) => unknown) | undefined;
-  if (makeEnvironments === undefined) {
-    throw new UsageError(`recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use)`);
-  }
-  const config = parseConfigArgs(recipe.configSchema, [...args]) as { model_name: string; renderer_name: string | null };
-  const tokenizer = await getTokenizer(config.model_name);
-  const rendererName = resolveRendererName(config.model_name, config.renderer_name);
-  const renderer = getRenderer(rendererName, tokenizer);
-  const builder = await makeEnvironments(config, { renderer, rendererName, tokenizer });
-  if (!isDatasetBuilder(builder)) throw new Error(`recipe ${recipeName}'s environments() did not return a dataset builder`);
-  const { env, groupBuilder } = await firstEnv(builder, options.batch ?? 0, options.group ?? 0);
-  const session = await PlaySession.start(env, groupBuilder, tokenizer);
+  const { session, rendererName } = await openPlay(recipes, recipeName, args, options);
   io.write(`${recipeName}: you are the policy (${rendererName}); each line you type is one reply, ended as the model would end it.\n`);
   io.write(`── observation ──\n${session.observationText()}\n`);
   io.write("> ");

@@ -88,11 +88,14 @@ export class PlaySession {
       logs: result.logs ?? {},
       ...(result.messages !== undefined ? { messages: result.messages } : {}),
     });
-    const before = this.tokens.length + action.length;
     const next = modelInputToInts(result.nextObservation);
-    // A conversation grows by what the environment appended; an env that rewrites its prompt shows whole.
-    const appended = next.length >= before && next.slice(0, this.tokens.length).every((t, i) => t === this.tokens[i]);
-    const newTokens = appended ? next.slice(before) : next;
+    // What is new: after the previous observation and the reply when the conversation grew by
+    // appending, else after the longest prefix the two observations share (an environment that
+    // rewrites its prompt, e.g. replaying the history under other role names).
+    const withReply = [...this.tokens, ...action];
+    let shared = 0;
+    while (shared < next.length && shared < withReply.length && next[shared] === withReply[shared]) shared++;
+    const newTokens = next.slice(shared);
     this.tokens = next;
     this.stop = result.nextStopCondition;
     this.done = result.episodeDone;

@@ -436,3 +436,26 @@ test("multi-turn transcripts read as one conversation: tool call, tool result, a
     h.unmount();
   }
 });
+
+test("play by hand: the observation as the model sees it, a typed reply scored by the environment, esc leaves", async () => {
+  const root = tempRoot();
+  const h = renderApp(root, { first: { name: "play", recipe: "guess_number" }, columns: 110, rows: 30 });
+  try {
+    const f = await h.waitFor((f) => f.includes("observation (as the model receives it):"), "the first observation", 20_000);
+    assert.ok(f.includes("Your job is to guess a integer between 0 and 1024"), f);
+    assert.ok(f.includes("> ▏"), "an empty input line");
+    await h.press("Guess: 512");
+    await h.waitFor((f) => f.includes("> Guess: 512▏"), "typed reply");
+    await h.press("\r");
+    const g = await h.waitFor((f) => f.includes("⟶ reward") && f.includes("environment:"), "the reward and the environment's answer", 20_000);
+    assert.ok(g.includes("you: Guess: 512"));
+    assert.match(g, /User: Too (low|high)|User: Correct/);
+    assertFits(g, 30, 110);
+    await h.press("not a guess\r");
+    await h.waitFor((f) => f.includes("format=0") && f.includes("episode done"), "a malformed reply ends the episode", 20_000);
+    await h.press(ESC);
+    await h.waitFor((f) => f.includes("Recipes ("), "back home");
+  } finally {
+    h.unmount();
+  }
+});

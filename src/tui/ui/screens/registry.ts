@@ -14,6 +14,7 @@ import { DASHBOARD_KEYS } from "./dashboard/dashboardKeys.ts";
 import { Home, type HomeRoute } from "./home/Home.tsx";
 import { HOME_KEYS } from "./home/homeKeys.ts";
 import { Launch, type LaunchRoute } from "./launch/Launch.tsx";
+import { Play, type PlayRoute } from "./play/Play.tsx";
 import { LAUNCH_KEYS } from "./launch/launchKeys.ts";
 import { TIMING_KEYS, Timing, type TimingRoute } from "./timing/Timing.tsx";
 import { TRANSCRIPTS_KEYS } from "./transcripts/transcriptsKeys.ts";
@@ -52,6 +53,7 @@ export const SCREENS: readonly ScreenEntry[] = [
   screen<TimingRoute>({ name: "timing", component: Timing, keyScope: "timing", shared: ["list", "run"], paneKey: "3", title: "timing breakdown", bindings: TIMING_KEYS }),
   screen<CheckpointsRoute>({ name: "checkpoints", component: Checkpoints, keyScope: "checkpoints", shared: ["list", "run"], paneKey: "4", title: "checkpoints", bindings: CHECKPOINTS_KEYS }),
   screen<EvalsRoute>({ name: "evals", component: Evals, keyScope: "evals", shared: ["list"], title: "eval results", bindings: EVALS_KEYS }),
+  screen<PlayRoute>({ name: "play", component: Play, keyScope: "play", shared: [], title: "play an environment by hand (every key types; esc leaves)", bindings: [] }),
 ];
 
 const PANE_PREFIX = "pane:";

@@ -6,6 +6,7 @@ export const HOME_KEYS: readonly Binding[] = [
   COMMON.open,
   { ...COMMON.filter, description: "Filter the runs (name, recipe, status, model)" },
   { id: "refresh", keys: ["R"], description: "Refresh the runs list" },
+  { id: "playRecipe", keys: ["p"], description: "Play the selected RL recipe's environment by hand: you are the policy (cookbook play)", hint: "play" },
   { id: "openEvals", keys: ["E"], description: "Eval results: scores, models side by side, graded examples (cookbook eval)", hint: "evals" },
   COMMON.stopRun,
   COMMON.resumeRun,

@@ -63,6 +63,15 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
         case "openEvals":
           actions.push({ name: "evals" });
           return true;
+        case "playRecipe": {
+          const recipe = services.recipes[s.recipeCursor];
+          if (s.pane !== "recipes" || !recipe) {
+            actions.info("pick a recipe in the recipes pane (tab), then p plays its environment");
+            return true;
+          }
+          actions.push({ name: "play", recipe: recipe.name });
+          return true;
+        }
         case "open": {
           const recipe = services.recipes[s.recipeCursor];
           if (s.pane === "recipes" && recipe) actions.push({ name: "launch", recipe: recipe.name });
