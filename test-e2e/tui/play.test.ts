@@ -8,28 +8,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { execaSync } from "execa";
+import { tmuxDriver } from "./tmuxDriver.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const SOCKET = `cookbook-play-e2e-${process.pid}`;
 const SESSION = "play";
 
-const tmux = (...args: string[]): string => execaSync("tmux", ["-L", SOCKET, ...args], { stripFinalNewline: false }).stdout;
-const screen = (): string => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", SESSION);
-const keys = (...k: string[]): void => void tmux("send-keys", "-t", SESSION, ...k);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < end) {
-    last = screen();
-    if (pred(last)) return last;
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
-}
-
-const selectedLine = (s: string): string => s.split("\n").find((l) => l.startsWith("› ")) ?? "";
+const { tmux, screen, keys, waitFor, selectedLine } = tmuxDriver(SOCKET, SESSION);
 
 test("a scripted person plays guess_number to the end on the Play screen", { timeout: 300_000 }, async () => {
   const probe = execaSync("tmux", ["-V"], { reject: false });

@@ -8,31 +8,13 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { execaSync } from "execa";
+import { sleep, tmuxDriver } from "./tmuxDriver.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const SOCKET = `cookbook-e2e-${process.pid}`;
 const SESSION = "tui";
 
-function tmux(...args: string[]): string {
-  return execaSync("tmux", ["-L", SOCKET, ...args], { stripFinalNewline: false }).stdout;
-}
-
-const screen = (): string => tmux("capture-pane", "-p", "-t", SESSION);
-const keys = (...k: string[]): void => void tmux("send-keys", "-t", SESSION, ...k);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred: (s: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < end) {
-    last = screen();
-    if (pred(last)) return last;
-    await sleep(250);
-  }
-  throw new Error(`timed out waiting for ${what}; screen:\n${last}`);
-}
-
-const selectedLine = (s: string): string => s.split("\n").find((l) => l.startsWith("› ")) ?? "";
+const { tmux, screen, keys, waitFor, selectedLine } = tmuxDriver(SOCKET, SESSION);
 
 /** Goes to the top of the list, then presses j until the selected row (marked ›) mentions `name`, one move per render. */
 async function select(name: string): Promise<void> {
