@@ -253,8 +253,14 @@ export class DecodeScheduler {
   }
 
   private step(st: SamplerState): void {
-    const seqs = st.active;
+    // A sample that stopped waits for its request's other samples without being decoded further:
+    // its tokens end at its stop, and it costs no more rows.
+    const seqs = st.active.filter((s) => s.stopReason === null);
     const n = seqs.length;
+    if (n === 0) {
+      this.finishDone(st);
+      return;
+    }
     const model = st.handle.model();
     const cache = st.cache as KvCache;
     const tokens = new Int32Array(n);

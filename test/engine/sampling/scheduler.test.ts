@@ -117,3 +117,23 @@ test("consecutive snapshots of a training model keep no merged copy and decode l
   base.model();
   assert.equal(base.residentBytes, 0, "a base sampler shares the base weights");
 });
+
+test("a sample that stops is not decoded further while the request's other samples go on", async () => {
+  const reg = new SamplerRegistry(referenceKernels);
+  const s = reg.add("a", { config, weights, adapter: null });
+  const sched = new DecodeScheduler();
+  // A quarter of the vocabulary stops a sample, so samples stop at different lengths.
+  const stop = Array.from({ length: Math.floor(config.vocabSize / 4) }, (_, i) => i * 4);
+  const req = { ...spec(randomTokens(6, 3), 12, 41, 24), params: { max_tokens: 24, temperature: 1, seed: 41, stop } };
+  const r = await sched.submit(s, resolveSampleRequest(req, s.limits));
+  const lengths = r.sequences.map((q) => q.tokens.length);
+  assert.ok(new Set(lengths).size > 1, `samples stopped at different lengths: ${lengths}`);
+  for (const q of r.sequences) {
+    const stopAt = q.tokens.findIndex((t) => stop.includes(t));
+    if (q.stop_reason === "stop") assert.equal(stopAt, q.tokens.length - 1, `a stopped sample ends at its first stop token: ${q.tokens}`);
+    else assert.deepEqual([q.stop_reason, stopAt, q.tokens.length], ["length", -1, 24]);
+    assert.equal(q.logprobs.length, q.tokens.length);
+  }
+  // The first token of every sample comes from the prefill; each later token is one decode row.
+  assert.equal(sched.stats.tokens, lengths.reduce((a, n) => a + n - 1, 0), "no decode rows for samples that had stopped");
+});
