@@ -459,3 +459,22 @@ test("play by hand: the observation as the model sees it, a typed reply scored b
     h.unmount();
   }
 });
+
+test("coming back home restores the pane and the cursor the person left from", async () => {
+  const root = tempRoot();
+  const h = renderApp(root, { columns: 110, rows: 30 });
+  try {
+    await h.waitFor((f) => f.includes("Recipes ("), "home");
+    await h.press("j");
+    await h.press("j");
+    const before = await h.waitFor((f) => /› \S+/.test(f) && !/› example_line_fit/.test(f), "the cursor two rows down");
+    const selected = /› (\S+)/.exec(before)![1]!;
+    await h.press("\r");
+    await h.waitFor((f) => f.includes(`Launch ${selected}`), "the launch form");
+    await h.press(ESC);
+    const back = await h.waitFor((f) => f.includes("Recipes ("), "home again");
+    assert.equal(/› (\S+)/.exec(back)?.[1], selected, back);
+  } finally {
+    h.unmount();
+  }
+});

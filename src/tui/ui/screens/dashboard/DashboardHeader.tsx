@@ -56,7 +56,7 @@ export function DashboardHeader({ runDir, snap, overlays, state, cursorStep, wid
       <Text wrap="truncate">
         {`step ${lastStep ?? "–"}  `}
         {progress !== undefined ? progressBar(progress, Math.min(40, Math.max(12, width - 60))) : ""}
-        <Text color={theme.muted}>{`  elapsed ${fmtDuration(elapsed)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}  x:${state.xAxis}  ${smoothingLabel(state)}${cursorStep !== undefined ? `  cursor step ${cursorStep} (t: transcripts)` : ""}`}</Text>
+        <Text color={theme.muted}>{`  elapsed ${fmtDuration(elapsed)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}  x:${state.xAxis}  ${smoothingLabel(state)}${cursorStep !== undefined ? `  cursor step ${cursorStep} (t: transcripts)` : ""}${snap.partial ? "  · reading earlier rows…" : ""}`}</Text>
       </Text>
     </>
   );

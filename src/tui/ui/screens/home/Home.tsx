@@ -6,17 +6,18 @@ import { useServices } from "../../../state/contexts.tsx";
 import { TypedConfirm } from "../../components/TypedConfirm.tsx";
 import { useRunsList } from "../../hooks/useRunsList.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
-import { homeReducer, initialHome } from "./homeState.ts";
+import { type HomePlace, homeReducer, initialHome } from "./homeState.ts";
 import { useHomeKeys } from "./useHomeKeys.ts";
 import { RecipeMenu } from "./RecipeMenu.tsx";
 import { RunsTable, filterRuns } from "./RunsTable.tsx";
 
-export type HomeRoute = { name: "home" };
+/** Where the person was when they left home (kept in the route, so coming back restores it). */
+export type HomeRoute = { name: "home"; place?: HomePlace };
 
-export function Home({ rows, width }: { route: HomeRoute; rows: number; width: number }): ReactNode {
+export function Home({ route, rows, width }: { route: HomeRoute; rows: number; width: number }): ReactNode {
   const services = useServices();
   const [runs, refresh] = useRunsList(services.logRoot);
-  const [s, dispatch] = useReducer(homeReducer, runs.length > 0, initialHome);
+  const [s, dispatch] = useReducer(homeReducer, runs.length > 0, (haveRuns) => ({ ...initialHome(haveRuns), ...(route.place ?? {}) }));
   const shown = useMemo(() => filterRuns(runs, s.filter), [runs, s.filter]);
 
   useScreenKeys(useHomeKeys({ state: s, dispatch, shown, refresh, rows }));

@@ -32,6 +32,13 @@ export type HomeAction =
   | { type: "closeDialog" }
   | { type: "dialogError"; error: string };
 
+/** The part of the home state worth restoring when the person comes back from another screen. */
+export type HomePlace = Pick<HomeState, "pane" | "recipeCursor" | "runCursor" | "filter">;
+
+export function homePlace(s: HomeState): HomePlace {
+  return { pane: s.pane, recipeCursor: s.recipeCursor, runCursor: s.runCursor, filter: s.filter };
+}
+
 export function initialHome(haveRuns: boolean): HomeState {
   return { pane: haveRuns ? "runs" : "recipes", recipeCursor: 0, runCursor: 0, filter: "", filtering: false };
 }

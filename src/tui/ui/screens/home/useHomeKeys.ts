@@ -5,7 +5,8 @@ import { deleteRefusal, deleteRunDir } from "../../../../runs/index.ts";
 import { resumeRun } from "../../../services/runActions.ts";
 import type { RunRow } from "../../../services/runsPoller.ts";
 import { type ScreenKeyHandler, useServices, useUIActions } from "../../../state/contexts.tsx";
-import { type HomeAction, type HomeState, dialogConfirmed } from "./homeState.ts";
+import { type HomeAction, type HomeState, dialogConfirmed, homePlace } from "./homeState.ts";
+import type { Route } from "../../../state/app.ts";
 
 export interface HomeKeysInput {
   state: HomeState;
@@ -19,6 +20,12 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
   const services = useServices();
   const actions = useUIActions();
   const selectedRun = shown[Math.min(s.runCursor, shown.length - 1)];
+
+  // Leaving home records where the person was in the home route, so esc brings them back there.
+  const leaveTo = (route: Route): void => {
+    actions.replace({ name: "home", place: homePlace(s) });
+    actions.push(route);
+  };
 
   const onRun = (fn: (run: RunRow) => void | Promise<void>): boolean => {
     if (!selectedRun) actions.error("no run selected");
@@ -61,7 +68,7 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
           refresh();
           return true;
         case "openEvals":
-          actions.push({ name: "evals" });
+          leaveTo({ name: "evals" });
           return true;
         case "playRecipe": {
           const recipe = services.recipes[s.recipeCursor];
@@ -69,13 +76,13 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
             actions.info("pick a recipe in the recipes pane (tab), then p plays its environment");
             return true;
           }
-          actions.push({ name: "play", recipe: recipe.name });
+          leaveTo({ name: "play", recipe: recipe.name });
           return true;
         }
         case "open": {
           const recipe = services.recipes[s.recipeCursor];
-          if (s.pane === "recipes" && recipe) actions.push({ name: "launch", recipe: recipe.name });
-          else if (s.pane === "runs" && selectedRun) actions.push({ name: "dashboard", runDir: selectedRun.dir });
+          if (s.pane === "recipes" && recipe) leaveTo({ name: "launch", recipe: recipe.name });
+          else if (s.pane === "runs" && selectedRun) leaveTo({ name: "dashboard", runDir: selectedRun.dir });
           return true;
         }
         case "stopRun":
