@@ -53,7 +53,10 @@ test("every cookbook command line in the README parses", async () => {
     const [, , name, ...args] = shellWords(line);
     if (name === "run") {
       const recipe = await loadRecipe(recipes, args[0]!);
-      assert.doesNotThrow(() => parseConfigArgs(recipe.configSchema, args.slice(1)), line);
+      // Flags of `cookbook run` itself (--dry-run, --help) are not config overrides.
+      const flags = args.slice(1).filter((a) => a.startsWith("--"));
+      for (const flag of flags) assert.ok(["--dry-run", "--help"].includes(flag), `${line}: unknown flag ${flag}`);
+      assert.doesNotThrow(() => parseConfigArgs(recipe.configSchema, args.slice(1).filter((a) => !a.startsWith("--"))), line);
       continue;
     }
     const command = (await loadAllCommands()).find((c) => String(c.command).split(" ")[0] === name);

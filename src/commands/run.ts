@@ -10,6 +10,8 @@ interface RunArgs {
   recipe?: string;
   args: string[];
   help?: boolean;
+  dryRun?: boolean;
+  prices?: string;
 }
 
 export const runCommand = defineCommand<RunArgs>({
@@ -20,6 +22,8 @@ export const runCommand = defineCommand<RunArgs>({
       // `--help` after a recipe name shows the recipe's fields, not yargs' usage.
       .help(false)
       .option("help", { alias: "h", type: "boolean", describe: "show the recipe's config fields" })
+      .option("dry-run", { type: "boolean", describe: "estimate steps, tokens, wall time (and, with base_url, cost) from a few measured steps, then exit" })
+      .option("prices", { type: "string", describe: "with --dry-run and base_url: a JSON price table {\"<model>\": USD per million tokens, \"*\": default}" })
       .parserConfiguration({ "parse-positional-numbers": false, "unknown-options-as-args": true }),
   handler: async (argv) => {
     if (!argv.recipe) throw new UsageError(`missing recipe name; one of: ${recipes.map((r) => r.name).join(", ")}`);
@@ -30,6 +34,12 @@ export const runCommand = defineCommand<RunArgs>({
       return;
     }
     const config = parseConfigArgs(recipe.configSchema, args);
+    if (argv.dryRun) {
+      // Loaded only here: estimating is rare next to running.
+      const { estimateRun } = await import("../estimate/estimateRun.ts");
+      process.stdout.write(`${await estimateRun(recipe.name, args, config as Record<string, unknown>, { prices: argv.prices, onProgress: (m) => process.stderr.write(`${m}\n`) })}\n`);
+      return;
+    }
     await recipe.main(config, { argv: args, commandLine: process.argv.join(" ") });
   },
 });

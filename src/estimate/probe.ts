@@ -1,0 +1,100 @@
+// What a run will cost before it is launched, measured rather than guessed: the recipe runs with
+// the same config in a scratch directory for a few steps (its own loop, model and data on this
+// machine), and its metrics give the time per step, the tokens per step and — from `progress`,
+// which every loop logs as the fraction of the run done — the number of steps. The estimate is
+// start-up + steps × the median step time after the first (which carries warm-up and step-0
+// evaluation). For a remote service the tokens are priced from an editable table.
+import { readFileSync } from "node:fs";
+import type { MetricsRecord } from "../log/metrics.ts";
+
+/** Keys holding the fraction of the run done after a step, first present wins. */
+const PROGRESS_KEYS = ["progress", "progress/done_frac"] as const;
+/** Keys holding a step's tokens (sampled and scored), summed when several are present. */
+const TOKEN_KEYS = [["num_tokens"], ["env/all/total_ac_tokens", "env/all/total_ob_tokens"]] as const;
+
+export interface ProbeMeasurement {
+  /** Seconds from starting the process to its first metrics row being written. */
+  firstRowSeconds: number;
+  rows: MetricsRecord[];
+  /** Seconds from the start at which each row was first seen (wall clock: pipelined loops overlap steps). */
+  rowSeconds?: number[];
+}
+
+export interface RunEstimate {
+  steps: number | null;
+  stepSeconds: number | null;
+  tokensPerStep: number | null;
+  totalTokens: number | null;
+  wallSeconds: number | null;
+  /** Steps the probe measured (its rows). */
+  probedSteps: number;
+  costUsd?: number;
+  notes: string[];
+}
+
+const num = (r: MetricsRecord, k: string): number | undefined => (typeof r[k] === "number" && Number.isFinite(r[k]) ? (r[k] as number) : undefined);
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export function estimateFromProbe(probe: ProbeMeasurement): RunEstimate {
+  const notes: string[] = [];
+  const rows = probe.rows.filter((r) => typeof r.step === "number");
+  const progressKey = PROGRESS_KEYS.find((k) => rows.some((r) => num(r, k) !== undefined));
+  let steps: number | null = null;
+  if (progressKey !== undefined) {
+    const last = [...rows].reverse().find((r) => num(r, progressKey) !== undefined)!;
+    const p = num(last, progressKey)!;
+    if (p > 0) steps = Math.round((last.step + 1) / p);
+  } else notes.push("the loop logs no progress fraction: the number of steps is unknown");
+  const times = rows.map((r) => num(r, "time/total")).filter((t): t is number => t !== undefined);
+  const steady = times.length > 1 ? times.slice(1) : times;
+  // The pace on the wall clock between the second row and the last: what a pipelined loop, whose
+  // steps overlap, really takes per step. Without arrival times, the loop's own step durations.
+  const seen = probe.rowSeconds ?? [];
+  const stepSeconds = seen.length >= 3 ? (seen[seen.length - 1]! - seen[1]!) / (seen.length - 2) : steady.length > 0 ? median(steady) : null;
+  const tokenKeys = TOKEN_KEYS.find((keys) => rows.some((r) => keys.every((k) => num(r, k) !== undefined)));
+  const tokens = tokenKeys === undefined ? [] : rows.map((r) => tokenKeys.reduce((s, k) => s + (num(r, k) ?? 0), 0));
+  const tokensPerStep = tokens.length > 0 ? median(tokens) : null;
+  // The first step's own time is inside firstRowSeconds; the rest of it is start-up.
+  const startup = Math.max(0, probe.firstRowSeconds - (times[0] ?? 0));
+  const wallSeconds = steps !== null && stepSeconds !== null ? startup + (times[0] ?? stepSeconds) + Math.max(0, steps - 1) * stepSeconds : null;
+  if (rows.some((r) => Object.keys(r).some((k) => k.startsWith("test/")))) notes.push("evaluations recur during the run; their time is in the steps that run them, sampled only at step 0 here");
+  return { steps, stepSeconds, tokensPerStep, totalTokens: steps !== null && tokensPerStep !== null ? steps * tokensPerStep : null, wallSeconds, probedSteps: rows.length, notes };
+}
+
+/** USD per million tokens, by model name (`*` for any other); the user's file replaces the default. */
+export type PriceTable = Record<string, number>;
+
+export const DEFAULT_PRICES: PriceTable = { "*": 0.4 };
+
+export function readPriceTable(path: string | undefined): PriceTable {
+  if (path === undefined) return DEFAULT_PRICES;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new Error(`price table ${path}: ${(err as Error).message}; expected JSON {"<model name>": <USD per million tokens>, "*": <default>}`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`price table ${path}: expected an object of model name → USD per million tokens`);
+  const out: PriceTable = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (typeof v !== "number" || !(v >= 0)) throw new Error(`price table ${path}: key "${k}" must be a non-negative number (USD per million tokens), got ${JSON.stringify(v)}`);
+    out[k] = v;
+  }
+  return out;
+}
+
+export function priceFor(table: PriceTable, model: string): number | undefined {
+  return table[model] ?? table["*"];
+}
+
+export function formatEstimate(e: RunEstimate, recipe: string): string {
+  const fmtS = (s: number): string => (s < 90 ? `${s.toFixed(0)} s` : s < 5400 ? `${(s / 60).toFixed(1)} min` : `${(s / 3600).toFixed(1)} h`);
+  const lines = [`estimate for ${recipe} (measured: ${e.probedSteps} step${e.probedSteps === 1 ? "" : "s"} of this config on this machine)`];
+  lines.push(`  steps            ${e.steps ?? "unknown"}`);
+  lines.push(`  time per step    ${e.stepSeconds === null ? "unknown" : `${e.stepSeconds.toFixed(2)} s`}`);
+  lines.push(`  tokens per step  ${e.tokensPerStep === null ? "unknown" : Math.round(e.tokensPerStep)}${e.totalTokens !== null ? `  (${Math.round(e.totalTokens)} in all)` : ""}`);
+  lines.push(`  expected wall    ${e.wallSeconds === null ? "unknown" : fmtS(e.wallSeconds)}`);
+  if (e.costUsd !== undefined) lines.push(`  expected cost    $${e.costUsd.toFixed(2)} (price table)`);
+  for (const n of e.notes) lines.push(`  note: ${n}`);
+  return lines.join("\n");
+}
