@@ -3,11 +3,11 @@
 // checkpoint is saved). A remote base_url is replaced by the embedded engine: the probe must not
 // spend the user's service credits.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../projectRoot.ts";
-import type { MetricsRecord } from "../log/metrics.ts";
+import { readMetrics, type MetricsRecord } from "../log/metrics.ts";
 import type { ProbeMeasurement } from "./probe.ts";
 
 export interface ProbeOptions {
@@ -18,17 +18,13 @@ export interface ProbeOptions {
   onProgress?: (message: string) => void;
 }
 
-function readRows(path: string): MetricsRecord[] {
-  if (!existsSync(path)) return [];
-  const rows: MetricsRecord[] = [];
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    try {
-      if (line.trim() !== "") rows.push(JSON.parse(line) as MetricsRecord);
-    } catch {
-      // a line being written
-    }
+/** The rows written so far (a torn last line is left for the next read). */
+function readRows(logPath: string): MetricsRecord[] {
+  try {
+    return readMetrics(logPath);
+  } catch {
+    return [];
   }
-  return rows;
 }
 
 export async function probeRecipe(recipe: string, args: readonly string[], options: ProbeOptions = {}): Promise<ProbeMeasurement> {
@@ -50,7 +46,7 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
   try {
     return await new Promise<ProbeMeasurement>((resolve, reject) => {
       const timer = setInterval(() => {
-        const rows = readRows(join(logPath, "metrics.jsonl"));
+        const rows = readRows(logPath);
         const now = (performance.now() - t0) / 1000;
         if (rows.length > 0 && Number.isNaN(firstRowSeconds)) firstRowSeconds = now;
         while (rowSeconds.length < rows.length) rowSeconds.push(now);
@@ -64,7 +60,7 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
         }
       }, 50);
       child.once("exit", (code) => {
-        const rows = readRows(join(logPath, "metrics.jsonl"));
+        const rows = readRows(logPath);
         clearInterval(timer);
         // A run shorter than the probe finished on its own: its rows are the whole run.
         if (code === 0 && rows.length > 0) resolve({ firstRowSeconds: Number.isNaN(firstRowSeconds) ? (performance.now() - t0) / 1000 : firstRowSeconds, rows, rowSeconds });

@@ -1,8 +1,6 @@
 // A distilled response token by token, coloured by how far the student's log-prob of each sampled
 // token is from the teacher's: the tokens where the student and the teacher disagree stand out.
-import type { TokenGapRecord } from "../../log/transcripts/tokenGaps.ts";
-import { tokenGapKey } from "../../log/transcripts/tokenGaps.ts";
-import type { TranscriptRecord } from "../../runs/index.ts";
+import { type TokenGapRecord, type TranscriptRecord, tokenGapKey } from "../../runs/index.ts";
 
 /** |lp_student − lp_teacher| below SMALL is agreement, from LARGE on a clear disagreement (nats). */
 export const GAP_SMALL = 0.5;

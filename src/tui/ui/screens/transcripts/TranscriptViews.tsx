@@ -2,12 +2,11 @@
 // side by side, the reward histogram with a selectable bin, and supervised training examples.
 import type { ReactNode } from "react";
 import { Box, Text } from "ink";
-import type { TrainingExample, TranscriptRecord } from "../../../../runs/index.ts";
+import type { TokenGapRecord, TrainingExample, TranscriptRecord } from "../../../../runs/index.ts";
 import { fit, fmtNum } from "../../../core/format.ts";
 import { type Histogram, renderHistogram } from "../../../core/histogram.ts";
 import { roleColor, theme } from "../../../core/palette.ts";
 import { windowStart } from "../../../core/textEdit.ts";
-import type { TokenGapRecord } from "../../../../log/transcripts/tokenGaps.ts";
 import { findTokenGaps, GAP_LARGE, GAP_SMALL, gapLines, gapSummary } from "../../../core/tokenGaps.ts";
 import { type TournamentTable, tournamentTable, versusCell } from "../../../core/tournament.ts";
 import { splitRoles, wrapText } from "../../../core/transcripts.ts";

@@ -6,8 +6,7 @@
 // their tournament table in the group view.
 import { type ReactNode, useMemo, useReducer } from "react";
 import { Box, Text } from "ink";
-import { readTokenGaps } from "../../../../log/transcripts/tokenGaps.ts";
-import { iterationForStep, listIterations, readDpoPairs, readTrainingExamples, readTranscripts, withGroupAdvantages } from "../../../../runs/index.ts";
+import { iterationForStep, listIterations, readDpoPairs, readTokenGaps, readTrainingExamples, readTranscripts, withGroupAdvantages } from "../../../../runs/index.ts";
 import { fit, fmtNum } from "../../../core/format.ts";
 import { binRange, histogram } from "../../../core/histogram.ts";
 import { theme } from "../../../core/palette.ts";
