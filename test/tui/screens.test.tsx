@@ -478,3 +478,16 @@ test("coming back home restores the pane and the cursor the person left from", a
     h.unmount();
   }
 });
+
+test("launch form: e measures an estimate of the run and shows it under the form", async () => {
+  const root = tempRoot();
+  const h = renderApp(root, { first: { name: "launch", recipe: "example_line_fit" }, columns: 110, rows: 30 });
+  try {
+    await h.waitFor((f) => f.includes("Launch example_line_fit") && f.includes("e estimates"), "the form");
+    await h.press("e");
+    const f = await h.waitFor((f) => /estimate: \d+ steps × [\d.]+ s ≈ \d+ s/.test(f), "the estimate", 60_000);
+    assertFits(f, 30, 110);
+  } finally {
+    h.unmount();
+  }
+});

@@ -1,10 +1,10 @@
 // Launch: a form generated from the recipe's zod schema (defaults filled, descriptions shown,
 // values checked as typed), the log path and what to do if it exists; launching starts the recipe
 // in the background and opens its dashboard.
-import { type ReactNode, useEffect, useReducer } from "react";
+import { type ReactNode, useEffect, useReducer, useState } from "react";
 import { join } from "node:path";
 import { Box, Text } from "ink";
-import { loadRecipe } from "../../../../config/index.ts";
+import { loadRecipe, parseConfigArgs } from "../../../../config/index.ts";
 import { fit } from "../../../core/format.ts";
 import { theme } from "../../../core/palette.ts";
 import { windowStart } from "../../../core/textEdit.ts";
@@ -33,6 +33,29 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
     };
   }, [route.recipe, route.logPath, route.preset, services]);
 
+  const [estimate, setEstimate] = useState<{ text: string; error?: boolean } | undefined>(undefined);
+
+  /** The form's config measured for a few steps in a scratch directory (src/estimate), shown under the form. */
+  const runEstimate = (f: LaunchForm): void => {
+    const problem = formProblem(f);
+    if (problem) return actions.error(`cannot estimate: ${problem}`);
+    setEstimate({ text: "estimate: measuring a few steps of this config…" });
+    void (async () => {
+      try {
+        const recipe = await loadRecipe(services.recipes, f.recipe);
+        const args = formArgs(f);
+        const config = parseConfigArgs(recipe.configSchema, args) as Record<string, unknown>;
+        const { measureEstimate } = await import("../../../../estimate/estimateRun.ts");
+        const e = await measureEstimate(f.recipe, args, config);
+        const wall = e.wallSeconds === null ? "?" : e.wallSeconds < 90 ? `${e.wallSeconds.toFixed(0)} s` : `${(e.wallSeconds / 60).toFixed(1)} min`;
+        const cost = e.costUsd !== undefined ? ` · ≈ $${e.costUsd.toFixed(2)}` : "";
+        setEstimate({ text: `estimate: ${e.steps ?? "?"} steps × ${e.stepSeconds?.toFixed(2) ?? "?"} s ≈ ${wall} · ${e.tokensPerStep === null ? "?" : Math.round(e.tokensPerStep)} tokens/step${cost}` });
+      } catch (err) {
+        setEstimate({ text: `estimate failed: ${(err as Error).message}`, error: true });
+      }
+    })();
+  };
+
   const rowsList = form ? formRows(form) : [];
   const row = rowsList[Math.min(s.cursor, rowsList.length - 1)];
 
@@ -54,6 +77,7 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
     onCommand: (cmd) => {
       if (!form) return false;
       if (cmd === "submit" || (cmd === "open" && row?.kind === "launch")) launch(form);
+      else if (cmd === "estimate") runEstimate(form);
       else if (cmd === "open" && row) dispatch({ type: "activate", row });
       else if (["up", "down", "top", "bottom", "pageUp", "pageDown"].includes(cmd)) dispatch({ type: "move", cmd, count: rowsList.length, page: Math.max(1, rows - 6) });
       else return false;
@@ -67,7 +91,7 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
   const label = Math.min(34, Math.max(12, ...form.fields.map((f) => f.path.length)) + 2);
   const value = Math.min(40, Math.max(16, Math.floor(width * 0.3)));
   const widths = { label, value, desc: Math.max(0, width - label - value - 4) };
-  const listRows = Math.max(3, rows - 5);
+  const listRows = Math.max(3, rows - 5 - (estimate ? 1 : 0));
   const start = windowStart(s.cursor, rowsList.length, listRows);
   const problem = formProblem(form);
   const selected = row?.field;
@@ -75,7 +99,7 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
     <Box flexDirection="column">
       <Text wrap="truncate">
         <Text bold color={theme.accent}>{`Launch ${form.recipe}`}</Text>
-        <Text color={theme.muted}>{`  engine ${services.engineLabel}  ·  enter edits/cycles, ctrl+s launches`}</Text>
+        <Text color={theme.muted}>{`  engine ${services.engineLabel}  ·  enter edits/cycles, ctrl+s launches, e estimates`}</Text>
       </Text>
       {rowsList.slice(start, start + listRows).map((r, i) => (
         <FormRowView
@@ -94,6 +118,11 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
       <Text color={problem ? theme.error : theme.ok} wrap="truncate">
         {fit(problem ? `✗ ${problem}` : `✓ ready: cookbook run ${form.recipe} ${formArgs(form).join(" ")}`, width)}
       </Text>
+      {estimate ? (
+        <Text color={estimate.error ? theme.error : theme.accent} wrap="truncate">
+          {fit(estimate.text, width)}
+        </Text>
+      ) : null}
     </Box>
   );
 }
