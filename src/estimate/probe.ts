@@ -9,6 +9,8 @@ import type { MetricsRecord } from "../log/metrics.ts";
 
 /** Keys holding the fraction of the run done after a step, first present wins. */
 const PROGRESS_KEYS = ["progress", "progress/done_frac"] as const;
+/** Keys holding a step's duration in seconds, first present wins. */
+const STEP_TIME_KEYS = ["time/total", "time/step"] as const;
 /** Keys holding a step's tokens (sampled and scored), summed when several are present. */
 const TOKEN_KEYS = [["num_tokens"], ["env/all/total_ac_tokens", "env/all/total_ob_tokens"]] as const;
 
@@ -18,6 +20,8 @@ export interface ProbeMeasurement {
   rows: MetricsRecord[];
   /** Seconds from the start at which each row was first seen (wall clock: pipelined loops overlap steps). */
   rowSeconds?: number[];
+  /** Set when the whole run ended within the probe: seconds from start to its exit. */
+  finishedSeconds?: number;
 }
 
 export interface RunEstimate {
@@ -45,18 +49,22 @@ export function estimateFromProbe(probe: ProbeMeasurement): RunEstimate {
     const p = num(last, progressKey)!;
     if (p > 0) steps = Math.round((last.step + 1) / p);
   } else notes.push("the loop logs no progress fraction: the number of steps is unknown");
-  const times = rows.map((r) => num(r, "time/total")).filter((t): t is number => t !== undefined);
+  const stepKey = STEP_TIME_KEYS.find((k) => rows.some((r) => num(r, k) !== undefined));
+  const times = stepKey === undefined ? [] : rows.map((r) => num(r, stepKey)).filter((t): t is number => t !== undefined);
   const steady = times.length > 1 ? times.slice(1) : times;
   // The pace on the wall clock between the second row and the last: what a pipelined loop, whose
   // steps overlap, really takes per step. Without arrival times, the loop's own step durations.
   const seen = probe.rowSeconds ?? [];
-  const stepSeconds = seen.length >= 3 ? (seen[seen.length - 1]! - seen[1]!) / (seen.length - 2) : steady.length > 0 ? median(steady) : null;
+  const paced = seen.length >= 3 && seen[seen.length - 1]! > seen[1]! ? (seen[seen.length - 1]! - seen[1]!) / (seen.length - 2) : undefined;
+  const stepSeconds = paced ?? (steady.length > 0 ? median(steady) : null);
   const tokenKeys = TOKEN_KEYS.find((keys) => rows.some((r) => keys.every((k) => num(r, k) !== undefined)));
   const tokens = tokenKeys === undefined ? [] : rows.map((r) => tokenKeys.reduce((s, k) => s + (num(r, k) ?? 0), 0));
   const tokensPerStep = tokens.length > 0 ? median(tokens) : null;
   // The first step's own time is inside firstRowSeconds; the rest of it is start-up.
   const startup = Math.max(0, probe.firstRowSeconds - (times[0] ?? 0));
-  const wallSeconds = steps !== null && stepSeconds !== null ? startup + (times[0] ?? stepSeconds) + Math.max(0, steps - 1) * stepSeconds : null;
+  // A run that ended within the probe is its own measurement.
+  const wallSeconds =
+    probe.finishedSeconds !== undefined ? probe.finishedSeconds : steps !== null && stepSeconds !== null ? startup + (times[0] ?? stepSeconds) + Math.max(0, steps - 1) * stepSeconds : null;
   if (rows.some((r) => Object.keys(r).some((k) => k.startsWith("test/")))) notes.push("evaluations recur during the run; their time is in the steps that run them, sampled only at step 0 here");
   return { steps, stepSeconds, tokensPerStep, totalTokens: steps !== null && tokensPerStep !== null ? steps * tokensPerStep : null, wallSeconds, probedSteps: rows.length, notes };
 }

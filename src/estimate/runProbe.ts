@@ -63,7 +63,9 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
         const rows = readRows(logPath);
         clearInterval(timer);
         // A run shorter than the probe finished on its own: its rows are the whole run.
-        if (code === 0 && rows.length > 0) resolve({ firstRowSeconds: Number.isNaN(firstRowSeconds) ? (performance.now() - t0) / 1000 : firstRowSeconds, rows, rowSeconds });
+        const now = (performance.now() - t0) / 1000;
+        while (rowSeconds.length < rows.length) rowSeconds.push(now);
+        if (code === 0 && rows.length > 0) resolve({ firstRowSeconds: Number.isNaN(firstRowSeconds) ? now : firstRowSeconds, rows, rowSeconds, finishedSeconds: now });
         else reject(new Error(`the probe run of ${recipe} exited with ${code} after ${rows.length} steps: ${stderr.trim().split("\n").slice(-3).join(" | ")}`));
       });
     });

@@ -49,4 +49,6 @@ test("a real probe: example_line_fit finishes within the probe, and its rows are
   assert.ok(probe.firstRowSeconds > 0);
   const e = estimateFromProbe(probe);
   assert.equal(e.steps, probe.rows.length, "progress says the run is done at its last row");
+  assert.ok(probe.finishedSeconds !== undefined && e.wallSeconds === probe.finishedSeconds, "a run that ended within the probe is its own measurement");
+  assert.ok(e.stepSeconds !== null && e.stepSeconds >= 0, "the loop's time/step gives the pace when rows arrived all at once");
 });
