@@ -1,0 +1,90 @@
+// esbuild plugins that let Ink and its layout engine load as part of one CommonJS script (what
+// bin/cookbook.js compiles with a V8 code cache). A script cannot wait at top level, and two
+// dependencies do: Yoga (Ink's layout engine, WebAssembly) waits for its asynchronous
+// instantiation, and Ink waits for its React devtools when DEV=true. Each patch checks that the
+// text it replaces is still there, so a dependency update fails the build loudly instead of
+// bundling something else.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+function replaceExactly(file, text, pairs) {
+  let out = text;
+  for (const [from, to] of pairs) {
+    if (!out.includes(from)) throw new Error(`${file}: expected to find ${JSON.stringify(from.slice(0, 80))}; update scripts/bundlePatches.mjs for this version`);
+    out = out.split(from).join(to);
+  }
+  return out;
+}
+
+/**
+ * Ink's reconciler awaits `import('./devtools.js')` and its package.json at top level when
+ * DEV=true. React devtools are not installed; the bundle drops both (the sources through tsx keep
+ * them: COOKBOOK_FROM_SOURCE=1 DEV=true).
+ */
+export const inkWithoutDevtools = {
+  name: "ink-without-devtools",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]ink[\\/]build[\\/]reconciler\.js$/ }, (args) => ({
+      loader: "js",
+      contents: replaceExactly(args.path, readFileSync(args.path, "utf8"), [
+        ["if (isDev()) {\n    try {\n        await import('./devtools.js');", "if (false) {\n    try {\n        import('./devtools.js');"],
+        ["isDev()\n    ? await loadPackageJson()", "false\n    ? loadPackageJson()"],
+      ]),
+    }));
+  },
+};
+
+/**
+ * `yoga-layout` exports `wrapAssembly(await loadYoga())`. Emscripten's loader lets the caller
+ * instantiate the module itself (`instantiateWasm`): done synchronously here from the same inline
+ * binary, the whole runtime is ready when the loader returns, so the export needs no await. (It
+ * also never asks `typeof fetch`, which would load Node's HTTP client at start-up.)
+ */
+export const yogaSync = {
+  name: "yoga-sync",
+  setup(build) {
+    const require = createRequire(join(build.initialOptions.absWorkingDir ?? process.cwd(), "package.json"));
+    const srcDir = dirname(require.resolve("yoga-layout"));
+    const binary = join(srcDir, "..", "binaries", "yoga-wasm-base64-esm.js");
+    const literal = /var H;H="data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)"/;
+    build.onResolve({ filter: /^yoga-layout$/ }, () => ({ path: "yoga-layout", namespace: "cookbook-yoga" }));
+    build.onResolve({ filter: /^cookbook-yoga-wasm$/ }, () => ({ path: "wasm", namespace: "cookbook-yoga" }));
+    build.onLoad({ filter: /^wasm$/, namespace: "cookbook-yoga" }, () => {
+      const m = literal.exec(readFileSync(binary, "utf8"));
+      if (!m) throw new Error(`${binary}: expected the inline base64 WebAssembly binary; update scripts/bundlePatches.mjs for this yoga-layout version`);
+      return { loader: "js", contents: `export const YOGA_WASM_BASE64 = ${JSON.stringify(m[1])};` };
+    });
+    // The loader keeps its own copy of the binary otherwise: point it at the shared constant.
+    build.onLoad({ filter: /yoga-wasm-base64-esm\.js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      const m = literal.exec(text);
+      if (!m) throw new Error(`${args.path}: expected the inline base64 WebAssembly binary; update scripts/bundlePatches.mjs for this yoga-layout version`);
+      return {
+        loader: "js",
+        resolveDir: dirname(args.path),
+        contents: `import { YOGA_WASM_BASE64 } from "cookbook-yoga-wasm";\n${text.replace(m[0], 'var H;H="data:application/octet-stream;base64,"+YOGA_WASM_BASE64')}`,
+      };
+    });
+    build.onLoad({ filter: /^yoga-layout$/, namespace: "cookbook-yoga" }, () => ({
+      loader: "js",
+      resolveDir: srcDir,
+      contents: `
+import loadYoga from "../binaries/yoga-wasm-base64-esm.js";
+import wrapAssembly from "./wrapAssembly.js";
+import { YOGA_WASM_BASE64 } from "cookbook-yoga-wasm";
+export * from "./generated/YGEnums.js";
+const runtime = {
+  instantiateWasm(imports, receiveInstance) {
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(YOGA_WASM_BASE64, "base64")), imports);
+    receiveInstance(instance);
+    return instance.exports;
+  },
+};
+loadYoga(runtime);
+if (!runtime.calledRun) throw new Error("yoga-layout did not initialise synchronously (scripts/bundlePatches.mjs)");
+export default wrapAssembly(runtime);
+`,
+    }));
+  },
+};
