@@ -88,3 +88,15 @@ export default wrapAssembly(runtime);
     }));
   },
 };
+
+/**
+ * Ink's frame writer gets src/tui/ink/ansiTokenize.ts (same results, a fraction of the work; see
+ * there) instead of @alcalzone/ansi-tokenize, which that module itself still imports.
+ */
+export const fastInkOutput = {
+  name: "fast-ink-output",
+  setup(build) {
+    const replacement = join(build.initialOptions.absWorkingDir ?? process.cwd(), "src", "tui", "ink", "ansiTokenize.ts");
+    build.onResolve({ filter: /^@alcalzone\/ansi-tokenize$/ }, (args) => (/[\\/]ink[\\/]build[\\/]output\.js$/.test(args.importer) ? { path: replacement } : undefined));
+  },
+};
