@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fastInkOutput, inkWithoutDevtools, yogaSync } from "./bundlePatches.mjs";
+import { fastInkOutput, fastStringWidth, inkWithoutDevtools, yogaSync } from "./bundlePatches.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -48,7 +48,7 @@ async function bundle() {
     format: "cjs",
     // The script is compiled as the body of a function receiving the bundle's file URL.
     define: { ...common.define, "import.meta.url": "__cookbookUrl" },
-    plugins: [inkWithoutDevtools, yogaSync, fastInkOutput],
+    plugins: [inkWithoutDevtools, yogaSync, fastInkOutput, fastStringWidth],
   });
   await build({
     ...common,

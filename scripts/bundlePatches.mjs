@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 function replaceExactly(file, text, pairs) {
   let out = text;
@@ -98,5 +99,46 @@ export const fastInkOutput = {
   setup(build) {
     const replacement = join(build.initialOptions.absWorkingDir ?? process.cwd(), "src", "tui", "ink", "ansiTokenize.ts");
     build.onResolve({ filter: /^@alcalzone\/ansi-tokenize$/ }, (args) => (/[\\/]ink[\\/]build[\\/]output\.js$/.test(args.importer) ? { path: replacement } : undefined));
+  },
+};
+
+/**
+ * Every copy of string-width the bundle holds (Ink's, wrap-ansi's, cliui's) is wrapped by
+ * src/tui/ink/stringWidth.ts with a table of its own answers for lone graphemes, measured here.
+ * The top-level copy also builds its emoji expression on first use instead of at load (~30 ms).
+ */
+export const fastStringWidth = {
+  name: "fast-string-width",
+  setup(build) {
+    const root = build.initialOptions.absWorkingDir ?? process.cwd();
+    const wrapper = join(root, "src", "tui", "ink", "stringWidth.ts");
+    const skip = Symbol("skip");
+    build.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData === skip) return undefined;
+      const real = await build.resolve(args.path, { importer: args.importer, resolveDir: args.resolveDir, kind: args.kind, pluginData: skip });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: "cookbook-string-width" };
+    });
+    build.onLoad({ filter: /.*/, namespace: "cookbook-string-width" }, async (args) => {
+      const { tsImport } = await import("tsx/esm/api");
+      const { widthTable } = await tsImport(wrapper, import.meta.url);
+      const table = widthTable((await import(pathToFileURL(args.path).href)).default);
+      return {
+        loader: "js",
+        resolveDir: root,
+        contents: `import width from ${JSON.stringify(args.path)};\nimport { withWidthTable } from ${JSON.stringify(wrapper)};\nexport default withWidthTable(width, ${JSON.stringify(table)});\n`,
+      };
+    });
+    const topLevel = createRequire(join(root, "package.json")).resolve("string-width");
+    build.onLoad({ filter: /[\\/]string-width[\\/]index\.js$/ }, (args) =>
+      args.path === topLevel
+        ? {
+            loader: "js",
+            contents: replaceExactly(args.path, readFileSync(args.path, "utf8"), [
+              ["const rgiEmojiRegex = /^\\p{RGI_Emoji}$/v;", 'let rgiEmojiCompiled;\nconst rgiEmojiRegex = {test: (segment) => (rgiEmojiCompiled ??= new RegExp("^\\\\p{RGI_Emoji}$", "v")).test(segment)};'],
+            ]),
+          }
+        : undefined,
+    );
   },
 };

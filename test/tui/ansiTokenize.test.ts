@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as library from "@alcalzone/ansi-tokenize";
 import type { StyledChar } from "@alcalzone/ansi-tokenize";
-import { isLoneGrapheme, styledCharsFromTokens, styledCharsToString, tokenize } from "../../src/tui/ink/ansiTokenize.ts";
+import { styledCharsFromTokens, styledCharsToString, tokenize } from "../../src/tui/ink/ansiTokenize.ts";
+import { isLoneGrapheme } from "../../src/tui/ink/loneGraphemes.ts";
 import { renderChart } from "../../src/tui/core/chart.ts";
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });

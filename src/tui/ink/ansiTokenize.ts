@@ -18,19 +18,7 @@ import {
   reduceAnsiCodesIncremental,
   tokenize as libraryTokenize,
 } from "@alcalzone/ansi-tokenize";
-
-/** Code units that are a grapheme each, whatever comes before or after them (checked by the test). */
-export function isLoneGrapheme(c: number): boolean {
-  return (
-    (c >= 0x20 && c <= 0x7e) ||
-    (c >= 0xa0 && c <= 0x2ff) ||
-    (c >= 0x2010 && c <= 0x2027) ||
-    (c >= 0x2030 && c <= 0x205e) ||
-    (c >= 0x2190 && c <= 0x23ff) ||
-    (c >= 0x2500 && c <= 0x27bf) ||
-    (c >= 0x2800 && c <= 0x28ff)
-  );
-}
+import { isLoneGrapheme } from "./loneGraphemes.ts";
 
 const ESC = 0x1b;
 /** `ESC [ digits/semicolons m`: the style codes the library splits into AnsiCode tokens. */
