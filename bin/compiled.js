@@ -22,10 +22,14 @@ import vm from "node:vm";
 /** How long after start a long-running command (the UI, a training run) writes its cache. */
 const CACHE_AFTER_MS = 1500;
 
-/** `cookbook watch …` → "watch"; bare `cookbook` → "ui". */
+/**
+ * Which cache a command line uses: its first word and the names of its flags (`watch <dir>` runs
+ * the UI, `watch <dir> --once` prints text), so one cache holds the code that kind of start runs.
+ * Bare `cookbook` is "ui".
+ */
 export function cacheProfile(args) {
-  const first = args.find((a) => !a.startsWith("-"));
-  return first === undefined ? "ui" : first.replace(/[^A-Za-z0-9_-]/g, "_");
+  const words = [args.find((a) => !a.startsWith("-")) ?? "ui", ...new Set(args.filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]).sort())];
+  return words.join("").replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80);
 }
 
 const DIGEST_BYTES = 32;
@@ -113,11 +117,13 @@ export function runBundle(distDir, buildId) {
     const write = () => {
       if (written) return;
       written = true;
-      process.off("exit", write);
       writeCache(script, cacheFile);
     };
     setTimeout(write, CACHE_AFTER_MS).unref();
-    process.on("exit", write);
+    // A command that failed early (a wrong path, a usage error) ran too little to be worth keeping.
+    process.on("exit", (code) => {
+      if (code === 0) write();
+    });
   }
   mapStacks(bundleFile);
   const module = { exports: {} };

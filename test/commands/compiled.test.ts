@@ -1,7 +1,8 @@
 // The compiled build (what `npm install` puts in dist/ and bin/cookbook.js runs when it is current):
 // bundled here into a scratch folder inside the checkout, then run the way bin/cookbook.js runs it
 // (bin/compiled.js: one script with a V8 code cache). `recipes` must print what the sources print;
-// the second start must use the code cache the first one wrote; a stack must name src/ files; and
+// the second start must use the code cache the first one wrote (a damaged or foreign one is
+// replaced, a failed command writes none); a stack must name src/ files; and
 // a real training run must work — the engine worker starts from the bundled entry.js, and
 // fixtures, tokenizers (transformers, imported at run time) and the native addon are found from
 // the bundle's location.
@@ -58,6 +59,7 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
 
     const failed = spawnSync(process.execPath, [runner, "run", "no_such_recipe"], { env: { ...env, COOKBOOK_DEBUG: "1" }, encoding: "utf8" });
     assert.equal(failed.status, 2);
+    assert.ok(!existsSync(join(out, ".cache", `${id}-run.v8`)), "a failed command leaves no cache");
     assert.match(failed.stderr, new RegExp(`at loadRecipeModule \\(${join(ROOT, "src", "config", "recipe.ts").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+\\)`));
 
     const run = join(out, "run");
