@@ -2,7 +2,7 @@
 // process appends metrics. Prints: rows, time to the first frame with charts, redraws per second
 // while tailing, rows appended meanwhile, and the time to build the charts for one frame.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -28,6 +28,7 @@ const { elapsedSeconds } = await import("../src/tui/core/series.ts");
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const TAIL_SECONDS = Number(process.env.BENCH_TAIL_SECONDS ?? 4);
+const WATCH_RUNS = Number(process.env.BENCH_WATCH_RUNS ?? 9);
 
 const root = mkdtempSync(join(tmpdir(), "bench-tui-"));
 const dir = join(root, "big-run");
@@ -103,28 +104,44 @@ try {
   const lastFrame = inst.lastFrame() ?? "";
   inst.unmount();
 
-  // The real thing: `cookbook watch <run>` (the installed command, compiled when dist/ is built)
+  // The real thing: `cookbook watch <run>` (the installed command: the bundle when dist/ is built)
   // in a pseudo-terminal from `script`, timed from spawning node to the first frame with a chart.
-  const firstFrameFromStart = await new Promise<{ ms: number; partialShown: boolean }>((resolve, reject) => {
-    const bin = join(import.meta.dirname, "..", "bin", "cookbook.js");
-    const cmd = `stty cols 160 rows 50; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} watch ${JSON.stringify(dir)}`;
-    const t0 = performance.now();
-    const child = spawn("script", ["-qfec", cmd, "/dev/null"], { env: { ...process.env, CI: "0", TERM: "xterm-256color" }, stdio: ["pipe", "pipe", "ignore"] });
-    let out = "";
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`no chart after 20 s; output: ${out.slice(-500)}`));
-    }, 20_000);
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (out.includes("train_mean_nll") && out.includes("┤")) {
-        const ms = performance.now() - t0;
-        clearTimeout(timer);
+  // The first start of a build has no code cache and writes it after 1.5 s (bin/compiled.js): it
+  // is timed apart, then the median of WATCH_RUNS starts with the cache.
+  const bundled = existsSync(join(import.meta.dirname, "..", "dist", ".built"));
+  const firstChartMs = (keepMs: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const bin = join(import.meta.dirname, "..", "bin", "cookbook.js");
+      const cmd = `stty cols 160 rows 50; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} watch ${JSON.stringify(dir)}`;
+      const t0 = performance.now();
+      const child = spawn("script", ["-qfec", cmd, "/dev/null"], { env: { ...process.env, CI: "0", TERM: "xterm-256color" }, stdio: ["pipe", "pipe", "ignore"] });
+      let out = "";
+      let ms = 0;
+      const timer = setTimeout(() => {
         child.kill("SIGKILL");
-        resolve({ ms, partialShown: true });
-      }
+        reject(new Error(`no chart after 20 s; output: ${out.slice(-500)}`));
+      }, 20_000);
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (ms === 0 && out.includes("train_mean_nll") && out.includes("┤")) {
+          ms = performance.now() - t0;
+          clearTimeout(timer);
+          setTimeout(() => {
+            child.kill("SIGKILL");
+            resolve(ms);
+          }, keepMs);
+        }
+      });
     });
-  });
+  if (bundled) {
+    const { id } = JSON.parse(readFileSync(join(import.meta.dirname, "..", "dist", ".built"), "utf8")) as { id: string };
+    rmSync(join(import.meta.dirname, "..", "dist", ".cache", `${id}-watch.v8`), { force: true });
+  }
+  const coldMs = await firstChartMs(bundled ? 2500 : 0);
+  const watchTimes: number[] = [];
+  for (let i = 0; i < WATCH_RUNS; i++) watchTimes.push(await firstChartMs(0));
+  watchTimes.sort((a, b) => a - b);
+  const watchMedianMs = watchTimes[Math.floor(watchTimes.length / 2)]!;
 
   // Chart building alone for one frame (three charts at 160 columns over all rows).
   const { readJsonl } = await import("../src/log/jsonl.ts");
@@ -142,7 +159,9 @@ try {
   console.log(`rows                         ${ROWS}`);
   console.log(`loading the TUI modules      ${fmt(importMs)} ms wall, ${fmt(importCpuMs)} ms CPU`);
   console.log(`time to first frame          ${fmt(firstFrameMs)} ms wall, ${fmt(firstFrameCpuMs)} ms CPU (after loading)`);
-  console.log(`cookbook watch, first chart  ${fmt(firstFrameFromStart.ms)} ms from process start (${existsSync(join(import.meta.dirname, "..", "dist", ".built")) ? "compiled dist/" : "sources through tsx: run npm run build"}; goal < 300 ms)`);
+  console.log(
+    `cookbook watch, first chart  ${fmt(watchMedianMs)} ms from process start, median of ${WATCH_RUNS} (${bundled ? "bundle" : "sources through tsx: run npm run build"}; goal < 300 ms); ${fmt(coldMs)} ms on the first start, without a code cache`,
+  );
   console.log(`redraws while tailing        ${redraws} in ${fmt(tailSec, 2)} s = ${fmt(redraws / tailSec)} /s`);
   console.log(`CPU while tailing            ${fmt(tailCpuMs)} ms = ${fmt(tailCpuMs / Math.max(1, redraws))} ms per redraw (this process, incl. ink-testing-library)`);
   console.log(`rows appended while tailing  ${rows.length - ROWS}`);

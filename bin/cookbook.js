@@ -1,15 +1,16 @@
 #!/usr/bin/env node
-// The `cookbook` command. It runs the compiled JavaScript in dist/ (built by `npm install` through
-// the "prepare" script, with source maps) when that build is newer than every source file, and
-// otherwise registers tsx and runs the TypeScript sources as they are, so an edited checkout never
-// runs stale code. COOKBOOK_FROM_SOURCE=1 forces the sources. React's development build is several
-// times slower at rendering the dashboard, so production is the default unless the user says otherwise.
-import { readdirSync, statSync } from "node:fs";
+// The `cookbook` command. It runs the bundle in dist/ (built by `npm install` through the
+// "prepare" script; bin/compiled.js loads it with a code cache and maps stacks to src/) when that
+// build is newer than every source file, and otherwise registers tsx and runs the TypeScript
+// sources as they are, so an edited checkout never runs stale code. COOKBOOK_FROM_SOURCE=1 forces
+// the sources. React's development build is several times slower at rendering the dashboard, so
+// production is the default unless the user says otherwise (the bundle holds only production).
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 process.env.NODE_ENV ??= "production";
 
-const STAMP = new URL("../dist/.built", import.meta.url);
-const COMPILED_CLI = new URL("../dist/src/cli.js", import.meta.url);
+const DIST = new URL("../dist/", import.meta.url);
 const SOURCE_DIRS = ["../src/", "../recipes/"].map((d) => new URL(d, import.meta.url));
 
 function newestSourceMs() {
@@ -23,19 +24,24 @@ function newestSourceMs() {
   return newest;
 }
 
-function compiledIsCurrent() {
-  if (process.env.COOKBOOK_FROM_SOURCE === "1") return false;
+/** The build id when dist/ holds a bundle at least as new as the sources, else undefined. */
+function currentBuild() {
+  if (process.env.COOKBOOK_FROM_SOURCE === "1") return undefined;
   try {
-    statSync(COMPILED_CLI);
-    return statSync(STAMP).mtimeMs >= newestSourceMs();
+    const stamp = new URL(".built", DIST);
+    statSync(new URL("cookbook.cjs", DIST));
+    if (statSync(stamp).mtimeMs < newestSourceMs()) return undefined;
+    const { id } = JSON.parse(readFileSync(stamp, "utf8"));
+    return typeof id === "string" ? id : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
-if (compiledIsCurrent()) {
-  process.setSourceMapsEnabled?.(true);
-  await import(COMPILED_CLI.href);
+const build = currentBuild();
+if (build !== undefined) {
+  const { runBundle } = await import("./compiled.js");
+  runBundle(fileURLToPath(DIST), build);
 } else {
   const { register } = await import("tsx/esm/api");
   register();

@@ -35,6 +35,8 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   }
 }
 
-const code = await runCli(hideBin(process.argv));
+// Not a top-level await: the bundle bin/cookbook.js loads is a script (see scripts/build.mjs).
 // Recipes may leave unref'd timers; only the exit code matters once the command is done.
-process.exitCode = code;
+void runCli(hideBin(process.argv)).then((code) => {
+  process.exitCode = code;
+});

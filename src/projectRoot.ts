@@ -1,5 +1,5 @@
 // The folder holding package.json, fixtures/ and build/: found by walking up from this module, so
-// the same code finds it when it runs as TypeScript from src/ and as compiled JavaScript from dist/src/.
+// the same code finds it when it runs as TypeScript from src/ and bundled in dist/.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,5 +13,5 @@ function findProjectRoot(start: string): string {
 
 export const PROJECT_ROOT = findProjectRoot(dirname(fileURLToPath(import.meta.url)));
 
-/** True when this code runs compiled (dist/…/*.js) rather than as TypeScript through tsx. */
-export const RUNNING_COMPILED = import.meta.url.endsWith(".js");
+/** True when this code runs bundled (dist/) rather than as TypeScript through tsx. */
+export const RUNNING_COMPILED = !import.meta.url.endsWith(".ts");

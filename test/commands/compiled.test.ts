@@ -1,29 +1,69 @@
 // The compiled build (what `npm install` puts in dist/ and bin/cookbook.js runs when it is current):
-// compiled here into a scratch folder inside the checkout, then `recipes` must print what the
-// sources print, and a real training run must work compiled — the engine worker starts from
-// entry.js, and fixtures, tokenizers and the native addon are found from dist's location.
+// bundled here into a scratch folder inside the checkout, then run the way bin/cookbook.js runs it
+// (bin/compiled.js: one script with a V8 code cache). `recipes` must print what the sources print;
+// the second start must use the code cache the first one wrote (a damaged or foreign one is
+// replaced, a failed command writes none); a stack must name src/ files; and
+// a real training run must work — the engine worker starts from the bundled entry.js, and
+// fixtures, tokenizers (transformers, imported at run time) and the native addon are found from
+// the bundle's location.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { readMetrics } from "../../src/log/metrics.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-test("compiled JavaScript: same recipe list as the sources, and a training run works", () => {
+test("compiled bundle: same recipe list as the sources, code cache reused, stacks in src/, a training run works", () => {
   const out = mkdtempSync(join(ROOT, ".cookbook-test-dist-"));
   try {
-    execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json"), "--outDir", out, "--tsBuildInfoFile", join(out, ".tsbuildinfo")], { stdio: "pipe" });
-    const cli = join(out, "src", "cli.js");
-    assert.ok(existsSync(cli), "tsc emitted src/cli.js");
-    const env = { ...process.env, COOKBOOK_HOME: join(out, "home"), HF_HUB_OFFLINE: "1" };
-    const compiled = execFileSync(process.execPath, [cli, "recipes"], { env, encoding: "utf8" });
+    execFileSync(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--outdir", out], { stdio: "pipe" });
+    const { id } = JSON.parse(readFileSync(join(out, ".built"), "utf8")) as { id: string };
+    assert.match(id, /^[0-9a-f]{16}$/);
+    assert.ok(existsSync(join(out, "cookbook.cjs.map")) && existsSync(join(out, "entry.js.map")), "source maps beside the bundles");
+    // What bin/cookbook.js does once it has found dist/ current.
+    const runner = join(out, "run.mjs");
+    writeFileSync(runner, `import { runBundle } from ${JSON.stringify(join(ROOT, "bin", "compiled.js"))};\nrunBundle(${JSON.stringify(out)}, ${JSON.stringify(id)});\n`);
+    const env = { ...process.env, COOKBOOK_HOME: join(out, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_CODE_CACHE_DEBUG: "1" };
+
+    const first = spawnSync(process.execPath, [runner, "recipes"], { env, encoding: "utf8" });
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stderr, /code cache absent/);
+    assert.match(first.stderr, /code cache written/);
+    assert.deepEqual(readdirSync(join(out, ".cache")), [`${id}-recipes.v8`]);
+    const second = spawnSync(process.execPath, [runner, "recipes"], { env, encoding: "utf8" });
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stderr, /code cache used/);
+    assert.doesNotMatch(second.stderr, /written/);
     const sources = execFileSync(process.execPath, [join(ROOT, "bin", "cookbook.js"), "recipes"], { env: { ...env, COOKBOOK_FROM_SOURCE: "1" }, encoding: "utf8" });
-    assert.equal(compiled, sources);
-    assert.match(compiled, /^sl_basic\s/m);
+    assert.equal(first.stdout, sources);
+    assert.equal(second.stdout, sources);
+    assert.match(sources, /^sl_basic\s/m);
+
+    // A damaged cache (V8 would crash on it) is ignored and rewritten.
+    const cacheFile = join(out, ".cache", `${id}-recipes.v8`);
+    const bytes = readFileSync(cacheFile);
+    for (let i = bytes.length >> 1; i < (bytes.length >> 1) + 64; i++) bytes[i] ^= 0x55;
+    writeFileSync(cacheFile, bytes);
+    const damaged = spawnSync(process.execPath, [runner, "recipes"], { env, encoding: "utf8" });
+    assert.equal(damaged.status, 0, damaged.stderr);
+    assert.equal(damaged.stdout, sources);
+    assert.match(damaged.stderr, /code cache absent or damaged/);
+    assert.match(damaged.stderr, /code cache written/);
+    // One V8 made with other flags is rejected by V8 and rewritten.
+    const otherFlags = spawnSync(process.execPath, ["--no-flush-bytecode", runner, "recipes"], { env, encoding: "utf8" });
+    assert.match(otherFlags.stderr, /code cache rejected/);
+    assert.match(otherFlags.stderr, /code cache written/);
+    assert.match(spawnSync(process.execPath, ["--no-flush-bytecode", runner, "recipes"], { env, encoding: "utf8" }).stderr, /code cache used/);
+
+    const failed = spawnSync(process.execPath, [runner, "run", "no_such_recipe"], { env: { ...env, COOKBOOK_DEBUG: "1" }, encoding: "utf8" });
+    assert.equal(failed.status, 2);
+    assert.ok(!existsSync(join(out, ".cache", `${id}-run.v8`)), "a failed command leaves no cache");
+    assert.match(failed.stderr, new RegExp(`at loadRecipeModule \\(${join(ROOT, "src", "config", "recipe.ts").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+\\)`));
+
     const run = join(out, "run");
-    execFileSync(process.execPath, [cli, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete"], { env, stdio: "pipe" });
+    execFileSync(process.execPath, [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete"], { env, stdio: "pipe" });
     const rows = readMetrics(run).filter((r) => typeof r["train_mean_nll"] === "number");
     assert.deepEqual(rows.map((r) => r.step), [0, 1]);
   } finally {

@@ -5,8 +5,9 @@ import { Worker } from "node:worker_threads";
 import { APIStatusError, InvalidArgumentError, TinkerError } from "../../tinker/errors.ts";
 import { collectTransferables, type ResultByOp, type SerializedError, type WorkerInit, type WorkerMessage, type WorkerRequest } from "./protocol.ts";
 
-// From TypeScript sources the worker first registers tsx (bootstrap.mjs); compiled, it starts at entry.js.
-const COMPILED = import.meta.url.endsWith(".js");
+// From TypeScript sources the worker first registers tsx (bootstrap.mjs); compiled (bundled into
+// dist/cookbook.cjs, see scripts/build.mjs), it starts at the entry.js bundled beside it.
+const COMPILED = !import.meta.url.endsWith(".ts");
 const BOOTSTRAP = COMPILED ? new URL("./entry.js", import.meta.url) : new URL("./bootstrap.mjs", import.meta.url);
 const ENTRY = new URL(COMPILED ? "./entry.js" : "./entry.ts", import.meta.url).href;
 

@@ -47,10 +47,11 @@ function parseRows(text: string): MetricRow[] {
 export const DEFAULT_POLL_MS = 100;
 const SLOW_EVERY = 10;
 /**
- * metrics.jsonl larger than this opens from its last TAIL_FIRST_BYTES (a few thousand rows) so the
- * first frame is quick; the whole file is read on the next tick and replaces those rows.
+ * metrics.jsonl larger than this opens from its last TAIL_FIRST_BYTES (a thousand rows or more,
+ * already more than a chart has columns) so the first frame is quick; the whole file is read
+ * right after it and replaces those rows.
  */
-export const TAIL_FIRST_BYTES = 1 << 20;
+export const TAIL_FIRST_BYTES = 256 << 10;
 
 export interface RunSnapshot {
   dir: string;

@@ -6,7 +6,6 @@
 import { type ReactNode, useEffect, useState } from "react";
 import { Box, Text } from "ink";
 import { formatValue } from "../../../../log/format.ts";
-import { openPlay } from "../../../../play/open.ts";
 import type { PlaySession } from "../../../../play/session.ts";
 import { fit } from "../../../core/format.ts";
 import { theme } from "../../../core/palette.ts";
@@ -38,7 +37,9 @@ export function Play({ route, rows, width }: { route: PlayRoute; rows: number; w
 
   useEffect(() => {
     let live = true;
-    openPlay(services.recipes, route.recipe, route.args ?? [])
+    // Loaded on demand: opening a session needs tokenizers (transformers) that no other screen does.
+    import("../../../../play/open.ts")
+      .then(({ openPlay }) => openPlay(services.recipes, route.recipe, route.args ?? []))
       .then(({ session, rendererName }) => {
         if (!live) return;
         setLines([{ text: "observation (as the model receives it):", bold: true }, ...textLines(session.observationText(), theme.user)]);
