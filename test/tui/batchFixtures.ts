@@ -36,8 +36,8 @@ export function makeBatch(root: string, experiment: string, runs: readonly Fixtu
   return dir;
 }
 
-/** Two trained runs and one baseline on two test sets: run-a is best on arith, run-b on chat. */
-export function makeComparison(dir: string, experiment: string): Comparison {
+/** Two trained runs and one baseline on two test sets: the first run is best on arith, the second on chat. */
+export function makeComparison(dir: string, experiment: string, [a, b]: readonly [string, string] = ["run-a", "run-b"]): Comparison {
   const comparison: Comparison = {
     experiment,
     created_at: new Date().toISOString(),
@@ -47,16 +47,16 @@ export function makeComparison(dir: string, experiment: string): Comparison {
     ],
     models: [
       { name: "base:tiny-chat", kind: "baseline", base_model: "tiny-chat" },
-      { name: "run-a", kind: "run", base_model: "tiny-chat", run: "run-a", checkpoint: "tinker://a/sampler_weights/final" },
-      { name: "run-b", kind: "run", base_model: "tiny-chat", run: "run-b", checkpoint: "tinker://b/sampler_weights/final" },
+      { name: a, kind: "run", base_model: "tiny-chat", run: a, checkpoint: `tinker://${a}/sampler_weights/final` },
+      { name: b, kind: "run", base_model: "tiny-chat", run: b, checkpoint: `tinker://${b}/sampler_weights/final` },
     ],
     results: [
       { model: "base:tiny-chat", test_set: "arith", value: 0.1, n: 50 },
       { model: "base:tiny-chat", test_set: "chat", value: 3.2, n: 40 },
-      { model: "run-a", test_set: "arith", value: 0.62, n: 50 },
-      { model: "run-a", test_set: "chat", value: 1.9, n: 40 },
-      { model: "run-b", test_set: "arith", value: 0.4, n: 50 },
-      { model: "run-b", test_set: "chat", value: 1.45, n: 40 },
+      { model: a, test_set: "arith", value: 0.62, n: 50 },
+      { model: a, test_set: "chat", value: 1.9, n: 40 },
+      { model: b, test_set: "arith", value: 0.4, n: 50 },
+      { model: b, test_set: "chat", value: 1.45, n: 40 },
     ],
   };
   writeComparison(dir, comparison);
