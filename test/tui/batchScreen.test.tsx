@@ -172,10 +172,9 @@ test("n launches cookbook batch <file> through the spawner and follows the batch
     await h.press("\r");
     await h.waitFor((f) => f.includes("Batch launched") && f.includes("queued") && f.includes("first"), "the launched batch opens by itself");
     assert.equal(spawned.length, 1);
-    assert.deepEqual(spawned[0]!.args.slice(1), ["batch", join(experiments, "sweep.yaml")]);
+    assert.deepEqual(spawned[0]!.args.slice(1), ["batch", join(experiments, "sweep.yaml"), "--root", experiments]);
     assert.match(spawned[0]!.args[0]!, /bin\/cookbook\.js$/);
     assert.equal(spawned[0]!.options.outFile, join(experiments, "sweep.yaml.batch.log"));
-    assert.equal(spawned[0]!.options.env["COOKBOOK_EXPERIMENTS_ROOT"], experiments, "a root other than ./experiments is passed on");
     await h.press("n");
     await h.press("/no/such/experiment.ts");
     await h.press("\r");

@@ -128,14 +128,14 @@ test("an existing log dir: new picks a fresh sibling, resume keeps it, delete em
   assert.ok(existsSync(join(notARun, "todo.txt")));
 });
 
-// A stand-in for `cookbook batch <file>`: writes <root>/<experiment>/batch.json naming its file
-// (root from COOKBOOK_EXPERIMENTS_ROOT, as the launch passes it), and on SIGINT records "stopped".
+// A stand-in for `cookbook batch <file> --root <dir>`: writes <root>/<experiment>/batch.json naming
+// its file, and on SIGINT records "stopped".
 const FAKE_BATCH = `
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-const [command, file] = process.argv.slice(2);
-if (command !== "batch") { console.error("unknown command " + command); process.exit(2); }
-const dir = join(process.env.COOKBOOK_EXPERIMENTS_ROOT ?? "experiments", "fake");
+const [command, file, flag, root] = process.argv.slice(2);
+if (command !== "batch" || flag !== "--root") { console.error("usage: batch <file> --root <dir>"); process.exit(2); }
+const dir = join(root, "fake");
 mkdirSync(dir, { recursive: true });
 const state = (phase) => writeFileSync(join(dir, "batch.json"), JSON.stringify({ experiment: "fake", file, pid: process.pid, updated_at: new Date().toISOString(), phase, runs: [] }));
 state("training");
@@ -155,7 +155,7 @@ test("launchBatch starts cookbook batch <file> detached with its output in <root
   try {
     await assert.rejects(pm.launchBatch({ file: join(root, "missing.ts"), root: experiments, bin }), /no experiment file at .*missing\.ts/);
     const res = await pm.launchBatch({ file, root: experiments, bin, cwd: root });
-    assert.deepEqual(res.command.slice(1), [bin, "batch", file]);
+    assert.deepEqual(res.command.slice(1), [bin, "batch", file, "--root", experiments]);
     const batchJson = join(experiments, "fake", "batch.json");
     await until(() => existsSync(batchJson), "batch.json written by the launched batch");
     assert.equal(JSON.parse(readFileSync(batchJson, "utf8")).file, file);

@@ -8,8 +8,6 @@ import { PROJECT_ROOT } from "../../projectRoot.ts";
 import { EventEmitter } from "node:events";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { EXPERIMENTS_ROOT_ENV } from "../../experiments/batches.ts";
-import { DEFAULT_EXPERIMENTS_ROOT } from "../../experiments/state.ts";
 import { type ExistingDirChoice, STDOUT_FILE, isPidAlive, prepareLaunchDir, runState, signalRun } from "../../runs/index.ts";
 
 export interface LaunchRequest {
@@ -140,7 +138,7 @@ export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
   }
 
   /**
-   * `cookbook batch <file>` in the background, output appended to <root>/<file name>.batch.log.
+   * `cookbook batch <file> --root <root>` in the background, output appended to <root>/<file name>.batch.log.
    * The batch is followed through its batch.json afterwards, like a run through its directory.
    */
   async launchBatch(req: BatchLaunchRequest): Promise<BatchLaunchResult> {
@@ -149,11 +147,9 @@ export class ProcessManager extends EventEmitter<{ event: [ProcessEvent] }> {
     const root = resolve(req.root);
     mkdirSync(root, { recursive: true });
     const logFile = join(root, `${basename(file)}.batch.log`);
-    const args = [req.bin ?? DEFAULT_BIN, "batch", file];
-    // The batch writes into experiments/ of its working directory; another root is passed on.
-    const cwd = req.cwd ?? process.cwd();
-    const env = resolve(cwd, DEFAULT_EXPERIMENTS_ROOT) === root ? {} : { [EXPERIMENTS_ROOT_ENV]: root };
-    const pid = await this.spawn(args, { cwd, env: { ...(req.env ?? {}), ...env }, outFile: logFile, what: `cookbook batch ${basename(file)}` });
+    // The root is always given: the batch writes where this screen looks, whatever its cwd.
+    const args = [req.bin ?? DEFAULT_BIN, "batch", file, "--root", root];
+    const pid = await this.spawn(args, { cwd: req.cwd ?? process.cwd(), env: req.env ?? {}, outFile: logFile, what: `cookbook batch ${basename(file)}` });
     this.report("info", root, `launched cookbook batch ${basename(file)} (pid ${pid}); output in ${logFile}`);
     return { pid, file, logFile, command: [process.execPath, ...args], at: Date.now() };
   }
