@@ -130,12 +130,20 @@ export function runDirOf(batchDir: string, run: Pick<BatchRunState, "name" | "lo
 function runView(batchDir: string, run: BatchRunState, sparkBytes: number): BatchRunView {
   const dir = runDirOf(batchDir, run);
   const last = readLastJsonlRecord(join(dir, "metrics.jsonl"));
-  const metric = run.key_metric ?? MAIN_METRIC_KEYS.find((k) => typeof last?.[k] === "number");
   const view: BatchRunView = { ...run, dir, started: isRunDir(dir), spark: [] };
   if (typeof last?.["step"] === "number") view.lastStep = last["step"];
+  // Without a key_metric, the first usual metric with values in the tail: the last row alone may
+  // be an evaluation row that has test/nll but no training loss.
+  const candidates = run.key_metric !== undefined ? [run.key_metric] : MAIN_METRIC_KEYS;
+  for (const key of candidates) {
+    const values = readMetricTail(dir, key, sparkBytes);
+    if (values.length === 0 && run.key_metric === undefined) continue;
+    view.metric = key;
+    view.spark = values;
+    break;
+  }
+  const metric = view.metric;
   if (metric === undefined) return view;
-  view.metric = metric;
-  view.spark = readMetricTail(dir, metric, sparkBytes);
   const latest = last?.[metric];
   if (typeof latest === "number") view.latest = latest;
   else if (view.spark.length > 0) view.latest = view.spark[view.spark.length - 1];

@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { batchForFile, experimentsRoots, listBatches, listExperimentFiles, readBatchView, readLaunchLog, runDirOf } from "../../src/experiments/batches.ts";
+import { readBatchState, writeBatchState } from "../../src/experiments/state.ts";
 import { makeBatch, makeComparison } from "../tui/batchFixtures.ts";
-import { tempRoot } from "../tui/fixtures.ts";
+import { appendMetrics, tempRoot } from "../tui/fixtures.ts";
 
 test("listBatches finds batches under every root with run counts; a dead pid is not live", () => {
   const a = join(tempRoot(), "experiments");
@@ -83,4 +84,18 @@ test("experiment files, roots, the batch a launch produced and the launch log", 
   assert.equal(batchForFile(batches, resolve(root, "b.yaml"), 0), undefined);
   writeFileSync(join(root, "a.ts.batch.log"), "starting\nerror: no such recipe: sl_nope\n");
   assert.deepEqual(readLaunchLog(join(root, "a.ts.batch.log"), 1), ["error: no such recipe: sl_nope"]);
+});
+
+test("without key_metric, a run's metric is the first usual one in its recent rows, not only in the last row", () => {
+  const root = join(tempRoot(), "experiments");
+  const dir = makeBatch(root, "nokey", [{ name: "r", status: "done", steps: 10 }]);
+  // The last row is an evaluation: test/nll only.
+  appendMetrics(join(dir, "r"), [{ step: 10, "test/nll": 0.75 }]);
+  const state = readBatchState(dir)!;
+  writeBatchState(dir, { ...state, runs: state.runs.map(({ key_metric: _drop, ...r }) => r) });
+  const [run] = readBatchView(dir).runs;
+  assert.equal(run!.metric, "train_mean_nll");
+  assert.equal(run!.spark.length, 10);
+  assert.equal(run!.latest, run!.spark[9], "latest: the newest value of that metric");
+  assert.equal(run!.lastStep, 10);
 });

@@ -120,6 +120,6 @@ export function gridWidths(grid: ComparisonGrid, width: number): { model: number
   const model = Math.max(10, Math.min(28, Math.max(0, ...grid.rows.map((r) => r.model.length + 1))));
   const kind = 9;
   const n = Math.max(1, grid.columns.length);
-  const cell = Math.max(8, Math.min(28, Math.floor((width - model - kind) / n) - 1));
+  const cell = Math.max(8, Math.min(40, Math.floor((width - model - kind) / n) - 1));
   return { model, kind, cell };
 }
