@@ -66,7 +66,10 @@ export function useBatchKeys({ state: s, dispatch, batches, view, files, rows }:
   const stop = (): void => {
     const state = s.open === undefined ? selectedBatch?.state : view?.state;
     if (state?.pid === undefined) actions.error("no running batch selected");
-    else services.processes.stopBatch(state.pid, state.experiment);
+    else {
+      services.processes.stopBatch(state.pid, state.experiment);
+      actions.info(`sent SIGINT to batch ${state.experiment} (pid ${state.pid}): its running runs save and stop`);
+    }
   };
 
   return {
