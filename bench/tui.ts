@@ -56,7 +56,7 @@ try {
     JSON.stringify({ recipe: "bench", argv: [], pid: process.pid, host: hostname(), started_at: now, engine: "none", status: "running", heartbeat_at: now }),
   );
 
-  const services = { logRoot: root, recipes, processes: new ProcessManager(), engineLabel: "embedded", pollMs: 100, writeRaw: () => {} };
+  const services = { logRoot: root, experimentRoots: [], recipes, processes: new ProcessManager(), engineLabel: "embedded", pollMs: 100, writeRaw: () => {} };
   const t0 = performance.now();
   const c0cpu = process.cpuUsage();
   // createElement rather than JSX: bench scripts are plain .ts.

@@ -44,6 +44,8 @@ if (build !== undefined) {
   runBundle(fileURLToPath(DIST), build);
 } else {
   const { register } = await import("tsx/esm/api");
-  register();
+  // The project's tsconfig (react-jsx among others) whatever the working directory: tsx would
+  // otherwise look for one from the cwd, and a cookbook started elsewhere failed on its first .tsx.
+  register({ tsconfig: new URL("../tsconfig.json", import.meta.url).pathname });
   await import("../src/cli.ts");
 }

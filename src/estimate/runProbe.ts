@@ -34,7 +34,8 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
   const kept = args.filter((a) => !/^(log_path|base_url|behavior_if_log_dir_exists)=/.test(a));
   const child = spawn(process.execPath, [join(PROJECT_ROOT, "bin", "cookbook.js"), "run", recipe, ...kept, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, TINKER_BASE_URL: "" },
+    // A probe is not a run anyone tracks: no W&B run for it even when wandb_project is set.
+    env: { ...process.env, TINKER_BASE_URL: "", WANDB_API_KEY: "" },
   });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));

@@ -16,6 +16,8 @@ export interface Writable {
 /** Somewhere else each step's metrics go after metrics.jsonl (e.g. TensorBoard event files). */
 export interface MetricsSink {
   write(metrics: Metrics, step: number): void;
+  /** The run ended (exit code 0 when it completed or stopped, 1 when it failed): flush what is pending. */
+  close?(exitCode: number): Promise<void>;
 }
 
 export interface MetricsLoggerOptions {
@@ -74,6 +76,11 @@ export class MetricsLogger {
     this.lastStep = step;
     for (const sink of this.sinks) sink.write(metrics, step);
     if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);
+  }
+
+  /** Lets every sink finish its pending writes (uploads) at the end of the run. */
+  async close(exitCode = 0): Promise<void> {
+    await Promise.all(this.sinks.map((s) => s.close?.(exitCode)));
   }
 }
 

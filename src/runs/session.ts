@@ -3,10 +3,11 @@
 // metrics logger and signal handling, with the status recorded on every exit path (completed,
 // failed, stopped by signal).
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, join } from "node:path";
 import type { LogDirBehavior } from "../config/common.ts";
 import { MetricsLogger, type MetricsSink, type Writable } from "../log/metrics.ts";
-import { TensorBoardWriter } from "../log/tensorboard/writer.ts";
+import { TENSORBOARD_DIR, TensorBoardWriter } from "../log/tensorboard/writer.ts";
+import { planWandb } from "../log/wandb/index.ts";
 import { RunLog } from "../log/runLog.ts";
 import { type RunControl, installRunControl } from "./control.ts";
 import { checkLogDir, type CheckLogDirOptions } from "./logDir.ts";
@@ -30,8 +31,12 @@ export interface RunSessionOptions {
   logDirOptions?: CheckLogDirOptions;
   /** Also write the metrics as TensorBoard event files under <log_path>/tensorboard. */
   tensorboard?: boolean;
-  /** A Weights & Biases project asked for: said how to get the metrics there (see docs/tracking.md). */
+  /** Weights & Biases project: each step goes there when WANDB_API_KEY is set (see docs/tracking.md). */
   wandbProject?: string | null;
+  /** The W&B run name (default: the run directory's name). */
+  wandbName?: string | null;
+  /** Where WANDB_API_KEY / WANDB_BASE_URL / WANDB_ENTITY are read (default: process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunSession {
@@ -74,15 +79,29 @@ function openSession(logDir: string, resumed: boolean, lock: RunLock, options: R
   const commandLine = options.commandLine ?? process.argv.join(" ");
   const log = new RunLog(logDir, commandLine);
   const sinks: MetricsSink[] = [];
-  if (options.tensorboard === true || (options.wandbProject ?? null) !== null) {
-    const writer = new TensorBoardWriter(logDir, { onError: (message) => log.warn(message) });
-    sinks.push(writer);
-    if (options.wandbProject) {
-      // No W&B client runs inside this process: the TensorBoard files are what W&B imports.
-      const notice = `wandb_project=${options.wandbProject}: metrics go to ${dirname(writer.path)} as TensorBoard events; send them to W&B with: wandb sync --sync-tensorboard --project ${options.wandbProject} ${dirname(writer.path)}`;
-      log.info(notice);
-      if (options.console !== false) process.stderr.write(`${notice}\n`);
-    }
+  const wandbProject = options.wandbProject ?? null;
+  // W&B asked for: the TensorBoard files are written too, so whatever does not reach W&B live can
+  // still be uploaded with `wandb sync`.
+  if (options.tensorboard === true || wandbProject !== null) {
+    sinks.push(new TensorBoardWriter(logDir, { onError: (message) => log.warn(message) }));
+  }
+  const wandb = planWandb({
+    project: wandbProject,
+    name: options.wandbName ?? null,
+    defaultName: basename(logDir),
+    tensorboardDir: join(logDir, TENSORBOARD_DIR),
+    config: typeof options.config === "object" && options.config !== null ? (options.config as Record<string, unknown>) : {},
+    env: options.env ?? process.env,
+    onInfo: (message) => log.info(message),
+    onError: (message) => {
+      log.warn(message);
+      if (options.console !== false) process.stderr.write(`${message}\n`);
+    },
+  });
+  if (wandb.sink) sinks.push(wandb.sink);
+  if (wandb.notice !== undefined) {
+    log.info(wandb.notice);
+    if (options.console !== false) process.stderr.write(`${wandb.notice}\n`);
   }
   const metrics = new MetricsLogger(logDir, { console: options.console, consoleEvery: options.consoleEvery, sinks });
   log.progress = () => (metrics.lastStep === undefined ? "before the first step's metrics" : `after step ${metrics.lastStep}`);
@@ -125,11 +144,15 @@ export async function withRun(options: RunSessionOptions, body: (run: RunSession
   try {
     const result = await body(run);
     const status = result ?? (run.control.stopRequested ? "stopped" : "completed");
+    // Uploads (W&B) finish before run.json says the run ended, so a watcher never sees a finished
+    // run whose last steps are still in flight.
+    await run.metrics.close(0);
     bestEffort(() => run.log.info(`run ${status}`));
     run.manifest.finish(status);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     bestEffort(() => run.log.error(`run failed: ${err instanceof Error && err.stack ? err.stack : message}`));
+    await run.metrics.close(1);
     run.manifest.finish("failed", message);
     throw err;
   } finally {

@@ -14,8 +14,8 @@ export const runFields = {
   base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
   behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
   tensorboard: z.boolean().default(false).describe("Also write the metrics as TensorBoard event files in <log_path>/tensorboard"),
-  wandb_project: z.string().nullable().default(null).describe("Weights & Biases project: turns on the TensorBoard files and prints the `wandb sync` command that uploads them"),
-  wandb_name: z.string().nullable().default(null).describe("Weights & Biases run name for that upload (recorded in config.json)"),
+  wandb_project: z.string().nullable().default(null).describe("Weights & Biases project: with WANDB_API_KEY set, every step is logged to W&B (@wandb/sdk); TensorBoard files are written too, and without a key the `wandb sync` command that uploads them is printed"),
+  wandb_name: z.string().nullable().default(null).describe("Weights & Biases run name (default: the run directory's name)"),
 };
 
 /** The trained adapter. */

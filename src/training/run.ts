@@ -77,6 +77,7 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
         engine: serviceClient.engineKind,
         tensorboard: config.tensorboard,
         wandbProject: config.wandb_project,
+        wandbName: config.wandb_name,
         ...(options.context !== undefined ? { argv: options.context.argv, commandLine: options.context.commandLine } : {}),
         console: options.console ?? process.stdout,
       },

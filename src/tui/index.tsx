@@ -3,6 +3,7 @@
 // stops background runs.
 import { render } from "ink";
 import { recipes } from "../../recipes/registry.ts";
+import { experimentsRoots } from "../experiments/batches.ts";
 import { defaultLogRoot, expandLogPath } from "../runs/index.ts";
 import { chooseEngine } from "../service.ts";
 import { App } from "./App.tsx";
@@ -14,6 +15,8 @@ import type { Services } from "./state/contexts.tsx";
 export interface StartTuiOptions {
   /** Where runs are listed and launched (default: $COOKBOOK_LOG_ROOT or /tmp/tinker-examples). */
   logRoot?: string;
+  /** Where the Batch screen looks for batches (default: ./experiments and $COOKBOOK_EXPERIMENTS_ROOT). */
+  experimentRoots?: readonly string[];
   /** Open this run's dashboard directly (`cookbook watch <dir>`). */
   runDir?: string;
   pollMs?: number;
@@ -31,6 +34,7 @@ export function engineLabel(env: NodeJS.ProcessEnv = process.env): string {
 export function makeServices(options: StartTuiOptions = {}, writeRaw: (t: string) => void = () => {}): Services {
   return {
     logRoot: expandLogPath(options.logRoot ?? defaultLogRoot()),
+    experimentRoots: options.experimentRoots ?? experimentsRoots(),
     recipes,
     processes: new ProcessManager(),
     engineLabel: engineLabel(),

@@ -66,7 +66,7 @@ test("a run with tensorboard on logs every step to metrics.jsonl and the event f
     await withRun({ ...base, logPath: join(dir, "off") }, async (run) => run.metrics.logMetrics({ loss: 1 }, 0));
     assert.ok(!readdirSync(join(dir, "off")).includes("tensorboard"), "off by default");
 
-    await withRun({ ...base, logPath: join(dir, "wandb"), wandbProject: "my-proj" }, async (run) => run.metrics.logMetrics({ loss: 1 }, 0));
+    await withRun({ ...base, logPath: join(dir, "wandb"), wandbProject: "my-proj", env: {} }, async (run) => run.metrics.logMetrics({ loss: 1 }, 0));
     assert.ok(readdirSync(join(dir, "wandb")).includes("tensorboard"));
     const { readFileSync } = await import("node:fs");
     assert.match(readFileSync(join(dir, "wandb", "logs.log"), "utf8"), /wandb sync --sync-tensorboard --project my-proj .*tensorboard/);

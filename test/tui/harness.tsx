@@ -1,5 +1,6 @@
 // Renders the whole app (container + screens) at a chosen size with ink-testing-library, plus
 // waiting helpers: input and React scheduling are asynchronous.
+import { join } from "node:path";
 import { render } from "ink-testing-library";
 import { recipes } from "../../recipes/registry.ts";
 import { App } from "../../src/tui/App.tsx";
@@ -18,12 +19,24 @@ export interface Harness {
   unmount(): void;
 }
 
-export function renderApp(logRoot: string, options: { first?: Route; columns?: number; rows?: number; registry?: ScreenRegistry } = {}): Harness {
+export interface RenderOptions {
+  first?: Route;
+  columns?: number;
+  rows?: number;
+  registry?: ScreenRegistry;
+  /** Batch screen roots (default: <logRoot>/experiments). */
+  experimentRoots?: readonly string[];
+  /** A process manager with a fake spawner, to check what a launch would start. */
+  processes?: ProcessManager;
+}
+
+export function renderApp(logRoot: string, options: RenderOptions = {}): Harness {
   const written: string[] = [];
   const services: Services = {
     logRoot,
+    experimentRoots: options.experimentRoots ?? [join(logRoot, "experiments")],
     recipes,
-    processes: new ProcessManager({ termAfterMs: 200, killAfterMs: 200 }),
+    processes: options.processes ?? new ProcessManager({ termAfterMs: 200, killAfterMs: 200 }),
     engineLabel: "embedded",
     pollMs: 50,
     writeRaw: (t) => written.push(t),

@@ -31,7 +31,7 @@ test("no two bindings share a key within the same scope", () => {
   assert.deepEqual(KEYMAP.clashes(), []);
   assert.deepEqual(
     SCREENS.map((s) => s.name),
-    ["home", "launch", "dashboard", "transcripts", "timing", "checkpoints", "evals", "play"],
+    ["home", "launch", "dashboard", "transcripts", "timing", "checkpoints", "evals", "batch", "play"],
   );
 });
 

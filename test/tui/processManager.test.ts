@@ -127,3 +127,45 @@ test("an existing log dir: new picks a fresh sibling, resume keeps it, delete em
   assert.throws(() => prepareLaunchDir(notARun, "delete"), /does not look like a run directory/);
   assert.ok(existsSync(join(notARun, "todo.txt")));
 });
+
+// A stand-in for `cookbook batch <file> --root <dir>`: writes <root>/<experiment>/batch.json naming
+// its file, and on SIGINT records "stopped".
+const FAKE_BATCH = `
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+const [command, file, flag, root] = process.argv.slice(2);
+if (command !== "batch" || flag !== "--root") { console.error("usage: batch <file> --root <dir>"); process.exit(2); }
+const dir = join(root, "fake");
+mkdirSync(dir, { recursive: true });
+const state = (phase) => writeFileSync(join(dir, "batch.json"), JSON.stringify({ experiment: "fake", file, pid: process.pid, updated_at: new Date().toISOString(), phase, runs: [] }));
+state("training");
+console.log("batch started in " + process.cwd());
+process.on("SIGINT", () => { state("stopped"); process.exit(0); });
+setInterval(() => {}, 1000);
+`;
+
+test("launchBatch starts cookbook batch <file> detached with its output in <root>/<file>.batch.log; stopBatch sends SIGINT", async () => {
+  const root = tempRoot();
+  const bin = join(root, "fake-cookbook.mjs");
+  writeFileSync(bin, FAKE_BATCH);
+  const experiments = join(root, "exps");
+  const file = join(root, "grid.ts");
+  writeFileSync(file, "export default {};\n");
+  const pm = new ProcessManager();
+  try {
+    await assert.rejects(pm.launchBatch({ file: join(root, "missing.ts"), root: experiments, bin }), /no experiment file at .*missing\.ts/);
+    const res = await pm.launchBatch({ file, root: experiments, bin, cwd: root });
+    assert.deepEqual(res.command.slice(1), [bin, "batch", file, "--root", experiments]);
+    const batchJson = join(experiments, "fake", "batch.json");
+    await until(() => existsSync(batchJson), "batch.json written by the launched batch");
+    assert.equal(JSON.parse(readFileSync(batchJson, "utf8")).file, file);
+    await until(() => readFileSync(res.logFile, "utf8").includes("batch started"), "output in the launch log");
+    assert.equal(res.logFile, join(experiments, "grid.ts.batch.log"));
+    pm.stopBatch(res.pid, "fake");
+    await until(() => JSON.parse(readFileSync(batchJson, "utf8")).phase === "stopped", "SIGINT reached the batch");
+    await until(() => !isPidAlive(res.pid), "batch exited");
+    assert.throws(() => pm.stopBatch(res.pid, "fake"), /batch fake is not running \(pid \d+ is gone\)/);
+  } finally {
+    pm.dispose();
+  }
+});

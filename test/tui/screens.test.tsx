@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { frameRows } from "../../src/tui/App.tsx";
+import { makeBatch, makeComparison } from "./batchFixtures.ts";
 import { appendMetrics, makeRlRun, makeSlRun, tempRoot } from "./fixtures.ts";
 import { renderApp } from "./harness.tsx";
 
@@ -229,6 +230,12 @@ test("flicker guard: every screen stays shorter than the terminal at several siz
   const root = tempRoot();
   const sl = makeSlRun(root);
   const rl = makeRlRun(root);
+  const batch = makeBatch(join(root, "experiments"), "grid", [
+    { name: "run-a", status: "done", steps: 20 },
+    { name: "run-b", status: "failed", steps: 3, error: "out of memory" },
+    { name: "run-c", status: "queued" },
+  ]);
+  makeComparison(batch, "grid");
   for (const [columns, rows] of [
     [100, 14],
     [80, 24],
@@ -242,6 +249,8 @@ test("flicker guard: every screen stays shorter than the terminal at several siz
       { name: "checkpoints" as const, runDir: sl },
       { name: "timing" as const, runDir: rl },
       { name: "launch" as const, recipe: "example_line_fit" },
+      { name: "batch" as const },
+      { name: "batch" as const, place: { open: batch } },
     ]) {
       const h = renderApp(root, { first, columns, rows });
       try {

@@ -43,6 +43,8 @@ export interface UIActions {
 
 export interface Services {
   logRoot: string;
+  /** Where the Batch screen looks for batches and experiment files (./experiments first). */
+  experimentRoots: readonly string[];
   recipes: readonly RecipeEntry[];
   processes: ProcessManager;
   /** Whether launching uses the embedded engine (no base_url / TINKER_API_KEY). */

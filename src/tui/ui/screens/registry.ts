@@ -5,6 +5,8 @@
 import type { ReactNode } from "react";
 import { type Binding, Keymap, SHARED_BINDINGS, type ScopedBinding, type SharedScope } from "../../keys/keymap.ts";
 import type { Route } from "../../state/app.ts";
+import { Batch, type BatchRoute } from "./batch/Batch.tsx";
+import { BATCH_KEYS } from "./batch/batchKeys.ts";
 import { Checkpoints, type CheckpointsRoute } from "./checkpoints/Checkpoints.tsx";
 import { CHECKPOINTS_KEYS } from "./checkpoints/checkpointsKeys.ts";
 import { Dashboard, type DashboardRoute } from "./dashboard/Dashboard.tsx";
@@ -53,6 +55,7 @@ export const SCREENS: readonly ScreenEntry[] = [
   screen<TimingRoute>({ name: "timing", component: Timing, keyScope: "timing", shared: ["list", "run"], paneKey: "3", title: "timing breakdown", bindings: TIMING_KEYS }),
   screen<CheckpointsRoute>({ name: "checkpoints", component: Checkpoints, keyScope: "checkpoints", shared: ["list", "run"], paneKey: "4", title: "checkpoints", bindings: CHECKPOINTS_KEYS }),
   screen<EvalsRoute>({ name: "evals", component: Evals, keyScope: "evals", shared: ["list"], title: "eval results", bindings: EVALS_KEYS }),
+  screen<BatchRoute>({ name: "batch", component: Batch, keyScope: "batch", shared: ["list"], title: "batches: runs, key metrics, comparison (cookbook batch)", bindings: BATCH_KEYS }),
   screen<PlayRoute>({ name: "play", component: Play, keyScope: "play", shared: [], title: "play an environment by hand (every key types; esc leaves)", bindings: [] }),
 ];
 

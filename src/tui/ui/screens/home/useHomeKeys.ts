@@ -67,6 +67,9 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
         case "refresh":
           refresh();
           return true;
+        case "openBatches":
+          leaveTo({ name: "batch" });
+          return true;
         case "openEvals":
           leaveTo({ name: "evals" });
           return true;
