@@ -52,7 +52,8 @@ async function bundle() {
   });
   await build({
     ...common,
-    entryPoints: { entry: "src/engine/worker/entry.ts" },
+    // The engine's worker, and the W&B thread (src/log/wandb/sink.ts starts it beside the bundle).
+    entryPoints: { entry: "src/engine/worker/entry.ts", wandbWorker: "src/log/wandb/worker.ts" },
     outdir,
     format: "esm",
     // CommonJS dependencies inside an ES module still call require() for Node's built-ins.

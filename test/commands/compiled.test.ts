@@ -7,15 +7,17 @@
 // fixtures, tokenizers (transformers, imported at run time) and the native addon are found from
 // the bundle's location.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { readMetrics } from "../../src/log/metrics.ts";
+import { startFakeWandb } from "../log/fakeWandb.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-test("compiled bundle: same recipe list as the sources, code cache reused, stacks in src/, a training run works", () => {
+test("compiled bundle: same recipe list as the sources, code cache reused, stacks in src/, a training run works", async () => {
   const out = mkdtempSync(join(ROOT, ".cookbook-test-dist-"));
   try {
     execFileSync(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--outdir", out], { stdio: "pipe" });
@@ -66,6 +68,20 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     execFileSync(process.execPath, [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete"], { env, stdio: "pipe" });
     const rows = readMetrics(run).filter((r) => typeof r["train_mean_nll"] === "number");
     assert.deepEqual(rows.map((r) => r.step), [0, 1]);
+
+    // The W&B thread starts from the wandbWorker.js bundled beside the CLI.
+    const wandb = await startFakeWandb();
+    try {
+      const wandbEnv = { ...env, WANDB_API_KEY: "compiled-test-key-0123", WANDB_BASE_URL: wandb.url };
+      const args = [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete", "wandb_project=compiled"];
+      // Asynchronously: the fake server answers from this process's event loop.
+      const done = await promisify(execFile)(process.execPath, args, { env: wandbEnv, encoding: "utf8" });
+      assert.doesNotMatch(done.stdout + done.stderr, /compiled-test-key-0123/);
+      assert.equal(wandb.runs()[0]?.["project"], "compiled");
+      assert.deepEqual(wandb.history().map((r) => r["_step"]).filter((s) => s !== undefined).slice(0, 2), [0, 1]);
+    } finally {
+      await wandb.close();
+    }
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

@@ -15,9 +15,11 @@ import { scalarsOf } from "../tensorboard/writer.ts";
 import type { Metrics, MetricsSink } from "../metrics.ts";
 import type { FromWandbWorker, ToWandbWorker, WandbWorkerInit } from "./protocol.ts";
 
-const COMPILED = import.meta.url.endsWith(".js");
-const BOOTSTRAP = new URL(COMPILED ? "./worker.js" : "./bootstrap.mjs", import.meta.url);
-const ENTRY = new URL(COMPILED ? "./worker.js" : "./worker.ts", import.meta.url).href;
+// Compiled, this module is inside dist/cookbook.cjs and the thread is the wandbWorker.js bundled
+// beside it (scripts/build.mjs); from the sources the bootstrap registers tsx first.
+const COMPILED = !import.meta.url.endsWith(".ts");
+const BOOTSTRAP = new URL(COMPILED ? "./wandbWorker.js" : "./bootstrap.mjs", import.meta.url);
+const ENTRY = new URL(COMPILED ? "./wandbWorker.js" : "./worker.ts", import.meta.url).href;
 
 export const DEFAULT_WANDB_BASE_URL = "https://api.wandb.ai";
 /** How long the end of a run waits for the last rows to be uploaded. */
