@@ -74,6 +74,10 @@ function loadDataFile(file: string): Experiment {
   return validateExperiment(doc.toJS(), file, lineFinder(doc, counter));
 }
 
+function isCommonJsExports(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && (value as Record<string, unknown>)["__esModule"] === true;
+}
+
 async function loadModule(file: string): Promise<Experiment> {
   let mod: Record<string, unknown>;
   try {
@@ -85,7 +89,9 @@ async function loadModule(file: string): Promise<Experiment> {
   } catch (err) {
     throw new ExperimentFileError(`${file}: cannot load the module (${(err as Error).message.split("\n")[0]})`);
   }
-  const value = mod["default"] ?? mod["experiment"];
+  // A file outside an ES-module package loads as CommonJS: its exports object is then the default.
+  const exports = isCommonJsExports(mod["default"]) ? mod["default"] : mod;
+  const value = exports["default"] ?? exports["experiment"];
   if (value === undefined) throw new ExperimentFileError(`${file}: export the experiment as default (export default defineExperiment({...})) or as \`experiment\``);
   return validateExperiment(value, file);
 }
