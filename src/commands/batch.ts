@@ -64,8 +64,8 @@ export const batchCommand = defineCommand<BatchArgs>({
         eval: argv.eval,
         parallel,
         ...(argv.prices !== undefined ? { prices: argv.prices } : {}),
-        // The probe of the evaluation always samples on the embedded engine: it must not spend credits.
-        openService: () => createServiceClient({}),
+        // The probe of the evaluation samples on the embedded engine: it must not spend credits.
+        openService: (storeDir) => createServiceClient({ baseUrl: "local", engine: { storeDir } }),
         startupSeconds: process.uptime(),
         onProgress: (m) => process.stderr.write(`${m}\n`),
       });

@@ -28,7 +28,8 @@ export interface BatchEstimate {
   trainSeconds: number | null;
   trainTokens: number | null;
   costUsd: number | null;
-  evaluation: { models: number; testSets: number; measuredOn: string; secondsPerModel: number; seconds: number } | null;
+  /** Seconds of one model's evaluation on every test set: a base model, and a checkpoint of one. */
+  evaluation: { baselines: number; runs: number; testSets: number; measuredOn: string; baseSeconds: number; runSeconds: number; seconds: number } | null;
   totalSeconds: number | null;
   parallel: number;
   notes: string[];
@@ -41,8 +42,8 @@ export interface EstimateBatchOptions {
   eval: boolean;
   parallel: number;
   prices?: string;
-  /** Opens the service the evaluation probe samples on (the embedded engine). */
-  openService: () => Promise<ServiceClient>;
+  /** Opens the service the evaluation probe samples on, with its checkpoint store in `storeDir` (a scratch folder). */
+  openService: (storeDir: string) => Promise<ServiceClient>;
   startupSeconds: number;
   onProgress?: (message: string) => void;
 }
@@ -59,6 +60,24 @@ async function timeEvaluation(plan: ExperimentPlan, model: string, service: Serv
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * A LoRA sampler checkpoint like the runs will leave (same model and rank, untrained), saved in
+ * the probe's own scratch store: a checkpoint samples more slowly than its base model.
+ */
+async function scratchCheckpoint(service: ServiceClient, model: string, rank: number | undefined): Promise<string> {
+  const training = await service.createLoraTrainingClient(model, rank !== undefined ? { rank } : {});
+  const saved = await (await training.saveWeightsForSampler("estimate")).result();
+  return saved.path;
+}
+
+/** The runs' own notes once each; the per-run count of later evaluations as one line. */
+function runNotes(estimates: readonly RunEstimate[]): string[] {
+  const all = estimates.flatMap((e) => e.notes);
+  const laterEvals = all.filter((n) => n.startsWith("includes ") && n.includes("later evaluation"));
+  const rest = [...new Set(all.filter((n) => !laterEvals.includes(n)))];
+  return laterEvals.length > 0 ? [`each run's time includes its evaluations still to come (every eval_every steps and the last), timed as at its step 0`, ...rest] : rest;
 }
 
 export async function estimateBatch(plan: ExperimentPlan, options: EstimateBatchOptions): Promise<BatchEstimate> {
@@ -79,16 +98,24 @@ export async function estimateBatch(plan: ExperimentPlan, options: EstimateBatch
   if (options.parallel > 1 && toTrain.length > 1) notes.push(`parallel=${options.parallel}: runs share this machine's cores, so the batch takes between the sum ÷ ${options.parallel} and the sum; the sum is shown`);
 
   let evaluation: BatchEstimate["evaluation"] = null;
-  const models = plan.baselines.length + plan.runs.length;
-  const probeModel = plan.baselines[0] ?? (typeof plan.runs[0]?.config["model_name"] === "string" ? (plan.runs[0]!.config["model_name"] as string) : undefined);
-  if (options.eval && plan.testSets.length > 0 && probeModel !== undefined) {
-    options.onProgress?.(`evaluation: timing ${probeModel} on ${plan.testSets.map((t) => t.name).join(", ")}…`);
-    const service = await options.openService();
+  const firstRun = plan.runs[0];
+  const baseline = plan.baselines[0] ?? (typeof firstRun?.config["model_name"] === "string" ? (firstRun.config["model_name"] as string) : undefined);
+  if (options.eval && plan.testSets.length > 0 && baseline !== undefined) {
+    options.onProgress?.(`evaluation: timing ${baseline} and a checkpoint of it on ${plan.testSets.map((t) => t.name).join(", ")}…`);
+    const storeDir = mkdtempSync(join(tmpdir(), "cookbook-batch-estimate-store-"));
+    const service = await options.openService(storeDir);
     try {
-      const perModel = await timeEvaluation(plan, probeModel, service);
-      evaluation = { models, testSets: plan.testSets.length, measuredOn: probeModel, secondsPerModel: perModel, seconds: perModel * models };
+      const baseSeconds = await timeEvaluation(plan, baseline, service);
+      let runSeconds = baseSeconds;
+      if (firstRun !== undefined && typeof firstRun.config["model_name"] === "string") {
+        const rank = typeof firstRun.config["lora_rank"] === "number" ? firstRun.config["lora_rank"] : undefined;
+        runSeconds = await timeEvaluation(plan, await scratchCheckpoint(service, firstRun.config["model_name"], rank), service);
+      }
+      const seconds = plan.baselines.length * baseSeconds + plan.runs.length * runSeconds;
+      evaluation = { baselines: plan.baselines.length, runs: plan.runs.length, testSets: plan.testSets.length, measuredOn: baseline, baseSeconds, runSeconds, seconds };
     } finally {
       await service.close();
+      rmSync(storeDir, { recursive: true, force: true });
     }
     if (plan.evalBaseUrl !== null) notes.push("the evaluation was timed on the embedded engine; on the service it will differ");
   }
@@ -102,7 +129,7 @@ export async function estimateBatch(plan: ExperimentPlan, options: EstimateBatch
     evaluation,
     totalSeconds: trainSeconds === null && toTrain.length > 0 ? null : parts.reduce((a, x) => a + x, 0),
     parallel: options.parallel,
-    notes: [...notes, ...new Set(toTrain.flatMap((e) => e.notes))],
+    notes: [...notes, ...runNotes(toTrain)],
   };
 }
 
@@ -123,7 +150,10 @@ export function formatBatchEstimate(plan: ExperimentPlan, e: BatchEstimate): str
   const out = [`estimate for experiment ${plan.name} (${plan.runs.length} runs, ${plan.baselines.length} baselines, ${plan.testSets.length} test sets; measured on this machine)`, line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line), ""];
   out.push(`  start-up          ${seconds(e.startupSeconds)}`);
   out.push(`  training          ${seconds(e.trainSeconds)}${e.trainTokens !== null ? `  (${Math.round(e.trainTokens)} tokens)` : ""}`);
-  if (e.evaluation !== null) out.push(`  evaluation        ${seconds(e.evaluation.seconds)}  (${e.evaluation.models} models × ${e.evaluation.testSets} test sets; one model took ${e.evaluation.secondsPerModel.toFixed(1)} s, measured on ${e.evaluation.measuredOn})`);
+  if (e.evaluation !== null) {
+    const v = e.evaluation;
+    out.push(`  evaluation        ${seconds(v.seconds)}  (${v.testSets} test sets: ${v.baselines} baselines × ${v.baseSeconds.toFixed(1)} s + ${v.runs} runs × ${v.runSeconds.toFixed(1)} s, measured on ${v.measuredOn} and a checkpoint of it)`);
+  }
   out.push(`  expected wall     ${seconds(e.totalSeconds)}`);
   if (e.costUsd !== null) out.push(`  expected cost     $${e.costUsd.toFixed(2)} (training tokens, price table)`);
   for (const n of e.notes) out.push(`  note: ${n}`);

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { readBatchState, readComparison, type BatchState } from "../../src/experiments/state.ts";
@@ -178,9 +178,10 @@ test("--dry-run measures each run and the evaluation, sums them, and trains noth
     const out = await batch(file, root, env, "--dry-run").done;
     assert.equal(out.code, 0, out.stderr);
     for (const name of ["first", "second"]) assert.match(out.stdout, new RegExp(`^${name} +sl_basic +${STEPS} `, "m"));
-    assert.match(out.stdout, /evaluation +\d+ s +\(3 models × 2 test sets; one model took [\d.]+ s, measured on tiny-chat\)/);
+    assert.match(out.stdout, /evaluation +\d+ s +\(2 test sets: 1 baselines × [\d.]+ s \+ 2 runs × [\d.]+ s, measured on tiny-chat and a checkpoint of it\)/);
     assert.match(out.stdout, /expected wall +\d/);
     assert.equal(existsSync(dir), false, "nothing written under the experiments root");
+    assert.equal(existsSync(join(root, "home", "checkpoints")) && readdirSync(join(root, "home", "checkpoints")).length > 0, false, "no checkpoint left in the store");
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
