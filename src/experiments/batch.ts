@@ -14,6 +14,7 @@ import { isPidAlive } from "../runs/liveness.ts";
 import { createServiceClient } from "../service.ts";
 import type { ServiceClient } from "../tinker/clients.ts";
 import { UsageError } from "../config/errors.ts";
+import { getConfigValue } from "../config/parse.ts";
 import { runFinished, startChildRun, statusAfterExit } from "./childRun.ts";
 import { writeComparisonFiles } from "./compare.ts";
 import { evaluateExperiment } from "./evaluate.ts";
@@ -40,6 +41,19 @@ export interface BatchOutcome {
   dir: string;
   state: BatchState;
   comparison?: Comparison;
+}
+
+/** Overrides whose value in the finished run's config.json differs from the experiment's (`key=old`). */
+export function changedOverrides(logDir: string, run: PlannedRun): string[] {
+  let recorded: unknown;
+  try {
+    recorded = JSON.parse(readFileSync(join(logDir, "config.json"), "utf8"));
+  } catch {
+    return [];
+  }
+  return Object.keys(run.overrides)
+    .filter((key) => JSON.stringify(getConfigValue(recorded, key)) !== JSON.stringify(getConfigValue(run.config, key)))
+    .map((key) => `${key}=${JSON.stringify(getConfigValue(recorded, key))}`);
 }
 
 const numberOf = (r: Record<string, unknown> | undefined, k: string): number | undefined => (r !== undefined && typeof r[k] === "number" ? (r[k] as number) : undefined);
@@ -120,6 +134,8 @@ export class Batch {
         ...(this.plan.keyMetric !== undefined ? { key_metric: this.plan.keyMetric } : before?.key_metric !== undefined ? { key_metric: before.key_metric } : {}),
       };
       if (runFinished(logPath)) {
+        const changed = changedOverrides(logPath, run);
+        if (changed.length > 0) this.log(`warning: ${run.name} finished with ${changed.join(", ")}; the experiment now says otherwise, but a finished run is not retrained (delete ${logPath} to retrain it)`);
         return { ...base, status: "done", ...(before?.started_at !== undefined ? { started_at: before.started_at } : {}), ...(before?.finished_at !== undefined ? { finished_at: before.finished_at } : {}) };
       }
       // Without training, a run keeps what the last batch said about it (stopped, failed).

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { recipes } from "../../recipes/registry.ts";
+import { changedOverrides } from "../../src/experiments/batch.ts";
 import { expandRuns, valueSlug } from "../../src/experiments/expand.ts";
 import { loadExperimentFile, validateExperiment } from "../../src/experiments/load.ts";
 import { argText, planExperiment } from "../../src/experiments/plan.ts";
@@ -158,6 +159,11 @@ test("overrides are checked against each recipe's schema before anything trains"
     ],
   );
   assert.equal(plan.evalBaseUrl, null);
+  // A finished run whose recorded config no longer matches the experiment is named (it is not retrained).
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ ...run.config, learning_rate: 0.02, batch_size: 3 }));
+  assert.deepEqual(changedOverrides(dir, run), ["learning_rate=0.02"], "batch_size is not an override of this run");
+  writeFileSync(join(dir, "config.json"), JSON.stringify(run.config));
+  assert.deepEqual(changedOverrides(dir, run), []);
 
   const bad = (overrides: Record<string, unknown>, extra: Partial<ExperimentInput> = {}) =>
     planExperiment(ExperimentSchema.parse({ name: "d", runs: [{ name: "r1", recipe: "sl_basic" }, { name: "r2", recipe: "sl_basic", overrides }], ...extra }), file, recipes);
