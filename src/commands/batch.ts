@@ -74,7 +74,15 @@ export const batchCommand = defineCommand<BatchArgs>({
     }
 
     const batch = new Batch(plan, { root: argv.root, train: argv.train, eval: argv.eval, parallel, openService });
-    const onInt = (): void => batch.stop();
+    const onInt = (): void => {
+      batch.stop();
+      // A second Ctrl-C while evaluating: stop now (the eval store keeps every finished example).
+      if (batch.stopCount >= 2 && batch.phase === "evaluating") {
+        batch.abandon();
+        process.stdout.write("evaluation stopped; run the same command again to continue\n");
+        process.exit(130);
+      }
+    };
     // SIGTERM: the runs exit now (two SIGINTs), the batch records that it stopped.
     const onTerm = (): void => {
       batch.stop();

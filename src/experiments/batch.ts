@@ -83,6 +83,24 @@ export class Batch {
     return this.stopRequests > 0;
   }
 
+  /** Stop requests so far (a second one means "now"). */
+  get stopCount(): number {
+    return this.stopRequests;
+  }
+
+  /** undefined before run() has read the experiment's state. */
+  get phase(): BatchState["phase"] | undefined {
+    return (this.state as BatchState | undefined)?.phase;
+  }
+
+  /**
+   * Records the batch as stopped without waiting for the evaluation in progress (its store keeps
+   * every finished example; the next batch resumes it). For a second Ctrl-C while evaluating.
+   */
+  abandon(): void {
+    this.save({ phase: "stopped" });
+  }
+
   /**
    * Asks the batch to stop: no new run starts, and each running run gets one SIGINT (it saves a
    * checkpoint and stops at its next step). A second call forwards a second SIGINT: runs exit now.

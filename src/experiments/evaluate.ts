@@ -26,8 +26,8 @@ export interface EvaluateExperimentOptions {
 }
 
 /** The models compared: baselines first, then the finished runs in the experiment's order. */
-export function comparedModels(plan: ExperimentPlan, finishedRuns: ReadonlySet<string>, runDirs: ReadonlyMap<string, string>): { model: ComparedModel; target: string }[] {
-  const out: { model: ComparedModel; target: string }[] = plan.baselines.map((m) => ({ model: { name: `base:${m}`, kind: "baseline", base_model: m }, target: m }));
+export function comparedModels(plan: ExperimentPlan, finishedRuns: ReadonlySet<string>, runDirs: ReadonlyMap<string, string>): { model: ComparedModel; target: string; rendererName: string | null }[] {
+  const out: { model: ComparedModel; target: string; rendererName: string | null }[] = plan.baselines.map((m) => ({ model: { name: `base:${m}`, kind: "baseline", base_model: m }, target: m, rendererName: null }));
   for (const run of plan.runs) {
     if (!finishedRuns.has(run.name)) continue;
     const dir = runDirs.get(run.name)!;
@@ -35,6 +35,8 @@ export function comparedModels(plan: ExperimentPlan, finishedRuns: ReadonlySet<s
     out.push({
       model: { name: run.name, kind: "run", base_model: String(run.config["model_name"]), run: run.name, ...(checkpoint !== undefined ? { checkpoint } : {}) },
       target: dir,
+      // A run trained with its own chat format is asked questions in that format.
+      rendererName: typeof run.config["renderer_name"] === "string" ? run.config["renderer_name"] : null,
     });
   }
   return out;
@@ -45,7 +47,7 @@ export async function evaluateExperiment(plan: ExperimentPlan, options: Evaluate
   const models = comparedModels(plan, options.finishedRuns, options.runDirs);
   const results: ComparisonResult[] = [];
   let stopped = false;
-  outer: for (const { model, target } of models) {
+  outer: for (const { model, target, rendererName } of models) {
     for (const testSet of plan.testSets) {
       if (options.shouldStop?.() === true) {
         stopped = true;
@@ -59,6 +61,7 @@ export async function evaluateExperiment(plan: ExperimentPlan, options: Evaluate
           service: options.service,
           store: options.store,
           reuseComplete: true,
+          rendererName,
           ...(options.onProgress !== undefined ? { onProgress: options.onProgress } : {}),
           now,
         });

@@ -186,3 +186,21 @@ test("--dry-run measures each run and the evaluation, sums them, and trains noth
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("parallel=2 trains both runs at the same time", { timeout: 300_000 }, async () => {
+  const { root, file, env, dir } = setup();
+  try {
+    const out = await batch(file, root, env, "parallel=2", "--no-eval").done;
+    assert.equal(out.code, 0, out.stderr);
+    const lines = out.stdout.split("\n");
+    const started = lines.filter((l) => / training sl_basic /.test(l)).map((l) => lines.indexOf(l));
+    const firstDone = lines.findIndex((l) => /: done after /.test(l));
+    assert.equal(started.length, 2);
+    assert.ok(started.every((i) => i < firstDone), `both runs start before either ends:\n${out.stdout}`);
+    const runs = readBatchState(dir)!.runs;
+    assert.deepEqual(runs.map((r) => r.status), ["done", "done"]);
+    assert.ok(runs[1]!.started_at! < runs[0]!.finished_at!, "the second run started while the first was training");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
