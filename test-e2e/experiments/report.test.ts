@@ -1,7 +1,7 @@
 // An experiment's report.html renders in a real browser: a small real batch (one sl_basic run on
 // the shipped tiny model, its untrained baseline, two test sets) writes the report, headless
-// Chromium screenshots it, and the picture must have real content — the runs' colour drawn by the
-// charts, the green of the best cells — while the rendered DOM holds a bar chart per test set,
+// Chromium screenshots it, and the picture must have real content — the run's colour drawn by the
+// bars and curves (far more than its legend swatches), the green of the best cells — while the rendered DOM holds a bar chart per test set,
 // the training curves and the comparison table. Fails loudly without Chromium.
 import { test } from "node:test";
 import assert from "node:assert/strict";
