@@ -33,6 +33,9 @@ export { CheckpointManager } from "./training/checkpoints.ts";
 export { SupervisedConfigSchema } from "./supervised/config.ts";
 export { RLConfigSchema } from "./rl/config.ts";
 
+// Experiments: several runs compared on test sets (`cookbook batch <file>`).
+export { defineExperiment, ExperimentSchema, type Experiment, type ExperimentInput } from "./experiments/schema.ts";
+
 // Run directories: logging, checkpoints and run control.
 export { withRun, startRun, getLastCheckpoint, appendCheckpoint, installRunControl } from "./runs/index.ts";
 export { MetricsLogger, StepTimer } from "./log/index.ts";

@@ -17,6 +17,7 @@ export const commandEntries: readonly CommandEntry[] = [
   { name: "recipes", command: "recipes", describe: "List the recipes", load: async () => (await import("./recipes.ts")).recipesCommand },
   { name: "runs", command: "runs [dir]", describe: "List run directories (status, recipe, last step, main metrics, age)", load: async () => (await import("./runs.ts")).runsCommand },
   { name: "eval", command: "eval [model] [args..]", describe: "Evaluate a model, tinker:// checkpoint or run directory on benchmarks (results in the eval store)", load: async () => (await import("./eval.ts")).evalCommand },
+  { name: "batch", command: "batch [file] [args..]", describe: "Train an experiment's runs (models × datasets × settings) in turn, then compare them and the base models on test sets (comparison table and HTML report)", load: async () => (await import("./batch.ts")).batchCommand },
   { name: "viz-data", command: "viz-data <file> [args..]", describe: "Show conversations from a JSONL file as training tokens, trained tokens highlighted", load: async () => (await import("./vizData.ts")).vizDataCommand },
   { name: "play", command: "play <recipe> [args..]", describe: "Play an RL recipe's environment by hand: you are the policy, each line you type is one reply", load: async () => (await import("./play.ts")).playCommand },
   { name: "serve", command: "serve", describe: "Serve the embedded engine over the Tinker API (point recipes at it with base_url=http://HOST:PORT)", load: async () => (await import("./serve.ts")).serveCommand },

@@ -11,7 +11,8 @@ export interface EstimateOptions {
 
 export async function measureEstimate(recipe: string, args: readonly string[], config: Record<string, unknown>, options: EstimateOptions = {}): Promise<RunEstimate> {
   options.onProgress?.(`measuring ${options.probeSteps ?? 4} steps of ${recipe} with this config on the embedded engine…`);
-  const estimate = estimateFromProbe(await probeRecipe(recipe, args, { steps: options.probeSteps }));
+  const evalEvery = typeof config["eval_every"] === "number" ? config["eval_every"] : undefined;
+  const estimate = estimateFromProbe(await probeRecipe(recipe, args, { steps: options.probeSteps }), evalEvery !== undefined ? { evalEvery } : {});
   const remote = typeof config["base_url"] === "string" && config["base_url"] !== "local";
   if (remote) {
     const price = priceFor(readPriceTable(options.prices), String(config["model_name"]));

@@ -39,7 +39,28 @@ export interface RunEstimate {
 const num = (r: MetricsRecord, k: string): number | undefined => (typeof r[k] === "number" && Number.isFinite(r[k]) ? (r[k] as number) : undefined);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export function estimateFromProbe(probe: ProbeMeasurement): RunEstimate {
+export interface EstimateOptions {
+  /** The config's eval_every: evaluations after the probed steps (and the final one) are added. */
+  evalEvery?: number;
+}
+
+/**
+ * Seconds of the evaluations still to come after the probed rows: the loop evaluates every
+ * `evalEvery` steps and once more at the end, each taking about what `time/evals` measured. When
+ * the probe's paced rows already held an evaluation, the pace includes them and only the final one is added.
+ */
+function laterEvaluations(rows: readonly MetricsRecord[], steps: number, evalEvery: number | undefined): { seconds: number; count: number; each: number } | null {
+  const evalRows = rows.filter((r) => num(r, "time/evals") !== undefined);
+  if (evalEvery === undefined || evalEvery <= 0 || evalRows.length === 0) return null;
+  const each = median(evalRows.map((r) => num(r, "time/evals")!));
+  const lastProbed = Math.max(...rows.map((r) => r.step));
+  const pacedHasEval = evalRows.some((r) => r.step > rows[0]!.step);
+  let count = 1;
+  if (!pacedHasEval) for (let s = lastProbed + 1; s < steps; s++) if (s % evalEvery === 0) count += 1;
+  return { seconds: count * each, count, each };
+}
+
+export function estimateFromProbe(probe: ProbeMeasurement, options: EstimateOptions = {}): RunEstimate {
   const notes: string[] = [];
   const rows = probe.rows.filter((r) => typeof r.step === "number");
   const progressKey = PROGRESS_KEYS.find((k) => rows.some((r) => num(r, k) !== undefined));
@@ -63,9 +84,15 @@ export function estimateFromProbe(probe: ProbeMeasurement): RunEstimate {
   // The first step's own time is inside firstRowSeconds; the rest of it is start-up.
   const startup = Math.max(0, probe.firstRowSeconds - (times[0] ?? 0));
   // A run that ended within the probe is its own measurement.
+  const evals = probe.finishedSeconds === undefined && steps !== null ? laterEvaluations(rows, steps, options.evalEvery) : null;
   const wallSeconds =
-    probe.finishedSeconds !== undefined ? probe.finishedSeconds : steps !== null && stepSeconds !== null ? startup + (times[0] ?? stepSeconds) + Math.max(0, steps - 1) * stepSeconds : null;
-  if (rows.some((r) => Object.keys(r).some((k) => k.startsWith("test/")))) notes.push("evaluations recur during the run; their time is in the steps that run them, sampled only at step 0 here");
+    probe.finishedSeconds !== undefined
+      ? probe.finishedSeconds
+      : steps !== null && stepSeconds !== null
+        ? startup + (times[0] ?? stepSeconds) + Math.max(0, steps - 1) * stepSeconds + (evals?.seconds ?? 0)
+        : null;
+  if (evals !== null) notes.push(`includes ${evals.count} later evaluation${evals.count === 1 ? "" : "s"} (eval_every ${options.evalEvery}, and the last) of ${evals.each.toFixed(2)} s each, as measured at step 0`);
+  else if (probe.finishedSeconds === undefined && rows.some((r) => Object.keys(r).some((k) => k.startsWith("test/")))) notes.push("evaluations recur during the run; their time is in the steps that run them, sampled only at step 0 here");
   return { steps, stepSeconds, tokensPerStep, totalTokens: steps !== null && tokensPerStep !== null ? steps * tokensPerStep : null, wallSeconds, probedSteps: rows.length, notes };
 }
 

@@ -1,10 +1,10 @@
 // Runs a recipe for a few steps in a scratch directory, as its own `cookbook run` process, and
-// returns its metrics rows and when the first one appeared; the process is then killed (no
-// checkpoint is saved). A remote base_url is replaced by the embedded engine: the probe must not
-// spend the user's service credits.
+// returns its metrics rows and when the first one appeared; the process is then killed, and the
+// checkpoints its steps saved go with the scratch directory (it has its own checkpoint store). A
+// remote base_url is replaced by the embedded engine: the probe must not spend the user's credits.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../projectRoot.ts";
 import { readMetrics, type MetricsRecord } from "../log/metrics.ts";
@@ -27,6 +27,22 @@ function readRows(logPath: string): MetricsRecord[] {
   }
 }
 
+/**
+ * A COOKBOOK_HOME for the probe in its scratch folder: the person's models and checkpoints are
+ * visible through symlinks (a load_checkpoint_path still loads), while the checkpoints the probe's
+ * steps save land in the scratch store and go with it.
+ */
+function scratchHome(dir: string, env: NodeJS.ProcessEnv): string {
+  const real = env["COOKBOOK_HOME"] || join(homedir(), ".cookbook");
+  const home = join(dir, "home");
+  mkdirSync(join(home, "checkpoints"), { recursive: true });
+  if (!existsSync(real)) return home;
+  for (const entry of readdirSync(real)) if (entry !== "checkpoints") symlinkSync(join(real, entry), join(home, entry));
+  const store = join(real, "checkpoints");
+  if (existsSync(store)) for (const entry of readdirSync(store)) symlinkSync(join(store, entry), join(home, "checkpoints", entry));
+  return home;
+}
+
 export async function probeRecipe(recipe: string, args: readonly string[], options: ProbeOptions = {}): Promise<ProbeMeasurement> {
   const want = options.steps ?? 4;
   const dir = mkdtempSync(join(tmpdir(), "cookbook-estimate-"));
@@ -34,8 +50,9 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
   const kept = args.filter((a) => !/^(log_path|base_url|behavior_if_log_dir_exists)=/.test(a));
   const child = spawn(process.execPath, [join(PROJECT_ROOT, "bin", "cookbook.js"), "run", recipe, ...kept, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], {
     stdio: ["ignore", "ignore", "pipe"],
-    // A probe is not a run anyone tracks: no W&B run for it even when wandb_project is set.
-    env: { ...process.env, TINKER_BASE_URL: "", WANDB_API_KEY: "" },
+    // A probe is not a run anyone tracks: no W&B run for it even when wandb_project is set, and its
+    // checkpoints go to a scratch store.
+    env: { ...process.env, TINKER_BASE_URL: "", WANDB_API_KEY: "", COOKBOOK_HOME: scratchHome(dir, process.env) },
   });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));

@@ -81,6 +81,8 @@ export interface EvaluateOptions {
   judgeName?: string | null;
   /** false: always start a new run. */
   resume?: boolean;
+  /** Return the results of an earlier complete, error-free run with the same model and config instead of sampling again. */
+  reuseComplete?: boolean;
   runId?: string;
   hub?: LoadOptions["hub"];
   onProgress?: (update: ProgressUpdate) => void;
@@ -119,15 +121,27 @@ export async function evaluateModel(options: EvaluateOptions): Promise<EvaluateR
   if (dup !== undefined) throw new EvalTargetError(`benchmark ${dup} is named twice`);
 
   const target = resolveEvalTarget(options.model);
+  const extra = { renderer_name: options.rendererName ?? null, judge: options.judgeName ?? null };
+  // A checkpoint is keyed by its path, a base model by its name: both known before any sampler opens.
+  const configKey = evalConfigKey(target.modelPath ?? target.baseModel!, benches, extra);
+  const store = options.store;
+  if (options.reuseComplete === true && options.runId === undefined) {
+    const done = store.findComplete(configKey);
+    if (done !== null) {
+      const summaries = names.map((name) => {
+        const result = store.readResult(done.run_id, name)!;
+        return { benchmark: name, metrics: result.metrics, reused: result.num_examples, fromEarlierRun: true };
+      });
+      return { run: done, resumed: true, summaries };
+    }
+  }
+
   const sampler = await openTargetSampler(options.service, target);
   const baseModel = target.baseModel ?? sampler.baseModel;
   const renderer = options.renderer ?? (await rendererForModel(baseModel, options.rendererName ?? null));
   const caps = await options.service.getServerCapabilities().catch(() => null);
   const contextWindow = caps?.supported_models.find((m) => m.model_name === baseModel)?.max_context_length;
 
-  const extra = { renderer_name: options.rendererName ?? null, judge: options.judgeName ?? null };
-  const configKey = evalConfigKey(target.modelPath ?? baseModel, benches, extra);
-  const store = options.store;
   let run = options.resume === false ? null : options.runId !== undefined ? store.readMetadata(options.runId) : store.findResumable(configKey);
   const resumed = run !== null;
   if (run === null) {

@@ -160,6 +160,19 @@ export class EvalStore {
     return null;
   }
 
+  /** The newest complete run with this config key whose every benchmark has a result without failed examples. */
+  findComplete(configKey: string): EvalRunMetadata | null {
+    const index = this.listIndex();
+    for (let i = index.length - 1; i >= 0; i--) {
+      const rec = index[i]!;
+      if (rec.config_key !== configKey) continue;
+      const meta = this.readMetadata(rec.run_id);
+      if (meta?.status !== "complete") continue;
+      if (rec.benchmarks.every((b) => { const r = this.readResult(rec.run_id, b); return r !== null && (r.metrics["errors"] ?? 0) === 0; })) return meta;
+    }
+    return null;
+  }
+
   /** Starts a run: its metadata (status running) and its index line. */
   createRun(record: EvalRunIndexRecord, config: Record<string, unknown>): EvalRunMetadata {
     mkdirSync(this.root, { recursive: true });

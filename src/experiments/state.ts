@@ -24,6 +24,8 @@ export const BatchRunStateSchema = z.object({
   status: BatchRunStatusSchema,
   /** Metric the Batch screen shows and sparklines, e.g. "train_mean_nll" or "env/all/reward/total". */
   key_metric: z.string().optional(),
+  /** The run's own process (`cookbook run`), while it is running. */
+  pid: z.number().int().optional(),
   started_at: z.string().optional(),
   finished_at: z.string().optional(),
   error: z.string().optional(),

@@ -26,6 +26,20 @@ test("steps from progress, the pace from the arrival of rows after the first, to
   assert.match(formatEstimate(e, "demo"), /steps {12}50\n {2}time per step {4}0\.50 s/);
 });
 
+test("evaluations after the probed steps are added: every eval_every steps and the last, at the step-0 cost", () => {
+  const rows = (evalEvery: number) =>
+    [0, 1, 2, 3, 4].map((step) => ({ step, progress: (step + 1) / 40, "time/total": 0.5, ...(step % evalEvery === 0 ? { "time/evals": 0.25 } : {}) }));
+  const probe = (evalEvery: number) => ({ firstRowSeconds: 1, rows: rows(evalEvery), rowSeconds: [1, 1.5, 2, 2.5, 3] });
+  const base = estimateFromProbe(probe(10)).wallSeconds!;
+  // Steps 10, 20 and 30 evaluate, then the final evaluation: 4 × 0.25 s.
+  const every10 = estimateFromProbe(probe(10), { evalEvery: 10 });
+  assert.equal(every10.wallSeconds! - base, 4 * 0.25);
+  assert.match(every10.notes.join(" "), /includes 4 later evaluations \(eval_every 10, and the last\) of 0\.25 s each/);
+  // Evaluations inside the paced rows (steps 2 and 4) are already in the pace: only the final one is added.
+  assert.equal(estimateFromProbe(probe(2), { evalEvery: 2 }).wallSeconds! - estimateFromProbe(probe(2)).wallSeconds!, 0.25);
+  assert.equal(estimateFromProbe(probe(10), { evalEvery: 0 }).wallSeconds, base);
+});
+
 test("price tables: a user's file replaces the default, bad entries are named", () => {
   const dir = mkdtempSync(join(tmpdir(), "prices-"));
   try {

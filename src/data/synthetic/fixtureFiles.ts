@@ -4,7 +4,7 @@
 // sl_basic's default: a style tiny-chat was never trained on, so fine-tuning visibly teaches it.
 import fs from "node:fs";
 import path from "node:path";
-import { allAdditionPairs, additionProblem, generateArithmeticProblems } from "./arithmetic.ts";
+import { additionConversation, allAdditionPairs, additionProblem, generateArithmeticProblems } from "./arithmetic.ts";
 import { generateChats } from "./chats.ts";
 import { generatePersonaChats } from "./persona.ts";
 import { Prng } from "./prng.ts";
@@ -16,6 +16,8 @@ export interface FixtureDataOptions {
   arithmeticProblems: number;
   trainPersona: number;
   testPersona: number;
+  trainArithmeticChats: number;
+  testArithmeticChats: number;
 }
 
 export const DEFAULT_FIXTURE_DATA: Readonly<FixtureDataOptions> = {
@@ -25,6 +27,8 @@ export const DEFAULT_FIXTURE_DATA: Readonly<FixtureDataOptions> = {
   arithmeticProblems: 2000,
   trainPersona: 4000,
   testPersona: 400,
+  trainArithmeticChats: 2000,
+  testArithmeticChats: 200,
 };
 
 export interface FixtureFile {
@@ -42,6 +46,8 @@ export function fixtureDataFiles(options: Readonly<FixtureDataOptions> = DEFAULT
   // Forked after the older streams, so adding these files left the others byte-identical.
   const personaTrainRng = root.fork();
   const personaTestRng = root.fork();
+  const arithChatTrainRng = root.fork();
+  const arithChatTestRng = root.fork();
   const toLine = (messages: unknown): string => JSON.stringify({ messages });
   return [
     {
@@ -73,6 +79,16 @@ export function fixtureDataFiles(options: Readonly<FixtureDataOptions> = DEFAULT
       name: "persona_test.jsonl",
       lines: generatePersonaChats(personaTestRng, options.testPersona, "test").map(toLine),
       description: "held-out persona chats (addition only from held-out pairs)",
+    },
+    {
+      name: "arithmetic_chats_train.jsonl",
+      lines: Array.from({ length: options.trainArithmeticChats }, () => additionConversation(arithChatTrainRng, "train")).map(toLine),
+      description: "addition questions answered with the bare sum, as chats (the example experiment's second dataset)",
+    },
+    {
+      name: "arithmetic_chats_test.jsonl",
+      lines: Array.from({ length: options.testArithmeticChats }, () => additionConversation(arithChatTestRng, "test")).map(toLine),
+      description: "held-out addition chats (held-out pairs only), scored by NLL",
     },
   ];
 }
