@@ -11,6 +11,7 @@ import { writeFileAtomic } from "../files/durable.ts";
 import { readMetrics, type MetricsRecord } from "../log/metrics.ts";
 import { MAIN_METRIC_KEYS, readLastJsonlRecord } from "../runs/discovery.ts";
 import { isPidAlive } from "../runs/liveness.ts";
+import { readMetricTail } from "../runs/logs.ts";
 import { createServiceClient } from "../service.ts";
 import type { ServiceClient } from "../tinker/clients.ts";
 import { UsageError } from "../config/errors.ts";
@@ -229,19 +230,20 @@ export class Batch {
       this.state = { ...this.state, runs: this.state.runs.map((r) => (r.name === run.name ? { ...rest, status: outcome.status, finished_at: this.now().toISOString(), ...(outcome.error !== undefined ? { error: outcome.error } : {}) } : r)) };
       this.save();
       const key = this.keyMetricOf(run.name);
-      const last = readLastJsonlRecord(join(logDir, "metrics.jsonl"));
-      const value = key !== undefined ? numberOf(last, key) : undefined;
-      this.log(`[${position}] ${run.name}: ${outcome.status} after ${((Date.now() - t0) / 1000).toFixed(1)} s${value !== undefined ? ` (${key} ${value.toPrecision(4)} at step ${String(last?.["step"])})` : ""}${outcome.error !== undefined ? ` — ${outcome.error} (full output: ${consoleLog})` : ""}`);
+      const value = key !== undefined ? readMetricTail(logDir, key).at(-1) : undefined;
+      this.log(`[${position}] ${run.name}: ${outcome.status} after ${((Date.now() - t0) / 1000).toFixed(1)} s${value !== undefined ? ` (last ${key} ${value.toPrecision(4)})` : ""}${outcome.error !== undefined ? ` — ${outcome.error} (full output: ${consoleLog})` : ""}`);
       onExit();
     });
   }
 
-  /** The run's key metric: the experiment's, else the first main metric its rows have (then recorded). */
+  /**
+   * The run's key metric: the experiment's, else the first main metric in the recent rows (then
+   * recorded). Not the last row alone: a run whose last row is an evaluation would get `test/nll`.
+   */
   private keyMetricOf(name: string): string | undefined {
     const run = this.state.runs.find((r) => r.name === name)!;
     if (run.key_metric !== undefined) return run.key_metric;
-    const last = readLastJsonlRecord(join(run.log_path, "metrics.jsonl"));
-    const key = MAIN_METRIC_KEYS.find((k) => numberOf(last, k) !== undefined);
+    const key = MAIN_METRIC_KEYS.find((k) => readMetricTail(run.log_path, k).length > 0);
     if (key !== undefined) this.setRun(name, { key_metric: key });
     return key;
   }
@@ -256,7 +258,7 @@ export class Batch {
       if (quarter <= (shown.get(name) ?? 0) || quarter >= 4) continue;
       shown.set(name, quarter);
       const key = this.keyMetricOf(name);
-      const value = key !== undefined ? numberOf(last, key) : undefined;
+      const value = key !== undefined ? readMetricTail(this.runDir(name), key).at(-1) : undefined;
       this.log(`    ${name}: step ${String(last?.["step"])} (${Math.round(progress * 100)}%)${value !== undefined ? ` ${key} ${value.toPrecision(4)}` : ""}`);
     }
   }
