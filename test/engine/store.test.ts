@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { mock, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -97,10 +97,17 @@ test("overwrite rules, leftovers of interrupted saves, TTL expiry, run listing",
     assert.equal(store.load("tinker://local-a/sampler_weights/s", { optimizer: false }).tensors.get("base_model.model.lm_head.lora_A.weight")![0], 3);
     // An interrupted save leaves a hidden temp folder, which is never listed.
     mkdirSync(join(dir, "local-a", "weights", ".tmp-x-1234"));
-    store.save("local-a", "weights", "short", payload(1), { ttlSeconds: 0.05 });
-    assert.deepEqual(store.listCheckpoints("local-a").checkpoints.map((c) => c.checkpoint_id).sort(), ["sampler_weights/s", "weights/short", "weights/w"]);
-    await new Promise((r) => setTimeout(r, 80));
-    assert.deepEqual(store.listCheckpoints("local-a").checkpoints.map((c) => c.checkpoint_id).sort(), ["sampler_weights/s", "weights/w"]);
+    // A fake clock: the expiry is about the clock, and a loaded machine can take longer than a short TTL between two calls.
+    mock.timers.enable({ apis: ["Date"], now: Date.now() });
+    try {
+      store.save("local-a", "weights", "short", payload(1), { ttlSeconds: 5 });
+      mock.timers.tick(4900);
+      assert.deepEqual(store.listCheckpoints("local-a").checkpoints.map((c) => c.checkpoint_id).sort(), ["sampler_weights/s", "weights/short", "weights/w"]);
+      mock.timers.tick(200);
+      assert.deepEqual(store.listCheckpoints("local-a").checkpoints.map((c) => c.checkpoint_id).sort(), ["sampler_weights/s", "weights/w"]);
+    } finally {
+      mock.timers.reset();
+    }
     assert.ok(!existsSync(join(dir, "local-a", "weights", "short")), "expired checkpoints are removed");
     assert.throws(() => store.save("local-a", "weights", "bad-ttl", payload(1), { ttlSeconds: -1 }), /ttlSeconds/);
 
