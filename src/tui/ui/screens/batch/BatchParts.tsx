@@ -109,11 +109,11 @@ export function ComparisonTable({ comparison, rows, width }: { comparison: Compa
         {fit(`Comparison  ${grid.rows.length} models × ${grid.columns.length} test sets  (* best of each test set)`, width)}
       </Text>
       <Text color={theme.muted} wrap="truncate">
-        {`${fit("model", w.model)}${fit("kind", w.kind)}${grid.columns.map((c) => ` ${fit(c, w.cell)}`).join("")}`.slice(0, width)}
+        {`${fit("model", w.model - 1)} ${fit("kind", w.kind)}${grid.columns.map((c) => ` ${fit(c, w.cell)}`).join("")}`.slice(0, width)}
       </Text>
       {shown.map((r) => (
         <Text key={r.model} wrap="truncate">
-          {fit(r.model, w.model)}
+          {`${fit(r.model, w.model - 1)} `}
           <Text color={theme.muted}>{fit(r.kind, w.kind)}</Text>
           {r.cells.map((c, i) => (
             <Text key={i} bold={c.best} color={c.best ? theme.ok : c.error !== undefined ? theme.error : undefined}>
