@@ -111,6 +111,13 @@ function nextPow2(n: number): number {
 
 export class DecodeScheduler {
   private readonly states = new Map<string, SamplerState>();
+  private readonly prefillTokens: number;
+
+  /** `prefillTokens` (default PREFILL_TOKENS): tests make it small to split prompts across calls. */
+  constructor(options: { prefillTokens?: number } = {}) {
+    this.prefillTokens = options.prefillTokens ?? PREFILL_TOKENS;
+  }
+
   private scheduled = false;
   /** Decode steps and tokens run so far (diagnostics and tests). */
   readonly stats = { steps: 0, tokens: 0, maxBatch: 0 };
@@ -239,10 +246,10 @@ export class DecodeScheduler {
     while (gi < group.length) {
       const segs: { g: Prefill; from: number; to: number }[] = [];
       let n = 0;
-      while (gi < group.length && n < PREFILL_TOKENS) {
+      while (gi < group.length && n < this.prefillTokens) {
         const g = group[gi];
         const T = g.r.req.prompt.length;
-        const to = Math.min(T, from + PREFILL_TOKENS - n);
+        const to = Math.min(T, from + this.prefillTokens - n);
         segs.push({ g, from, to });
         n += to - from;
         if (to === T) {

@@ -122,7 +122,10 @@ struct Block {
 
 }  // namespace
 
-std::string widen_from_file(const std::string& file, const std::vector<WidenJob>& jobs) {
+std::string widen_from_file(const std::string& file, const std::vector<WidenJob>& unsorted) {
+  // In file order, so that each group below covers one stretch of the file.
+  std::vector<WidenJob> jobs(unsorted);
+  std::sort(jobs.begin(), jobs.end(), [](const WidenJob& a, const WidenJob& b) { return a.offset < b.offset; });
   const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
   struct stat st;
@@ -150,18 +153,35 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
   madvise(map, size, MADV_SEQUENTIAL);
   const unsigned char* base = static_cast<const unsigned char*>(map);
 
-  // Blocks of about 2 MiB of output, taken dynamically by the pool threads.
+  // Groups of tensors of about 256 MiB of output, each cut into blocks of 2 MiB that the pool
+  // threads take dynamically. After a group, its pages of the mapping are dropped from this
+  // process (they stay in the page cache), so the mapping adds at most one group to the peak
+  // resident memory instead of the whole file.
   constexpr size_t kBlock = 1 << 19;
+  constexpr size_t kGroup = 1 << 26;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::vector<Block> blocks;
-  for (size_t j = 0; j < jobs.size(); j++) {
-    advise_huge(jobs[j].dst, jobs[j].count);
-    for (size_t b = 0; b < jobs[j].count; b += kBlock) blocks.push_back({j, b, std::min(jobs[j].count, b + kBlock)});
+  for (size_t first = 0; first < jobs.size();) {
+    blocks.clear();
+    size_t last = first, elements = 0, lo = SIZE_MAX, hi = 0;
+    for (; last < jobs.size() && (last == first || elements < kGroup); last++) {
+      const WidenJob& j = jobs[last];
+      advise_huge(j.dst, j.count);
+      for (size_t b = 0; b < j.count; b += kBlock) blocks.push_back({last, b, std::min(j.count, b + kBlock)});
+      elements += j.count;
+      lo = std::min(lo, j.offset);
+      hi = std::max(hi, j.offset + j.count * stored_size(j.type));
+    }
+    parallel_for(static_cast<ptrdiff_t>(blocks.size()), [&](ptrdiff_t i, int) {
+      const Block& b = blocks[static_cast<size_t>(i)];
+      const WidenJob& j = jobs[b.job];
+      convert(j.type, base + j.offset + b.begin * stored_size(j.type), j.dst + b.begin, b.end - b.begin);
+    });
+    // Whole pages inside [lo, hi) only: a neighbouring tensor may still need the edges.
+    const size_t a = (lo + page - 1) / page * page, e = hi / page * page;
+    if (e > a) madvise(const_cast<unsigned char*>(base) + a, e - a, MADV_DONTNEED);
+    first = last;
   }
-  parallel_for(static_cast<ptrdiff_t>(blocks.size()), [&](ptrdiff_t i, int) {
-    const Block& b = blocks[static_cast<size_t>(i)];
-    const WidenJob& j = jobs[b.job];
-    convert(j.type, base + j.offset + b.begin * stored_size(j.type), j.dst + b.begin, b.end - b.begin);
-  });
   munmap(map, size);
   return "";
 }
