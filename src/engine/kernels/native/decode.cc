@@ -15,6 +15,7 @@
 // differently in the last bits.
 
 #include "decode.h"
+#include "kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -247,6 +248,102 @@ void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const floa
     const int rows = static_cast<int>(std::min<ptrdiff_t>(2 * LANES, M - i0));
     if (rows <= LANES) outer_pass<1>(N, K, alpha, A, W, beta, C, i0, rows);
     else outer_pass<2>(N, K, alpha, A, W, beta, C, i0, rows);
+  }
+}
+
+namespace {
+
+// Per-worker score rows of the decode attention, grown on demand.
+thread_local std::vector<float> t_scores;
+
+// p[t] = scale * dot(q, k rows t) for the 4 keys at k (rows of d floats), summed in reduce4's tree.
+inline void scores4(const float* q, const float* k, ptrdiff_t d, float scale, float* p) {
+  vf acc[4] = {splat(0.0f), splat(0.0f), splat(0.0f), splat(0.0f)};
+  ptrdiff_t c = 0;
+  for (; c + VW <= d; c += VW) {
+    const vf qv = load(q + c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * load(k + t * d + c);
+  }
+  if (c < d) {
+    const vf qv = load_part(q + c, d - c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * load_part(k + t * d + c, d - c);
+  }
+  reduce4(acc, p);
+  for (int t = 0; t < 4; t++) p[t] *= scale;
+}
+
+inline float score1(const float* q, const float* k, ptrdiff_t d, float scale) {
+  vf acc = splat(0.0f);
+  ptrdiff_t c = 0;
+  for (; c + VW <= d; c += VW) acc += load(q + c) * load(k + c);
+  if (c < d) acc += load_part(q + c, d - c) * load_part(k + c, d - c);
+  return tree_hsum(acc) * scale;
+}
+
+}  // namespace
+
+// One task per (query b, KV head g): the query heads that share g read its cached keys and values
+// once, each key block from L1 for all of them; scores are dot products reduced four keys at a time.
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
+                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
+                      ptrdiff_t max_len, float scale) {
+  const ptrdiff_t rep = heads / kv_heads;
+  ptrdiff_t flops = 0;
+  for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
+  const size_t per_worker = static_cast<size_t>(rep * max_len);
+  t_scores.resize(static_cast<size_t>(threads()) * per_worker);
+  float* rows = t_scores.data();
+  const auto task = [&](ptrdiff_t bg, int worker) {
+    const ptrdiff_t b = bg / kv_heads, g = bg % kv_heads;
+    const ptrdiff_t len = lens[b];
+    const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
+    const float* kc = k_cache + (slot * kv_heads + g) * max_len * d;
+    const float* vc = v_cache + (slot * kv_heads + g) * max_len * d;
+    // Query heads g*rep .. g*rep + rep - 1 are consecutive rows of q and out.
+    const float* qg = q + (b * heads + g * rep) * d;
+    float* og = out + (b * heads + g * rep) * d;
+    float* p = rows + static_cast<size_t>(worker) * per_worker;
+    ptrdiff_t j = 0;
+    for (; j + 4 <= len; j += 4)
+      for (ptrdiff_t r = 0; r < rep; r++) scores4(qg + r * d, kc + j * d, d, scale, p + r * max_len + j);
+    for (; j < len; j++)
+      for (ptrdiff_t r = 0; r < rep; r++) p[r * max_len + j] = score1(qg + r * d, kc + j * d, d, scale);
+    for (ptrdiff_t r = 0; r < rep; r++) softmax_inplace(p + r * max_len, len);
+    // out_r = sum_t p[r][t] v_t, for up to 4 heads x 4 vectors of d at a time in registers.
+    for (ptrdiff_t r0 = 0; r0 < rep; r0 += 4) {
+      const int rs = static_cast<int>(std::min<ptrdiff_t>(4, rep - r0));
+      for (ptrdiff_t c0 = 0; c0 < d; c0 += 4 * VW) {
+        const ptrdiff_t width = std::min<ptrdiff_t>(4 * VW, d - c0);
+        const int nv = static_cast<int>((width + VW - 1) / VW);
+        vf acc[4][4];
+        for (int r = 0; r < 4; r++)
+          for (int i = 0; i < 4; i++) acc[r][i] = splat(0.0f);
+        for (ptrdiff_t t = 0; t < len; t++) {
+          const float* vt = vc + t * d + c0;
+          vf v[4];
+          for (int i = 0; i < nv; i++) v[i] = (i + 1) * VW <= width ? load(vt + i * VW) : load_part(vt + i * VW, width - i * VW);
+          for (int r = 0; r < rs; r++) {
+            const float w = p[(r0 + r) * max_len + t];
+            for (int i = 0; i < nv; i++) acc[r][i] += w * v[i];
+          }
+        }
+        for (int r = 0; r < rs; r++) {
+          float* o = og + (r0 + r) * d + c0;
+          for (int i = 0; i < nv; i++) {
+            if ((i + 1) * VW <= width) {
+              store(o + i * VW, acc[r][i]);
+            } else {
+              for (ptrdiff_t c = 0; c < width - i * VW; c++) o[i * VW + c] = acc[r][i][c];
+            }
+          }
+        }
+      }
+    }
+  };
+  if (flops < (1 << 18)) {
+    for (ptrdiff_t i = 0; i < n * kv_heads; i++) task(i, 0);
+  } else {
+    parallel_for(n * kv_heads, task);
   }
 }
 
