@@ -369,28 +369,80 @@ ptrdiff_t argmax(const float* z, ptrdiff_t n) {
   return best;
 }
 
-// e[i] = exp(z[i] * inv_t - m) for i < n, with m = max(z) * inv_t; returns the sum (float64,
-// summed in index order so the CDF walk below adds the same terms in the same order).
-double softmax_weights(const float* z, ptrdiff_t n, float inv_t, float* e, float* m_out) {
-  float mx = -__builtin_inff();
-  for (ptrdiff_t i = 0; i < n; i++) mx = z[i] > mx ? z[i] : mx;
-  const float m = mx * inv_t;
-  *m_out = m;
-  const ptrdiff_t nv = n / VW * VW;
-  for (ptrdiff_t i = 0; i < nv; i += VW) store(e + i, vexp(load(z + i) * inv_t - m));
-  if (nv < n) {
-    float tmp[VW];
-    for (ptrdiff_t i = nv; i < n; i++) tmp[i - nv] = z[i] * inv_t - m;
-    vexp_tail(tmp, e + nv, static_cast<int>(n - nv));
+// Elements per block of the CDF walk: the walk adds whole blocks until the one where the
+// cumulative weight crosses the target, then walks that block element by element.
+constexpr ptrdiff_t kWalkBlock = 256;
+
+inline float vmax_row(const float* z, ptrdiff_t n) {
+  vf mv = splat(-__builtin_inff());
+  ptrdiff_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    const vf x = load(z + i);
+    mv = x > mv ? x : mv;
   }
+  float mx = hmax(mv);
+  for (; i < n; i++) mx = z[i] > mx ? z[i] : mx;
+  return mx;
+}
+
+// e[i] = exp(z[i] * inv_t - m) for i < n, with m = max(z) * inv_t; block[b] = the sum of block b
+// (float lanes, then float64); returns the float64 sum of the blocks in order.
+double softmax_weights(const float* z, ptrdiff_t n, float inv_t, float* e, double* block, float* m_out) {
+  const float m = vmax_row(z, n) * inv_t;
+  *m_out = m;
   double sum = 0;
-  for (ptrdiff_t i = 0; i < n; i++) sum += e[i];
+  for (ptrdiff_t b0 = 0; b0 < n; b0 += kWalkBlock) {
+    const ptrdiff_t b1 = std::min(n, b0 + kWalkBlock);
+    vf acc = splat(0.0f);
+    ptrdiff_t i = b0;
+    for (; i + VW <= b1; i += VW) {
+      const vf x = vexp(load(z + i) * inv_t - m);
+      store(e + i, x);
+      acc += x;
+    }
+    float s = tree_hsum(acc);
+    if (i < b1) {
+      float tmp[VW];
+      for (ptrdiff_t j = i; j < b1; j++) tmp[j - i] = z[j] * inv_t - m;
+      vexp_tail(tmp, e + i, static_cast<int>(b1 - i));
+      for (ptrdiff_t j = i; j < b1; j++) s += e[j];
+    }
+    block[b0 / kWalkBlock] = s;
+    sum += s;
+  }
   return sum;
+}
+
+// The first index where the running sum of e exceeds target: whole blocks first, then inside the
+// crossing block. Rounding can leave the running sum a hair below the target (u close to 1), or
+// make a block's elements fall short of its block sum; then the last index with a nonzero weight
+// (in that block, or overall) is taken.
+ptrdiff_t cdf_walk(const float* e, const double* block, ptrdiff_t n, double target) {
+  double acc = 0;
+  for (ptrdiff_t b0 = 0; b0 < n; b0 += kWalkBlock) {
+    const double bs = block[b0 / kWalkBlock];
+    if (acc + bs <= target) {
+      acc += bs;
+      continue;
+    }
+    const ptrdiff_t b1 = std::min(n, b0 + kWalkBlock);
+    ptrdiff_t last = -1;
+    for (ptrdiff_t i = b0; i < b1; i++) {
+      if (e[i] > 0) last = i;
+      acc += e[i];
+      if (acc > target) return i;
+    }
+    if (last >= 0) return last;
+  }
+  for (ptrdiff_t i = n - 1; i > 0; i--)
+    if (e[i] > 0) return i;
+  return 0;
 }
 
 inline double m_plus_log(double sum, float m) { return static_cast<double>(m) + std::log(sum); }
 
 thread_local std::vector<float> t_weights;
+thread_local std::vector<double> t_blocks;
 
 }  // namespace
 
@@ -399,34 +451,21 @@ void sample_rows(const float* logits, ptrdiff_t rows, ptrdiff_t vocab, const flo
   const auto row = [&](ptrdiff_t r, int) {
     const float* z = logits + r * vocab;
     t_weights.resize(static_cast<size_t>(vocab));
+    t_blocks.resize(static_cast<size_t>((vocab + kWalkBlock - 1) / kWalkBlock));
     float* e = t_weights.data();
+    double* blocks = t_blocks.data();
     const float t = temperatures[r];
+    float m;
     if (t == 0.0f) {
       const ptrdiff_t tok = argmax(z, vocab);
-      float m;
-      const double sum = softmax_weights(z, vocab, 1.0f, e, &m);
-      const double lse = m_plus_log(sum, m);
+      const double sum = softmax_weights(z, vocab, 1.0f, e, blocks, &m);
       tokens[r] = static_cast<int32_t>(tok);
-      logprobs[r] = static_cast<double>(z[tok]) - lse;
+      logprobs[r] = static_cast<double>(z[tok]) - m_plus_log(sum, m);
       return;
     }
     const float inv_t = 1.0f / t;
-    float m;
-    const double sum = softmax_weights(z, vocab, inv_t, e, &m);
-    // Walk the CDF; rounding can leave the total a hair below u * sum, so the last token with a
-    // nonzero weight is the fallback.
-    const double target = uniforms[r] * sum;
-    double acc = 0;
-    ptrdiff_t tok = -1, last = 0;
-    for (ptrdiff_t i = 0; i < vocab; i++) {
-      if (e[i] > 0) last = i;
-      acc += e[i];
-      if (acc > target) {
-        tok = i;
-        break;
-      }
-    }
-    if (tok < 0) tok = last;
+    const double sum = softmax_weights(z, vocab, inv_t, e, blocks, &m);
+    const ptrdiff_t tok = cdf_walk(e, blocks, vocab, uniforms[r] * sum);
     tokens[r] = static_cast<int32_t>(tok);
     logprobs[r] = static_cast<double>(z[tok] * inv_t) - m_plus_log(sum, m);
   };
