@@ -363,23 +363,26 @@ export class DecodeScheduler {
     }
     const model = st.handle.model();
     const cache = st.cache as KvCache;
+    const V = model.weights.config.vocabSize;
     const b = this.buffers(st);
     const { tokens, positions, slots, drawer } = b;
-    for (let i = 0; i < n; i++) {
-      const s = seqs[i];
-      tokens[i] = s.tokens[s.tokens.length - 1];
-      positions[i] = st.slotLen[s.slot];
-      slots[i] = s.slot;
-      const req = s.request.req;
-      drawer.set(i, req, uniformAt(s.seed, s.tokens.length));
-    }
-    const hidden = forwardHidden(model, cache, tokens.subarray(0, n), positions.subarray(0, n), slots.subarray(0, n), null);
-    const V = model.weights.config.vocabSize;
-    const logits = headLogits(model, hidden, n, b.logitsFor(n));
-    drawer.run(model.kernels, logits, V, n);
-    for (let i = 0; i < n; i++) {
-      st.slotLen[seqs[i].slot]++;
-      this.accept(seqs[i], drawer.tokens[i], drawer.logprobs[i]);
+    // One forward per MAX_BATCH sequences (a single request may ask for more samples than that).
+    for (let c0 = 0; c0 < n; c0 += MAX_BATCH) {
+      const m = Math.min(MAX_BATCH, n - c0);
+      for (let i = 0; i < m; i++) {
+        const s = seqs[c0 + i];
+        tokens[i] = s.tokens[s.tokens.length - 1];
+        positions[i] = st.slotLen[s.slot];
+        slots[i] = s.slot;
+        drawer.set(i, s.request.req, uniformAt(s.seed, s.tokens.length));
+      }
+      const hidden = forwardHidden(model, cache, tokens.subarray(0, m), positions.subarray(0, m), slots.subarray(0, m), null);
+      const logits = headLogits(model, hidden, m, b.logitsFor(m));
+      drawer.run(model.kernels, logits, V, m);
+      for (let i = 0; i < m; i++) {
+        st.slotLen[seqs[c0 + i].slot]++;
+        this.accept(seqs[c0 + i], drawer.tokens[i], drawer.logprobs[i]);
+      }
     }
     this.stats.steps++;
     this.stats.tokens += n;

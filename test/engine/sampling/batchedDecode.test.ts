@@ -46,6 +46,11 @@ for (const [name, kernels] of [["native", loadNativeKernels()], ["reference", re
       sameSamples(batched.sequences, alone, `${n} samples`);
       assert.ok(new Set(batched.sequences.map((q) => q.tokens.join(","))).size > n / 2, "the samples differ from each other");
     }
+    // More samples than one decode forward takes (64): decoded in two forwards per step.
+    const many = await sched.submit(s, resolveSampleRequest(spec(prompt, 70, 500, 4), s.limits));
+    assert.ok(many.sequences.every((q) => q.tokens.length === 4));
+    const last = await new DecodeScheduler().submit(s, resolveSampleRequest(spec(prompt, 1, 569, 4), s.limits));
+    sameSamples(many.sequences.slice(69), last.sequences, "sample 69 of 70");
   });
 
   test(`${name} kernels: concurrent prompts prefilled together, split across forward calls, equal one whole-prompt forward`, async () => {
