@@ -5,14 +5,17 @@
 //   native      the addon maps the file and widens to float32 on every core (the default path)
 //   positioned  positioned reads into a staging buffer, then the native bf16 widening
 //   typescript  positioned reads and the TypeScript widening loop (COOKBOOK_KERNELS=reference)
+//   fresh-memory  no file at all: fills new float32 arrays of the same sizes, the floor any path
+//               that materialises float32 weights pays (about 1 GB/s on the development VM)
 // Prints wall and CPU seconds of loadModelDir, the GB/s of float32 produced and each child's peak RSS.
-// Usage: npm run bench:load [-- --layers 16 --rounds 2 --shards 1 --paths native,positioned,typescript]
+// Usage: npm run bench:load [-- --layers 16 --rounds 2 --shards 1 --paths native,positioned,typescript,fresh-memory]
 import { execFileSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { loadModelDir } from "../src/engine/loadModel.ts";
 import type { ReadPath } from "../src/engine/safetensors/index.ts";
-import { llama1bFolder } from "./llamaFolder.ts";
+import { expectedTensorShapes, shapeSize } from "../src/engine/model/config.ts";
+import { llama1bConfig, llama1bFolder } from "./llamaFolder.ts";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, fallback: string): string => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : fallback);
@@ -22,11 +25,18 @@ const dir = llama1bFolder(layers, shards);
 
 interface Child { path: string; wall: number; cpu: number; params: number; peakRss: number }
 
+/** Fills fresh float32 arrays of the model's sizes: the cost of obtaining the memory alone. */
+function touchFresh(): Map<string, Float32Array> {
+  const out = new Map<string, Float32Array>();
+  for (const [name, shape] of expectedTensorShapes(llama1bConfig(layers))) out.set(name, new Float32Array(shapeSize(shape)).fill(1));
+  return out;
+}
+
 if (argv[0] === "--child") {
-  const path = argv[1] as ReadPath;
+  const path = argv[1];
   const u0 = process.cpuUsage();
   const t0 = performance.now();
-  const m = loadModelDir(dir, { via: path });
+  const m = path === "fresh-memory" ? { weights: touchFresh() } : loadModelDir(dir, { via: path as ReadPath });
   const wall = (performance.now() - t0) / 1000;
   const u = process.cpuUsage(u0);
   let params = 0;
@@ -36,7 +46,7 @@ if (argv[0] === "--child") {
   process.exit(0);
 }
 
-const paths = opt("paths", "native,positioned,typescript").split(",");
+const paths = opt("paths", "native,positioned,typescript,fresh-memory").split(",");
 const rounds = Number(opt("rounds", "2"));
 const self = fileURLToPath(import.meta.url);
 const results = new Map<string, Child[]>();

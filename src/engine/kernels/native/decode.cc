@@ -1,5 +1,5 @@
 // Kernels of the sampler's decode step: products of a few token rows with weight matrices,
-// writing K/V rows into the cache, and drawing tokens from rows of logits.
+// writing K/V rows into the cache, attention over it, and drawing tokens from rows of logits.
 //
 // Decoding multiplies a handful of rows (one per sequence being decoded) by every weight matrix
 // W [N, K]. A general GEMM packs W first, which for a few rows costs about as much memory traffic
