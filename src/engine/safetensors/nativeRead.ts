@@ -23,7 +23,8 @@ let addon: NativeKernels | null | undefined;
 export function nativeFileReader(required = false): NativeFileReader | null {
   if (addon === undefined) {
     try {
-      addon = process.env.COOKBOOK_KERNELS === "reference" ? null : loadNativeKernels();
+      // Windows has no POSIX mmap (the addon's widenFromFile refuses there).
+      addon = process.env.COOKBOOK_KERNELS === "reference" || process.platform === "win32" ? null : loadNativeKernels();
     } catch {
       // getKernels() reports a missing addon once; the positioned reads give the same values.
       addon = null;

@@ -7,6 +7,17 @@
 // of conversion; this loader runs at that floor. Transparent huge pages for the arrays (madvise)
 // measured 4-6x slower there, MAP_POPULATE / MADV_POPULATE_WRITE / no MADV_SEQUENTIAL no faster.
 
+#include "decode.h"
+
+#if defined(_WIN32)
+// No POSIX mmap: safetensors/nativeRead.ts does not offer this path on Windows (positioned reads).
+namespace ck {
+std::string widen_from_file(const std::string&, const std::vector<WidenJob>&) {
+  return "memory-mapped loading is not available on this platform";
+}
+}  // namespace ck
+#else
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,7 +28,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "decode.h"
 #include "pool.h"
 
 #if defined(__F16C__)
@@ -174,3 +184,5 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
 }
 
 }  // namespace ck
+
+#endif  // !_WIN32
