@@ -11,7 +11,10 @@
         "src/engine/kernels/native/gemm.cc",
         "src/engine/kernels/native/ops.cc",
         "src/engine/kernels/native/attention.cc",
-        "src/engine/kernels/native/pool.cc"
+        "src/engine/kernels/native/pool.cc",
+        "src/engine/kernels/native/addon_decode.cc",
+        "src/engine/kernels/native/decode.cc",
+        "src/engine/kernels/native/safetensors_map.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

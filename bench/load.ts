@@ -1,37 +1,69 @@
-// Loading a bf16 safetensors model at a Llama-3.2-1B shape (random weights, --layers of the real
-// 16; written once to a temp folder). Prints the CPU seconds of loadModelDir. Compare the native
-// widening with the TypeScript loop: `COOKBOOK_KERNELS=reference npm run bench:load`.
-// Usage: npm run bench:load [-- --layers 4]
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadModelDir, modelConfigToHfJson } from "../src/engine/loadModel.ts";
-import { expectedTensorShapes, type ModelConfig } from "../src/engine/model/config.ts";
-import { EngineModel } from "../src/engine/model/model.ts";
-import { writeSafetensors } from "../src/engine/safetensors/index.ts";
+// Loading a bf16 safetensors model at the Llama-3.2-1B shape (hidden 2048, 16 layers, ffn 8192,
+// 32 / 8 heads, vocab 128256, tied; --layers to change the depth), written once to a temp folder
+// (--shards 2 for a sharded index). Each path runs in its own child process, alternating
+// (--rounds times each), with the file in the page cache:
+//   native      the addon maps the file and widens to float32 on every core (the default path)
+//   positioned  positioned reads into a staging buffer, then the native bf16 widening
+//   typescript  positioned reads and the TypeScript widening loop (COOKBOOK_KERNELS=reference)
+//   fresh-memory  no file at all: fills new float32 arrays of the same sizes, the floor any path
+//               that materialises float32 weights pays (about 1 GB/s on the development VM)
+// Prints wall and CPU seconds of loadModelDir, the GB/s of float32 produced and each child's peak RSS.
+// Usage: npm run bench:load [-- --layers 16 --rounds 2 --shards 1 --paths native,positioned,typescript,fresh-memory]
+import { execFileSync } from "node:child_process";
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { loadModelDir } from "../src/engine/loadModel.ts";
+import type { ReadPath } from "../src/engine/safetensors/index.ts";
+import { expectedTensorShapes, shapeSize } from "../src/engine/model/config.ts";
+import { llama1bConfig, llama1bFolder } from "./llamaFolder.ts";
 
 const argv = process.argv.slice(2);
-const i = argv.indexOf("--layers");
-const layers = i >= 0 ? Number(argv[i + 1]) : 4;
-const config: ModelConfig = {
-  modelType: "llama", vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: layers, numHeads: 32,
-  numKvHeads: 8, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 500000, ropeScaling: null, maxPositionEmbeddings: 131072,
-  tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
-};
-const dir = join(tmpdir(), `cookbook-bench-load-llama1b-${layers}l`);
-if (!existsSync(join(dir, "model.safetensors"))) {
-  mkdirSync(dir, { recursive: true });
-  const weights = EngineModel.randomWeights(config, 0);
-  const shapes = expectedTensorShapes(config);
-  const tensors = new Map([...weights].map(([name, data]) => [name, { shape: shapes.get(name) ?? [data.length], data }]));
-  writeFileSync(join(dir, "config.json"), JSON.stringify({ ...modelConfigToHfJson(config), torch_dtype: "bfloat16" }));
-  writeSafetensors(join(dir, "model.safetensors"), tensors, { dtype: "BF16" });
+const opt = (name: string, fallback: string): string => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : fallback);
+const layers = Number(opt("layers", "16"));
+const shards = Number(opt("shards", "1"));
+const dir = llama1bFolder(layers, shards);
+
+interface Child { path: string; wall: number; cpu: number; params: number; peakRss: number }
+
+/** Fills fresh float32 arrays of the model's sizes: the cost of obtaining the memory alone. */
+function touchFresh(): Map<string, Float32Array> {
+  const out = new Map<string, Float32Array>();
+  for (const [name, shape] of expectedTensorShapes(llama1bConfig(layers))) out.set(name, new Float32Array(shapeSize(shape)).fill(1));
+  return out;
 }
-const u0 = process.cpuUsage();
-const t0 = performance.now();
-const m = loadModelDir(dir);
-const u = process.cpuUsage(u0);
-let elements = 0;
-for (const w of m.weights.values()) elements += w.length;
-const widening = process.env.COOKBOOK_KERNELS === "reference" ? "TypeScript loop" : "native";
-console.log(`load ${dir} (${(elements / 1e6).toFixed(0)} M bf16 params, widening: ${widening}): ${((u.user + u.system) / 1e6).toFixed(2)} CPU-s, ${((performance.now() - t0) / 1000).toFixed(2)} s wall`);
+
+if (argv[0] === "--child") {
+  const path = argv[1];
+  const u0 = process.cpuUsage();
+  const t0 = performance.now();
+  const m = path === "fresh-memory" ? { weights: touchFresh() } : loadModelDir(dir, { via: path as ReadPath });
+  const wall = (performance.now() - t0) / 1000;
+  const u = process.cpuUsage(u0);
+  let params = 0;
+  for (const w of m.weights.values()) params += w.length;
+  const out: Child = { path, wall, cpu: (u.user + u.system) / 1e6, params, peakRss: process.resourceUsage().maxRSS * 1024 };
+  console.log(JSON.stringify(out));
+  process.exit(0);
+}
+
+const paths = opt("paths", "native,positioned,typescript,fresh-memory").split(",");
+const rounds = Number(opt("rounds", "2"));
+const self = fileURLToPath(import.meta.url);
+const results = new Map<string, Child[]>();
+console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; ${dir} (${layers} layers, ${shards} file(s), bf16)`);
+// One untimed read first puts the files in the page cache.
+execFileSync(process.execPath, ["--import", "tsx", self, "--child", "native", ...argv]);
+for (let r = 0; r < rounds; r++) {
+  for (const path of paths) {
+    const env = { ...process.env, ...(path === "typescript" ? { COOKBOOK_KERNELS: "reference" } : {}) };
+    const via = path === "typescript" ? "positioned" : path;
+    const out = execFileSync(process.execPath, ["--import", "tsx", self, "--child", via, ...argv], { env, encoding: "utf8" });
+    const c = JSON.parse(out.trim().split("\n").pop() as string) as Child;
+    results.set(path, [...(results.get(path) ?? []), c]);
+    console.log(`  ${path}: ${c.wall.toFixed(2)} s wall, ${c.cpu.toFixed(2)} s cpu, ${(c.params * 4 / c.wall / 1e9).toFixed(1)} GB/s of float32, peak RSS ${(c.peakRss / 1e9).toFixed(2)} GB`);
+  }
+}
+for (const [path, cs] of results) {
+  const best = cs.reduce((a, b) => (b.wall < a.wall ? b : a));
+  console.log(`${path}: best ${best.wall.toFixed(2)} s wall (${best.cpu.toFixed(2)} s cpu) for ${(best.params / 1e6).toFixed(0)} M bf16 parameters (${(best.params * 2 / 1e9).toFixed(2)} GB file, ${(best.params * 4 / 1e9).toFixed(2)} GB float32)`);
+}

@@ -1,63 +1,71 @@
-// Sampler snapshots at a Llama-3.2-1B shape (hidden 2048, ffn 8192, 32 heads / 8 KV heads, head_dim
-// 64, vocab 128256, tied; random weights), in process: train → snapshot → sample, twice, with a
-// LoRA r32 adapter on every linear and the LM head. Prints per snapshot the CPU seconds of
-// creating the sampler (what saveWeightsAndGetSamplingClient costs in the worker) and the peak RSS
-// of the whole loop next to the base weights' size. The real model has 16 layers; the default is
-// fewer (--layers) so that the benchmark fits next to other work on a shared machine.
-// Usage: npm run bench:snapshot [-- --layers 4 --tokens 8]
-import { getKernels } from "../src/engine/kernels/index.ts";
-import type { ModelConfig } from "../src/engine/model/config.ts";
-import { EngineModel } from "../src/engine/model/model.ts";
-import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
-import { SamplerRegistry } from "../src/engine/sampling/samplers.ts";
-import { DecodeScheduler } from "../src/engine/sampling/scheduler.ts";
+// A train → snapshot → sample loop at the Llama-3.2-1B shape, through the embedded service client
+// as a recipe runs it: LoRA r32 on every linear and the LM head, each round one forward_backward +
+// optim_step on --batch sequences of 64 tokens, saveWeightsAndGetSamplingClient, 4 samples of
+// --tokens tokens from the new sampler, and the previous sampler released. Prints the load time,
+// each snapshot's wall time, and the peak RSS of the process (the worker thread included) next to
+// the base weights' float32 size. The model folder is bench/llamaFolder.ts's (bf16, random).
+// Usage: npm run bench:snapshot [-- --layers 16 --rounds 3 --batch 4 --tokens 16]
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createEmbeddedServiceClient, type EmbeddedSamplingClient } from "../src/engine/index.ts";
+import { expectedTensorShapes, shapeSize } from "../src/engine/model/config.ts";
+import type { Datum } from "../src/tinker/types.ts";
+import { llama1bConfig, llama1bFolder } from "./llamaFolder.ts";
 
 const argv = process.argv.slice(2);
-function arg(name: string, fallback: number): number {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(argv[i + 1]) : fallback;
-}
-const layers = arg("layers", 4);
-const genTokens = arg("tokens", 8);
-const rank = 32;
-const config: ModelConfig = {
-  modelType: "llama", vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: layers, numHeads: 32,
-  numKvHeads: 8, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 500000, ropeScaling: null, maxPositionEmbeddings: 131072,
-  tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
-};
-const cpuSeconds = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-const gb = (bytes: number): string => (bytes / 1024 ** 3).toFixed(2);
+const arg = (name: string, fallback: number): number => (argv.includes(`--${name}`) ? Number(argv[argv.indexOf(`--${name}`) + 1]) : fallback);
+const layers = arg("layers", 16);
+const rounds = arg("rounds", 3);
+const batch = arg("batch", 4);
+const genTokens = arg("tokens", 16);
+const config = llama1bConfig(layers);
+const dir = llama1bFolder(layers);
+let baseBytes = 0;
+for (const shape of expectedTensorShapes(config).values()) baseBytes += shapeSize(shape) * 4;
+const gb = (bytes: number): string => (bytes / 1e9).toFixed(2);
 const peakRss = (): number => process.resourceUsage().maxRSS * 1024;
 
-const kernels = getKernels();
-const weights = EngineModel.randomWeights(config, 0);
-let baseBytes = 0;
-for (const w of weights.values()) baseBytes += w.byteLength;
-const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
-const tokens = Int32Array.from({ length: 33 }, (_, i) => (i * 7919) % config.vocabSize);
-const batch = [{ inputTokens: tokens.subarray(0, 32), lossInputs: { target_tokens: tokens.subarray(1), weights: new Float32Array(32).fill(1) } }];
-const registry = new SamplerRegistry(kernels);
-const scheduler = new DecodeScheduler();
-console.log(`Llama-3.2-1B shape with ${layers} of 16 layers: base weights ${gb(baseBytes)} GB fp32; kernels ${kernels.name ?? "?"}; RSS after setup ${gb(process.memoryUsage().rss)} GB`);
-const snapshotCpu: number[] = [];
-for (let round = 1; round <= 2; round++) {
-  model.forwardBackward(batch, "cross_entropy", undefined, true);
-  model.optimStep({ learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0, grad_clip_norm: 0 });
-  const c0 = cpuSeconds();
-  // What the worker does for saveWeightsAndGetSamplingClient: copy the adapter, build the sampler.
-  const sampler = registry.add(`snap${round}`, { config, weights: model.baseWeights(), adapter: { rank, tensors: model.trainableTensors() } });
-  sampler.model();
-  snapshotCpu.push(cpuSeconds() - c0);
-  const d0 = cpuSeconds();
-  const r = await scheduler.submit(sampler, resolveSampleRequest({
-    prompt: tokens.subarray(0, 16), numSamples: 2, params: { max_tokens: genTokens, temperature: 1, seed: round },
-    promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0,
-  }, sampler.limits));
-  const decodeCpu = cpuSeconds() - d0;
-  console.log(`round ${round}: snapshot ${snapshotCpu[round - 1].toFixed(2)} CPU-s; sampled ${r.sequences.map((s) => s.tokens.length).join("+")} tokens in ${decodeCpu.toFixed(2)} CPU-s; peak RSS so far ${gb(peakRss())} GB`);
+const tokens = (n: number, salt: number): number[] => Array.from({ length: n }, (_, i) => (Math.imul(i + salt, 2654435761) >>> 8) % config.vocabSize);
+const data: Datum[] = Array.from({ length: batch }, (_, b) => {
+  const t = tokens(65, b);
+  return {
+    model_input: { chunks: [{ type: "encoded_text", tokens: t.slice(0, 64) }] },
+    loss_fn_inputs: { target_tokens: { data: t.slice(1), dtype: "int64", shape: [64] }, weights: { data: new Array(64).fill(1), dtype: "float32", shape: [64] } },
+  };
+});
+
+console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; Llama-3.2-1B shape with ${layers} layers: base weights ${gb(baseBytes)} GB float32`);
+const store = mkdtempSync(join(tmpdir(), "cookbook-bench-snapshot-"));
+const service = createEmbeddedServiceClient({ storeDir: store });
+try {
+  let t = performance.now();
+  const training = await service.createLoraTrainingClient(dir, { rank: 32, seed: 0, trainUnembed: true });
+  console.log(`load + LoRA setup: ${((performance.now() - t) / 1000).toFixed(2)} s; peak RSS ${gb(peakRss())} GB`);
+  let previous: EmbeddedSamplingClient | null = null;
+  const snapshots: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    t = performance.now();
+    const fb = await training.forwardBackward(data, "cross_entropy");
+    const opt = await training.optimStep({ learning_rate: 1e-4 });
+    await fb.result();
+    await opt.result();
+    const trainS = (performance.now() - t) / 1000;
+    t = performance.now();
+    const sampler = await training.saveWeightsAndGetSamplingClient();
+    const snapS = (performance.now() - t) / 1000;
+    snapshots.push(snapS);
+    t = performance.now();
+    const r = await sampler.sample({ chunks: [{ type: "encoded_text", tokens: tokens(16, 100 + round) }] }, 4, { max_tokens: genTokens, temperature: 1, seed: round });
+    const sampleS = (performance.now() - t) / 1000;
+    await previous?.release();
+    previous = sampler;
+    console.log(`round ${round}: train step ${trainS.toFixed(2)} s, snapshot ${snapS.toFixed(3)} s, sampled ${r.sequences.map((s) => s.tokens.length).join("+")} tokens in ${sampleS.toFixed(2)} s; peak RSS so far ${gb(peakRss())} GB`);
+  }
+  const peak = peakRss();
+  console.log(`snapshot wall s: ${snapshots.map((x) => x.toFixed(3)).join(", ")} (goal < 2 s)`);
+  console.log(`peak RSS ${gb(peak)} GB = base ${gb(baseBytes)} GB + ${gb(peak - baseBytes)} GB (${((peak - baseBytes) / baseBytes).toFixed(2)}× base; goal: below base + one float32 copy, i.e. < 1.00×)`);
+} finally {
+  await service.close();
+  rmSync(store, { recursive: true, force: true });
 }
-const peak = peakRss();
-console.log(`snapshot CPU-s: ${snapshotCpu.map((x) => x.toFixed(2)).join(", ")}; peak RSS ${gb(peak)} GB = base ${gb(baseBytes)} GB + ${gb(peak - baseBytes)} GB (${((peak - baseBytes) / baseBytes).toFixed(2)}× base)`);

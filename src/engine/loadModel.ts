@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "./model/config.ts";
 import { readModelSafetensors } from "./safetensors/directory.ts";
+import type { ReadPath } from "./safetensors/reader.ts";
 
 export function readModelConfig(dir: string): { config: ModelConfig; json: Record<string, unknown> } {
   const file = join(dir, "config.json");
@@ -17,9 +18,9 @@ export function readModelConfig(dir: string): { config: ModelConfig; json: Recor
   return { config: parseModelConfig(json, file), json: json as Record<string, unknown> };
 }
 
-/** Float32 tensors by HF name, filtered and shape-checked against `config`. */
-export function loadModelWeights(dir: string, config: ModelConfig): Map<string, Float32Array> {
-  const tensors = readModelSafetensors(dir);
+/** Float32 tensors by HF name, filtered and shape-checked against `config`; `via` as in readSafetensors. */
+export function loadModelWeights(dir: string, config: ModelConfig, options: { via?: ReadPath } = {}): Map<string, Float32Array> {
+  const tensors = readModelSafetensors(dir, options);
   const expected = expectedTensorShapes(config);
   const out = new Map<string, Float32Array>();
   const unexpected: string[] = [];
@@ -49,9 +50,9 @@ export function loadModelWeights(dir: string, config: ModelConfig): Map<string, 
   return out;
 }
 
-export function loadModelDir(dir: string): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
+export function loadModelDir(dir: string, options: { via?: ReadPath } = {}): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
   const { config, json } = readModelConfig(dir);
-  return { config, configJson: json, weights: loadModelWeights(dir, config) };
+  return { config, configJson: json, weights: loadModelWeights(dir, config, options) };
 }
 
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */

@@ -5,12 +5,27 @@ import { PROJECT_ROOT } from "../../projectRoot.ts";
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import type { DecodeKernels } from "./decodeTypes.ts";
 import type { Kernels } from "./types.ts";
 
 type GemmBackendName = "openblas" | "packed";
 
+/** The sampler's and the loader's native functions (src/engine/kernels/native/addon_decode.cc). */
+interface DecodeAddon {
+  gemmRowsNT: DecodeKernels["gemmRowsNT"];
+  kvStore: DecodeKernels["kvStore"];
+  sampleRows: NonNullable<DecodeKernels["sampleRows"]>;
+  /** Sum of x[0..n) on every pool thread: reads memory as fast as the machine allows. */
+  readBandwidthProbe(x: Float32Array, n: number): number;
+  /**
+   * Maps `file` and converts tensor i (dtype code 0 F32, 1 BF16, 2 F16, 3 F64, starting at byte
+   * offsets[i] of the file) to float32 into dsts[i], all of its length.
+   */
+  widenFromFile(file: string, offsets: Float64Array, dtypes: Int32Array, dsts: Float32Array[]): void;
+}
+
 /** What the addon exports (see src/engine/kernels/native/addon.cc). */
-interface NativeAddon {
+interface NativeAddon extends DecodeAddon {
   /** The GEMM path in use now ("openblas" only when the build linked OpenBLAS). */
   gemmBackend(): GemmBackendName;
   /** Backends this build can use; "packed" is always there. */
@@ -41,7 +56,7 @@ interface NativeAddon {
   embeddingBackward: Kernels["embeddingBackward"];
 }
 
-export interface NativeKernels extends Kernels {
+export interface NativeKernels extends Kernels, Pick<DecodeAddon, "readBandwidthProbe" | "widenFromFile"> {
   /** Widens n bf16 values into dst (the loader's hot loop; reference: safetensors/dtypes.ts). */
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   readonly name: "native";
@@ -99,6 +114,11 @@ export function loadNativeKernels(): NativeKernels {
     embeddingForward: addon.embeddingForward,
     embeddingBackward: addon.embeddingBackward,
     bf16ToFloat32: addon.bf16ToFloat32,
+    gemmRowsNT: addon.gemmRowsNT,
+    kvStore: addon.kvStore,
+    sampleRows: addon.sampleRows,
+    readBandwidthProbe: addon.readBandwidthProbe,
+    widenFromFile: addon.widenFromFile,
   };
   cached = kernels;
   return kernels;

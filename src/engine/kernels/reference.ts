@@ -4,6 +4,7 @@
 // Hot loops keep typed arrays in locals (V8 optimises those far better than property lookups).
 
 import type { FloatArray, Kernels } from "./types.ts";
+import { referenceDecodeKernels } from "./decodeTypes.ts";
 
 // One reusable float64 scratch buffer; kernels are synchronous, so sharing it is safe.
 let scratch = new Float64Array(1024);
@@ -450,4 +451,5 @@ export const referenceKernels: Kernels = {
   add,
   embeddingForward,
   embeddingBackward,
+  ...referenceDecodeKernels(gemm),
 };

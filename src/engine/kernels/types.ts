@@ -11,9 +11,11 @@
 //   (grouped-query attention: query head h reads kv head floor(h / (nHeads / nKvHeads))).
 // - Kernels never allocate their outputs; callers pass every buffer. "Accumulate" means +=.
 
+import type { DecodeKernels } from "./decodeTypes.ts";
+
 export type FloatArray = Float32Array | Float64Array;
 
-export interface Kernels {
+export interface Kernels extends DecodeKernels {
   readonly name: "native" | "reference";
   /** Which matrix-product path is in use: "openblas", "packed" (own C++ kernel) or "typescript". */
   readonly gemmBackend: string;

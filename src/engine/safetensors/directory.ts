@@ -3,7 +3,7 @@
 // read and write both layouts.
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SafetensorsError, readSafetensors, readSafetensorsHeader, type Tensor } from "./reader.ts";
+import { SafetensorsError, readSafetensors, readSafetensorsHeader, type ReadPath, type Tensor } from "./reader.ts";
 import { writeSafetensors, type TensorToWrite, type WriteOptions } from "./writer.ts";
 
 export const SINGLE_FILE = "model.safetensors";
@@ -39,9 +39,9 @@ function readWeightMap(indexPath: string): Map<string, string> {
   return out;
 }
 
-/** Reads every tensor of a model folder (single file or sharded). */
-export function readModelSafetensors(dir: string): Map<string, Tensor> {
-  if (existsSync(join(dir, SINGLE_FILE))) return readSafetensors(join(dir, SINGLE_FILE));
+/** Reads every tensor of a model folder (single file or sharded); `via` as in readSafetensors. */
+export function readModelSafetensors(dir: string, options: { via?: ReadPath } = {}): Map<string, Tensor> {
+  if (existsSync(join(dir, SINGLE_FILE))) return readSafetensors(join(dir, SINGLE_FILE), options);
   const indexPath = join(dir, INDEX_FILE);
   if (!existsSync(indexPath)) {
     throw new SafetensorsError(dir, `has neither ${SINGLE_FILE} nor ${INDEX_FILE}; a Hugging Face model folder needs one of them`);
@@ -64,7 +64,7 @@ export function readModelSafetensors(dir: string): Map<string, Tensor> {
     if (missing.length > 0) {
       throw new SafetensorsError(file, `lacks ${missing.length} tensor(s) that ${INDEX_FILE} places in it, e.g. ${missing[0]}`);
     }
-    for (const [name, t] of readSafetensors(file, { names })) out.set(name, t);
+    for (const [name, t] of readSafetensors(file, { names, via: options.via })) out.set(name, t);
   }
   return out;
 }

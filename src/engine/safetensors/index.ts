@@ -1,6 +1,6 @@
 // Safetensors reading and writing for the embedded engine.
 export { SafetensorsError, readSafetensors, readSafetensorsHeader } from "./reader.ts";
-export type { SafetensorsEntry, SafetensorsHeader, Tensor, TensorValues } from "./reader.ts";
+export type { ReadPath, SafetensorsEntry, SafetensorsHeader, Tensor, TensorValues } from "./reader.ts";
 export { writeSafetensors } from "./writer.ts";
 export type { TensorToWrite, WriteOptions } from "./writer.ts";
 export { INDEX_FILE, SINGLE_FILE, modelWeightFiles, readModelSafetensors, writeModelSafetensors } from "./directory.ts";

@@ -1,9 +1,13 @@
 // Reads safetensors files (engine-numerics §3): an 8-byte little-endian header length, a JSON
-// header, then one byte buffer. Tensors are read one at a time with positioned reads so a large
-// checkpoint is never held twice in memory. Every problem is reported with the file name and
-// what exactly is wrong, because a half-downloaded checkpoint is the usual cause.
+// header, then one byte buffer. Floating tensors are converted to float32 by the native addon
+// straight from a memory mapping of the file, on every core (nativeRead.ts); without the addon,
+// or for integer tensors, they are read one at a time with positioned reads so a large
+// checkpoint is never held twice in memory. Both give the same values. Every problem is reported
+// with the file name and what exactly is wrong, because a half-downloaded checkpoint is the
+// usual cause.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { DTYPE_SIZE, KNOWN_DTYPES, f16ToFloat32, isReadableDType } from "./dtypes.ts";
+import { nativeFileReader } from "./nativeRead.ts";
 import { widenBf16 } from "./widen.ts";
 
 export class SafetensorsError extends Error {
@@ -177,24 +181,43 @@ function decode(file: string, entry: SafetensorsEntry, buf: Buffer): TensorValue
   }
 }
 
+/** How tensors are read: the native mapping when the addon loads (default), or positioned reads. */
+export type ReadPath = "native" | "positioned";
+
 /**
  * Reads tensors of one file (all, or only `names`). F32/BF16/F16/F64 come back as Float32Array,
- * I32 as Int32Array, I64 as BigInt64Array. Every returned array owns its buffer.
+ * I32 as Int32Array, I64 as BigInt64Array. Every returned array owns its buffer. `via` forces one
+ * path (tests compare them); by default floating tensors go through the native mapping when the
+ * addon is there and COOKBOOK_KERNELS is not "reference".
  */
-export function readSafetensors(file: string, options: { names?: Iterable<string> } = {}): Map<string, Tensor> {
+export function readSafetensors(file: string, options: { names?: Iterable<string>; via?: ReadPath } = {}): Map<string, Tensor> {
   const fd = openFile(file);
   try {
     const header = parseHeader(file, fd);
     const wanted = options.names === undefined ? [...header.entries.keys()] : [...options.names];
-    const out = new Map<string, Tensor>();
+    const entries: SafetensorsEntry[] = [];
     for (const name of wanted) {
       const entry = header.entries.get(name);
       if (entry === undefined) throw new SafetensorsError(file, `has no tensor named ${JSON.stringify(name)}`);
       if (!isReadableDType(entry.dtype)) decode(file, entry, Buffer.alloc(0));
-      const buf = readExactly(fd, file, entry.end - entry.begin, header.dataStart + entry.begin, `tensor ${JSON.stringify(name)}`);
-      out.set(name, { dtype: entry.dtype, shape: entry.shape, data: decode(file, entry, buf) });
+      entries.push(entry);
     }
-    return out;
+    const out = new Map<string, Tensor>();
+    const native = options.via === "positioned" ? null : nativeFileReader(options.via === "native");
+    const floats = native === null ? [] : entries.filter((e) => native.handles(e.dtype));
+    if (native !== null && floats.length > 0) {
+      for (const [name, data] of native.read(file, header.dataStart, floats)) {
+        const e = header.entries.get(name) as SafetensorsEntry;
+        out.set(name, { dtype: e.dtype, shape: e.shape, data });
+      }
+    }
+    for (const entry of entries) {
+      if (out.has(entry.name)) continue;
+      const buf = readExactly(fd, file, entry.end - entry.begin, header.dataStart + entry.begin, `tensor ${JSON.stringify(entry.name)}`);
+      out.set(entry.name, { dtype: entry.dtype, shape: entry.shape, data: decode(file, entry, buf) });
+    }
+    // In the order asked for, whichever path read each tensor.
+    return new Map(wanted.map((n) => [n, out.get(n) as Tensor]));
   } finally {
     closeSync(fd);
   }

@@ -64,10 +64,68 @@ export interface InferenceModel {
   weights: InferenceWeights;
   kernels: Kernels;
   invFreq: Float32Array;
+  /** Buffers of decode-sized calls, reused from step to step (dropped by releaseScratch). */
+  scratch: ForwardScratch | null;
 }
 
 export function inferenceModel(weights: InferenceWeights, kernels: Kernels): InferenceModel {
-  return { weights, kernels, invFreq: Float32Array.from(ropeInvFreq(weights.config)) };
+  return { weights, kernels, invFreq: Float32Array.from(ropeInvFreq(weights.config)), scratch: null };
+}
+
+/** Calls with at most this many tokens (decode steps) reuse the model's buffers; longer ones allocate. */
+export const SCRATCH_ROWS = 64;
+
+/** The activations of one forward call, for up to `rows` tokens. */
+export class ForwardScratch {
+  readonly x: Float32Array;
+  readonly xn: Float32Array;
+  readonly tmp: Float32Array;
+  readonly rstd: Float32Array;
+  readonly q: Float32Array;
+  readonly k: Float32Array;
+  readonly v: Float32Array;
+  readonly attn: Float32Array;
+  readonly gate: Float32Array;
+  readonly up: Float32Array;
+  readonly ones: Float32Array;
+  readonly qRaw: Float32Array | null;
+  readonly kRaw: Float32Array | null;
+  readonly lora: Float32Array;
+  readonly lens: Int32Array;
+  readonly out: Float32Array;
+
+  constructor(c: ModelConfig, maxRank: number, readonly rows: number) {
+    const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = c;
+    const n = rows;
+    this.x = new Float32Array(n * D);
+    this.xn = new Float32Array(n * D);
+    this.tmp = new Float32Array(n * D);
+    this.rstd = new Float32Array(n * Math.max(H, 1));
+    this.q = new Float32Array(n * H * d);
+    this.k = new Float32Array(n * Hkv * d);
+    this.v = new Float32Array(n * Hkv * d);
+    this.attn = new Float32Array(n * H * d);
+    this.gate = new Float32Array(n * F);
+    this.up = new Float32Array(n * F);
+    this.ones = new Float32Array(n).fill(1);
+    this.qRaw = c.qkNorm ? new Float32Array(n * H * d) : null;
+    this.kRaw = c.qkNorm ? new Float32Array(n * Hkv * d) : null;
+    this.lora = new Float32Array(n * maxRank);
+    this.lens = new Int32Array(n);
+    this.out = new Float32Array(n * D);
+  }
+}
+
+function scratchFor(m: InferenceModel, n: number): ForwardScratch {
+  const w = m.weights;
+  if (n > SCRATCH_ROWS) return new ForwardScratch(w.config, w.maxRank, n);
+  if (m.scratch === null) m.scratch = new ForwardScratch(w.config, w.maxRank, SCRATCH_ROWS);
+  return m.scratch;
+}
+
+/** Frees the reused buffers (an idle sampler keeps only its weights). */
+export function releaseScratch(m: InferenceModel): void {
+  m.scratch = null;
 }
 
 function addBias(k: Kernels, y: Float32Array, bias: Float32Array | null, rows: number, out: number, ones: Float32Array): void {
@@ -76,10 +134,12 @@ function addBias(k: Kernels, y: Float32Array, bias: Float32Array | null, rows: n
 
 /**
  * Runs tokens[i] at positions[i] of cache slot slots[i] through the decoder, writing their K/V to
- * the cache, and returns the final-normed hidden states of the rows in `rows` ([rows.length, D]).
- * Positions of one slot must continue what the cache holds; the caller (the scheduler) owns that.
+ * the cache, and returns the final-normed hidden states of the rows in `rows` ([rows.length, D];
+ * null = every token, in order). Positions of one slot must continue what the cache holds; the
+ * caller (the scheduler) owns that. For decode-sized calls the result is a view of the model's
+ * reused buffers, valid until its next call.
  */
-export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Array, positions: Int32Array, slots: Int32Array, rows: Int32Array): Float32Array {
+export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Array, positions: Int32Array, slots: Int32Array, rows: Int32Array | null): Float32Array {
   const { weights: w, kernels: k } = m;
   const c = w.config;
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = c;
@@ -87,21 +147,8 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
   const qw = H * d;
   const kw = Hkv * d;
   const maxLen = cache.maxLen;
-  const x = new Float32Array(n * D);
-  const xn = new Float32Array(n * D);
-  const tmp = new Float32Array(n * D);
-  const rstd = new Float32Array(n * Math.max(H, 1));
-  const q = new Float32Array(n * qw);
-  const kk = new Float32Array(n * kw);
-  const vv = new Float32Array(n * kw);
-  const attn = new Float32Array(n * qw);
-  const gate = new Float32Array(n * F);
-  const up = new Float32Array(n * F);
-  const ones = new Float32Array(n).fill(1);
-  const qRaw = c.qkNorm ? new Float32Array(n * qw) : null;
-  const kRaw = c.qkNorm ? new Float32Array(n * kw) : null;
-  const loraScratch = new Float32Array(n * w.maxRank);
-  const lens = new Int32Array(n);
+  const sc = scratchFor(m, n);
+  const { x, xn, tmp, rstd, q, k: kk, v: vv, attn, gate, up, ones, qRaw, kRaw, lora, lens } = sc;
   for (let i = 0; i < n; i++) lens[i] = positions[i] + 1;
   const scale = 1 / Math.sqrt(d);
 
@@ -109,11 +156,11 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
   for (let l = 0; l < c.numLayers; l++) {
     const p = w.layers[l];
     k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
-    project(k, p.q, xn, n, qw, D, qRaw ?? q, loraScratch);
+    project(k, p.q, xn, n, qw, D, qRaw ?? q, lora);
     addBias(k, qRaw ?? q, p.qBias, n, qw, ones);
-    project(k, p.k, xn, n, kw, D, kRaw ?? kk, loraScratch);
+    project(k, p.k, xn, n, kw, D, kRaw ?? kk, lora);
     addBias(k, kRaw ?? kk, p.kBias, n, kw, ones);
-    project(k, p.v, xn, n, kw, D, vv, loraScratch);
+    project(k, p.v, xn, n, kw, D, vv, lora);
     addBias(k, vv, p.vBias, n, kw, ones);
     if (qRaw !== null && kRaw !== null && p.qNorm !== null && p.kNorm !== null) {
       k.rmsnormForward(qRaw, p.qNorm, q, rstd, n * H, d, eps);
@@ -121,39 +168,34 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
     }
     k.rope(q, positions, m.invFreq, n, H, d, false);
     k.rope(kk, positions, m.invFreq, n, Hkv, d, false);
-    const kc = cache.k[l];
-    const vc = cache.v[l];
-    for (let i = 0; i < n; i++) {
-      for (let g = 0; g < Hkv; g++) {
-        const dst = ((slots[i] * Hkv + g) * maxLen + positions[i]) * d;
-        const src = i * kw + g * d;
-        kc.set(kk.subarray(src, src + d), dst);
-        vc.set(vv.subarray(src, src + d), dst);
-      }
-    }
-    k.attentionDecodeSlots(q, kc, vc, attn, slots, lens, n, H, Hkv, d, maxLen, scale);
-    project(k, p.o, attn, n, D, qw, tmp, loraScratch);
+    k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
+    k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale);
+    project(k, p.o, attn, n, D, qw, tmp, lora);
     addBias(k, tmp, p.oBias, n, D, ones);
     k.add(x, tmp, x, n * D);
     k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
-    project(k, p.gate, xn, n, F, D, gate, loraScratch);
-    project(k, p.up, xn, n, F, D, up, loraScratch);
+    project(k, p.gate, xn, n, F, D, gate, lora);
+    project(k, p.up, xn, n, F, D, up, lora);
     k.swigluForward(gate, up, gate, n * F);
-    project(k, p.down, gate, n, D, F, tmp, loraScratch);
+    project(k, p.down, gate, n, D, F, tmp, lora);
     k.add(x, tmp, x, n * D);
   }
-  const r = rows.length;
-  const picked = new Float32Array(r * D);
-  for (let i = 0; i < r; i++) picked.set(x.subarray(rows[i] * D, (rows[i] + 1) * D), i * D);
-  const out = new Float32Array(r * D);
-  k.rmsnormForward(picked, w.finalNorm, out, new Float32Array(Math.max(r, 1)), r, D, eps);
-  return out;
+  let src = x;
+  let r = n;
+  if (rows !== null) {
+    r = rows.length;
+    for (let i = 0; i < r; i++) xn.set(x.subarray(rows[i] * D, (rows[i] + 1) * D), i * D);
+    src = xn;
+  }
+  k.rmsnormForward(src, w.finalNorm, sc.out, rstd, r, D, eps);
+  return sc.out.subarray(0, r * D);
 }
 
-/** logits [rows, V] of final-normed hidden states [rows, D]. */
+/** logits [rows, V] of final-normed hidden states [rows, D], into `out` when given. */
 export function headLogits(m: InferenceModel, hidden: Float32Array, rows: number, out?: Float32Array): Float32Array {
   const { hiddenSize: D, vocabSize: V } = m.weights.config;
   const logits = out ?? new Float32Array(rows * V);
-  if (rows > 0) project(m.kernels, m.weights.head, hidden, rows, V, D, logits, new Float32Array(rows * m.weights.maxRank));
+  const lora = m.scratch !== null && rows <= m.scratch.rows ? m.scratch.lora : new Float32Array(rows * m.weights.maxRank);
+  if (rows > 0) project(m.kernels, m.weights.head, hidden, rows, V, D, logits, lora);
   return logits;
 }

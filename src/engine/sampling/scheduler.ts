@@ -1,16 +1,20 @@
 // The decode scheduler of the compute worker. Every sampler has one KV cache whose slots hold the
-// sequences being generated. A request's prompt is prefilled once into one slot and copied to the
-// slots of its other samples; then each scheduler tick runs ONE batched forward over the newest
-// token of every unfinished sequence of that sampler, whichever request it belongs to. Requests
-// that arrive while others decode join at the next tick. Ticks yield to the event loop
-// (setImmediate), so training requests and new sample requests are taken in between.
+// sequences being generated. The prompts of the requests that arrive together are prefilled
+// together, in forward calls of up to PREFILL_TOKENS tokens (each prompt once, into one slot,
+// then copied to the slots of its other samples); then each scheduler tick runs ONE batched
+// forward over the newest token of every unfinished sequence of that sampler, whichever request
+// it belongs to. Requests that arrive while others decode join at the next tick. Ticks yield to
+// the event loop (setImmediate), so training requests and new sample requests are taken in
+// between. A decode step allocates nothing that grows with the model: its inputs, activations,
+// logits and draws live in buffers reused until the sampler goes idle.
 //
 // Sampling draws depend only on (sequence seed, step) (see rng.ts), so a sequence's tokens do
 // not depend on which other sequences shared its batch; the floating-point results of a batched
 // product can differ from a single-row one in the last bits, which flips a token only on a
 // near-exact tie.
-import { chooseToken, rawLogprob, topLogprobs, type ChooseParams } from "./choose.ts";
-import { forwardHidden, headLogits, KvCache, type InferenceModel } from "./forward.ts";
+import { rawLogprob, topLogprobs, type ChooseParams } from "./choose.ts";
+import { TokenDrawer } from "./draw.ts";
+import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel } from "./forward.ts";
 import type { ModelLimits, ResolvedSampleRequest } from "./request.ts";
 import { sampleSeed, uniformAt } from "./rng.ts";
 import { StopStringMatcher, type TokenDecoder } from "./stop.ts";
@@ -38,9 +42,11 @@ export interface SamplerHandle {
 }
 
 /** Sequences decoded together in one forward, per sampler (more wait for the next free slot). */
-export const MAX_BATCH = 64;
+export const MAX_BATCH = SCRATCH_ROWS;
 /** Prompt rows whose logits are materialised at once for prompt logprobs. */
 const LOGIT_CHUNK = 64;
+/** Prompt tokens per prefill forward: bounds its activations (a longer prompt takes several calls). */
+export const PREFILL_TOKENS = 512;
 
 interface Sequence {
   readonly request: RequestState;
@@ -62,6 +68,30 @@ interface RequestState {
   topk?: ([number, number][] | null)[];
 }
 
+/** A request being prefilled: its cache slots and, once its prompt has run, its last logits row. */
+interface Prefill {
+  readonly r: RequestState;
+  readonly slots: number[];
+  readonly wantPrompt: boolean;
+  last: Float32Array | null;
+}
+
+/** The inputs, logits and draws of a decode step, kept while the sampler decodes. */
+class StepBuffers {
+  readonly tokens = new Int32Array(MAX_BATCH);
+  readonly positions = new Int32Array(MAX_BATCH);
+  readonly slots = new Int32Array(MAX_BATCH);
+  readonly drawer = new TokenDrawer(MAX_BATCH);
+  private logits = new Float32Array(0);
+
+  constructor(private readonly vocab: number) {}
+
+  logitsFor(rows: number): Float32Array {
+    if (this.logits.length < rows * this.vocab) this.logits = new Float32Array(Math.min(MAX_BATCH, 2 * rows) * this.vocab);
+    return this.logits;
+  }
+}
+
 interface SamplerState {
   readonly handle: SamplerHandle;
   pending: RequestState[];
@@ -70,6 +100,7 @@ interface SamplerState {
   /** Positions held by each cache slot. */
   slotLen: Int32Array;
   free: number[];
+  buffers: StepBuffers | null;
 }
 
 function nextPow2(n: number): number {
@@ -80,6 +111,13 @@ function nextPow2(n: number): number {
 
 export class DecodeScheduler {
   private readonly states = new Map<string, SamplerState>();
+  private readonly prefillTokens: number;
+
+  /** `prefillTokens` (default PREFILL_TOKENS): tests make it small to split prompts across calls. */
+  constructor(options: { prefillTokens?: number } = {}) {
+    this.prefillTokens = options.prefillTokens ?? PREFILL_TOKENS;
+  }
+
   private scheduled = false;
   /** Decode steps and tokens run so far (diagnostics and tests). */
   readonly stats = { steps: 0, tokens: 0, maxBatch: 0 };
@@ -91,7 +129,7 @@ export class DecodeScheduler {
       const enqueue = (): void => {
         let st = this.states.get(handle.id);
         if (st === undefined) {
-          st = { handle, pending: [], active: [], cache: null, slotLen: new Int32Array(0), free: [] };
+          st = { handle, pending: [], active: [], cache: null, slotLen: new Int32Array(0), free: [], buffers: null };
           this.states.set(handle.id, st);
         }
         st.pending.push(r);
@@ -169,68 +207,120 @@ export class DecodeScheduler {
   }
 
   private admit(st: SamplerState): void {
+    const group: Prefill[] = [];
+    let samples = st.active.length;
     while (st.pending.length > 0) {
       const r = st.pending[0];
-      if (st.active.length > 0 && st.active.length + r.req.numSamples > MAX_BATCH) return;
+      if (samples > 0 && samples + r.req.numSamples > MAX_BATCH) break;
       st.pending.shift();
       try {
-        this.prefill(st, r);
+        const slots = this.reserve(st, r.req.numSamples, r.req.prompt.length + r.req.maxTokens);
+        group.push({ r, slots, wantPrompt: r.req.promptLogprobs || r.req.topkPromptLogprobs > 0, last: null });
+        samples += r.req.numSamples;
       } catch (err) {
         r.reject(err instanceof Error ? err : new Error(String(err)));
       }
     }
-  }
-
-  private prefill(st: SamplerState, r: RequestState): void {
-    const { req } = r;
-    const T = req.prompt.length;
-    const slots = this.reserve(st, req.numSamples, T + req.maxTokens);
+    if (group.length === 0) return;
     try {
-      this.prefillInto(st, r, slots);
+      this.prefill(st, group);
     } catch (err) {
-      for (const s of slots) this.release(st, s);
-      throw err;
+      for (const g of group) {
+        for (const s of g.slots) this.release(st, s);
+        g.r.reject(err instanceof Error ? err : new Error(String(err)));
+      }
     }
   }
 
-  private prefillInto(st: SamplerState, r: RequestState, slots: number[]): void {
-    const { req } = r;
-    const T = req.prompt.length;
+  /**
+   * Runs the prompts of `group` through the model, packed into forward calls of up to
+   * PREFILL_TOKENS tokens (a prompt that does not fit continues in the next call, attending to
+   * what the earlier calls cached), then draws every sample's first token.
+   */
+  private prefill(st: SamplerState, group: Prefill[]): void {
     const model = st.handle.model();
     const cache = st.cache as KvCache;
-    const V = model.weights.config.vocabSize;
-    const s0 = slots[0];
-    const wantPrompt = req.promptLogprobs || req.topkPromptLogprobs > 0;
-    const rows = wantPrompt ? Int32Array.from({ length: T }, (_, i) => i) : Int32Array.of(T - 1);
-    const hidden = forwardHidden(model, cache, req.prompt, Int32Array.from({ length: T }, (_, i) => i), new Int32Array(T).fill(s0), rows);
-    st.slotLen[s0] = T;
-    const D = model.weights.config.hiddenSize;
-    let last: Float32Array;
-    if (wantPrompt) {
-      const lp: (number | null)[] = [null];
-      const topk: ([number, number][] | null)[] = [null];
-      last = new Float32Array(V);
-      for (let a = 0; a < T; a += LOGIT_CHUNK) {
-        const n = Math.min(LOGIT_CHUNK, T - a);
-        const logits = headLogits(model, hidden.subarray(a * D, (a + n) * D), n);
-        for (let i = 0; i < n; i++) {
-          const t = a + i;
-          const z = logits.subarray(i * V, (i + 1) * V);
-          if (t + 1 < T) {
-            lp.push(rawLogprob(z, req.prompt[t + 1]));
-            if (req.topkPromptLogprobs > 0) topk.push(topLogprobs(z, req.topkPromptLogprobs));
-          } else {
-            last.set(z);
-          }
+    const { vocabSize: V, hiddenSize: D } = model.weights.config;
+    let gi = 0;
+    let from = 0;
+    while (gi < group.length) {
+      const segs: { g: Prefill; from: number; to: number }[] = [];
+      let n = 0;
+      while (gi < group.length && n < this.prefillTokens) {
+        const g = group[gi];
+        const T = g.r.req.prompt.length;
+        const to = Math.min(T, from + this.prefillTokens - n);
+        segs.push({ g, from, to });
+        n += to - from;
+        if (to === T) {
+          gi++;
+          from = 0;
+        } else {
+          from = to;
         }
       }
-      if (req.promptLogprobs) r.promptLogprobs = lp;
-      if (req.topkPromptLogprobs > 0) r.topk = topk;
-    } else {
-      last = headLogits(model, hidden, 1);
+      const tokens = new Int32Array(n);
+      const positions = new Int32Array(n);
+      const slots = new Int32Array(n);
+      // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
+      // prompt's last row. `owner[i]` is the segment of picked row i, `at[i]` its position.
+      const picked: number[] = [];
+      const owner: number[] = [];
+      let o = 0;
+      segs.forEach(({ g, from: a, to: b }, si) => {
+        const T = g.r.req.prompt.length;
+        tokens.set(g.r.req.prompt.subarray(a, b), o);
+        for (let t = a; t < b; t++) {
+          positions[o + t - a] = t;
+          slots[o + t - a] = g.slots[0];
+          if (g.wantPrompt || t === T - 1) {
+            picked.push(o + t - a);
+            owner.push(si);
+          }
+        }
+        o += b - a;
+      });
+      const hidden = forwardHidden(model, cache, tokens, positions, slots, Int32Array.from(picked));
+      for (const { g, to } of segs) st.slotLen[g.slots[0]] = to;
+      for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
+        const rows = Math.min(LOGIT_CHUNK, picked.length - a);
+        const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
+        for (let i = 0; i < rows; i++) {
+          const seg = segs[owner[a + i]];
+          const t = positions[picked[a + i]];
+          this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
+        }
+      }
     }
+    for (const g of group) this.start(st, g);
+    this.finishDone(st);
+  }
+
+  /** Takes the logits row at prompt position t: a prompt logprob, or the first token's row. */
+  private promptRow(g: Prefill, t: number, z: Float32Array): void {
+    const { req } = g.r;
+    const T = req.prompt.length;
+    if (g.wantPrompt) {
+      if (t === 0) {
+        if (req.promptLogprobs) g.r.promptLogprobs = [null];
+        if (req.topkPromptLogprobs > 0) g.r.topk = [null];
+      }
+      if (t + 1 < T) {
+        g.r.promptLogprobs?.push(rawLogprob(z, req.prompt[t + 1]));
+        g.r.topk?.push(topLogprobs(z, req.topkPromptLogprobs));
+      }
+    }
+    if (t === T - 1) g.last = Float32Array.from(z);
+  }
+
+  /** Copies a prefilled prompt to its other slots and draws each sample's first token. */
+  private start(st: SamplerState, g: Prefill): void {
+    const { r, slots } = g;
+    const { req } = r;
+    const T = req.prompt.length;
+    const cache = st.cache as KvCache;
     for (let i = 1; i < slots.length; i++) {
-      cache.copySlot(s0, slots[i], T);
+      cache.copySlot(slots[0], slots[i], T);
       st.slotLen[slots[i]] = T;
     }
     const params: ChooseParams = { temperature: req.temperature, topK: req.topK, topP: req.topP };
@@ -238,16 +328,26 @@ export class DecodeScheduler {
       request: r, slot, seed: sampleSeed(req.seed, i), tokens: [], logprobs: [],
       matcher: r.decoder !== null ? new StopStringMatcher(req.stopStrings, r.decoder) : null, stopReason: null,
     }));
-    for (const s of r.sequences) this.accept(s, chooseToken(last, params, uniformAt(s.seed, 0)));
+    const drawer = this.buffers(st).drawer;
+    const last = g.last as Float32Array;
+    for (const s of r.sequences) {
+      drawer.set(0, params, uniformAt(s.seed, 0));
+      drawer.run(st.handle.model().kernels, last, last.length, 1);
+      this.accept(s, drawer.tokens[0], drawer.logprobs[0]);
+    }
     st.active.push(...r.sequences);
-    this.finishDone(st);
   }
 
-  private accept(s: Sequence, chosen: { token: number; logprob: number }): void {
+  private buffers(st: SamplerState): StepBuffers {
+    if (st.buffers === null) st.buffers = new StepBuffers(st.handle.model().weights.config.vocabSize);
+    return st.buffers;
+  }
+
+  private accept(s: Sequence, token: number, logprob: number): void {
     const req = s.request.req;
-    s.tokens.push(chosen.token);
-    s.logprobs.push(chosen.logprob);
-    if (req.stopTokens.has(chosen.token)) s.stopReason = "stop";
+    s.tokens.push(token);
+    s.logprobs.push(logprob);
+    if (req.stopTokens.has(token)) s.stopReason = "stop";
     else if (s.matcher !== null && s.matcher.matches(s.tokens)) s.stopReason = "stop";
     else if (s.tokens.length >= req.maxTokens) s.stopReason = "length";
   }
@@ -263,25 +363,26 @@ export class DecodeScheduler {
     }
     const model = st.handle.model();
     const cache = st.cache as KvCache;
-    const tokens = new Int32Array(n);
-    const positions = new Int32Array(n);
-    const slots = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const s = seqs[i];
-      tokens[i] = s.tokens[s.tokens.length - 1];
-      positions[i] = st.slotLen[s.slot];
-      slots[i] = s.slot;
-    }
-    const all = Int32Array.from({ length: n }, (_, i) => i);
-    const hidden = forwardHidden(model, cache, tokens, positions, slots, all);
-    const logits = headLogits(model, hidden, n);
     const V = model.weights.config.vocabSize;
-    for (let i = 0; i < n; i++) {
-      const s = seqs[i];
-      st.slotLen[s.slot]++;
-      const req = s.request.req;
-      const params: ChooseParams = { temperature: req.temperature, topK: req.topK, topP: req.topP };
-      this.accept(s, chooseToken(logits.subarray(i * V, (i + 1) * V), params, uniformAt(s.seed, s.tokens.length)));
+    const b = this.buffers(st);
+    const { tokens, positions, slots, drawer } = b;
+    // One forward per MAX_BATCH sequences (a single request may ask for more samples than that).
+    for (let c0 = 0; c0 < n; c0 += MAX_BATCH) {
+      const m = Math.min(MAX_BATCH, n - c0);
+      for (let i = 0; i < m; i++) {
+        const s = seqs[c0 + i];
+        tokens[i] = s.tokens[s.tokens.length - 1];
+        positions[i] = st.slotLen[s.slot];
+        slots[i] = s.slot;
+        drawer.set(i, s.request.req, uniformAt(s.seed, s.tokens.length));
+      }
+      const hidden = forwardHidden(model, cache, tokens.subarray(0, m), positions.subarray(0, m), slots.subarray(0, m), null);
+      const logits = headLogits(model, hidden, m, b.logitsFor(m));
+      drawer.run(model.kernels, logits, V, m);
+      for (let i = 0; i < m; i++) {
+        st.slotLen[seqs[c0 + i].slot]++;
+        this.accept(seqs[c0 + i], drawer.tokens[i], drawer.logprobs[i]);
+      }
     }
     this.stats.steps++;
     this.stats.tokens += n;
@@ -310,10 +411,12 @@ export class DecodeScheduler {
       r.resolve(out);
     }
     if (st.active.length === 0 && st.pending.length === 0) {
-      // Idle: give the cache's memory back (a new request allocates a fresh one).
+      // Idle: give the cache's and the buffers' memory back (a new request allocates fresh ones).
       st.cache = null;
       st.slotLen = new Int32Array(0);
       st.free = [];
+      st.buffers = null;
+      releaseScratch(st.handle.model());
     }
   }
 }
@@ -326,6 +429,7 @@ export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array)
   const T = prompt.length;
   const { vocabSize: V, hiddenSize: D } = model.weights.config;
   const cache = new KvCache(model.weights.config, 1, T);
+  const hadScratch = model.scratch !== null;
   const rows = Int32Array.from({ length: Math.max(T - 1, 0) }, (_, i) => i);
   const hidden = forwardHidden(model, cache, prompt, Int32Array.from({ length: T }, (_, i) => i), new Int32Array(T), rows);
   const out: (number | null)[] = [null];
@@ -334,5 +438,7 @@ export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array)
     const logits = headLogits(model, hidden.subarray(a * D, (a + n) * D), n);
     for (let i = 0; i < n; i++) out.push(rawLogprob(logits.subarray(i * V, (i + 1) * V), prompt[a + i + 1]));
   }
+  // A sampler that is not decoding keeps no buffers.
+  if (!hadScratch) releaseScratch(model);
   return out;
 }

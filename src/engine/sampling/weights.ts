@@ -84,16 +84,27 @@ function projection(base: Float32Array, module: string, outDim: number, inDim: n
   return { weight: base, lora: { a, b, rank: r, scale: LORA_ALPHA / r } };
 }
 
+/** Up to this many rows (decode steps, short prompts) a product streams the weights (gemmRowsNT). */
+export const ROWS_PRODUCT_MAX = 64;
+
 /**
  * y = x·Wᵀ (+ scale·(x·Aᵀ)·Bᵀ) for n rows of x [n, inDim] into y [n, outDim]; `scratch` holds at
- * least n·rank floats.
+ * least n·rank floats. Decode-sized products go through gemmRowsNT, whose bits for a row do not
+ * depend on the other rows (a sequence decodes the same alone or in a batch).
  */
 export function project(k: Kernels, p: Projection, x: Float32Array, n: number, outDim: number, inDim: number, y: Float32Array, scratch: Float32Array): void {
-  k.gemm(false, true, n, outDim, inDim, 1, x, p.weight, 0, y);
+  const rows = n <= ROWS_PRODUCT_MAX;
+  if (rows) k.gemmRowsNT(n, outDim, inDim, 1, x, p.weight, 0, y);
+  else k.gemm(false, true, n, outDim, inDim, 1, x, p.weight, 0, y);
   if (p.lora === null) return;
   const { a, b, rank, scale } = p.lora;
-  k.gemm(false, true, n, rank, inDim, 1, x, a, 0, scratch);
-  k.gemm(false, true, n, outDim, rank, scale, scratch, b, 1, y);
+  if (rows) {
+    k.gemmRowsNT(n, rank, inDim, 1, x, a, 0, scratch);
+    k.gemmRowsNT(n, outDim, rank, scale, scratch, b, 1, y);
+  } else {
+    k.gemm(false, true, n, rank, inDim, 1, x, a, 0, scratch);
+    k.gemm(false, true, n, outDim, rank, scale, scratch, b, 1, y);
+  }
 }
 
 /**

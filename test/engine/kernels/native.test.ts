@@ -262,6 +262,8 @@ test("attentionDecode matches the reference", () => {
     { heads: 4, kv: 4, d: 8, lens: [1, 5, 37], maxLen: 37 },
     { heads: 9, kv: 3, d: 64, lens: [300, 12], maxLen: 301 },
     { heads: 8, kv: 2, d: 7, lens: [3], maxLen: 4 },
+    // Seven query heads per KV head (Qwen2.5-0.5B) and a head wider than four vectors.
+    { heads: 14, kv: 2, d: 72, lens: [5, 130], maxLen: 131 },
   ]) {
     const n = lens.length;
     const q = randF32(n * heads * d, rng, 2);

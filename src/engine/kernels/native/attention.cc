@@ -1,5 +1,5 @@
-// Causal grouped-query attention over packed variable-length sequences (forward, backward) and the
-// single-token decode step over a KV cache.
+// Causal grouped-query attention over packed variable-length sequences (forward, backward). The
+// decode step over a KV cache is in decode.cc.
 //
 // Work is split into tasks of a few query rows of one (sequence, head), scheduled dynamically,
 // so one long sequence parallelises as well as many short ones. The backward pass runs in two
@@ -50,28 +50,6 @@ inline float dot(const float* a, const float* b, ptrdiff_t n) { return vdot(a, b
 inline void axpy_row(float a, const float* x, float* y, ptrdiff_t n) {
 #pragma omp simd
   for (ptrdiff_t i = 0; i < n; i++) y[i] += a * x[i];
-}
-
-// p[0..n) = softmax(p[0..n)) in place.
-inline void softmax_inplace(float* p, ptrdiff_t n) {
-  float m = -__builtin_inff();
-  for (ptrdiff_t j = 0; j < n; j++) m = p[j] > m ? p[j] : m;
-  const ptrdiff_t nv = n / VW * VW;
-  vf acc = splat(0.0f);
-  for (ptrdiff_t j = 0; j < nv; j += VW) {
-    const vf e = vexp(load(p + j) - m);
-    store(p + j, e);
-    acc += e;
-  }
-  float sum = hsum(acc);
-  if (nv < n) {
-    for (ptrdiff_t j = nv; j < n; j++) p[j] -= m;
-    vexp_tail(p + nv, p + nv, static_cast<int>(n - nv));
-    for (ptrdiff_t j = nv; j < n; j++) sum += p[j];
-  }
-  const float inv = 1.0f / sum;
-#pragma omp simd
-  for (ptrdiff_t j = 0; j < n; j++) p[j] *= inv;
 }
 
 // Runs f(task, worker) for every task, on the pool when the call is big enough to be worth it.
@@ -189,31 +167,6 @@ void attention_backward(const float* dout, const float* q, const float* k, const
                   dkb, kw);
       gemm_serial(true, false, cols, d, inner, 1.0f, probs + off, len, dout + (start + t.begin) * qw + h * d, qw,
                   beta, dvb, kw);
-    }
-  });
-}
-
-void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
-                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
-                      ptrdiff_t max_len, float scale) {
-  const ptrdiff_t rep = heads / kv_heads;
-  ptrdiff_t flops = 0;
-  for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
-  float* rows = worker_rows(max_len);
-  run_tasks(n * heads, flops, [&](ptrdiff_t bh, int worker) {
-    float* p = rows + worker * max_len;
-    {
-      const ptrdiff_t b = bh / heads, h = bh % heads, g = h / rep;
-      const ptrdiff_t len = lens[b];
-      const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
-      const float* kc = k_cache + (slot * kv_heads + g) * max_len * d;
-      const float* vc = v_cache + (slot * kv_heads + g) * max_len * d;
-      const float* qi = q + (b * heads + h) * d;
-      for (ptrdiff_t j = 0; j < len; j++) p[j] = dot(qi, kc + j * d, d) * scale;
-      softmax_inplace(p, len);
-      float* o = out + (b * heads + h) * d;
-      std::fill(o, o + d, 0.0f);
-      for (ptrdiff_t j = 0; j < len; j++) axpy_row(p[j], vc + j * d, o, d);
     }
   });
 }

@@ -108,4 +108,26 @@ inline float expf_v(float x) {
   return vexp(t)[0];
 }
 
+// p[0..n) = softmax(p[0..n)) in place.
+inline void softmax_inplace(float* p, ptrdiff_t n) {
+  float m = -__builtin_inff();
+  for (ptrdiff_t j = 0; j < n; j++) m = p[j] > m ? p[j] : m;
+  const ptrdiff_t nv = n / VW * VW;
+  vf acc = splat(0.0f);
+  for (ptrdiff_t j = 0; j < nv; j += VW) {
+    const vf e = vexp(load(p + j) - m);
+    store(p + j, e);
+    acc += e;
+  }
+  float sum = hsum(acc);
+  if (nv < n) {
+    for (ptrdiff_t j = nv; j < n; j++) p[j] -= m;
+    vexp_tail(p + nv, p + nv, static_cast<int>(n - nv));
+    for (ptrdiff_t j = nv; j < n; j++) sum += p[j];
+  }
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (ptrdiff_t j = 0; j < n; j++) p[j] *= inv;
+}
+
 }  // namespace ck

@@ -1,0 +1,57 @@
+// Kernels of the sampler's decode step, part of the `Kernels` contract (types.ts). Same layout
+// conventions: row-major, callers pass every output buffer.
+import type { FloatArray } from "./types.ts";
+
+export interface DecodeKernels {
+  /**
+   * C[M,N] = alpha * A[M,K] * W[N,K]^T + beta * C, for the few token rows of a decode step (any M
+   * works). The native kernel streams W once without packing it, and sums each element in an
+   * order that depends only on K, so a row's result does not depend on the other rows.
+   */
+  gemmRowsNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: FloatArray, beta: number, C: FloatArray): void;
+
+  /**
+   * Writes row i of k and v ([n, nKvHeads*headDim], K after RoPE) at position positions[i] of
+   * cache slot cacheSlots[i]; kCache and vCache are [numSlots, nKvHeads, maxLen, headDim].
+   */
+  kvStore(
+    k: FloatArray, v: FloatArray, kCache: FloatArray, vCache: FloatArray, cacheSlots: Int32Array, positions: Int32Array,
+    n: number, nKvHeads: number, headDim: number, maxLen: number,
+  ): void;
+
+  /**
+   * One token per row of logits [rows, vocab] without truncation (top_k and top_p off): the argmax
+   * at temperature 0, else the first token whose cumulative softmax(z / T) weight exceeds
+   * uniforms[r] of the total. logprobs[r] = log_softmax(z / T)[token] (raw at temperature 0).
+   * Optional: without it the sampler draws with choose.ts, which defines these semantics.
+   */
+  sampleRows?(
+    logits: Float32Array, rows: number, vocab: number, temperatures: Float32Array, uniforms: Float64Array,
+    tokens: Int32Array, logprobs: Float64Array,
+  ): void;
+}
+
+/** The reference decode kernels, in terms of the reference gemm. */
+export function referenceDecodeKernels(gemm: (
+  transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
+) => void): DecodeKernels {
+  return {
+    gemmRowsNT: (M, N, K, alpha, A, W, beta, C) => gemm(false, true, M, N, K, alpha, A, W, beta, C),
+    kvStore(k, v, kCache, vCache, cacheSlots, positions, n, nKvHeads, headDim, maxLen) {
+      const kw = nKvHeads * headDim;
+      const slots = Math.floor(Math.min(kCache.length, vCache.length) / (kw * maxLen));
+      for (let i = 0; i < n; i++) {
+        if (cacheSlots[i] < 0 || cacheSlots[i] >= slots) throw new RangeError(`kvStore: cacheSlots[${i}] = ${cacheSlots[i]} is outside 0..${slots - 1}`);
+        if (positions[i] < 0 || positions[i] >= maxLen) throw new RangeError(`kvStore: positions[${i}] = ${positions[i]} is outside 0..${maxLen - 1}`);
+        for (let g = 0; g < nKvHeads; g++) {
+          const dst = ((cacheSlots[i] * nKvHeads + g) * maxLen + positions[i]) * headDim;
+          const src = i * kw + g * headDim;
+          for (let j = 0; j < headDim; j++) {
+            kCache[dst + j] = k[src + j];
+            vCache[dst + j] = v[src + j];
+          }
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// Node-API surface of the sampler's and the loader's kernels (decode.cc, safetensors_map.cc),
+// kept apart from addon.cc so the training kernels and these can change independently. Every
+// array length and index is checked, as in addon.cc.
+
+#include <napi.h>
+
+#include <string>
+#include <vector>
+
+#include "decode.h"
+#include "napi_args.h"
+
+namespace {
+
+using ck_napi::Args;
+
+Napi::Value GemmRowsNT(const Napi::CallbackInfo& info) {
+  Args a(info, "gemmRowsNT", 8);
+  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
+  const float alpha = static_cast<float>(a.number(3, "alpha"));
+  const float beta = static_cast<float>(a.number(6, "beta"));
+  ck::gemm_rows_nt(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.f32(5, "W", N * K, "N*K"), beta,
+                   a.f32(7, "C", M * N, "M*N"));
+  return info.Env().Undefined();
+}
+
+Napi::Value KvStore(const Napi::CallbackInfo& info) {
+  Args a(info, "kvStore", 10);
+  const ptrdiff_t n = a.size(6, "n"), hkv = a.size(7, "nKvHeads"), d = a.size(8, "headDim");
+  const ptrdiff_t max_len = a.size(9, "maxLen");
+  const ptrdiff_t slot_size = hkv * max_len * d;
+  const ptrdiff_t num_slots =
+      slot_size > 0 ? std::min(a.f32_length(2, "kCache"), a.f32_length(3, "vCache")) / slot_size : 0;
+  const int32_t* slots = a.i32(4, "cacheSlots", n, "n");
+  const int32_t* positions = a.i32(5, "positions", n, "n");
+  for (ptrdiff_t i = 0; i < n; i++) {
+    if (slots[i] < 0 || slots[i] >= num_slots)
+      a.fail_range("cacheSlots[" + std::to_string(i) + "] = " + std::to_string(slots[i]) + " is outside 0.." +
+                   std::to_string(num_slots - 1));
+    if (positions[i] < 0 || positions[i] >= max_len)
+      a.fail_range("positions[" + std::to_string(i) + "] = " + std::to_string(positions[i]) + " is outside 0.." +
+                   std::to_string(max_len - 1));
+  }
+  ck::kv_store(a.f32(0, "k", n * hkv * d, "n*nKvHeads*headDim"), a.f32(1, "v", n * hkv * d, "n*nKvHeads*headDim"),
+               a.f32(2, "kCache", 0, ""), a.f32(3, "vCache", 0, ""), slots, positions, n, hkv, d, max_len);
+  return info.Env().Undefined();
+}
+
+Napi::Value SampleRows(const Napi::CallbackInfo& info) {
+  Args a(info, "sampleRows", 7);
+  const ptrdiff_t rows = a.size(1, "rows"), vocab = a.size(2, "vocab");
+  if (vocab < 1) a.fail_range("vocab must be at least 1");
+  const float* temps = a.f32(3, "temperatures", rows, "rows");
+  for (ptrdiff_t r = 0; r < rows; r++)
+    if (!(temps[r] >= 0.0f)) a.fail_range("temperatures[" + std::to_string(r) + "] must be >= 0");
+  ck::sample_rows(a.f32(0, "logits", rows * vocab, "rows*vocab"), rows, vocab, temps,
+                  a.array<double, napi_float64_array>(4, "uniforms", rows, "rows"), a.i32(5, "tokens", rows, "rows"),
+                  a.array<double, napi_float64_array>(6, "logprobs", rows, "rows"));
+  return info.Env().Undefined();
+}
+
+Napi::Value ReadBandwidthProbe(const Napi::CallbackInfo& info) {
+  Args a(info, "readBandwidthProbe", 2);
+  const ptrdiff_t n = a.size(1, "n");
+  return Napi::Number::New(info.Env(), ck::read_bandwidth_probe(a.f32(0, "x", n, "n"), n));
+}
+
+// widenFromFile(file, offsets: Float64Array, dtypes: Int32Array, dsts: Float32Array[])
+Napi::Value WidenFromFile(const Napi::CallbackInfo& info) {
+  Args a(info, "widenFromFile", 4);
+  if (!info[0].IsString()) a.fail_type("argument file must be a string");
+  const std::string file = info[0].As<Napi::String>().Utf8Value();
+  if (!info[3].IsArray()) a.fail_type("argument dsts must be an Array of Float32Array");
+  const Napi::Array dsts = info[3].As<Napi::Array>();
+  const ptrdiff_t n = static_cast<ptrdiff_t>(dsts.Length());
+  const double* offsets = a.array<double, napi_float64_array>(1, "offsets", n, "dsts.length");
+  const int32_t* types = a.i32(2, "dtypes", n, "dsts.length");
+  std::vector<ck::WidenJob> jobs;
+  jobs.reserve(static_cast<size_t>(n));
+  for (ptrdiff_t i = 0; i < n; i++) {
+    const Napi::Value v = dsts[static_cast<uint32_t>(i)];
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+      a.fail_type("dsts[" + std::to_string(i) + "] must be a Float32Array, got " + ck_napi::describe(v));
+    if (types[i] < 0 || types[i] > 3)
+      a.fail_range("dtypes[" + std::to_string(i) + "] = " + std::to_string(types[i]) + " is not 0..3 (F32, BF16, F16, F64)");
+    if (!(offsets[i] >= 0 && offsets[i] <= 9.0e15))
+      a.fail_range("offsets[" + std::to_string(i) + "] must be a non-negative byte offset");
+    Napi::Float32Array d = v.As<Napi::Float32Array>();
+    jobs.push_back({static_cast<size_t>(offsets[i]), static_cast<ck::StoredType>(types[i]), d.Data(), d.ElementLength()});
+  }
+  const std::string err = ck::widen_from_file(file, jobs);
+  if (!err.empty()) throw Napi::Error::New(info.Env(), file + ": " + err);
+  return info.Env().Undefined();
+}
+
+}  // namespace
+
+namespace ck_napi {
+
+void register_decode_kernels(Napi::Env env, Napi::Object exports) {
+  exports.Set("gemmRowsNT", Napi::Function::New(env, GemmRowsNT, "gemmRowsNT"));
+  exports.Set("kvStore", Napi::Function::New(env, KvStore, "kvStore"));
+  exports.Set("sampleRows", Napi::Function::New(env, SampleRows, "sampleRows"));
+  exports.Set("readBandwidthProbe", Napi::Function::New(env, ReadBandwidthProbe, "readBandwidthProbe"));
+  exports.Set("widenFromFile", Napi::Function::New(env, WidenFromFile, "widenFromFile"));
+}
+
+}  // namespace ck_napi

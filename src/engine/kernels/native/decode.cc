@@ -1,0 +1,499 @@
+// Kernels of the sampler's decode step: products of a few token rows with weight matrices,
+// writing K/V rows into the cache, attention over it, and drawing tokens from rows of logits.
+//
+// Decoding multiplies a handful of rows (one per sequence being decoded) by every weight matrix
+// W [N, K]. A general GEMM packs W first, which for a few rows costs about as much memory traffic
+// as the product itself; here W is streamed once, straight from its layout, by one of two kernels
+// (single-thread measurements on the SmolLM2 and Llama-1B shapes, AVX-512):
+// - up to 4 rows, dot products: a block of 6 weight rows and one token row are read in vector
+//   chunks along K and each output is a horizontal sum at the end (memory-bound: 30-40 GB/s for
+//   one row); further token rows reuse the block from L1/L2;
+// - 5 to 32 rows per pass, an outer product: the token rows are transposed so that one vector
+//   holds element k of 16 (or 32) rows, and each weight element is broadcast against it, so every
+//   weight read from memory feeds 16-32 multiply-adds and no horizontal sums are needed (85-215
+//   GFLOP/s for 16 rows against 20-85 for dot products).
+// Within each kernel a row's result does not depend on the other rows; the two kernels round
+// differently in the last bits.
+
+#include "decode.h"
+#include "kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pool.h"
+#include "simd.h"
+
+namespace ck {
+
+namespace {
+
+// Columns (weight rows) per task: a multiple of both kernels' blocks, enough work to be worth a
+// hand-over, small enough that both cores get a share of a 576-wide projection.
+constexpr ptrdiff_t kColsPerTask = 48;
+
+// ---- few rows: dot products ----
+
+constexpr int DOT_NB = 6;  // weight rows per block
+constexpr int DOT_MB = 4;  // up to this many token rows take the dot-product kernel
+
+// Loads up to VW floats, zero past n (the tail of a row).
+inline vf load_part(const float* p, ptrdiff_t n) {
+  vf v = splat(0.0f);
+  for (ptrdiff_t i = 0; i < n; i++) v[i] = p[i];
+  return v;
+}
+
+// The sum of a vector's lanes by halving: lanes j and j + VW/2 first, then j and j + VW/4, ...
+inline float tree_hsum(vf v) {
+  float t[VW];
+  store(t, v);
+  for (int w = VW / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; j++) t[j] += t[j + w];
+  return t[0];
+}
+
+// out[j] = tree_hsum(v[j]) for 4 vectors, with shuffles (4 sums for the price of about one).
+inline void reduce4(const vf v[4], float* out) {
+#if CK_VW == 16
+  const vf a = __builtin_shufflevector(v[0], v[1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+               __builtin_shufflevector(v[0], v[1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  const vf b = __builtin_shufflevector(v[2], v[3], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+               __builtin_shufflevector(v[2], v[3], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  // Lanes 4g..4g+3 now hold vector g's halving after two levels.
+  const vf c = __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+               __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  const vf d = c + __builtin_shufflevector(c, c, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  const vf e = d + __builtin_shufflevector(d, d, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  out[0] = e[0];
+  out[1] = e[4];
+  out[2] = e[8];
+  out[3] = e[12];
+#else
+  for (int j = 0; j < 4; j++) out[j] = tree_hsum(v[j]);
+#endif
+}
+
+// s[i * DOT_NB + j] = dot(A row i, W row j) for R token rows and C weight rows. `pf`, when not
+// null, is the next block of weight rows: its lines at the same k are prefetched so that their
+// fetch from memory overlaps this block's arithmetic.
+template <int R, int C>
+void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K, float* __restrict s, const float* pf) {
+  vf acc[R][C];
+  for (int i = 0; i < R; i++)
+    for (int j = 0; j < C; j++) acc[i][j] = splat(0.0f);
+  ptrdiff_t k = 0;
+  for (; k + VW <= K; k += VW) {
+    if (pf != nullptr)
+      for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * K + k);
+    vf w[C];
+    for (int j = 0; j < C; j++) w[j] = load(W + j * K + k);
+    for (int i = 0; i < R; i++) {
+      const vf a = load(A + i * K + k);
+      for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
+    }
+  }
+  if (k < K) {
+    vf w[C];
+    for (int j = 0; j < C; j++) w[j] = load_part(W + j * K + k, K - k);
+    for (int i = 0; i < R; i++) {
+      const vf a = load_part(A + i * K + k, K - k);
+      for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
+    }
+  }
+  for (int i = 0; i < R; i++) {
+    int j = 0;
+    if constexpr (C >= 4) {
+      reduce4(acc[i], s + i * DOT_NB);
+      j = 4;
+    }
+    for (; j < C; j++) s[i * DOT_NB + j] = tree_hsum(acc[i][j]);
+  }
+}
+
+// Columns [j0, j1) of C for M <= DOT_MB rows: each block of DOT_NB weight rows is multiplied by
+// one token row after the other while it is in L1/L2 (measured 2x faster for K = 2048 and 8192
+// than 4 rows at once, whose blocks spill out of L1; equal for K = 576).
+void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                 float* C, ptrdiff_t j0, ptrdiff_t j1) {
+  float s[DOT_MB * DOT_NB];
+  const int rows = static_cast<int>(M);
+  for (ptrdiff_t j = j0; j < j1; j += DOT_NB) {
+    const int cols = static_cast<int>(std::min<ptrdiff_t>(DOT_NB, j1 - j));
+    const float* w = W + j * K;
+    for (int i = 0; i < rows; i++) {
+      const float* pf = i == 0 && j + 2 * DOT_NB <= N ? w + DOT_NB * K : nullptr;
+      const float* a = A + i * K;
+      float* si = s + i * DOT_NB;
+      switch (cols) {
+        case 6: dot_block<1, 6>(a, w, K, si, pf); break;
+        case 5: dot_block<1, 5>(a, w, K, si, pf); break;
+        case 4: dot_block<1, 4>(a, w, K, si, pf); break;
+        case 3: dot_block<1, 3>(a, w, K, si, pf); break;
+        case 2: dot_block<1, 2>(a, w, K, si, pf); break;
+        default: dot_block<1, 1>(a, w, K, si, pf); break;
+      }
+    }
+    for (int i = 0; i < rows; i++) {
+      float* c = C + i * N + j;
+      for (int q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * s[i * DOT_NB + q] : alpha * s[i * DOT_NB + q] + beta * c[q];
+    }
+  }
+}
+
+// ---- more rows: outer products ----
+
+constexpr int LANES = VW;  // token rows per vector of the transposed block (padded with zeros)
+// K per pass over the transposed rows: 2048 x 32 floats (256 KiB) stay in L2 while the task's
+// weight rows stream past them.
+constexpr ptrdiff_t OUT_KC = 2048;
+
+// Running sums acc[r][j] (rows 16r.., column j) over k in [k0, k1) for C weight rows:
+// acc += At[k] * W[j][k], in k order; `part` holds them between chunks of K ([C][RV * LANES]).
+template <int RV, int C>
+void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_t K, ptrdiff_t k0, ptrdiff_t k1,
+                 float* __restrict part) {
+  constexpr int L = RV * LANES;
+  vf acc[RV][C];
+  for (int j = 0; j < C; j++)
+    for (int r = 0; r < RV; r++) acc[r][j] = k0 == 0 ? splat(0.0f) : load(part + j * L + r * LANES);
+  for (ptrdiff_t k = k0; k < k1; k++) {
+    vf a[RV];
+    for (int r = 0; r < RV; r++) a[r] = load(At + (k - k0) * L + r * LANES);
+    for (int j = 0; j < C; j++) {
+      const float b = W[j * K + k];
+      for (int r = 0; r < RV; r++) acc[r][j] += a[r] * b;
+    }
+  }
+  for (int j = 0; j < C; j++)
+    for (int r = 0; r < RV; r++) store(part + j * L + r * LANES, acc[r][j]);
+}
+
+template <int RV>
+constexpr int outer_nb() {
+  return RV == 1 ? 12 : 8;  // 12 or 16 vector accumulators: measured best for 16 and 32 rows
+}
+
+// Columns [j0, j1) of C for rows i0 .. i0 + rows (rows <= RV * LANES), from At, the transposed
+// rows [K][RV * LANES].
+template <int RV>
+void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const float* W, float beta, float* C,
+                   ptrdiff_t i0, int rows, ptrdiff_t j0, ptrdiff_t j1) {
+  constexpr int L = RV * LANES;
+  constexpr int NBo = outer_nb<RV>();
+  const ptrdiff_t cols = j1 - j0;
+  thread_local std::vector<float> t_part;
+  t_part.resize(static_cast<size_t>(cols * L));
+  float* part = t_part.data();
+  for (ptrdiff_t k0 = 0; k0 < K; k0 += OUT_KC) {
+    const ptrdiff_t k1 = std::min(K, k0 + OUT_KC);
+    const float* at = At + k0 * L;
+    ptrdiff_t j = j0;
+    for (; j + NBo <= j1; j += NBo) outer_block<RV, NBo>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
+    for (; j + 4 <= j1; j += 4) outer_block<RV, 4>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
+    for (; j < j1; j++) outer_block<RV, 1>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
+  }
+  for (int i = 0; i < rows; i++) {
+    float* c = C + (i0 + i) * N;
+    for (ptrdiff_t j = j0; j < j1; j++) {
+      const float v = part[(j - j0) * L + i];
+      c[j] = beta == 0.0f ? alpha * v : alpha * v + beta * c[j];
+    }
+  }
+}
+
+thread_local std::vector<float> t_transposed;
+
+template <class F>
+void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
+  const ptrdiff_t tasks = (N + kColsPerTask - 1) / kColsPerTask;
+  const auto task = [&](ptrdiff_t t, int) { columns(t * kColsPerTask, std::min(N, (t + 1) * kColsPerTask)); };
+  // Below ~128k multiply-adds a hand-over to the pool costs more than it saves.
+  if (tasks == 1 || M * N * K < (1 << 17)) {
+    for (ptrdiff_t t = 0; t < tasks; t++) task(t, 0);
+  } else {
+    parallel_for(tasks, task);
+  }
+}
+
+template <int RV>
+void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta, float* C,
+                ptrdiff_t i0, int rows) {
+  constexpr int L = RV * LANES;
+  t_transposed.assign(static_cast<size_t>(K * L), 0.0f);
+  float* at = t_transposed.data();
+  for (int i = 0; i < rows; i++)
+    for (ptrdiff_t k = 0; k < K; k++) at[k * L + i] = A[(i0 + i) * K + k];
+  run_column_tasks(rows, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) {
+    outer_columns<RV>(N, K, alpha, at, W, beta, C, i0, rows, j0, j1);
+  });
+}
+
+}  // namespace
+
+void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                  float* C) {
+  if (M <= 0 || N <= 0) return;
+  if (M <= DOT_MB) {
+    run_column_tasks(M, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) { dot_columns(M, N, K, alpha, A, W, beta, C, j0, j1); });
+    return;
+  }
+  // Passes of up to 32 rows (16 when that is all there is).
+  for (ptrdiff_t i0 = 0; i0 < M; i0 += 2 * LANES) {
+    const int rows = static_cast<int>(std::min<ptrdiff_t>(2 * LANES, M - i0));
+    if (rows <= LANES) outer_pass<1>(N, K, alpha, A, W, beta, C, i0, rows);
+    else outer_pass<2>(N, K, alpha, A, W, beta, C, i0, rows);
+  }
+}
+
+namespace {
+
+// Per-worker score rows of the decode attention, grown on demand.
+thread_local std::vector<float> t_scores;
+
+// p[t] = scale * dot(q, k rows t) for the 4 keys at k (rows of d floats), summed in reduce4's tree.
+inline void scores4(const float* q, const float* k, ptrdiff_t d, float scale, float* p) {
+  vf acc[4] = {splat(0.0f), splat(0.0f), splat(0.0f), splat(0.0f)};
+  ptrdiff_t c = 0;
+  for (; c + VW <= d; c += VW) {
+    const vf qv = load(q + c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * load(k + t * d + c);
+  }
+  if (c < d) {
+    const vf qv = load_part(q + c, d - c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * load_part(k + t * d + c, d - c);
+  }
+  reduce4(acc, p);
+  for (int t = 0; t < 4; t++) p[t] *= scale;
+}
+
+inline float score1(const float* q, const float* k, ptrdiff_t d, float scale) {
+  vf acc = splat(0.0f);
+  ptrdiff_t c = 0;
+  for (; c + VW <= d; c += VW) acc += load(q + c) * load(k + c);
+  if (c < d) acc += load_part(q + c, d - c) * load_part(k + c, d - c);
+  return tree_hsum(acc) * scale;
+}
+
+}  // namespace
+
+// One task per (query b, KV head g): the query heads that share g read its cached keys and values
+// once, each key block from L1 for all of them; scores are dot products reduced four keys at a time.
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
+                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
+                      ptrdiff_t max_len, float scale) {
+  const ptrdiff_t rep = heads / kv_heads;
+  ptrdiff_t flops = 0;
+  for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
+  const size_t per_worker = static_cast<size_t>(rep * max_len);
+  t_scores.resize(static_cast<size_t>(threads()) * per_worker);
+  float* rows = t_scores.data();
+  const auto task = [&](ptrdiff_t bg, int worker) {
+    const ptrdiff_t b = bg / kv_heads, g = bg % kv_heads;
+    const ptrdiff_t len = lens[b];
+    const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
+    const float* kc = k_cache + (slot * kv_heads + g) * max_len * d;
+    const float* vc = v_cache + (slot * kv_heads + g) * max_len * d;
+    // Query heads g*rep .. g*rep + rep - 1 are consecutive rows of q and out.
+    const float* qg = q + (b * heads + g * rep) * d;
+    float* og = out + (b * heads + g * rep) * d;
+    float* p = rows + static_cast<size_t>(worker) * per_worker;
+    ptrdiff_t j = 0;
+    for (; j + 4 <= len; j += 4)
+      for (ptrdiff_t r = 0; r < rep; r++) scores4(qg + r * d, kc + j * d, d, scale, p + r * max_len + j);
+    for (; j < len; j++)
+      for (ptrdiff_t r = 0; r < rep; r++) p[r * max_len + j] = score1(qg + r * d, kc + j * d, d, scale);
+    for (ptrdiff_t r = 0; r < rep; r++) softmax_inplace(p + r * max_len, len);
+    // out_r = sum_t p[r][t] v_t, for up to 4 heads x 4 vectors of d at a time in registers.
+    for (ptrdiff_t r0 = 0; r0 < rep; r0 += 4) {
+      const int rs = static_cast<int>(std::min<ptrdiff_t>(4, rep - r0));
+      for (ptrdiff_t c0 = 0; c0 < d; c0 += 4 * VW) {
+        const ptrdiff_t width = std::min<ptrdiff_t>(4 * VW, d - c0);
+        const int nv = static_cast<int>((width + VW - 1) / VW);
+        vf acc[4][4];
+        for (int r = 0; r < 4; r++)
+          for (int i = 0; i < 4; i++) acc[r][i] = splat(0.0f);
+        for (ptrdiff_t t = 0; t < len; t++) {
+          const float* vt = vc + t * d + c0;
+          vf v[4];
+          for (int i = 0; i < nv; i++) v[i] = (i + 1) * VW <= width ? load(vt + i * VW) : load_part(vt + i * VW, width - i * VW);
+          for (int r = 0; r < rs; r++) {
+            const float w = p[(r0 + r) * max_len + t];
+            for (int i = 0; i < nv; i++) acc[r][i] += w * v[i];
+          }
+        }
+        for (int r = 0; r < rs; r++) {
+          float* o = og + (r0 + r) * d + c0;
+          for (int i = 0; i < nv; i++) {
+            if ((i + 1) * VW <= width) {
+              store(o + i * VW, acc[r][i]);
+            } else {
+              for (ptrdiff_t c = 0; c < width - i * VW; c++) o[i * VW + c] = acc[r][i][c];
+            }
+          }
+        }
+      }
+    }
+  };
+  if (flops < (1 << 18)) {
+    for (ptrdiff_t i = 0; i < n * kv_heads; i++) task(i, 0);
+  } else {
+    parallel_for(n * kv_heads, task);
+  }
+}
+
+void kv_store(const float* k, const float* v, float* k_cache, float* v_cache, const int32_t* slots,
+              const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len) {
+  const ptrdiff_t kw = kv_heads * head_dim;
+  for (ptrdiff_t i = 0; i < n; i++) {
+    for (ptrdiff_t g = 0; g < kv_heads; g++) {
+      const ptrdiff_t dst = ((slots[i] * kv_heads + g) * max_len + positions[i]) * head_dim;
+      std::memcpy(k_cache + dst, k + i * kw + g * head_dim, sizeof(float) * head_dim);
+      std::memcpy(v_cache + dst, v + i * kw + g * head_dim, sizeof(float) * head_dim);
+    }
+  }
+}
+
+namespace {
+
+// Lowest index of the largest value (NaN never wins).
+ptrdiff_t argmax(const float* z, ptrdiff_t n) {
+  ptrdiff_t best = 0;
+  for (ptrdiff_t i = 1; i < n; i++)
+    if (z[i] > z[best]) best = i;
+  return best;
+}
+
+// Elements per block of the CDF walk: the walk adds whole blocks until the one where the
+// cumulative weight crosses the target, then walks that block element by element.
+constexpr ptrdiff_t kWalkBlock = 256;
+
+inline float vmax_row(const float* z, ptrdiff_t n) {
+  vf mv = splat(-__builtin_inff());
+  ptrdiff_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    const vf x = load(z + i);
+    mv = x > mv ? x : mv;
+  }
+  float mx = hmax(mv);
+  for (; i < n; i++) mx = z[i] > mx ? z[i] : mx;
+  return mx;
+}
+
+// e[i] = exp(z[i] * inv_t - m) for i < n, with m = max(z) * inv_t; block[b] = the sum of block b
+// (float lanes, then float64); returns the float64 sum of the blocks in order.
+double softmax_weights(const float* z, ptrdiff_t n, float inv_t, float* e, double* block, float* m_out) {
+  const float m = vmax_row(z, n) * inv_t;
+  *m_out = m;
+  double sum = 0;
+  for (ptrdiff_t b0 = 0; b0 < n; b0 += kWalkBlock) {
+    const ptrdiff_t b1 = std::min(n, b0 + kWalkBlock);
+    vf acc = splat(0.0f);
+    ptrdiff_t i = b0;
+    for (; i + VW <= b1; i += VW) {
+      const vf x = vexp(load(z + i) * inv_t - m);
+      store(e + i, x);
+      acc += x;
+    }
+    float s = tree_hsum(acc);
+    if (i < b1) {
+      float tmp[VW];
+      for (ptrdiff_t j = i; j < b1; j++) tmp[j - i] = z[j] * inv_t - m;
+      vexp_tail(tmp, e + i, static_cast<int>(b1 - i));
+      for (ptrdiff_t j = i; j < b1; j++) s += e[j];
+    }
+    block[b0 / kWalkBlock] = s;
+    sum += s;
+  }
+  return sum;
+}
+
+// The first index where the running sum of e exceeds target: whole blocks first, then inside the
+// crossing block. Rounding can leave the running sum a hair below the target (u close to 1), or
+// make a block's elements fall short of its block sum; then the last index with a nonzero weight
+// (in that block, or overall) is taken.
+ptrdiff_t cdf_walk(const float* e, const double* block, ptrdiff_t n, double target) {
+  double acc = 0;
+  for (ptrdiff_t b0 = 0; b0 < n; b0 += kWalkBlock) {
+    const double bs = block[b0 / kWalkBlock];
+    if (acc + bs <= target) {
+      acc += bs;
+      continue;
+    }
+    const ptrdiff_t b1 = std::min(n, b0 + kWalkBlock);
+    ptrdiff_t last = -1;
+    for (ptrdiff_t i = b0; i < b1; i++) {
+      if (e[i] > 0) last = i;
+      acc += e[i];
+      if (acc > target) return i;
+    }
+    if (last >= 0) return last;
+  }
+  for (ptrdiff_t i = n - 1; i > 0; i--)
+    if (e[i] > 0) return i;
+  return 0;
+}
+
+inline double m_plus_log(double sum, float m) { return static_cast<double>(m) + std::log(sum); }
+
+thread_local std::vector<float> t_weights;
+thread_local std::vector<double> t_blocks;
+
+}  // namespace
+
+void sample_rows(const float* logits, ptrdiff_t rows, ptrdiff_t vocab, const float* temperatures, const double* uniforms,
+                 int32_t* tokens, double* logprobs) {
+  const auto row = [&](ptrdiff_t r, int) {
+    const float* z = logits + r * vocab;
+    t_weights.resize(static_cast<size_t>(vocab));
+    t_blocks.resize(static_cast<size_t>((vocab + kWalkBlock - 1) / kWalkBlock));
+    float* e = t_weights.data();
+    double* blocks = t_blocks.data();
+    const float t = temperatures[r];
+    float m;
+    if (t == 0.0f) {
+      const ptrdiff_t tok = argmax(z, vocab);
+      const double sum = softmax_weights(z, vocab, 1.0f, e, blocks, &m);
+      tokens[r] = static_cast<int32_t>(tok);
+      logprobs[r] = static_cast<double>(z[tok]) - m_plus_log(sum, m);
+      return;
+    }
+    const float inv_t = 1.0f / t;
+    const double sum = softmax_weights(z, vocab, inv_t, e, blocks, &m);
+    const ptrdiff_t tok = cdf_walk(e, blocks, vocab, uniforms[r] * sum);
+    tokens[r] = static_cast<int32_t>(tok);
+    logprobs[r] = static_cast<double>(z[tok] * inv_t) - m_plus_log(sum, m);
+  };
+  if (rows * vocab < (1 << 16)) {
+    for (ptrdiff_t r = 0; r < rows; r++) row(r, 0);
+  } else {
+    parallel_for(rows, row);
+  }
+}
+
+double read_bandwidth_probe(const float* x, ptrdiff_t n) {
+  constexpr ptrdiff_t chunk = 1 << 20;
+  const ptrdiff_t chunks = (n + chunk - 1) / chunk;
+  std::vector<float> part(static_cast<size_t>(chunks), 0.0f);
+  parallel_for(chunks, [&](ptrdiff_t c, int) {
+    const ptrdiff_t i0 = c * chunk, i1 = std::min(n, i0 + chunk);
+    vf a0 = splat(0.0f), a1 = splat(0.0f), a2 = splat(0.0f), a3 = splat(0.0f);
+    ptrdiff_t i = i0;
+    for (; i + 4 * VW <= i1; i += 4 * VW) {
+      a0 += load(x + i);
+      a1 += load(x + i + VW);
+      a2 += load(x + i + 2 * VW);
+      a3 += load(x + i + 3 * VW);
+    }
+    float s = hsum(a0 + a1 + a2 + a3);
+    for (; i < i1; i++) s += x[i];
+    part[c] = s;
+  });
+  double s = 0;
+  for (float p : part) s += p;
+  return s;
+}
+
+}  // namespace ck

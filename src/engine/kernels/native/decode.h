@@ -1,0 +1,43 @@
+// Kernels of the sampler (decode.cc) and of the safetensors loader (safetensors_map.cc). Float32
+// only, like kernels.h; sizes are ptrdiff_t.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+// C[M,N] = alpha * A[M,K] * W[N,K]^T + beta * C, for few rows M (decode steps). Streams W once;
+// each C element's summation order depends only on K (batch-invariant bits).
+void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                  float* C);
+
+// Writes row i of k and v ([n, kv_heads*head_dim]) at position positions[i] of cache slot slots[i];
+// the caches are [slots, kv_heads, max_len, head_dim].
+void kv_store(const float* k, const float* v, float* k_cache, float* v_cache, const int32_t* slots,
+              const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len);
+
+// One token per row of logits [rows, vocab]: argmax at temperature 0, else a draw with uniforms[r]
+// from softmax(z / T) over the whole vocabulary; logprobs[r] = log_softmax(z / T)[token].
+void sample_rows(const float* logits, ptrdiff_t rows, ptrdiff_t vocab, const float* temperatures, const double* uniforms,
+                 int32_t* tokens, double* logprobs);
+
+// Sum of x over n on every pool thread (the benchmarks' memory read bandwidth probe).
+double read_bandwidth_probe(const float* x, ptrdiff_t n);
+
+enum class StoredType { F32 = 0, BF16 = 1, F16 = 2, F64 = 3 };
+
+struct WidenJob {
+  size_t offset;  // bytes from the start of the file
+  StoredType type;
+  float* dst;
+  size_t count;  // elements
+};
+
+// Maps `file` and converts every job's elements to float32 into its dst, on the pool. Returns an
+// empty string, or what went wrong (the caller names the file).
+std::string widen_from_file(const std::string& file, const std::vector<WidenJob>& jobs);
+
+}  // namespace ck

@@ -1,0 +1,188 @@
+// The native half of the safetensors loader: the file is memory-mapped and every tensor is
+// converted to float32 straight from the mapping into the array that will hold it, on every pool
+// thread. Compared with positioned reads into a staging buffer and a widening pass, this skips one
+// copy of the file through fresh memory (measured by `npm run bench:load`). What remains is the
+// cost of obtaining the fresh float32 arrays: on the development VM (Firecracker), touching 1.3 GB
+// of new memory takes 1.2 s wall and 0.45 s CPU even from a plain JavaScript fill, against 0.05 s
+// of conversion; this loader runs at that floor. Transparent huge pages for the arrays (madvise)
+// measured 4-6x slower there, MAP_POPULATE / MADV_POPULATE_WRITE / no MADV_SEQUENTIAL no faster.
+
+#include "decode.h"
+
+#if defined(_WIN32)
+// No POSIX mmap: safetensors/nativeRead.ts does not offer this path on Windows (positioned reads).
+namespace ck {
+std::string widen_from_file(const std::string&, const std::vector<WidenJob>&) {
+  return "memory-mapped loading is not available on this platform";
+}
+}  // namespace ck
+#else
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "pool.h"
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+namespace ck {
+
+namespace {
+
+// Exact IEEE half -> float (subnormals, infinities; NaN stays NaN with its sign).
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000 | (mant << 13) | (mant != 0 ? 0x400000 : 0);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else {
+    // Subnormal half: normalise into a float.
+    int e = -1;
+    do {
+      mant <<= 1;
+      e++;
+    } while ((mant & 0x400) == 0);
+    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((mant & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+void convert(StoredType type, const unsigned char* src, float* dst, size_t n) {
+  switch (type) {
+    case StoredType::F32:
+      std::memcpy(dst, src, n * sizeof(float));
+      break;
+    case StoredType::BF16: {
+      // bf16 is the top half of a float32: a 16-bit shift, exact.
+      for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        const uint32_t bits = static_cast<uint32_t>(h) << 16;
+        std::memcpy(dst + i, &bits, 4);
+      }
+      break;
+    }
+    case StoredType::F16: {
+      size_t i = 0;
+#if defined(__F16C__)
+      for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+      }
+#endif
+      for (; i < n; i++) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        dst[i] = half_to_float(h);
+      }
+      break;
+    }
+    case StoredType::F64:
+      for (size_t i = 0; i < n; i++) {
+        double d;
+        std::memcpy(&d, src + 8 * i, 8);
+        dst[i] = static_cast<float>(d);
+      }
+      break;
+  }
+}
+
+size_t stored_size(StoredType t) {
+  switch (t) {
+    case StoredType::F32: return 4;
+    case StoredType::BF16: return 2;
+    case StoredType::F16: return 2;
+    case StoredType::F64: return 8;
+  }
+  return 4;
+}
+
+struct Block {
+  size_t job, begin, end;  // elements [begin, end) of jobs[job]
+};
+
+}  // namespace
+
+std::string widen_from_file(const std::string& file, const std::vector<WidenJob>& unsorted) {
+  // In file order, so that each group below covers one stretch of the file.
+  std::vector<WidenJob> jobs(unsorted);
+  std::sort(jobs.begin(), jobs.end(), [](const WidenJob& a, const WidenJob& b) { return a.offset < b.offset; });
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    close(fd);
+    return std::string("cannot stat: ") + std::strerror(e);
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  for (const WidenJob& j : jobs) {
+    if (j.offset + j.count * stored_size(j.type) > size) {
+      close(fd);
+      return "file ends at byte " + std::to_string(size) + " inside a tensor at offset " + std::to_string(j.offset) +
+             " (truncated?)";
+    }
+  }
+  if (size == 0 || jobs.empty()) {
+    close(fd);
+    return "";
+  }
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  close(fd);
+  if (map == MAP_FAILED) return std::string("cannot map: ") + std::strerror(map_errno);
+  madvise(map, size, MADV_SEQUENTIAL);
+  const unsigned char* base = static_cast<const unsigned char*>(map);
+
+  // Groups of tensors of about 256 MiB of output, each cut into blocks of 2 MiB that the pool
+  // threads take dynamically. After a group, its pages of the mapping are dropped from this
+  // process (they stay in the page cache), so the mapping adds at most one group to the peak
+  // resident memory instead of the whole file.
+  constexpr size_t kBlock = 1 << 19;
+  constexpr size_t kGroup = 1 << 26;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<Block> blocks;
+  for (size_t first = 0; first < jobs.size();) {
+    blocks.clear();
+    size_t last = first, elements = 0, lo = SIZE_MAX, hi = 0;
+    for (; last < jobs.size() && (last == first || elements < kGroup); last++) {
+      const WidenJob& j = jobs[last];
+      for (size_t b = 0; b < j.count; b += kBlock) blocks.push_back({last, b, std::min(j.count, b + kBlock)});
+      elements += j.count;
+      lo = std::min(lo, j.offset);
+      hi = std::max(hi, j.offset + j.count * stored_size(j.type));
+    }
+    parallel_for(static_cast<ptrdiff_t>(blocks.size()), [&](ptrdiff_t i, int) {
+      const Block& b = blocks[static_cast<size_t>(i)];
+      const WidenJob& j = jobs[b.job];
+      convert(j.type, base + j.offset + b.begin * stored_size(j.type), j.dst + b.begin, b.end - b.begin);
+    });
+    // Whole pages inside [lo, hi) only: a neighbouring tensor may still need the edges.
+    const size_t a = (lo + page - 1) / page * page, e = hi / page * page;
+    if (e > a) madvise(const_cast<unsigned char*>(base) + a, e - a, MADV_DONTNEED);
+    first = last;
+  }
+  munmap(map, size);
+  return "";
+}
+
+}  // namespace ck
+
+#endif  // !_WIN32

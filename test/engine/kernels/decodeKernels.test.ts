@@ -1,0 +1,130 @@
+// The sampler's native kernels (gemmRowsNT, kvStore, sampleRows) against the reference and
+// choose.ts: every row count a decode step can have, odd shapes, and the draw semantics.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
+import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
+import { chooseToken } from "../../../src/engine/sampling/choose.ts";
+import { uniformAt } from "../../../src/engine/sampling/rng.ts";
+import { makeRng, randF32 } from "./helpers.ts";
+
+function native(): NativeKernels {
+  try {
+    return loadNativeKernels();
+  } catch (err) {
+    assert.fail(`native kernel addon did not build or load: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+test("gemmRowsNT matches the reference gemm for 1..64 rows, odd N and K, alpha and beta", () => {
+  const N = native();
+  const rng = makeRng(7);
+  for (const M of [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 64]) {
+    for (const [n, k] of [[1, 1], [37, 19], [9, 1100], [64, 576], [50, 2049], [13, 4100], [200, 33]]) {
+      const A = randF32(M * k, rng);
+      const W = randF32(n * k, rng);
+      for (const [alpha, beta] of [[1, 0], [0.7, 0.5]]) {
+        const C = randF32(M * n, rng);
+        const want = Float64Array.from(C);
+        R.gemm(false, true, M, n, k, alpha, Float64Array.from(A), Float64Array.from(W), beta, want);
+        N.gemmRowsNT(M, n, k, alpha, A, W, beta, C);
+        for (let i = 0; i < C.length; i++) {
+          const err = Math.abs(C[i] - want[i]);
+          assert.ok(err <= 1e-5 * Math.sqrt(k) + 1e-6, `M=${M} N=${n} K=${k} alpha=${alpha}: C[${i}] = ${C[i]}, expected ${want[i]}`);
+        }
+      }
+    }
+  }
+});
+
+test("gemmRowsNT: beta 0 ignores NaN in C; a row's result does not depend on the rows beside it (1-4 rows, and 5-64)", () => {
+  const N = native();
+  const rng = makeRng(8);
+  const [n, k] = [70, 300];
+  const W = randF32(n * k, rng);
+  const A = randF32(64 * k, rng);
+  const C = new Float32Array(64 * n).fill(NaN);
+  N.gemmRowsNT(64, n, k, 1, A, W, 0, C);
+  assert.ok(C.every(Number.isFinite));
+  // The last row of every product, computed with different company.
+  const lastRow = (M: number): Float32Array => {
+    const out = new Float32Array(M * n);
+    N.gemmRowsNT(M, n, k, 1, A.subarray(0, M * k), W, 0, out);
+    return out.subarray((M - 1) * n);
+  };
+  const alone = (M: number): Float32Array => {
+    const out = new Float32Array(n);
+    N.gemmRowsNT(1, n, k, 1, A.subarray((M - 1) * k, M * k), W, 0, out);
+    return out;
+  };
+  for (const M of [2, 3, 4]) assert.deepEqual(lastRow(M), alone(M), `row ${M - 1} among ${M} rows vs alone`);
+  // Row M-1 as the last of a 5-row product (rows M-5..M-1).
+  const amongFive = (M: number): Float32Array => {
+    const out = new Float32Array(5 * n);
+    N.gemmRowsNT(5, n, k, 1, A.subarray((M - 5) * k, M * k), W, 0, out);
+    return out.subarray(4 * n);
+  };
+  for (const M of [6, 16, 17, 33, 64]) assert.deepEqual(lastRow(M), amongFive(M), `row ${M - 1} among ${M} rows vs among 5`);
+});
+
+test("gemmRowsNT and kvStore: wrong sizes and slots are refused with the argument named", () => {
+  const N = native();
+  assert.throws(() => N.gemmRowsNT(2, 3, 4, 1, new Float32Array(8), new Float32Array(11), 0, new Float32Array(6)), /gemmRowsNT: argument W has 11 elements but needs at least 12/);
+  const k = new Float32Array(2 * 4);
+  const cache = new Float32Array(3 * 2 * 5 * 4);
+  assert.throws(() => N.kvStore(k, k, cache, cache, Int32Array.of(3), Int32Array.of(0), 1, 2, 4, 5), /kvStore: cacheSlots\[0\] = 3 is outside 0..2/);
+  assert.throws(() => N.kvStore(k, k, cache, cache, Int32Array.of(0), Int32Array.of(5), 1, 2, 4, 5), /kvStore: positions\[0\] = 5 is outside 0..4/);
+});
+
+test("kvStore writes the rows where the reference does", () => {
+  const N = native();
+  const rng = makeRng(9);
+  const [n, hkv, d, maxLen, slots] = [5, 3, 8, 7, 4];
+  const k = randF32(n * hkv * d, rng);
+  const v = randF32(n * hkv * d, rng);
+  const slotOf = Int32Array.of(3, 0, 3, 1, 2);
+  const pos = Int32Array.of(0, 6, 1, 3, 2);
+  const [kc, vc, kr, vr] = [0, 1, 2, 3].map(() => new Float32Array(slots * hkv * maxLen * d));
+  N.kvStore(k, v, kc, vc, slotOf, pos, n, hkv, d, maxLen);
+  R.kvStore(k, v, kr, vr, slotOf, pos, n, hkv, d, maxLen);
+  assert.deepEqual(kc, kr);
+  assert.deepEqual(vc, vr);
+  assert.ok(kc.some((x) => x !== 0));
+});
+
+test("sampleRows draws the token choose.ts draws, with its logprob, at temperatures 0 to 2", () => {
+  const N = native();
+  const sample = N.sampleRows;
+  assert.ok(sample !== undefined);
+  for (const V of [5, 17, 1000, 49152]) {
+    const rows = 8;
+    const logits = new Float32Array(rows * V);
+    for (let i = 0; i < logits.length; i++) logits[i] = (uniformAt(V, i) - 0.5) * 12;
+    for (const T of [0, 0.5, 1, 2]) {
+      const temps = new Float32Array(rows).fill(T);
+      const us = Float64Array.from({ length: rows }, (_, r) => uniformAt(99 + T, r));
+      const tokens = new Int32Array(rows);
+      const lps = new Float64Array(rows);
+      sample(logits, rows, V, temps, us, tokens, lps);
+      for (let r = 0; r < rows; r++) {
+        const want = chooseToken(logits.subarray(r * V, (r + 1) * V), { temperature: T, topK: -1, topP: 1 }, us[r]);
+        assert.equal(tokens[r], want.token, `V=${V} T=${T} row ${r}`);
+        assert.ok(Math.abs(lps[r] - want.logprob) < 1e-5, `V=${V} T=${T} row ${r}: logprob ${lps[r]} vs ${want.logprob}`);
+      }
+    }
+  }
+});
+
+test("sampleRows: per-row temperatures, -inf logits never drawn, u close to 1 takes the last possible token", () => {
+  const N = native();
+  const V = 6;
+  const z = Float32Array.from([0, -Infinity, 1, -Infinity, 0.5, -Infinity, 3, 2, 1, 0, -1, -2]);
+  const tokens = new Int32Array(2);
+  const lps = new Float64Array(2);
+  N.sampleRows?.(z, 2, V, Float32Array.of(1, 0), Float64Array.of(0.9999999999, 0.3), tokens, lps);
+  assert.equal(tokens[0], 4, "the last token with nonzero weight");
+  assert.equal(tokens[1], 0, "temperature 0: argmax");
+  const lse = Math.log(Math.exp(0) + Math.exp(1) + Math.exp(0.5));
+  assert.ok(Math.abs(lps[0] - (0.5 - lse)) < 1e-6);
+  assert.throws(() => N.sampleRows?.(z, 2, V, Float32Array.of(1, -1), Float64Array.of(0.5, 0.5), tokens, lps), /sampleRows: temperatures\[1\] must be >= 0/);
+});
