@@ -5,6 +5,7 @@
 // result back, and demonstrate the decision to call in only a chosen share of them.
 import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
+import type { Datum } from "../tinker/types.ts";
 import { Prng } from "../data/synthetic/prng.ts";
 import { datumFromModelInputWeights } from "../supervised/common.ts";
 import { SupervisedDatasetFromRows } from "../supervised/data.ts";
@@ -146,7 +147,7 @@ export interface WarmupRow {
  * opening token when the row does not demonstrate the decision. That token alone decides
  * between calling the tool and answering directly.
  */
-export function warmupDatum(renderer: Renderer, row: WarmupRow): ReturnType<typeof datumFromModelInputWeights> {
+export function warmupDatum(renderer: Renderer, row: WarmupRow): Datum {
   const ex = renderer.buildSupervisedExample(row.messages, "all_assistant_messages");
   const weights = Array.from(ex.weights);
   if (!row.trainDecision) {
