@@ -1,9 +1,11 @@
 // The tool_use recipe's task: add two numbers longer than the tiny model can add in its head,
 // with a calculator at hand. Reward is 1 for an exactly correct final answer and 0 otherwise
 // (tool use itself earns nothing); `called_tool` is the share of episodes that used the tool.
-// Also the synthetic transcripts of the warm-up that teaches the `<call>` syntax.
+// Also the warm-up's synthetic transcripts: they teach the `<call>` syntax and reading the
+// result back, and demonstrate the decision to call in only a chosen share of them.
 import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
+import type { Datum } from "../tinker/types.ts";
 import { Prng } from "../data/synthetic/prng.ts";
 import { datumFromModelInputWeights } from "../supervised/common.ts";
 import { SupervisedDatasetFromRows } from "../supervised/data.ts";
@@ -18,15 +20,15 @@ import { calculatorTool } from "./tools/calculator.ts";
 export interface AdditionProblem {
   a: number;
   b: number;
-  /** Training episodes add; the warm-up also multiplies, so the model learns to copy the tool's result rather than redo the sum. */
-  op?: "+" | "-" | "*";
+  /** Absent: "+". */
+  op?: TaskOp;
 }
+
+export type TaskOp = "+" | "-";
 
 export function problemAnswer(p: AdditionProblem): number {
-  return p.op === "*" ? p.a * p.b : p.op === "-" ? p.a - p.b : p.a + p.b;
+  return p.op === "-" ? p.a - p.b : p.a + p.b;
 }
-
-export type TaskOp = "+" | "-" | "*";
 
 export const ADDITION_SYSTEM_PROMPT = "Answer with the number.";
 
@@ -34,10 +36,9 @@ export function additionQuestion(p: AdditionProblem): string {
   return `What is ${p.a} ${p.op ?? "+"} ${p.b}?`;
 }
 
-/** Operands with exactly `digits` digits. */
 /**
- * Operands with exactly `digits` digits. For "-" the difference is two digits (10..99): the
- * tiny model never learned subtraction, and a two-digit result is short enough for it to copy.
+ * Operands with exactly `digits` digits. For "-" the difference is two digits (10..99), a
+ * variant whose result is shorter to copy (tiny-chat never learned subtraction either).
  */
 export function sampleProblem(rng: Prng, digits: number, op: TaskOp = "+"): AdditionProblem {
   const lo = 10 ** (digits - 1);
@@ -47,9 +48,7 @@ export function sampleProblem(rng: Prng, digits: number, op: TaskOp = "+"): Addi
     const b = a - rng.int(10, 99);
     return { a, b, op };
   }
-  const p: AdditionProblem = { a: rng.int(lo, hi), b: rng.int(lo, hi) };
-  if (op === "*") p.op = "*";
-  return p;
+  return { a: rng.int(lo, hi), b: rng.int(lo, hi) };
 }
 
 /** 1 when the answer's first integer is the exact result. */
@@ -123,11 +122,7 @@ export function additionToolDatasetBuilder(options: AdditionToolDatasetOptions):
   return { build: async () => ({ train: new AdditionToolDataset(options), test: null }) };
 }
 
-/**
- * One synthetic episode: with probability `toolShare` the tool-using transcript (call, result,
- * answer copied from the result), else a direct answer. Teaching both leaves RL to learn when the
- * tool pays off.
- */
+/** One synthetic episode: the tool-using transcript (call, result, answer copied from the result) or a direct answer. */
 export function warmupTranscript(renderer: Renderer, problem: AdditionProblem, useTool: boolean): Message[] {
   const format = toolCallFormatFor(renderer);
   const sum = String(problemAnswer(problem));
@@ -140,28 +135,58 @@ export function warmupTranscript(renderer: Renderer, problem: AdditionProblem, u
   return [...head, callMessage, format.toolResultMessage(call, sum), { role: "assistant", content: sum }];
 }
 
-export function warmupDatasetBuilder(options: {
+/** One warm-up row: a transcript and whether its first trained token (the decision) is trained. */
+export interface WarmupRow {
+  messages: Message[];
+  /** False: the opening token of the reply (call or answer) is shown but not trained. */
+  trainDecision: boolean;
+}
+
+/**
+ * The warm-up's datum: every assistant token of the transcript is trained, except the reply's
+ * opening token when the row does not demonstrate the decision. That token alone decides
+ * between calling the tool and answering directly.
+ */
+export function warmupDatum(renderer: Renderer, row: WarmupRow): Datum {
+  const ex = renderer.buildSupervisedExample(row.messages, "all_assistant_messages");
+  const weights = Array.from(ex.weights);
+  if (!row.trainDecision) {
+    const first = weights.findIndex((w) => w > 0);
+    if (first >= 0) weights[first] = 0;
+  }
+  return datumFromModelInputWeights(ex.modelInput, weights);
+}
+
+export interface WarmupOptions {
   renderer: Renderer;
   examples: number;
   batchSize: number;
   digits: number;
+  /** Share of problems whose transcript uses the tool (the rest answer directly). */
   toolShare: number;
-  /** Share of warm-up problems that multiply (always with the tool: the answer must be copied). */
-  multiplyShare: number;
+  /**
+   * Share of tool transcripts whose opening token, the decision to call, is trained. Below 1
+   * the warm-up teaches how to call and how to read the result on every tool transcript, but
+   * demonstrates making the call less often than answering directly: RL learns when it pays.
+   */
+  decisionShare: number;
   op: TaskOp;
   seed: number;
-}): SupervisedDatasetBuilder {
+}
+
+export function warmupRows(options: WarmupOptions): WarmupRow[] {
+  const rng = new Prng(options.seed * 7919 + 17);
+  return Array.from({ length: options.examples }, () => {
+    const problem = sampleProblem(rng, options.digits, options.op);
+    const useTool = rng.chance(options.toolShare);
+    return { messages: warmupTranscript(options.renderer, problem, useTool), trainDecision: !useTool || rng.chance(options.decisionShare) };
+  });
+}
+
+export function warmupDatasetBuilder(options: WarmupOptions): SupervisedDatasetBuilder {
   return {
     build: async () => {
-      const rng = new Prng(options.seed * 7919 + 17);
-      const rows = Array.from({ length: options.examples }, () => {
-        const multiply = rng.chance(options.multiplyShare);
-        return warmupTranscript(options.renderer, sampleProblem(rng, options.digits, multiply ? "*" : options.op), multiply || rng.chance(options.toolShare));
-      });
-      const train = new SupervisedDatasetFromRows(rows, options.batchSize, (messages) => {
-        const ex = options.renderer.buildSupervisedExample(messages, "all_assistant_messages");
-        return datumFromModelInputWeights(ex.modelInput, ex.weights);
-      });
+      const train = new SupervisedDatasetFromRows(warmupRows(options), options.batchSize, (row) => warmupDatum(options.renderer, row));
       return { train, test: null };
     },
   };

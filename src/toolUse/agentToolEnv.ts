@@ -5,7 +5,7 @@
 import type { StopCondition } from "../completers.ts";
 import { getTextContent } from "../renderers/content.ts";
 import type { Renderer } from "../renderers/base.ts";
-import type { Message, ToolCall } from "../renderers/types.ts";
+import { RendererError, type Message, type ParsedResponse, type ToolCall } from "../renderers/types.ts";
 import { emptyModelInput, modelInputLength } from "../rl/tokenSeq.ts";
 import {
   InitialObservationOverflow,
@@ -131,7 +131,7 @@ export class AgentToolEnv implements Env {
   async step(action: Action, extra: ActionExtra = {}): Promise<StepResult> {
     this.turns += 1;
     this.sampledTokens += action.length;
-    const parsed = this.format.parse(action);
+    const parsed = this.parse(action);
     this.messages.push(parsed.message);
 
     if (extra.stopReason === "length") return this.endOnBudget(StopReason.MAX_TOKENS, { max_tokens_reached: 1 });
@@ -170,6 +170,21 @@ export class AgentToolEnv implements Env {
     if (stopEpisode) return this.end(StopReason.TOOL_STOPPED, 0, metrics);
     if (this.turns >= this.limits.max_turns) return this.endOnBudget(StopReason.MAX_TURNS, metrics);
     return this.continueWith(0, metrics);
+  }
+
+  /**
+   * A response the renderer refuses (e.g. two stop tokens, which a sampler given the stop
+   * sequences never produces but a person at `cookbook play` can type) is a parse error with the
+   * renderer's reason, so the parse-error policy decides instead of the rollout crashing.
+   */
+  private parse(action: Action): ParsedResponse {
+    try {
+      return this.format.parse(action);
+    } catch (err) {
+      if (!(err instanceof RendererError)) throw err;
+      const text = this.options.renderer.tokenizer.decode([...action]);
+      return { message: { role: "assistant", content: text, unparsed_tool_calls: [{ raw_text: text, error: err.message }] }, termination: "malformed" };
+    }
   }
 
   private onParseError(error: string): StepResult {

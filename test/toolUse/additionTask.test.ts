@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { Prng } from "../../src/data/synthetic/prng.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { loadTokenizerFromDir } from "../../src/tokenizers/index.ts";
-import { AdditionToolGroupBuilder, gradeAddition, sampleProblem, warmupTranscript } from "../../src/toolUse/additionTask.ts";
+import { AdditionToolGroupBuilder, gradeAddition, sampleProblem, warmupDatum, warmupRows, warmupTranscript } from "../../src/toolUse/additionTask.ts";
 import { simpleRolloutConfig } from "../../src/toolUse/rolloutLimits.ts";
 import { ROOT, tokensOf } from "../renderers/helpers.ts";
 
@@ -19,7 +19,6 @@ test("problems have the asked digits and grading wants the exact result", () => 
   }
   assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "579" }), 1);
   assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "578" }), 0);
-  assert.equal(gradeAddition({ a: 12, b: 3, op: "*" }, { role: "assistant", content: "36" }), 1);
   for (let i = 0; i < 50; i++) {
     const p = sampleProblem(rng, 3, "-");
     assert.ok(p.a <= 999 && p.b >= 100 && p.a - p.b >= 10 && p.a - p.b <= 99, JSON.stringify(p));
@@ -42,4 +41,37 @@ test("a warm-up transcript, replayed as policy turns, is exactly what the env pa
   assert.deepEqual(tokensOf(call.nextObservation), tokensOf(renderer.buildGenerationPrompt(transcript.slice(0, 4))));
   const done = await env!.step(say(" 1183\n\nUser:"), { stopReason: "stop" });
   assert.deepEqual([done.reward, done.metrics!["called_tool"], done.metrics!["correct"]], [1, 1, 1]);
+});
+
+test("the warm-up trains every assistant token but, where the decision is not demonstrated, the reply's opening token", () => {
+  const messages = warmupTranscript(renderer, { a: 512, b: 409 }, true);
+  const full = renderer.buildSupervisedExample(messages, "all_assistant_messages");
+  const tokens = tokensOf(full.modelInput);
+  const shown = warmupDatum(renderer, { messages, trainDecision: true });
+  const hidden = warmupDatum(renderer, { messages, trainDecision: false });
+  const weightsOf = (d: typeof shown): number[] => Array.from(d.loss_fn_inputs["weights"]!.data);
+  const targetsOf = (d: typeof shown): number[] => Array.from(d.loss_fn_inputs["target_tokens"]!.data);
+  assert.deepEqual(targetsOf(shown), targetsOf(hidden));
+  const diff = weightsOf(shown).flatMap((w, i) => (w !== weightsOf(hidden)[i] ? [i] : []));
+  assert.equal(diff.length, 1, "exactly one token differs");
+  // Datums are shifted by one (input i predicts target i): the untrained target is the first token of the call.
+  const at = diff[0]!;
+  assert.equal(weightsOf(shown).findIndex((w) => w > 0), at);
+  assert.equal(tokenizer.decode([targetsOf(shown)[at]!]), tokenizer.decode([tokens[at + 1]!]));
+  assert.ok(` ${String(messages[2]!.content)}`.startsWith(tokenizer.decode([targetsOf(shown)[at]!])), "the decision token opens the call");
+  // The call's arguments and the copied answer stay trained.
+  assert.ok(weightsOf(hidden).filter((w) => w > 0).length >= 10);
+});
+
+test("warm-up rows: tool share, and the decision trained on every direct answer and on the decision share of tool transcripts", () => {
+  const rows = warmupRows({ renderer, examples: 2000, batchSize: 10, digits: 3, toolShare: 0.8, decisionShare: 0.1, op: "+", seed: 4 });
+  const usesTool = (r: (typeof rows)[number]): boolean => r.messages.some((m) => m.role === "tool");
+  const tool = rows.filter(usesTool);
+  const direct = rows.filter((r) => !usesTool(r));
+  assert.ok(Math.abs(tool.length / rows.length - 0.8) < 0.04, `${tool.length}`);
+  assert.ok(direct.every((r) => r.trainDecision));
+  const shownShare = tool.filter((r) => r.trainDecision).length / tool.length;
+  assert.ok(Math.abs(shownShare - 0.1) < 0.03, `${shownShare}`);
+  // Deterministic in the seed.
+  assert.deepEqual(warmupRows({ renderer, examples: 50, batchSize: 10, digits: 3, toolShare: 0.8, decisionShare: 0.1, op: "+", seed: 4 }), rows.slice(0, 50));
 });

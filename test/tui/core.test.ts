@@ -81,6 +81,8 @@ test("series: step and elapsed-time axes, numeric keys, defaults per kind, filte
   assert.deepEqual(elapsedSeconds(rows), [2, 3, 6]);
   assert.deepEqual(numericKeys(rows), ["loss", "progress", "time/total"]);
   assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "optim/entropy", "x"]), ["env/all/reward/total", "optim/entropy"]);
+  // A tool-using run opens with its tool-call share next to the reward.
+  assert.deepEqual(chartsFor("rl", ["optim/entropy", "env/all/called_tool", "env/all/reward/total"]), ["env/all/reward/total", "env/all/called_tool", "optim/entropy"]);
   assert.deepEqual(chartsFor("sl", ["train_mean_nll", "learning_rate"]), ["train_mean_nll", "learning_rate"]);
   // Distillation: teacher_kl first, then per-dataset series only when there are several datasets.
   assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "teacher_kl", "teacher_kl/dataset_0"]), ["teacher_kl", "env/all/reward/total"]);

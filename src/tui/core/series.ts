@@ -15,9 +15,10 @@ export interface Series {
 
 /** The charts a dashboard opens with, per kind of training (spec §3.3 and §4.6). */
 export const DEFAULT_CHARTS: Record<TrainingKind | "other", readonly string[]> = {
-  // test/pm_accuracy: a preference model is an SL run; test/win_rate: RLHF's RL stage.
+  // test/pm_accuracy: a preference model is an SL run; test/win_rate: RLHF's RL stage;
+  // env/all/called_tool: the share of episodes that call a tool (tool_use).
   sl: ["train_mean_nll", "test/nll", "learning_rate", "test/pm_accuracy"],
-  rl: ["env/all/reward/total", "optim/kl_sample_train_v1", "optim/entropy", "env/all/ac_tokens_per_turn", "test/win_rate"],
+  rl: ["env/all/reward/total", "env/all/called_tool", "optim/kl_sample_train_v1", "optim/entropy", "env/all/ac_tokens_per_turn", "test/win_rate"],
   dpo: ["dpo_loss", "accuracy", "margin", "chosen_reward", "rejected_reward", "test/accuracy"],
   other: ["loss", "train_mean_nll", "learning_rate"],
 };
