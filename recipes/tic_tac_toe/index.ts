@@ -7,11 +7,14 @@
 // weights) — and logs test/vs_<opponent>/{win_rate,draw_rate,loss_rate,win_or_draw,illegal_rate}.
 //
 // tiny-chat has never seen a board: asked for a square it answers with a three-digit number, so
-// plain RL would only ever see illegal moves. The recipe first runs a short supervised warm-up
-// (<log_path>-warmup, reused when its settings match) on games between two random legal players,
-// told from each seat exactly as the environment tells them. That teaches the reply format and which
-// squares are free, not strategy: the warmed-up policy plays like a random player that sometimes
-// picks a taken square, and RL has to find the rest. Measured numbers: docs/agents.md.
+// plain RL would only ever see illegal moves. The recipe first runs a supervised warm-up
+// (<log_path>-warmup, reused while its settings match) on single positions of random legal games,
+// answered with a random free square, positions with few free squares weighted up: where the board
+// (nearly) determines the reply, the model learns to read it — whole random games taught it only
+// the format (every digit equally, taken or not). No tactics are in the data; RL has to find them.
+// Each prompt is the system prompt and the current board (history_turns=0), as the cookbook's one
+// TextArena message. Measured (docs/agents.md): the warm-up reaches ~0.68 legal replies, and this
+// RL does not yet improve on that within its 40 steps.
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { ConfigError } from "../../src/config/errors.ts";
@@ -19,7 +22,7 @@ import { Prng } from "../../src/data/synthetic/prng.ts";
 import { OpponentEvaluator } from "../../src/multiAgent/evaluator.ts";
 import { frozenModelCompleter, lazyService, type ServiceProvider } from "../../src/multiAgent/frozenModel.ts";
 import type { SeatCommon } from "../../src/multiAgent/groups.ts";
-import { randomGameTranscripts, TIC_TAC_TOE_OPPONENTS, ticTacToeDatasetBuilder, ticTacToeTestSet } from "../../src/multiAgent/games/ticTacToeEnv.ts";
+import { TIC_TAC_TOE_OPPONENTS, warmupGameTranscripts, warmupPositionTranscripts, ticTacToeDatasetBuilder, ticTacToeTestSet } from "../../src/multiAgent/games/ticTacToeEnv.ts";
 import type { RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { runRLRecipe, type RLRecipeSetup } from "../../src/rl/recipeRuntime.ts";
@@ -40,19 +43,22 @@ export const configSchema = overrideDefaults(
     parse_error_mode: z.enum(["terminate", "feedback", "mask"]).default("terminate").describe("An illegal or unparsable move: terminate = it loses the game; feedback = told why and retries; mask = the game is dropped untrained"),
     parse_error_reward: z.number().default(-1).describe("Reward of an illegal move (terminate: the loser's reward; the other seat wins +1)"),
     parse_error_retries: z.number().int().min(0).default(1).describe("feedback: illegal moves tolerated per game before it is lost"),
+    history_turns: z.number().int().min(0).nullable().default(0).describe("Past turns in each prompt (0: the current board only, like the cookbook's single message; null: the whole conversation)"),
     play_opponent: OpponentSchema.default("random").describe("cookbook play: the opponent a person plays against"),
     play_as: z.enum(["X", "O"]).default("X").describe("cookbook play: the mark a person plays"),
-    warmup_steps: z.number().int().min(0).default(60).describe("Supervised warm-up steps on random legal games before RL (0 = none)"),
+    warmup_steps: z.number().int().min(0).default(150).describe("Supervised warm-up steps before RL (0 = none)"),
     warmup_batch_size: z.number().int().positive().default(32).describe("Warm-up transcripts per step (one seat of one game each)"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay)"),
+    warmup_data: z.enum(["positions", "games"]).default("positions").describe("positions: single positions, few free squares weighted up (teaches reading the board); games: whole random games (teaches the format only)"),
   }),
   {
     log_path: "/tmp/tinker-examples/tic_tac_toe",
-    learning_rate: 1e-3,
+    // 1e-3 broke the reply format within 25 steps in one run (replies ran on past the stop); 3e-4 keeps it.
+    learning_rate: 3e-4,
     max_tokens: 6,
     lora_rank: 16,
     max_steps: 40,
-    eval_every: 10,
+    eval_every: 20,
     save_every: 20,
     group_size: 2,
     groups_per_batch: 16,
@@ -64,7 +70,7 @@ function seatCommon(config: TicTacToeConfig, renderer: RLRenderer): SeatCommon {
   const rollout = simpleRolloutConfig({ maxTurns: 5 });
   rollout.parse_error = { mode: config.parse_error_mode, reward: config.parse_error_reward, max_retries: config.parse_error_retries };
   rollout.limits.max_turns = 5 + (config.parse_error_mode === "feedback" ? config.parse_error_retries : 0);
-  return { renderer, rollout, maxGenerationTokens: config.max_tokens };
+  return { renderer, rollout, maxGenerationTokens: config.max_tokens, historyTurns: config.history_turns };
 }
 
 /** The frozen starting policy (the warm-up's weights when there is one) as a message completer. */
@@ -104,9 +110,9 @@ async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<v
         steps: config.warmup_steps,
         batch_size: config.warmup_batch_size,
         learning_rate: config.warmup_learning_rate,
-        data: "tic_tac_toe random legal games v1",
+        data: `tic_tac_toe warm-up ${config.warmup_data} v3`,
       },
-      (_renderer, count) => randomGameTranscripts(new Prng(config.seed * 7919 + 17), count),
+      (_renderer, count) => (config.warmup_data === "positions" ? warmupPositionTranscripts : warmupGameTranscripts)(new Prng(config.seed * 7919 + 17), count),
       context,
     );
     load = warm.statePath;

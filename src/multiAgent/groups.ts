@@ -20,6 +20,8 @@ export interface SeatCommon {
   renderer: RLRenderer;
   rollout: RolloutConfig;
   maxGenerationTokens?: number;
+  /** How many of its past turns a seat's prompt shows (null: all; see SeatEnvOptions). */
+  historyTurns?: number | null;
 }
 
 abstract class GameGroupBuilder<S> extends EnvGroupBuilder {

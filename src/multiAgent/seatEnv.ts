@@ -22,7 +22,7 @@ import {
 import { terminationReward, type RolloutConfig } from "../toolUse/rolloutLimits.ts";
 import type { TwoPlayerCoordinator } from "./coordinator.ts";
 import { otherSeat, type Seat } from "./game.ts";
-import type { Opponent } from "./opponents.ts";
+import { recentTurns, type Opponent } from "./opponents.ts";
 
 export interface SeatEnvOptions<S> {
   renderer: RLRenderer;
@@ -34,6 +34,12 @@ export interface SeatEnvOptions<S> {
   rollout: RolloutConfig;
   /** Generation tokens reserved when checking max_trajectory_tokens. */
   maxGenerationTokens?: number;
+  /**
+   * How much of its own past a seat's prompt holds: null, the whole conversation; 0, only the system
+   * prompt and the current turn's message (the cookbook's TextArena prompt is one such message).
+   * Transcripts always show the whole conversation.
+   */
+  historyTurns?: number | null;
   now?: () => number;
 }
 
@@ -80,6 +86,10 @@ export class SeatEnv<S> implements Env {
     }
   }
 
+  private render(conversation: Message[]) {
+    return this.options.renderer.buildGenerationPrompt(recentTurns(conversation, this.options.historyTurns ?? null));
+  }
+
   private overflows(promptLength: number): boolean {
     const max = this.options.rollout.limits.max_trajectory_tokens;
     return max !== null && promptLength + (this.options.maxGenerationTokens ?? 0) > max;
@@ -114,7 +124,7 @@ export class SeatEnv<S> implements Env {
       return new InitialObservationOverflow(reward, { ...metrics, no_turn: 1 }, { game_over_before_first_turn: this.coordinator.end?.reason ?? "" });
     }
     this.lastPrompt = this.coordinator.conversation(this.seat);
-    const prompt = this.options.renderer.buildGenerationPrompt(this.lastPrompt);
+    const prompt = this.render(this.lastPrompt);
     if (this.overflows(modelInputLength(prompt))) {
       this.coordinator.abort("context_overflow");
       const reward = terminationReward(this.options.rollout.termination_reward, StopReason.CONTEXT_OVERFLOW);
@@ -182,7 +192,7 @@ export class SeatEnv<S> implements Env {
   /** The next turn's observation (its conversation ends with the prompt this seat must answer). */
   private next(reward: number, metrics: Metrics, said: Message[]): StepResult {
     const messages = this.coordinator.conversation(this.seat);
-    const nextObservation = this.options.renderer.buildGenerationPrompt(messages);
+    const nextObservation = this.render(messages);
     if (this.overflows(modelInputLength(nextObservation))) {
       return this.stopOwn(StopReason.CONTEXT_OVERFLOW, terminationReward(this.options.rollout.termination_reward, StopReason.CONTEXT_OVERFLOW), {}, messages);
     }

@@ -9,6 +9,7 @@ import { writeFileAtomic } from "../files/durable.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import type { Message } from "../renderers/policyRenderer.ts";
 import type { Renderer } from "../renderers/base.ts";
+import type { TrainOnWhat } from "../renderers/types.ts";
 import { getRenderer } from "../renderers/registry.ts";
 import { getLastCheckpoint } from "../runs/checkpoints.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
@@ -30,6 +31,8 @@ export interface WarmupSpec {
   learning_rate: number;
   /** Names the transcripts (their generator and its settings): a different value redoes the warm-up. */
   data: string;
+  /** Which messages the loss is on (default every assistant message). */
+  train_on?: TrainOnWhat;
 }
 
 export interface WarmupResult {
@@ -54,8 +57,8 @@ function finished(dir: string, spec: WarmupSpec): WarmupResult | null {
 }
 
 /**
- * Runs the warm-up (linear decay from `learning_rate`, loss on every assistant message of each
- * transcript) unless an identical one has finished, and returns its final weights.
+ * Runs the warm-up (linear decay from `learning_rate`, loss on the assistant messages `train_on`
+ * picks) unless an identical one has finished, and returns its final weights.
  */
 export async function supervisedWarmup(
   spec: WarmupSpec,
@@ -85,7 +88,7 @@ export async function supervisedWarmup(
   });
   const rows = transcripts(renderer, spec.steps * spec.batch_size);
   const train = new SupervisedDatasetFromRows(rows, spec.batch_size, (messages) => {
-    const ex = renderer.buildSupervisedExample(messages, "all_assistant_messages");
+    const ex = renderer.buildSupervisedExample(messages, spec.train_on ?? "all_assistant_messages");
     return datumFromModelInputWeights(ex.modelInput, ex.weights);
   });
   await supervisedMain(config, { build: async () => ({ train, test: null }) }, { context });

@@ -47,7 +47,7 @@ test("X moves first and the marks alternate; a taken square or anything but one 
   }
   assert.equal(parseSquare(" 7 "), 7);
   assert.equal(parseSquare("7."), 7);
-  assert.equal(renderBoard(place(s, 1)), " O 2 3\n 4 X 6\n 7 8 9");
+  assert.equal(renderBoard(place(s, 1)), "O23\n4X6\n789");
 });
 
 /** Every position reachable from the empty board by legal play (the game continuing). */
@@ -110,4 +110,34 @@ test("the scripted opponents play legal squares for the mark to move and refuse 
     await assert.rejects(make(0).move(s, otherSeat(1 as Seat), []), /asked to move as X, but O is to move/);
   }
   assert.equal(await minimaxOpponent(0).move(s, 1, []), "9", "O must block the diagonal");
+});
+
+test("warm-up positions are one legal turn each, told as the prompt shows it; whole-game transcripts hold only legal moves", async () => {
+  const { warmupPositionTranscripts, warmupGameTranscripts } = await import("../../src/multiAgent/games/ticTacToeEnv.ts");
+  const { Prng } = await import("../../src/data/synthetic/prng.ts");
+  const rows = warmupPositionTranscripts(new Prng(1), 400);
+  const freeCounts: number[] = [];
+  for (const [system, user, reply] of rows) {
+    assert.equal(system.role, "system");
+    const board = /([XO1-9]{3})\n([XO1-9]{3})\n([XO1-9]{3})\nYour move\?$/.exec(String(user.content));
+    assert.ok(board !== null, String(user.content));
+    const cells = (board[1] + board[2] + board[3]).split("");
+    const free = cells.flatMap((c, i) => (c === "X" || c === "O" ? [] : [i + 1]));
+    assert.ok(free.includes(Number(reply.content)), `${reply.content} is free in ${cells.join("")}`);
+    assert.match(String(system.content), markToMove(boardFrom(cells.join(""))) === "X" ? /You are X/ : /You are O/);
+    freeCounts.push(free.length);
+  }
+  const share = (k: number) => freeCounts.filter((n) => n === k).length / freeCounts.length;
+  assert.ok(share(1) > share(5) && share(2) > share(8), "few free squares are weighted up");
+  for (const convo of warmupGameTranscripts(new Prng(2), 20)) {
+    let state = emptyBoard();
+    for (const m of convo) {
+      if (m.role !== "user") continue;
+      const b = /([XO1-9]{3})\n([XO1-9]{3})\n([XO1-9]{3})\nYour move\?$/.exec(String(m.content));
+      if (b !== null) state = boardFrom(b[1] + b[2] + b[3]);
+    }
+    const last = convo.at(-1);
+    assert.equal(last?.role, "assistant");
+    assert.ok(legalSquares(state).includes(Number(last?.content)));
+  }
 });

@@ -107,8 +107,9 @@ export function splitConversation(traj: TranscriptTrajectory): { prompt: Transcr
   return { prompt: last.messages.slice(0, promptCount), response: last.messages.slice(promptCount) };
 }
 
+/** "role: text" blocks; a named speaker (a tool, a player) as "role (name): text". */
 export function formatConversation(messages: readonly TranscriptMessage[]): string {
-  return messages.map((m) => `${m.role}: ${messageText(m)}`).join("\n\n");
+  return messages.map((m) => `${messageSpeaker(m)}: ${messageText(m)}`).join("\n\n");
 }
 
 /** Prompt and response as plain text, from messages when the env gave them, else decoded tokens. */

@@ -1,7 +1,7 @@
 // Tic-tac-toe for the coordinator (the cookbook plays TextArena's TicTacToe-v0). A move is a single
 // digit 1–9 naming a square — the simplest reply the shipped tiny model can produce, since its
-// tokenizer gives every digit a token of its own. The board is drawn with a space before every cell
-// (" 1 X 3"), so an empty square's number in the board is the very token the reply must be.
+// tokenizer gives every digit a token of its own. The board is drawn compactly ("XO3\n4X6\n789")
+// right before the question, so every square is at a fixed distance from the reply.
 // Anything else, or a taken square, is an illegal move; the seat's parse-error policy decides
 // whether that loses the game or earns a second try.
 import type { Metrics } from "../../rl/types.ts";
@@ -72,16 +72,16 @@ export function parseSquare(text: string): number | null {
   return m === null ? null : Number(m[1]);
 }
 
-/** The board as the players see it: a space before every cell, empty squares by number. */
+/**
+ * The board as the players see it: three rows of three characters, empty squares by number
+ * ("XO3\n4X6\n789"). Every character is one token of the tiny model's tokenizer, so each square
+ * sits at the same distance from the reply in every position — a model this small reads the board
+ * by position (it cannot pick a number out of a list by content).
+ */
 export function renderBoard(state: TicTacToeState): string {
   const rows: string[] = [];
-  for (let r = 0; r < 3; r++) rows.push(state.cells.slice(3 * r, 3 * r + 3).map((c, i) => ` ${c ?? String(3 * r + i + 1)}`).join(""));
+  for (let r = 0; r < 3; r++) rows.push(state.cells.slice(3 * r, 3 * r + 3).map((c, i) => c ?? String(3 * r + i + 1)).join(""));
   return rows.join("\n");
-}
-
-/** The empty squares right before the question: the reply is one of these tokens. */
-function freeLine(state: TicTacToeState): string {
-  return `Free:${legalSquares(state).map((sq) => ` ${sq}`).join("")}`;
 }
 
 function seatOf(mark: Mark): Seat {
@@ -128,7 +128,7 @@ export class TicTacToe implements TurnGame<TicTacToeState> {
   }
 
   turnPrompt(state: TicTacToeState, _seat: Seat, lastMove: MoveRecord | null): string {
-    return `${lastMove !== null ? `${lastMove.summary}\n` : ""}${renderBoard(state)}\n${freeLine(state)}\nYour move?`;
+    return `${lastMove !== null ? `${lastMove.summary}\n` : ""}${renderBoard(state)}\nYour move?`;
   }
 
   endPrompt(state: TicTacToeState, seat: Seat, end: GameEnd, lastMove: MoveRecord): string {
@@ -142,6 +142,6 @@ export class TicTacToe implements TurnGame<TicTacToeState> {
   }
 
   retryPrompt(state: TicTacToeState, _seat: Seat, error: string): string {
-    return `Illegal move: ${error}.\n${renderBoard(state)}\n${freeLine(state)}\nYour move?`;
+    return `Illegal move: ${error}.\n${renderBoard(state)}\nYour move?`;
   }
 }

@@ -8,7 +8,7 @@ import type { RLDatasetBuilder } from "../../rl/types.ts";
 import { TwoPlayerCoordinator } from "../coordinator.ts";
 import type { Seat } from "../game.ts";
 import { alternatingSeats, GameDataset, SelfPlayGroupBuilder, VsOpponentGroupBuilder, type GameSetup, type SeatCommon } from "../groups.ts";
-import { ModelOpponent, type Opponent } from "../opponents.ts";
+import { ModelOpponent, recentTurns, type Opponent } from "../opponents.ts";
 import { emptyBoard, legalSquares, TicTacToe, type TicTacToeState } from "./ticTacToe.ts";
 import { minimaxOpponent, randomOpponent } from "./ticTacToeOpponents.ts";
 
@@ -83,10 +83,12 @@ export function ticTacToeTestSet(o: { common: SeatCommon; games: number; seed: n
 }
 
 /**
- * Games between two uniformly random legal players, each told from both seats (the end message
- * dropped: the model never answers it). Teaches the reply format and legal moves, not strategy.
+ * Warm-up games between two uniformly random legal players, each told from both seats in the whole
+ * conversation (the end message dropped: the model never answers it). On tiny-chat these teach the
+ * reply format but not legality: it ends up answering one digit, spread over all nine squares
+ * whether taken or not (docs/agents.md).
  */
-export function randomGameTranscripts(rng: Prng, count: number): Message[][] {
+export function warmupGameTranscripts(rng: Prng, count: number): Message[][] {
   const out: Message[][] = [];
   while (out.length < count) {
     const { game, initialState } = newTicTacToe();
@@ -94,8 +96,7 @@ export function randomGameTranscripts(rng: Prng, count: number): Message[][] {
     while (!c.done) {
       const seat = c.toMove;
       c.conversation(seat);
-      const result = c.submit(seat, String(rng.pick(legalSquares(c.state))));
-      if (!result.ok) throw new Error(`random legal move rejected: ${result.error}`);
+      c.submit(seat, String(rng.pick(legalSquares(c.state))));
     }
     for (const seat of [0, 1] as const) {
       const convo = c.conversation(seat);
@@ -103,4 +104,30 @@ export function randomGameTranscripts(rng: Prng, count: number): Message[][] {
     }
   }
   return out.slice(0, count);
+}
+
+/**
+ * Warm-up positions that teach reading the board: random legal play stopped when `k` squares are
+ * left, k drawn with weight 1/k, told from the side to move as the environment's prompt shows it
+ * (system prompt and current board only, `history_turns=0`), answered with a uniformly random free
+ * square. Positions with one or two squares left are frequent: there the reply is (nearly)
+ * determined by the board, the signal a model this small needs to learn which squares are taken.
+ * Uniformly random games teach the reply format only (docs/agents.md).
+ */
+export function warmupPositionTranscripts(rng: Prng, count: number): Message[][] {
+  const out: Message[][] = [];
+  while (out.length < count) {
+    const k = 1 + rng.weightedIndex([1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => 1 / n));
+    const { game, initialState } = newTicTacToe();
+    const c = new TwoPlayerCoordinator(game, initialState);
+    while (!c.done && legalSquares(c.state).length > k) {
+      const seat = c.toMove;
+      c.conversation(seat);
+      c.submit(seat, String(rng.pick(legalSquares(c.state))));
+    }
+    if (c.done) continue;
+    const prompt = recentTurns(c.conversation(c.toMove), 0);
+    out.push([...prompt, { role: "assistant", content: String(rng.pick(legalSquares(c.state))) }]);
+  }
+  return out;
 }
