@@ -40,7 +40,7 @@ export const configSchema = overrideDefaults(
     train_opponent: z.enum(["self_play", ...TIC_TAC_TOE_OPPONENTS]).default("self_play").describe("self_play: the policy plays both seats and both train; else the fixed opponent it trains against"),
     test_opponents: z.array(OpponentSchema).default([...TIC_TAC_TOE_OPPONENTS]).describe(`Opponents evaluated every eval_every steps and at the end, e.g. test_opponents='["random","minimax"]'`),
     test_games: z.number().int().min(2).default(64).describe("Games per test opponent per evaluation (half as X, half as O)"),
-    parse_error_mode: z.enum(["terminate", "feedback", "mask"]).default("terminate").describe("An illegal or unparsable move: terminate = it loses the game; feedback = told why and retries; mask = the game is dropped untrained"),
+    parse_error_mode: z.enum(["terminate", "feedback", "mask"]).default("terminate").describe("An illegal or unparsable move in training: terminate = it loses the game; feedback = told why and retries; mask = the game is dropped untrained (evaluations always use terminate)"),
     parse_error_reward: z.number().default(-1).describe("Reward of an illegal move (terminate: the loser's reward; the other seat wins +1)"),
     parse_error_retries: z.number().int().min(0).default(1).describe("feedback: illegal moves tolerated per game before it is lost"),
     history_turns: z.number().int().min(0).nullable().default(0).describe("Past turns in each prompt (0: the current board only, like the cookbook's single message; null: the whole conversation)"),
@@ -66,10 +66,10 @@ export const configSchema = overrideDefaults(
 );
 export type TicTacToeConfig = z.output<typeof configSchema>;
 
-function seatCommon(config: TicTacToeConfig, renderer: RLRenderer): SeatCommon {
+function seatCommon(config: TicTacToeConfig, renderer: RLRenderer, parseErrorMode = config.parse_error_mode): SeatCommon {
   const rollout = simpleRolloutConfig({ maxTurns: 5 });
-  rollout.parse_error = { mode: config.parse_error_mode, reward: config.parse_error_reward, max_retries: config.parse_error_retries };
-  rollout.limits.max_turns = 5 + (config.parse_error_mode === "feedback" ? config.parse_error_retries : 0);
+  rollout.parse_error = { mode: parseErrorMode, reward: config.parse_error_reward, max_retries: config.parse_error_retries };
+  rollout.limits.max_turns = 5 + (parseErrorMode === "feedback" ? config.parse_error_retries : 0);
   return { renderer, rollout, maxGenerationTokens: config.max_tokens, historyTurns: config.history_turns };
 }
 
@@ -126,7 +126,8 @@ async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<v
     await runRLRecipe(
       { ...config, load_checkpoint_path: load },
       (setup) => {
-        const common = seatCommon(config, setup.renderer);
+        // Evaluations score an illegal move as a lost game, whatever the training policy is.
+        const common = seatCommon(config, setup.renderer, "terminate");
         const base = baseModel(config, setup.renderer, service, samplerPath);
         evaluators.push(
           ...config.test_opponents.map(

@@ -42,7 +42,7 @@ export const configSchema = overrideDefaults(
     answerer_checkpoint: z.string().nullable().default(null).describe("tinker:// sampler weights for answerer_model"),
     max_trajectory_tokens: z.number().int().positive().default(512).describe("Prompt + next reply must fit (tiny-chat's context is 512)"),
     test_groups: z.number().int().min(0).default(16).describe("Held-out games evaluated every eval_every steps and at the end, in groups of group_size (0 = none)"),
-    warmup_steps: z.number().int().min(0).default(40).describe("Supervised warm-up steps on random questioners before RL (0 = none)"),
+    warmup_steps: z.number().int().min(0).default(60).describe("Supervised warm-up steps on random questioners before RL (0 = none; 40 left many questions not ended by the stop sequence)"),
     warmup_batch_size: z.number().int().positive().default(32).describe("Warm-up games per step"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay)"),
   }),
