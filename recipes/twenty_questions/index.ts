@@ -4,13 +4,14 @@
 // `table_seed`); the answerer is a scripted oracle over the table, or a frozen model when
 // answerer_model is set (shown the secret and the current question only, as in the cookbook). A
 // right guess earns 1 (less question_penalty per question asked before it); the game also ends
-// after max_guesses wrong guesses or max_questions turns. Turns and tokens are bounded by the
-// rollout limits (max_trajectory_tokens defaults to tiny-chat's 512-token context).
+// after max_guesses wrong guesses (default one: the cookbook lets a player guess on every turn,
+// and the tiny model then learns only to stop asking and guess) or max_questions turns. Turns and
+// tokens are bounded by the rollout limits (max_trajectory_tokens defaults to tiny-chat's 512).
 //
 // Like tic_tac_toe, the tiny model has never seen the game, so a short supervised warm-up
 // (<log_path>-warmup) on random questioners — random properties, then random guesses that ignore
 // the answers — teaches the formats first; RL then has to learn which answers point to which thing.
-// Measured numbers: docs/agents.md.
+// Measured (docs/agents.md): held-out games found 0.09 → 0.28 in 30 steps (chance 0.125).
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { nounTable } from "../../src/data/synthetic/nouns.ts";
@@ -36,7 +37,7 @@ export const configSchema = overrideDefaults(
     attributes: z.number().int().min(1).default(3).describe("Yes/no properties per thing (at most 8; 2^attributes ≥ nouns): 3 for 8 things is exactly enough to tell them apart"),
     table_seed: z.number().int().default(0).describe("Seed of the attribute table"),
     max_questions: z.number().int().positive().default(5).describe("Turns per game, guesses included (3 questions and a guess find any of 8 things)"),
-    max_guesses: z.number().int().positive().nullable().default(null).describe("Wrong guesses that end the game (null: only max_questions does, as in the cookbook)"),
+    max_guesses: z.number().int().positive().nullable().default(1).describe("Wrong guesses that end the game (null: only max_questions does, as in the cookbook — the tiny model then stops asking and just guesses)"),
     question_penalty: z.number().min(0).max(1).default(0).describe("A right guess earns 1 − question_penalty × questions asked before it (0: always 1)"),
     answerer_model: z.string().nullable().default(null).describe("Frozen model that answers instead of the scripted oracle (e.g. tiny-chat; null = oracle)"),
     answerer_checkpoint: z.string().nullable().default(null).describe("tinker:// sampler weights for answerer_model"),

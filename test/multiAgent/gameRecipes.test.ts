@@ -72,6 +72,13 @@ test("twenty_questions: warm-up, RL against the oracle, held-out games evaluated
     assert.deepEqual(rows.filter((r) => r["test/env/all/reward/total"] !== undefined).map((r) => r.step), [0, 2]);
     const summary = JSON.parse(readFileSync(join(log, "iteration_000001", "train_rollout_summaries.jsonl"), "utf8").split("\n")[0]) as { prompt: string };
     assert.match(summary.prompt, /Twenty questions\. The secret is one of: /);
+
+    // A frozen model answers instead of the oracle: the game still runs to its end.
+    const withModel = join(s.root, "tq-model");
+    await runRecipe("twenty_questions", [...small(s.modelDir, withModel), `answerer_model=${s.modelDir}`, "max_steps=1", "groups_per_batch=1", "group_size=2", "test_groups=0", "nouns=8", "attributes=3", "max_questions=3"]);
+    const rows2 = readMetrics(withModel);
+    assert.equal(rows2.length, 1);
+    assert.equal(rows2[0]["env/all/total_episodes"], 2);
   } finally {
     s.cleanup();
   }

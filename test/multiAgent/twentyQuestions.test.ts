@@ -108,3 +108,28 @@ test("transcripts name each speaker, and the TUI splits 'user (O): …' into a b
   assert.equal(text, "system: rules\n\nuser (O): 123\n456\n\nassistant (X): 5");
   assert.deepEqual(splitRoles(text, "user").map((b) => [b.role, b.text]), [["system", "rules"], ["user (O)", "123\n456"], ["assistant (X)", "5"]]);
 });
+
+test("a frozen-model answerer sees its system prompt with the secret and the current question only, and its reply is what the questioner hears", async () => {
+  const { answerer } = await import("../../src/multiAgent/games/twentyQuestionsEnv.ts");
+  const table = nounTable(2, 8, 3);
+  const secret = table.nouns[0];
+  const game = new TwentyQuestions({ table, maxQuestions: 4, maxGuesses: 1, questionPenalty: 0 });
+  const seen: { role: string; content: unknown }[][] = [];
+  const model = answerer(table, async () => ({
+    complete: async (messages) => {
+      seen.push(messages.map((m) => ({ role: m.role, content: m.content })));
+      return { role: "assistant", content: " yes, it is" };
+    },
+  }));
+  const c = new TwoPlayerCoordinator(game, game.initialState(secret));
+  for (const q of ["Is it red?", "Is it blue?"]) {
+    c.conversation(0);
+    c.submit(0, q);
+    assert.ok(c.submit(1, await model.move(c.state, 1, c.conversation(1))).ok);
+  }
+  assert.equal(seen.length, 2);
+  assert.deepEqual(seen[1].map((m) => m.role), ["system", "user"], "only the current question, as in the cookbook");
+  assert.match(String(seen[1][0].content), new RegExp(`The secret is ${secret}\\.`));
+  assert.equal(seen[1][1].content, "Is it blue?");
+  assert.match(String(c.conversation(0).at(-1)?.content), /^yes, it is\. 2 turns left\.$/);
+});
