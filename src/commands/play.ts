@@ -43,7 +43,7 @@ export async function runPlay(recipeName: string, args: readonly string[], io: P
 export const playCommand = defineCommand<PlayArgs>({
   builder: (y) =>
     y
-      .positional("recipe", { type: "string", demandOption: true, describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use)" })
+      .positional("recipe", { type: "string", demandOption: true, describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)" })
       .positional("args", { type: "string", array: true, default: [], describe: "key=value config overrides, as for cookbook run" })
       .option("batch", { type: "number", describe: "which training batch to take the environment from (default 0)" })
       .option("group", { type: "number", describe: "which group of that batch (default 0)" })

@@ -23,7 +23,7 @@ export async function openPlay(entries: readonly RecipeEntry[], recipeName: stri
   const { recipe, module } = await loadRecipeModule(entries, recipeName);
   const makeEnvironments = module.environments as ((config: unknown, setup: unknown) => unknown) | undefined;
   if (makeEnvironments === undefined) {
-    throw new UsageError(`recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use)`);
+    throw new UsageError(`recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)`);
   }
   const config = parseConfigArgs(recipe.configSchema, [...args]) as { model_name: string; renderer_name: string | null };
   const tokenizer = await getTokenizer(config.model_name);

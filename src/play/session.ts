@@ -25,15 +25,26 @@ export interface PlaySummary {
   total: number;
 }
 
-/** The first environment of batch `batch`, group `group` of the recipe's training set. */
+/**
+ * A group whose environments need each other (the seats of a self-play game, each waiting for the
+ * other's move) names one a person can play alone, against a fixed opponent.
+ */
+interface SoloPlayable {
+  makePlayEnv(): Promise<Env>;
+}
+
+function hasPlayEnv(builder: EnvGroupBuilder): builder is EnvGroupBuilder & SoloPlayable {
+  return typeof (builder as Partial<SoloPlayable>).makePlayEnv === "function";
+}
+
+/** The environment a person plays in batch `batch`, group `group` of the recipe's training set (the group's first, unless it names one). */
 export async function firstEnv(builder: RLDatasetBuilder, batch = 0, group = 0): Promise<{ env: Env; groupBuilder: EnvGroupBuilder }> {
   const { train } = await builder.build();
   if (batch < 0 || batch >= train.length) throw new Error(`batch ${batch} is out of range: the training set has ${train.length} batches`);
   const groups = train.getBatch(batch);
   const groupBuilder = groups[group];
   if (groupBuilder === undefined) throw new Error(`group ${group} is out of range: batch ${batch} has ${groups.length} groups`);
-  const envs = await groupBuilder.makeEnvs();
-  const env = envs[0];
+  const env = hasPlayEnv(groupBuilder) ? await groupBuilder.makePlayEnv() : (await groupBuilder.makeEnvs())[0];
   if (env === undefined) throw new Error(`group ${group} of batch ${batch} made no environment`);
   return { env, groupBuilder };
 }

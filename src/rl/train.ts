@@ -10,8 +10,9 @@ import { openTrainingClient } from "../training/open.ts";
 import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
 import { resolveRLConfig, type RLConfig } from "./config.ts";
 import { RLTestSetEvaluator, type SamplingClientEvaluator } from "./evaluator.ts";
+import { StepTimer } from "../log/timing.ts";
 import { doAsyncTraining } from "./loop/async.ts";
-import type { Ctx } from "./loop/context.ts";
+import { runEvaluations, type Ctx } from "./loop/context.ts";
 import { doSyncStreamingTraining } from "./loop/streaming.ts";
 import { doSyncTraining } from "./loop/sync.ts";
 import { RolloutErrorCounter, rolloutStrategyFromConfig } from "./rollouts.ts";
@@ -25,6 +26,11 @@ export interface RLMainOptions extends TrainingRunOptions {
   decode?: Decode;
   /** Per-token advantage shaping applied to every minibatch in every mode (on-policy distillation). */
   advantageHook?: AdvantageHook;
+  /**
+   * Also run the evaluators on the final weights and log them at step endBatch (the loop's own
+   * evaluations run before a step trains, so the last trained weights are otherwise never scored).
+   */
+  evalAtEnd?: boolean;
 }
 
 export interface RLRunResult {
@@ -99,6 +105,12 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
   }
   const mode = config.async_config !== null ? doAsyncTraining : config.stream_minibatch_config !== null ? doSyncStreamingTraining : doSyncTraining;
   const { stoppedAt, bySignal: stoppedBySignal } = await mode(ctx);
+  if (!stoppedBySignal && options.evalAtEnd === true && ctx.evaluators.length > 0 && config.eval_every > 0) {
+    const timer = new StepTimer();
+    const sampler = await ctx.trainingClient.saveWeightsAndGetSamplingClient();
+    const metrics = await timer.span("run_evals", () => runEvaluations(ctx, sampler, stoppedAt));
+    ctx.metricsLogger.logMetrics({ ...metrics, ...timer.metrics() }, stoppedAt);
+  }
   if (!stoppedBySignal) {
     await ctx.checkpoints.saveFinal({ batch: stoppedAt });
     run.log.info("training completed");

@@ -94,18 +94,22 @@ export function turnMessages(traj: TranscriptTrajectory): TranscriptMessage[][] 
 
 /**
  * Splits a trajectory's conversation into prompt and response messages: the prompt is what the
- * first turn saw, the response everything after it (assistant turns and env replies).
+ * first turn saw, the response everything after it (assistant turns and env replies). The first
+ * turn's response is its last assistant message — an episode that ended on that turn may add what
+ * the environment said at the end (a game's result) after it.
  */
 export function splitConversation(traj: TranscriptTrajectory): { prompt: TranscriptMessage[]; response: TranscriptMessage[] } | null {
   const first = traj.transitions.find((t) => t.messages !== undefined && t.messages.length > 0);
   const last = [...traj.transitions].reverse().find((t) => t.messages !== undefined && t.messages.length > 0);
   if (first?.messages === undefined || last?.messages === undefined) return null;
-  const promptCount = Math.max(0, first.messages.length - 1);
+  const lastAssistant = first.messages.map((m) => m.role).lastIndexOf("assistant");
+  const promptCount = lastAssistant >= 0 ? lastAssistant : Math.max(0, first.messages.length - 1);
   return { prompt: last.messages.slice(0, promptCount), response: last.messages.slice(promptCount) };
 }
 
+/** "role: text" blocks; a named speaker (a tool, a player) as "role (name): text". */
 export function formatConversation(messages: readonly TranscriptMessage[]): string {
-  return messages.map((m) => `${m.role}: ${messageText(m)}`).join("\n\n");
+  return messages.map((m) => `${messageSpeaker(m)}: ${messageText(m)}`).join("\n\n");
 }
 
 /** Prompt and response as plain text, from messages when the env gave them, else decoded tokens. */

@@ -45,7 +45,8 @@ export interface RoleBlock {
   text: string;
 }
 
-const ROLE_RE = /^(system|user|assistant|tool|environment|developer|ipython):\s?(.*)$/;
+/** "role: …" or "role (speaker): …" — a tool result's tool or a player's name in parentheses. */
+const ROLE_RE = /^((?:system|user|assistant|tool|environment|developer|ipython)(?: \([^)\n]{1,40}\))?):\s?(.*)$/;
 
 /** Splits `role: content` conversation text (as transcripts store it) into blocks. */
 export function splitRoles(text: string | null, defaultRole: string): RoleBlock[] {
