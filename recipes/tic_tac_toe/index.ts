@@ -75,7 +75,7 @@ function seatCommon(config: TicTacToeConfig, renderer: RLRenderer, parseErrorMod
 
 /** The frozen starting policy (the warm-up's weights when there is one) as a message completer. */
 function baseModel(config: TicTacToeConfig, renderer: RLRenderer, service: ServiceProvider, samplerPath: string | null) {
-  return frozenModelCompleter(service, { baseModel: config.model_name, modelPath: samplerPath }, renderer, { maxTokens: config.max_tokens, temperature: config.temperature });
+  return frozenModelCompleter(service, { baseModel: config.model_name, modelPath: samplerPath }, renderer, { maxTokens: config.max_tokens, temperature: config.temperature, seed: config.seed });
 }
 
 /** The environments the loop trains in; `cookbook play tic_tac_toe` puts a person in them. */
@@ -110,7 +110,7 @@ async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<v
         steps: config.warmup_steps,
         batch_size: config.warmup_batch_size,
         learning_rate: config.warmup_learning_rate,
-        data: `tic_tac_toe warm-up ${config.warmup_data} v3`,
+        data: `tic_tac_toe warm-up ${config.warmup_data} v4`,
       },
       (_renderer, count) => (config.warmup_data === "positions" ? warmupPositionTranscripts : warmupGameTranscripts)(new Prng(config.seed * 7919 + 17), count),
       context,
@@ -132,7 +132,7 @@ async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<v
         evaluators.push(
           ...config.test_opponents.map(
             (opponent) =>
-              new OpponentEvaluator(opponent, ticTacToeTestSet({ common, games: config.test_games, seed: config.seed, opponent, baseModel: base }), config.max_tokens, { temperature: config.temperature }),
+              new OpponentEvaluator(opponent, ticTacToeTestSet({ common, games: config.test_games, seed: config.seed, opponent, baseModel: base }), config.max_tokens, { temperature: config.temperature, seed: config.seed }),
           ),
         );
         return environments(config, setup, service, samplerPath);
