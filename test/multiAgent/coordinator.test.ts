@@ -68,7 +68,7 @@ test("self-play: X and O alternate in two rollouts, each sees its own side, and 
     "turns alternate",
   );
   // What each seat was shown, as the model receives it.
-  assert.match(policy.prompts[0].text, /^<\|endoftext\|>System: Tic-tac-toe\. You are X, the other player is O; X moves first\.[^\n]*\n\nUser:  1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:$/);
+  assert.match(policy.prompts[0].text, /^<\|endoftext\|>System: Tic-tac-toe\. You are X\. Three in a row wins\. Reply with a free square\.\n\nUser:  1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:$/);
   assert.match(policy.prompts[1].text, /You are O[\s\S]*User: X took 1\.\n X 2 3\n 4 5 6\n 7 8 9\nFree: 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:$/);
   assert.match(policy.prompts[2].text, /Assistant: 1\n\nUser: O took 5\.\n X 2 3\n 4 O 6\n 7 8 9\nFree: 2 3 4 6 7 8 9\nYour move\?\n\nAssistant:$/, "X's conversation grows by its move and O's answer");
   // Each turn's observation extends the previous one and its action, so the episode trains as one sequence.

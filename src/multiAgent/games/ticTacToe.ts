@@ -129,10 +129,10 @@ export class TicTacToe implements TurnGame<TicTacToeState> {
     return { ...m, [`as_${MARKS[seat].toLowerCase()}/win_or_draw`]: m.win_or_draw };
   }
 
+  // Short: every turn of every game is trained with it (37 tokens here against 65 for the longer
+  // "…, the other player is O; X moves first. … reply with the number of an empty square.").
   systemPrompt(_state: TicTacToeState, seat: Seat): string {
-    const mark = MARKS[seat];
-    const other = MARKS[1 - seat];
-    return `Tic-tac-toe. You are ${mark}, the other player is ${other}; X moves first. Three in a row wins. On your turn, reply with the number of an empty square.`;
+    return `Tic-tac-toe. You are ${MARKS[seat]}. Three in a row wins. Reply with a free square.`;
   }
 
   turnPrompt(state: TicTacToeState, _seat: Seat, lastMove: MoveRecord | null): string {

@@ -62,12 +62,10 @@ export function ticTacToeDatasetBuilder(o: TicTacToeDatasetOptions): RLDatasetBu
     async build() {
       const train = new GameDataset(o.numBatches, (batch) =>
         Array.from({ length: o.groupsPerBatch }, (_, group) => {
-          if (o.trainOpponent === "self_play") {
-            const play = { opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel, o.common.historyTurns ?? null), seat: o.play.seat };
-            return new SelfPlayGroupBuilder(newTicTacToe, o.groupSize / 2, o.common, TAGS, play);
-          }
+          const play = { opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel, o.common.historyTurns ?? null), seat: o.play.seat };
+          if (o.trainOpponent === "self_play") return new SelfPlayGroupBuilder(newTicTacToe, o.groupSize / 2, o.common, TAGS, play);
           const name = o.trainOpponent;
-          return new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(o.groupSize), (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null), o.common, TAGS);
+          return new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(o.groupSize), (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null), o.common, TAGS, play);
         }),
       );
       return { train, test: null };
