@@ -59,24 +59,36 @@ struct Scratch {
 thread_local Scratch t_apack;
 thread_local Scratch t_bpack;
 
-template <int R>
-inline void micro(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c, ptrdiff_t ldc,
-                  int nr) {
+// Packed: a is an A panel, a[k * MR + r]. Direct: a points at row 0 of op(A) stored row-major
+// (not transposed), a[r * lda + k], and alpha scales the update instead of the packed panel.
+template <int R, bool Direct>
+inline void micro(int kc, const float* __restrict a, ptrdiff_t lda, const float* __restrict b, float* __restrict c,
+                  ptrdiff_t ldc, int nr, float alpha) {
   vf acc0[R], acc1[R];
 #pragma GCC unroll 6
   for (int r = 0; r < R; r++) {
     acc0[r] = splat(0.0f);
     acc1[r] = splat(0.0f);
+    // C is read at the end, after kc steps: fetch it now so the update does not wait on memory
+    // (C of a large product lives in L3 or DRAM; perf showed the kernel stalling there).
+    __builtin_prefetch(c + r * ldc, 1, 3);
+    __builtin_prefetch(c + r * ldc + NR - 1, 1, 3);
   }
   for (int k = 0; k < kc; k++) {
     const vf b0 = *reinterpret_cast<const vf*>(b + k * NR);
     const vf b1 = *reinterpret_cast<const vf*>(b + k * NR + VW);
-    const float* ak = a + k * MR;
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++) {
-      const float av = ak[r];
+      const float av = Direct ? a[r * lda + k] : a[k * MR + r];
       acc0[r] += av * b0;
       acc1[r] += av * b1;
+    }
+  }
+  if (Direct && alpha != 1.0f) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+      acc0[r] *= alpha;
+      acc1[r] *= alpha;
     }
   }
   if (nr == NR) {
@@ -97,14 +109,16 @@ inline void micro(int kc, const float* __restrict a, const float* __restrict b, 
   }
 }
 
-inline void micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr) {
+template <bool Direct = false>
+inline void micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr,
+                       ptrdiff_t lda = 0, float alpha = 1.0f) {
   switch (rows) {
-    case 6: micro<6>(kc, a, b, c, ldc, nr); break;
-    case 5: micro<5>(kc, a, b, c, ldc, nr); break;
-    case 4: micro<4>(kc, a, b, c, ldc, nr); break;
-    case 3: micro<3>(kc, a, b, c, ldc, nr); break;
-    case 2: micro<2>(kc, a, b, c, ldc, nr); break;
-    default: micro<1>(kc, a, b, c, ldc, nr); break;
+    case 6: micro<6, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 5: micro<5, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 4: micro<4, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 3: micro<3, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 2: micro<2, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    default: micro<1, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
   }
 }
 
@@ -257,6 +271,111 @@ void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float
 
 }  // namespace
 
+namespace {
+
+// op(A) packed once per call (per chunk of K) and shared by every task, instead of every tile
+// packing its own rows: with tiles of 192 x 256, a 1024 x 3072 x 1024 product packed A 12 times
+// and B 6 times, and the transposing packs then took a quarter of the product's time (perf).
+// At most this many floats are packed at once; a longer K is done in chunks of it.
+constexpr ptrdiff_t kPackedABudget = ptrdiff_t{1} << 20;
+
+thread_local Scratch t_apack_shared;
+
+// Slice s (depth kc_s) of the packed A starts at s * KC * Mp (Mp = panels * MR); panel p of a
+// slice at p * MR * kc_s, as pack_a_panel lays it out.
+void pack_a_shared(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1,
+                   float* ap) {
+  const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
+  const ptrdiff_t slices = (k1 - k0 + KC - 1) / KC;
+  constexpr ptrdiff_t kPanelsPerTask = 16;
+  const ptrdiff_t groups = (m_panels + kPanelsPerTask - 1) / kPanelsPerTask;
+  const auto task = [&](ptrdiff_t t, int) {
+    const ptrdiff_t s = t / groups, g = t % groups;
+    const ptrdiff_t pc = k0 + s * KC;
+    const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, k1 - pc));
+    float* slice = ap + s * KC * mp;
+    for (ptrdiff_t p = g * kPanelsPerTask; p < std::min(m_panels, (g + 1) * kPanelsPerTask); p++)
+      pack_a_panel(tA, lda, A, alpha, p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, M - p * MR)), pc, kc,
+                   slice + p * MR * kc);
+  };
+  const ptrdiff_t n = slices * groups;
+  if (n == 1 || static_cast<double>(mp) * static_cast<double>(k1 - k0) < (1 << 16)) {
+    for (ptrdiff_t t = 0; t < n; t++) task(t, 0);
+  } else {
+    parallel_for(n, task);
+  }
+}
+
+// C[i0.., j0..] over K range [k0, k1) from the shared packed A: the B columns are packed once per
+// KC slice and reused for every row of the block (Goto's loop order: B slice in L2, one B
+// micro-panel in L1, A panels of MC rows streaming from L2). `first` applies beta.
+// With `direct` (op(A) = A, not transposed) the micro-kernel reads A's rows in place (ap = A,
+// mp = lda) and applies alpha itself: no packing of A at all.
+void tile_from_packed_a(bool tB, ptrdiff_t ldb, const float* B, float* C, ptrdiff_t N, const float* ap, ptrdiff_t mp,
+                        ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1, bool first, float beta, ptrdiff_t i0,
+                        ptrdiff_t rows, ptrdiff_t j0, ptrdiff_t cols, bool direct, float alpha) {
+  if (first && beta != 1.0f) {
+    for (ptrdiff_t i = i0; i < i0 + rows; i++) {
+      float* c = C + i * N + j0;
+      if (beta == 0.0f) std::fill(c, c + cols, 0.0f);
+      else
+        for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
+    }
+  }
+  const ptrdiff_t n_panels = (cols + NR - 1) / NR;
+  float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * std::min<ptrdiff_t>(KC, k1 - k0)));
+  for (ptrdiff_t pc = k0; pc < k1; pc += KC) {
+    const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, k1 - pc));
+    for (ptrdiff_t p = 0; p < n_panels; p++)
+      pack_b_panel(tB, ldb, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
+                   bp + p * NR * kc);
+    const float* slice = direct ? nullptr : ap + (pc - k0) * mp;
+    for (ptrdiff_t ib = i0; ib < i0 + rows; ib += MC) {
+      const ptrdiff_t ie = std::min(i0 + rows, ib + MC);
+      for (ptrdiff_t jp = 0; jp < n_panels; jp++) {
+        const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
+        const float* b = bp + jp * NR * kc;
+        float* c = C + j0 + jp * NR;
+        for (ptrdiff_t i = ib; i < ie; i += MR) {
+          const int r = static_cast<int>(std::min<ptrdiff_t>(MR, M - i));
+          if (direct) micro_rows<true>(r, kc, ap + i * mp + pc, b, c + i * N, N, nr, mp, alpha);
+          else micro_rows(r, kc, slice + i * kc, b, c + i * N, N, nr);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A transposed times a few columns (the adapter gradient dB = dy^T (x A^T), [out, rank] over the
+// tokens): packing op(A) moves M*K floats for 2*N flops each. C^T = op(B)^T A^T instead packs A
+// as the B operand, a plain copy, and reads op(B)^T in place or packs N*K floats.
+constexpr ptrdiff_t kSkinnyN = 64;
+thread_local std::vector<float> t_ct;
+
+void gemm_transposed(bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
+                     float beta, float* C) {
+  // op(B)^T is B itself when B is stored [N, K] (tB), else B stored [K, N] read transposed.
+  t_ct.resize(static_cast<size_t>(N * M));
+  float* ct = t_ct.data();
+  gemm_packed(!tB, false, N, M, K, alpha, B, A, 0.0f, ct);
+  parallel_range(M, std::max<ptrdiff_t>(1, (1 << 14) / N), [&](ptrdiff_t i0, ptrdiff_t i1, int) {
+    for (ptrdiff_t i = i0; i < i1; i++) {
+      float* c = C + i * N;
+      if (beta == 0.0f) {
+        for (ptrdiff_t j = 0; j < N; j++) c[j] = ct[j * M + i];
+      } else {
+        for (ptrdiff_t j = 0; j < N; j++) c[j] = ct[j * M + i] + beta * c[j];
+      }
+    }
+  });
+}
+
+}  // namespace
+
 void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
                  const float* B, float beta, float* C) {
   if (M <= 0 || N <= 0) return;
@@ -264,28 +383,52 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
     gemm_small_m(tA, tB, M, N, K, alpha, A, B, beta, C);
     return;
   }
+  if (K <= 0 || alpha == 0.0f) {
+    compute_tile(tA, tB, K, alpha, A, tA ? M : K, B, tB ? K : N, beta, C, N, 0, M, 0, N);
+    return;
+  }
+  if (tA && N <= kSkinnyN && M >= 4 * N) {
+    gemm_transposed(tB, M, N, K, alpha, A, B, beta, C);
+    return;
+  }
   // Below ~0.5 MFLOP handing tasks to other threads costs more than it saves.
-  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 18)) ? 1 : active_threads();
-
-  // Tiles of C, each computed start to finish by one thread with its own packed copies of the
-  // A rows and B columns it needs: no barriers inside the call, so a descheduled thread on a busy
-  // host only delays its own tiles, which the other threads take over (dynamic schedule).
-  ptrdiff_t mt = MC, ntile = NT;
-  const auto tiles = [&]() { return ((M + mt - 1) / mt) * ((N + ntile - 1) / ntile); };
-  while (tiles() < 4 * nt && ntile > NR) ntile -= NR;
-  while (tiles() < 4 * nt && mt > MR) mt -= MR;
-  const ptrdiff_t m_tiles = (M + mt - 1) / mt, n_tiles = (N + ntile - 1) / ntile;
-  const ptrdiff_t n_tasks = m_tiles * n_tiles;
-
+  const int nt = (M * N * K < (1 << 18)) ? 1 : active_threads();
   const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
-  const auto tile = [&](ptrdiff_t task, int) {
-    const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
-    compute_tile(tA, tB, K, alpha, A, lda, B, ldb, beta, C, N, i0, std::min(mt, M - i0), j0, std::min(ntile, N - j0));
-  };
-  if (nt == 1) {
-    for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
-  } else {
-    parallel_for(n_tasks, tile);
+  const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
+  const ptrdiff_t kchunk = tA ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
+  float* ap = tA ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
+
+  // Tasks are blocks of C computed start to finish by one thread (no barriers inside a chunk, so
+  // a descheduled thread only delays its own blocks, which the others take over). Column
+  // stripes over all rows pack each B column once; rows are split too only when there are too
+  // few stripes to keep every thread busy.
+  ptrdiff_t ntile = NT;
+  while (((N + ntile - 1) / ntile) < 4 * nt && ntile > NR) ntile -= NR;
+  const ptrdiff_t n_tiles = (N + ntile - 1) / ntile;
+  ptrdiff_t m_tiles = 1, mt = mp;
+  if (n_tiles < 4 * nt) {
+    m_tiles = std::min(m_panels, (4 * nt + n_tiles - 1) / n_tiles);
+    mt = (m_panels + m_tiles - 1) / m_tiles * MR;
+    m_tiles = (M + mt - 1) / mt;
+  }
+  const ptrdiff_t n_tasks = m_tiles * n_tiles;
+  // A not transposed is read in place: its rows are already contiguous in k, and the transposing
+  // pack cost as much as a rank-32 product's arithmetic. A transposed is packed (its rows would
+  // be strided columns).
+  const bool direct = !tA;
+  for (ptrdiff_t k0 = 0; k0 < K; k0 += kchunk) {
+    const ptrdiff_t k1 = std::min(K, k0 + kchunk);
+    if (!direct) pack_a_shared(tA, lda, A, alpha, M, k0, k1, ap);
+    const auto tile = [&](ptrdiff_t task, int) {
+      const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
+      tile_from_packed_a(tB, ldb, B, C, N, direct ? A : ap, direct ? lda : mp, M, k0, k1, k0 == 0, beta, i0,
+                         std::min(mt, M - i0), j0, std::min(ntile, N - j0), direct, alpha);
+    };
+    if (nt == 1 || n_tasks == 1) {
+      for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
+    } else {
+      parallel_for(n_tasks, tile);
+    }
   }
 }
 
