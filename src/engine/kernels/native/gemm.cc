@@ -18,6 +18,9 @@
 #ifdef CK_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace ck {
 
@@ -59,9 +62,11 @@ struct Scratch {
 thread_local Scratch t_apack;
 thread_local Scratch t_bpack;
 
-// Packed: a is an A panel, a[k * MR + r]. Direct: a points at row 0 of op(A) stored row-major
+// Packed: a is an A panel, a[k * MR + r]. DirectA: a points at row 0 of op(A) stored row-major
 // (not transposed), a[r * lda + k], and alpha scales the update instead of the packed panel.
-template <int R, bool Direct>
+// b is a packed B micro-panel, b[k * NR + j]. (Reading an unpacked B in place was tried for
+// products of few rows: slower, as rows of B a power-of-two apart share cache sets.)
+template <int R, bool DirectA>
 inline void micro(int kc, const float* __restrict a, ptrdiff_t lda, const float* __restrict b, float* __restrict c,
                   ptrdiff_t ldc, int nr, float alpha) {
   vf acc0[R], acc1[R];
@@ -79,12 +84,12 @@ inline void micro(int kc, const float* __restrict a, ptrdiff_t lda, const float*
     const vf b1 = *reinterpret_cast<const vf*>(b + k * NR + VW);
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++) {
-      const float av = Direct ? a[r * lda + k] : a[k * MR + r];
+      const float av = DirectA ? a[r * lda + k] : a[k * MR + r];
       acc0[r] += av * b0;
       acc1[r] += av * b1;
     }
   }
-  if (Direct && alpha != 1.0f) {
+  if (DirectA && alpha != 1.0f) {
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++) {
       acc0[r] *= alpha;
@@ -109,16 +114,16 @@ inline void micro(int kc, const float* __restrict a, ptrdiff_t lda, const float*
   }
 }
 
-template <bool Direct = false>
+template <bool DirectA = false>
 inline void micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr,
                        ptrdiff_t lda = 0, float alpha = 1.0f) {
   switch (rows) {
-    case 6: micro<6, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
-    case 5: micro<5, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
-    case 4: micro<4, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
-    case 3: micro<3, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
-    case 2: micro<2, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
-    default: micro<1, Direct>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 6: micro<6, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 5: micro<5, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 4: micro<4, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 3: micro<3, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 2: micro<2, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    default: micro<1, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
   }
 }
 
@@ -142,6 +147,36 @@ void pack_a_panel(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t
   }
 }
 
+#if defined(__AVX512F__)
+// In place: r[i][j] becomes r[j][i]. Interleave pairs of rows (32-bit, then 64-bit elements) so
+// that lane L of u[4i + c] holds column 4L + c of rows 4i..4i+3, then gather the four lanes of
+// each column across registers with two rounds of 128-bit lane shuffles.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  __m512 u[16];
+  for (int i = 0; i < 4; i++) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+  }
+  for (int c = 0; c < 4; c++) {
+    const __m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), w = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE), w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
+    r[c] = _mm512_shuffle_f32x4(v, w, 0x88);
+    r[4 + c] = _mm512_shuffle_f32x4(v, w, 0xDD);
+    r[8 + c] = _mm512_shuffle_f32x4(v2, w2, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(v2, w2, 0xDD);
+  }
+}
+#endif
+
 // Bp[panel][k][j] = op(B)[pc + k, j0 + j], zero past the last column.
 void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc, float* dst) {
   if (!tB) {
@@ -157,12 +192,26 @@ void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols
       }
     }
   } else {
+    int k0 = 0;
+#if defined(__AVX512F__)
+    // Whole 16 x 16 blocks through registers: the scalar loop's strided stores made this pack a
+    // third of the head's forward product (x W^T over a 150k vocabulary, few rows).
+    if (cols == NR) {
+      for (; k0 + 16 <= kc; k0 += 16)
+        for (int h = 0; h < NR / 16; h++) {
+          __m512 r[16];
+          for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(B + (j0 + h * 16 + i) * ldb + pc + k0);
+          transpose16(r);
+          for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + (k0 + i) * NR + h * 16, r[i]);
+        }
+    }
+#endif
     for (int j = 0; j < cols; j++) {
       const float* src = B + (j0 + j) * ldb + pc;
-      for (int k = 0; k < kc; k++) dst[k * NR + j] = src[k];
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = src[k];
     }
     for (int j = cols; j < NR; j++)
-      for (int k = 0; k < kc; k++) dst[k * NR + j] = 0;
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = 0;
   }
 }
 
@@ -196,13 +245,16 @@ void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, pt
   if (K <= 0 || alpha == 0.0f) return;
   const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
   const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
-  float* ap = t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
+  // A not transposed is read in place (see gemm_packed).
+  const bool direct = !tA;
+  float* ap = direct ? nullptr : t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
   float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * kc_max));
   for (ptrdiff_t pc = 0; pc < K; pc += KC) {
     const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, K - pc));
-    for (ptrdiff_t p = 0; p < m_panels; p++)
-      pack_a_panel(tA, lda, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc, kc,
-                   ap + p * MR * kc);
+    if (!direct)
+      for (ptrdiff_t p = 0; p < m_panels; p++)
+        pack_a_panel(tA, lda, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc,
+                     kc, ap + p * MR * kc);
     for (ptrdiff_t p = 0; p < n_panels; p++)
       pack_b_panel(tB, ldb, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
                    bp + p * NR * kc);
@@ -210,7 +262,9 @@ void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, pt
       const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
       for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
         const int r = static_cast<int>(std::min<ptrdiff_t>(MR, rows - ip * MR));
-        micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, C + (i0 + ip * MR) * ldc + j0 + jp * NR, ldc, nr);
+        float* c = C + (i0 + ip * MR) * ldc + j0 + jp * NR;
+        if (direct) micro_rows<true>(r, kc, A + (i0 + ip * MR) * lda + pc, bp + jp * NR * kc, c, ldc, nr, lda, alpha);
+        else micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, c, ldc, nr);
       }
     }
   }
@@ -402,12 +456,27 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
   // a descheduled thread only delays its own blocks, which the others take over). Column
   // stripes over all rows pack each B column once; rows are split too only when there are too
   // few stripes to keep every thread busy.
-  ptrdiff_t ntile = NT;
-  while (((N + ntile - 1) / ntile) < 4 * nt && ntile > NR) ntile -= NR;
+  // Stripes of equal width, in a number that divides evenly among the threads: every call ends in a
+  // join, and 9 stripes on 2 threads left one thread idle for a ninth of each 576-wide product.
+  const ptrdiff_t want = 4 * nt, n_panels = (N + NR - 1) / NR;
+  ptrdiff_t per = 1;
+  double best = -1;
+  for (ptrdiff_t q = NT / NR; q >= 1; q--) {
+    const ptrdiff_t tiles = (n_panels + q - 1) / q;
+    if (tiles < std::min(want / 2, n_panels) && q > 1) continue;
+    const double eff = static_cast<double>(n_panels) / nt / static_cast<double>(((tiles + nt - 1) / nt) * q);
+    if (eff > best + 1e-9) {
+      best = eff;
+      per = q;
+    }
+  }
+  const ptrdiff_t ntile = per * NR;
   const ptrdiff_t n_tiles = (N + ntile - 1) / ntile;
   ptrdiff_t m_tiles = 1, mt = mp;
-  if (n_tiles < 4 * nt) {
-    m_tiles = std::min(m_panels, (4 * nt + n_tiles - 1) / n_tiles);
+  if (n_tiles < want) {
+    m_tiles = (want + n_tiles - 1) / n_tiles;
+    while ((m_tiles * n_tiles) % nt != 0) m_tiles++;
+    m_tiles = std::min(m_panels, m_tiles);
     mt = (m_panels + m_tiles - 1) / m_tiles * MR;
     m_tiles = (M + mt - 1) / mt;
   }
