@@ -26,8 +26,12 @@ namespace ck {
 
 namespace {
 
+// With AVX-512 our packed kernel is the default even when OpenBLAS is linked: on the project's
+// Zen 5 machines Debian's OpenBLAS 0.3.21 (no Zen 5 kernels, so its AVX2 ones) ran the training
+// products at 110-125 GFLOP per CPU-second against 205-240 here, and its results changed with the
+// thread count. With AVX2 only, OpenBLAS stays the default. COOKBOOK_GEMM overrides (addon.cc).
 std::atomic<GemmBackend> g_backend{
-#ifdef CK_HAVE_OPENBLAS
+#if defined(CK_HAVE_OPENBLAS) && !defined(__AVX512F__)
     GemmBackend::OpenBLAS
 #else
     GemmBackend::Packed
