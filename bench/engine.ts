@@ -7,10 +7,14 @@
 //      in plain torch (bench/torch_lora_step.py) and what a user would run, transformers'
 //      LlamaForCausalLM + PEFT (bench/peft_lora_step.py); then the GEMM-bound limit of the step at the
 //      measured GEMM rate.
-// Usage: npm run bench:engine [-- --steps 3 --torch-steps 2 --no-torch --profile --samples 16 --tokens 64]
+// Usage: npm run bench:engine [-- --steps 3 --torch-steps 2 --no-torch --profile --samples 16 --tokens 64 --threads 2]
+// --threads n sets our pool and both peers' torch threads alike (default 2, this machine's cores);
+// with 1 each, CPU seconds compare the work done even on a busy host, where multi-threaded torch
+// burns CPU spinning at its barriers.
 // Every timing is reported as wall time and as process CPU time: this machine is shared, and wall
 // time also counts the time other processes held the cores.
 import { spawnSync } from "node:child_process";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { ensurePythonVenv } from "../test-e2e/pythonVenv.ts";
 import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
@@ -36,6 +40,7 @@ const seqs = 8;
 const len = 128;
 const rank = 32;
 const profile = argv.includes("--profile");
+const threads = arg("threads", 2);
 
 const config: ModelConfig = BENCH_SHAPES["smollm2-135m"];
 
@@ -85,8 +90,9 @@ function report(totals: Map<string, number>, wallMs: number): void {
 
 const totals = new Map<string, number>();
 const base = getKernels();
+if ("setNumThreads" in base && typeof base.setNumThreads === "function") base.setNumThreads(threads);
 const kernels = profile ? profiled(base, totals) : base;
-console.log(`kernels: ${base.name} (gemm ${base.gemmBackend}); SmolLM2-135M shape, random weights`);
+console.log(`kernels: ${base.name} (gemm ${base.gemmBackend}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
 const weights = EngineModel.randomWeights(config, 0);
 
 // ---- 1. LoRA training step ----
@@ -192,17 +198,17 @@ if (!argv.includes("--no-torch")) {
     console.log(`PyTorch: no venv with torch (${(err as Error).message.split("\n")[0]}); pass --no-torch to skip`);
   }
   if (python !== undefined) {
-    const r = spawnSync(python, [script, "--steps", String(torchSteps), "--rank", String(rank), "--threads", "2"], { encoding: "utf8" });
+    const r = spawnSync(python, [script, "--steps", String(torchSteps), "--rank", String(rank), "--threads", String(threads)], { encoding: "utf8" });
     const line = r.stdout.trim().split("\n").pop() ?? "";
     try {
       const t = JSON.parse(line) as { torch: string; step_s: number; cpu_s: number; tokens_per_s: number };
-      console.log(`PyTorch ${t.torch} (2 threads, ${python}), the same graph in plain torch: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s; ${fmt(t.step_s / limit)}× the GEMM-bound limit`);
+      console.log(`PyTorch ${t.torch} (${threads} threads, ${python}), the same graph in plain torch: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s; ${fmt(t.step_s / limit)}× the GEMM-bound limit`);
       console.log(`ratio ours/torch (step time, lower is better; issue 19 goal ≤ 0.40): ${fmt(stepWall / t.step_s)} wall, ${fmt(stepCpu / t.cpu_s)} cpu`);
     } catch {
       console.log(`PyTorch run failed (exit ${r.status}): ${(r.stderr || line).slice(-500)}`);
     }
     try {
-      const peft = runPeftPeer(python, configOnlyDir("smollm2-135m", config), writeBatchFile("smollm2-135m", tokenBatch), { steps: torchSteps, rank, threads: 2 });
+      const peft = runPeftPeer(python, configOnlyDir("smollm2-135m", config), writeBatchFile("smollm2-135m", tokenBatch), { steps: torchSteps, rank, threads });
       console.log(`transformers ${peft.transformers} + PEFT ${peft.peft} (LlamaForCausalLM, random init): median ${fmt(peft.step_s)} s wall, ${fmt(peft.cpu_s)} s cpu; ${fmt(peft.step_s / limit)}× the GEMM-bound limit`);
       console.log(`ratio ours/(transformers + PEFT): ${fmt(stepWall / peft.step_s)} wall, ${fmt(stepCpu / peft.cpu_s)} cpu`);
     } catch (err) {
@@ -210,3 +216,4 @@ if (!argv.includes("--no-torch")) {
     }
   }
 }
+console.log(`load at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
