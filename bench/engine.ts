@@ -185,6 +185,19 @@ const stepFlops = flops.dense + flops.lora + flops.attention;
 const gemmRate = measured[0]![1] * 1e9;
 const limit = stepFlops / gemmRate;
 console.log(`GEMM-bound limit of the step: ${fmt(stepFlops / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(gemmRate / 1e9, 0)} GFLOP/s = ${fmt(limit)} s (dense only ${fmt(flops.dense / gemmRate)} s); ours is ${fmt(stepWall / limit)}× the limit (wall)`);
+// The same limit in CPU seconds, from the x·Wᵀ product's GFLOP per CPU-second: unlike wall time it
+// does not move with what else the host runs.
+const cpuRate = ((): number => {
+  const [M, N, K] = [seqs * len, config.intermediateSize, config.hiddenSize];
+  const A = new Float32Array(M * K).fill(0.5);
+  const B = new Float32Array(N * K).fill(0.25);
+  const C = new Float32Array(M * N);
+  base.gemm(false, true, M, N, K, 1, A, B, 0, C);
+  const c0 = cpuSeconds();
+  for (let i = 0; i < 7; i++) base.gemm(false, true, M, N, K, 1, A, B, 0, C);
+  return (7 * 2 * M * N * K) / (cpuSeconds() - c0);
+})();
+console.log(`in CPU seconds: ${fmt(stepFlops / cpuRate)} CPU-s at ${fmt(cpuRate / 1e9, 0)} GFLOP per CPU-second; ours is ${fmt(stepCpu / (stepFlops / cpuRate))}× it`);
 
 // ---- 4. PyTorch ----
 // The peer users install: torch from pip (2.13 CPU with MKL on this machine's index) in the
