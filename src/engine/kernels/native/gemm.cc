@@ -19,7 +19,11 @@
 #include <cblas.h>
 #endif
 #if defined(__AVX512F__)
+// GCC 12 warns that _mm512_undefined_ps() (the unused pass-through of unpack*) is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #endif
 
 namespace ck {
@@ -462,10 +466,10 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
   // few stripes to keep every thread busy.
   // Stripes of equal width, in a number that divides evenly among the threads: every call ends in a
   // join, and 9 stripes on 2 threads left one thread idle for a ninth of each 576-wide product.
-  const ptrdiff_t want = 4 * nt, n_panels = (N + NR - 1) / NR;
-  ptrdiff_t per = 1;
-  double best = -1;
-  for (ptrdiff_t q = NT / NR; q >= 1; q--) {
+  const ptrdiff_t want = nt == 1 ? 1 : 4 * nt, n_panels = (N + NR - 1) / NR;
+  ptrdiff_t per = nt == 1 ? NT / NR : 1;
+  double best = nt == 1 ? 1 : -1;
+  for (ptrdiff_t q = NT / NR; q >= 1 && nt > 1; q--) {
     const ptrdiff_t tiles = (n_panels + q - 1) / q;
     if (tiles < std::min(want / 2, n_panels) && q > 1) continue;
     const double eff = static_cast<double>(n_panels) / nt / static_cast<double>(((tiles + nt - 1) / nt) * q);
@@ -476,8 +480,10 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
   }
   const ptrdiff_t ntile = per * NR;
   const ptrdiff_t n_tiles = (N + ntile - 1) / ntile;
+  // Splitting rows repacks every B column once more per row block, so only when the stripes alone
+  // give fewer than two tasks per thread (rank-32 products: one stripe).
   ptrdiff_t m_tiles = 1, mt = mp;
-  if (n_tiles < want) {
+  if (nt > 1 && n_tiles < 2 * nt) {
     m_tiles = (want + n_tiles - 1) / n_tiles;
     while ((m_tiles * n_tiles) % nt != 0) m_tiles++;
     m_tiles = std::min(m_panels, m_tiles);
