@@ -18,7 +18,7 @@ import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
-import { supervisedWarmupOn } from "../../src/supervised/warmup.ts";
+import { supervisedWarmupOn, warmupRunFields } from "../../src/supervised/warmup.ts";
 import { additionToolDatasetBuilder, warmupDatasetBuilder } from "../../src/toolUse/additionTask.ts";
 import { ROLLOUT_PRESETS } from "../../src/toolUse/rolloutLimits.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
@@ -64,12 +64,7 @@ export type ToolUseConfig = z.output<typeof configSchema>;
 async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<string> {
   const data = { digits: config.digits, op: config.op, tool_share: config.warmup_tool_share, decision_share: config.warmup_decision_share };
   const spec = {
-    log_path: config.log_path,
-    model_name: config.model_name,
-    renderer_name: config.renderer_name,
-    base_url: config.base_url,
-    lora_rank: config.lora_rank,
-    seed: config.seed,
+    ...warmupRunFields(config),
     steps: config.warmup_steps,
     batch_size: config.warmup_batch_size,
     learning_rate: config.warmup_learning_rate,

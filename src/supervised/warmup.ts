@@ -36,6 +36,14 @@ export interface WarmupSpec {
   train_on?: TrainOnWhat;
 }
 
+type RunFieldsOfWarmup = Pick<WarmupSpec, "log_path" | "model_name" | "renderer_name" | "base_url" | "lora_rank" | "seed">;
+
+/** The fields a warm-up takes from its RL recipe's config as they are. */
+export function warmupRunFields(config: RunFieldsOfWarmup): RunFieldsOfWarmup {
+  const { log_path, model_name, renderer_name, base_url, lora_rank, seed } = config;
+  return { log_path, model_name, renderer_name, base_url, lora_rank, seed };
+}
+
 export interface WarmupResult {
   /** Training state of the final weights (RL's load_checkpoint_path). */
   statePath: string;
