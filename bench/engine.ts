@@ -3,12 +3,18 @@
 //   1. LoRA (rank 32, all linears + lm_head) forward_backward + optim_step on 8 × 128 tokens;
 //   2. decoding: 16 samples × 64 tokens batched (one request) vs one sample at a time;
 //   3. GEMM GFLOP/s on the training shapes;
-//   4. the same LoRA step in PyTorch 2.13 from pip (bench/torch_lora_step.py) in the project venv, and
-//      the GEMM-bound limit of the step at the measured GEMM rate.
-// Usage: npm run bench:engine [-- --steps 3 --torch-steps 2 --no-torch --profile --samples 16 --tokens 64]
+//   4. the same LoRA step in PyTorch 2.13 from pip in the project venv, twice: the same graph written
+//      in plain torch (bench/torch_lora_step.py) and what a user would run, transformers'
+//      LlamaForCausalLM + PEFT (bench/peft_lora_step.py); then the GEMM-bound limit of the step at the
+//      measured GEMM rate.
+// Usage: npm run bench:engine [-- --steps 3 --torch-steps 2 --no-torch --profile --samples 16 --tokens 64 --threads 2]
+// --threads n sets our pool and both peers' torch threads alike (default 2, this machine's cores);
+// with 1 each, CPU seconds compare the work done even on a busy host, where multi-threaded torch
+// burns CPU spinning at its barriers.
 // Every timing is reported as wall time and as process CPU time: this machine is shared, and wall
 // time also counts the time other processes held the cores.
 import { spawnSync } from "node:child_process";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { ensurePythonVenv } from "../test-e2e/pythonVenv.ts";
 import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
@@ -18,6 +24,8 @@ import { inferenceModel } from "../src/engine/sampling/forward.ts";
 import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
 import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights } from "../src/engine/sampling/weights.ts";
+import { benchBatch, configOnlyDir, runPeftPeer, writeBatchFile } from "./lib/peers.ts";
+import { BENCH_SHAPES, loraStepFlops } from "./lib/shapes.ts";
 
 const argv = process.argv.slice(2);
 function arg(name: string, fallback: number): number {
@@ -32,12 +40,9 @@ const seqs = 8;
 const len = 128;
 const rank = 32;
 const profile = argv.includes("--profile");
+const threads = arg("threads", 2);
 
-const config: ModelConfig = {
-  modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9,
-  numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
-  tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
-};
+const config: ModelConfig = BENCH_SHAPES["smollm2-135m"];
 
 const cpuSeconds = (): number => {
   const u = process.cpuUsage();
@@ -85,21 +90,20 @@ function report(totals: Map<string, number>, wallMs: number): void {
 
 const totals = new Map<string, number>();
 const base = getKernels();
+if ("setNumThreads" in base && typeof base.setNumThreads === "function") base.setNumThreads(threads);
 const kernels = profile ? profiled(base, totals) : base;
-console.log(`kernels: ${base.name} (gemm ${base.gemmBackend}); SmolLM2-135M shape, random weights`);
+console.log(`kernels: ${base.name} (gemm ${base.gemmBackend}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
 const weights = EngineModel.randomWeights(config, 0);
 
 // ---- 1. LoRA training step ----
 const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
-let state = 12345;
-const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
-const batch: SequenceInput[] = Array.from({ length: seqs }, () => ({
-  inputTokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
-  lossInputs: {
-    target_tokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
-    weights: new Float32Array(len).fill(1),
-  },
+const tokenBatch = benchBatch(config.vocabSize, seqs, len);
+const batch: SequenceInput[] = tokenBatch.tokens.map((tokens, s) => ({
+  inputTokens: Int32Array.from(tokens),
+  lossInputs: { target_tokens: Int32Array.from(tokenBatch.targets[s]), weights: new Float32Array(len).fill(1) },
 }));
+let state = 4242;
+const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
 const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 };
 const wall: number[] = [];
 const cpu: number[] = [];
@@ -174,15 +178,26 @@ const shapes: [string, number, number, number, boolean, boolean][] = [
 ];
 const measured = shapes.map(([name, M, N, K, tA, tB]) => [name, gflops(M, N, K, tA, tB)] as const);
 console.log(`GEMM GFLOP/s: ${measured.map(([name, g]) => `${name} ${fmt(g, 1)}`).join("; ")}`);
-// The step's matrix products: forward 2·P·T, backward through the frozen weights another 2·P·T
-// (input gradients only; no weight gradients for the base), P = the linear layers' and the head's
-// weights. Attention scores and the LoRA products are small next to them and left out.
-const perLayer = config.hiddenSize * config.numHeads * config.headDim * 2 + config.hiddenSize * config.numKvHeads * config.headDim * 2 + 3 * config.hiddenSize * config.intermediateSize;
-const matmulParams = perLayer * config.numLayers + config.vocabSize * config.hiddenSize;
-const stepFlops = 4 * matmulParams * seqs * len;
+// The step's matrix products (bench/lib/shapes.ts): forward and input gradients through the frozen
+// linears and the head, the rank-32 adapter products, and causal attention.
+const flops = loraStepFlops(config, seqs * len, len, rank);
+const stepFlops = flops.dense + flops.lora + flops.attention;
 const gemmRate = measured[0]![1] * 1e9;
 const limit = stepFlops / gemmRate;
-console.log(`GEMM-bound limit of the step: ${fmt(stepFlops / 1e9, 0)} GFLOP at ${fmt(gemmRate / 1e9, 0)} GFLOP/s = ${fmt(limit)} s; ours is ${fmt(stepWall / limit)}× the limit (wall)`);
+console.log(`GEMM-bound limit of the step: ${fmt(stepFlops / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(gemmRate / 1e9, 0)} GFLOP/s = ${fmt(limit)} s (dense only ${fmt(flops.dense / gemmRate)} s); ours is ${fmt(stepWall / limit)}× the limit (wall)`);
+// The same limit in CPU seconds, from the x·Wᵀ product's GFLOP per CPU-second: unlike wall time it
+// does not move with what else the host runs.
+const cpuRate = ((): number => {
+  const [M, N, K] = [seqs * len, config.intermediateSize, config.hiddenSize];
+  const A = new Float32Array(M * K).fill(0.5);
+  const B = new Float32Array(N * K).fill(0.25);
+  const C = new Float32Array(M * N);
+  base.gemm(false, true, M, N, K, 1, A, B, 0, C);
+  const c0 = cpuSeconds();
+  for (let i = 0; i < 7; i++) base.gemm(false, true, M, N, K, 1, A, B, 0, C);
+  return (7 * 2 * M * N * K) / (cpuSeconds() - c0);
+})();
+console.log(`in CPU seconds: ${fmt(stepFlops / cpuRate)} CPU-s at ${fmt(cpuRate / 1e9, 0)} GFLOP per CPU-second; ours is ${fmt(stepCpu / (stepFlops / cpuRate))}× it`);
 
 // ---- 4. PyTorch ----
 // The peer users install: torch from pip (2.13 CPU with MKL on this machine's index) in the
@@ -191,19 +206,27 @@ if (!argv.includes("--no-torch")) {
   const script = fileURLToPath(new URL("./torch_lora_step.py", import.meta.url));
   let python: string | undefined;
   try {
-    python = ensurePythonVenv(["torch"]);
+    python = ensurePythonVenv(["torch", "transformers", "peft"]);
   } catch (err) {
     console.log(`PyTorch: no venv with torch (${(err as Error).message.split("\n")[0]}); pass --no-torch to skip`);
   }
   if (python !== undefined) {
-    const r = spawnSync(python, [script, "--steps", String(torchSteps), "--rank", String(rank), "--threads", "2"], { encoding: "utf8" });
+    const r = spawnSync(python, [script, "--steps", String(torchSteps), "--rank", String(rank), "--threads", String(threads)], { encoding: "utf8" });
     const line = r.stdout.trim().split("\n").pop() ?? "";
     try {
       const t = JSON.parse(line) as { torch: string; step_s: number; cpu_s: number; tokens_per_s: number };
-      console.log(`PyTorch ${t.torch} (2 threads, ${python}) LoRA step: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s; ${fmt(t.step_s / limit)}× the GEMM-bound limit`);
+      console.log(`PyTorch ${t.torch} (${threads} threads, ${python}), the same graph in plain torch: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s; ${fmt(t.step_s / limit)}× the GEMM-bound limit`);
       console.log(`ratio ours/torch (step time, lower is better; issue 19 goal ≤ 0.40): ${fmt(stepWall / t.step_s)} wall, ${fmt(stepCpu / t.cpu_s)} cpu`);
     } catch {
       console.log(`PyTorch run failed (exit ${r.status}): ${(r.stderr || line).slice(-500)}`);
     }
+    try {
+      const peft = runPeftPeer(python, configOnlyDir("smollm2-135m", config), writeBatchFile("smollm2-135m", tokenBatch), { steps: torchSteps, rank, threads });
+      console.log(`transformers ${peft.transformers} + PEFT ${peft.peft} (LlamaForCausalLM, random init): median ${fmt(peft.step_s)} s wall, ${fmt(peft.cpu_s)} s cpu; ${fmt(peft.step_s / limit)}× the GEMM-bound limit`);
+      console.log(`ratio ours/(transformers + PEFT): ${fmt(stepWall / peft.step_s)} wall, ${fmt(stepCpu / peft.cpu_s)} cpu`);
+    } catch (err) {
+      console.log((err as Error).message);
+    }
   }
 }
+console.log(`load at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);

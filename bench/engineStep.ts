@@ -1,21 +1,25 @@
-// Times one LoRA forward_backward + optim_step on a SmolLM2-135M-shaped random model
-// (hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied) with 8 × 128 tokens.
-// Usage: npm run bench:engine_step [-- --steps N --seqs 8 --len 128 --rank 32 --layers 30 --profile]
+// Times one LoRA forward_backward + optim_step on a random model of a real architecture's shape
+// (default SmolLM2-135M: hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied)
+// with 8 × 128 tokens.
+// Usage: npm run bench:engine_step [-- --shape smollm2-135m|qwen3-0.6b|llama-3.2-1b --steps N --seqs 8
+//        --len 128 --rank 32 --layers N --profile]
 import { loadavg } from "node:os";
 import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
-import type { ModelConfig } from "../src/engine/model/config.ts";
 import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
+import { benchShape, loraStepFlops } from "./lib/shapes.ts";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
+function strArg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? String(process.argv[i + 1]) : fallback;
+}
 
-const config: ModelConfig = {
-  modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: arg("layers", 30), numHeads: 9,
-  numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
-  tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
-};
+const shapeName = strArg("shape", "smollm2-135m");
+const shape = benchShape(shapeName);
+const config = { ...shape, numLayers: arg("layers", shape.numLayers) };
 const steps = arg("steps", 3);
 const seqs = arg("seqs", 8);
 const len = arg("len", 128);
@@ -91,7 +95,9 @@ const kernels = profile ? profiled(getKernels(), totals) : getKernels();
 let t0 = performance.now();
 const weights = EngineModel.randomWeights(config, 0);
 const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
-console.log(`kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+console.log(`kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); ${shapeName} shape, ${config.numLayers} layers; model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+const flops = loraStepFlops(config, seqs * len, len, rank);
+console.log(`step products: ${(flops.dense / 1e9).toFixed(0)} GFLOP dense + ${(flops.lora / 1e9).toFixed(0)} LoRA + ${(flops.attention / 1e9).toFixed(0)} attention`);
 
 let state = 12345;
 const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);

@@ -1,5 +1,8 @@
 // GEMM throughput (GFLOP/s, fp32) for the shapes of spec/compute-backends.md §2, per available backend.
-// Usage: npm run bench:gemm [-- --reps 9 --no-ts --backend openblas|packed]   (COOKBOOK_THREADS=n sets threads)
+// Usage: npm run bench:gemm [-- --reps 9 --no-ts --backend openblas|packed --training --cpu]
+//   (COOKBOOK_THREADS=n sets threads). --training adds the products of a LoRA training step (the
+//   frozen x·Wᵀ, dY·W, the rank-32 adapter products, the head over a 152k vocabulary); --cpu
+//   reports GFLOP per CPU-second of the process instead of per wall second (a busy host).
 // Each cell is the median of several timed calls after warm-up; the host is noisy (±30 %), so
 // compare backends within one run rather than against numbers from another day.
 
@@ -27,7 +30,22 @@ const shapes: Shape[] = [
   { name: "decode 1x576x1536", M: 1, K: 576, N: 1536, transA: false, transB: true },
 ];
 
+// (M, K, N), transposes as the engine calls them: forward y = x·Wᵀ is NT, the input gradient dY·W
+// is NN, the adapter gradients dB = dYᵀ·h and dA = dHᵀ·x are TN.
+const trainingShapes: Shape[] = [
+  { name: "x·Wᵀ up Qwen3", M: 1024, K: 1024, N: 3072, transA: false, transB: true },
+  { name: "dY·W up Qwen3", M: 1024, K: 3072, N: 1024, transA: false, transB: false },
+  { name: "head x·Wᵀ Qwen3", M: 342, K: 1024, N: 151936, transA: false, transB: true },
+  { name: "head dY·W Qwen3", M: 342, K: 151936, N: 1024, transA: false, transB: false },
+  { name: "LoRA x·Aᵀ", M: 1024, K: 576, N: 32, transA: false, transB: true },
+  { name: "LoRA h·Bᵀ", M: 1024, K: 32, N: 1536, transA: false, transB: true },
+  { name: "LoRA dB", M: 576, K: 1024, N: 32, transA: true, transB: false },
+  { name: "LoRA dA", M: 32, K: 1024, N: 576, transA: true, transB: false },
+];
+
 const args = process.argv.slice(2);
+if (args.includes("--training")) shapes.push(...trainingShapes);
+const perCpu = args.includes("--cpu");
 const repsArg = args.indexOf("--reps");
 const minReps = repsArg >= 0 ? Number(args[repsArg + 1]) : 7;
 const withTs = !args.includes("--no-ts");
@@ -56,8 +74,10 @@ function measure(k: Kernels, s: Shape, reps: number, warmup: number): number {
   const t0 = performance.now();
   while (times.length < reps || (performance.now() - t0 < 300 && times.length < 1000)) {
     const t = performance.now();
+    const c = process.cpuUsage();
     run();
-    times.push(performance.now() - t);
+    const u = process.cpuUsage(c);
+    times.push(perCpu ? (u.user + u.system) / 1000 : performance.now() - t);
   }
   return (2 * s.M * s.N * s.K) / (median(times) * 1e6);
 }
@@ -86,7 +106,7 @@ if (withTs) {
 }
 
 const nameWidth = Math.max(...shapes.map((s) => s.name.length)) + 2;
-console.log(`GEMM GFLOP/s, fp32, median; shapes are (M, K, N) of C[M,N] = op(A)[M,K] op(B)[K,N]`);
+console.log(`GEMM GFLOP${perCpu ? " per CPU-second" : "/s"}, fp32, median; shapes are (M, K, N) of C[M,N] = op(A)[M,K] op(B)[K,N]`);
 const load = loadavg()[0];
 const cores = availableParallelism();
 console.log(`load average ${load.toFixed(1)} on ${cores} cores${load > cores ? " — the machine is busy, so these numbers are low and noisy" : ""}`);

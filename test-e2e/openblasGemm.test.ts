@@ -1,5 +1,6 @@
-// CI installs libopenblas-dev before `npm install`, so the native build must have linked OpenBLAS
-// and made it the default GEMM path. Fails loudly when OpenBLAS or the addon is missing.
+// CI installs libopenblas-dev before `npm install`, so the native build must have linked OpenBLAS,
+// and its GEMM path must compute correctly (it is the default only for builds without AVX-512; see
+// gemm.cc). Fails loudly when OpenBLAS or the addon is missing.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,8 +18,11 @@ test("the native addon uses OpenBLAS for GEMM", () => {
     native.gemmBackends.includes("openblas"),
     `the addon was built without OpenBLAS (backends: ${native.gemmBackends.join(", ")}); install libopenblas-dev (pkg-config openblas must work) and run npm rebuild`,
   );
-  assert.equal(native.gemmBackend, "openblas", "OpenBLAS is linked but not the active backend (is COOKBOOK_GEMM=packed set?)");
-  if (process.env.COOKBOOK_KERNELS === undefined) assert.equal(getKernels().gemmBackend, "openblas");
+  // The default is OpenBLAS only for builds without AVX-512 (gemm.cc: there our own kernel is faster).
+  if (process.env.COOKBOOK_KERNELS === undefined) assert.equal(getKernels().gemmBackend, native.gemmBackend);
+  const initial = native.gemmBackend;
+  native.setGemmBackend("openblas");
+  assert.equal(native.gemmBackend, "openblas");
 
   // A product big enough for OpenBLAS to use its threads, checked on sampled entries in float64.
   const [M, N, K] = [300, 400, 500];
@@ -31,4 +35,5 @@ test("the native addon uses OpenBLAS for GEMM", () => {
     for (let k = 0; k < K; k++) s += A[i * K + k] * B[j * K + k];
     assert.ok(Math.abs(C[i * N + j] - s) < 1e-3, `C[${i},${j}] = ${C[i * N + j]}, expected ${s}`);
   }
+  native.setGemmBackend(initial);
 });

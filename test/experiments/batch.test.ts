@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { readBatchState, readComparison, type BatchState } from "../../src/experiments/state.ts";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
+import { isPidAlive } from "../../src/runs/liveness.ts";
 import { readManifest } from "../../src/runs/manifest.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
@@ -96,9 +97,12 @@ test("a batch killed during its second run: run again, the first is not retraine
     assert.equal(s.pid, first.child.pid, "batch.json names the batch's pid while it trains");
     assert.equal(s.runs[0]!.status, "done");
     // A crash of everything: the batch and the run it is training.
-    process.kill(s.runs[1]!.pid!, "SIGKILL");
+    const runPid = s.runs[1]!.pid!;
+    process.kill(runPid, "SIGKILL");
     first.child.kill("SIGKILL");
     await first.done;
+    // SIGKILL is delivered at once but the exit (freeing a large process) takes a moment.
+    while (isPidAlive(runPid)) await new Promise((r) => setTimeout(r, 10));
     const [firstDir, secondDir] = s.runs.map((r) => r.log_path) as [string, string];
     const firstCheckpoints = readFileSync(join(firstDir, "checkpoints.jsonl"), "utf8");
     const resumeFrom = readCheckpoints(secondDir).filter((c) => c.state_path !== undefined).at(-1)!.batch as number;

@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { readManifest, startManifest, writeManifest } from "../../src/runs/manifest.ts";
@@ -81,4 +83,23 @@ test("a stale heartbeat is not live even if the pid exists", () => {
     recipe: "x", argv: [], pid: process.pid, host: hostname(), started_at: old, engine: "none", status: "running", heartbeat_at: old,
   });
   assert.deepEqual([runState(dir).status, runState(dir).live], ["stale", false]);
+});
+
+test("a zombie (killed, not yet reaped by its parent) is not alive", async () => {
+  // The shell's background child is left to `sleep 3` after the exec, which never reaps it.
+  const parent = spawn("sh", ["-c", "sleep 0.01 & echo $!; exec sleep 3"], { stdio: ["ignore", "pipe", "ignore"] });
+  try {
+    const pid = Number((await once(parent.stdout!, "data"))[0].toString().trim());
+    let state = "";
+    for (let i = 0; i < 200 && state !== "Z"; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    }
+    assert.equal(state, "Z", "the child became a zombie");
+    assert.equal(isPidAlive(pid), false);
+    assert.equal(isPidAlive(parent.pid!), true);
+  } finally {
+    parent.kill("SIGKILL");
+  }
 });

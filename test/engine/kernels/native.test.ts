@@ -41,6 +41,8 @@ test("native addon loads and reports its GEMM backends", () => {
 
 const gemmShapes: [number, number, number][] = [
   [1, 1, 1], [7, 13, 5], [6, 32, 192], [37, 53, 300], [1, 513, 300], [130, 67, 257], [150, 300, 200], [64, 5, 1000],
+  // Transposed A packed in two chunks of K (gemm.cc kPackedABudget); a skinny product done as C^T.
+  [300, 70, 3600], [400, 32, 300],
 ];
 
 test("gemm matches the reference for every backend, transpose, alpha and beta", () => {

@@ -312,9 +312,11 @@ Napi::Value SetNumThreads(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  // COOKBOOK_GEMM=packed forces our own kernel even when OpenBLAS is linked (read once at load).
+  // COOKBOOK_GEMM=packed | openblas picks the GEMM path over the build's default (read once at load).
   const char* force = std::getenv("COOKBOOK_GEMM");
   if (force != nullptr && std::string(force) == "packed") ck::set_gemm_backend(ck::GemmBackend::Packed);
+  if (force != nullptr && std::string(force) == "openblas" && ck::have_openblas())
+    ck::set_gemm_backend(ck::GemmBackend::OpenBLAS);
   ck::threads();
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
   exports.Set("bf16ToFloat32", Napi::Function::New(env, Bf16ToFloat32, "bf16ToFloat32"));

@@ -18,13 +18,24 @@
 #ifdef CK_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
+#if defined(__AVX512F__)
+// GCC 12 warns that _mm512_undefined_ps() (the unused pass-through of unpack*) is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
 
 namespace ck {
 
 namespace {
 
+// With AVX-512 our packed kernel is the default even when OpenBLAS is linked: on the project's
+// Zen 5 machines Debian's OpenBLAS 0.3.21 (no Zen 5 kernels, so its AVX2 ones) ran the training
+// products at 110-125 GFLOP per CPU-second against 205-240 here, and its results changed with the
+// thread count. With AVX2 only, OpenBLAS stays the default. COOKBOOK_GEMM overrides (addon.cc).
 std::atomic<GemmBackend> g_backend{
-#ifdef CK_HAVE_OPENBLAS
+#if defined(CK_HAVE_OPENBLAS) && !defined(__AVX512F__)
     GemmBackend::OpenBLAS
 #else
     GemmBackend::Packed
@@ -59,24 +70,38 @@ struct Scratch {
 thread_local Scratch t_apack;
 thread_local Scratch t_bpack;
 
-template <int R>
-inline void micro(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c, ptrdiff_t ldc,
-                  int nr) {
+// Packed: a is an A panel, a[k * MR + r]. DirectA: a points at row 0 of op(A) stored row-major
+// (not transposed), a[r * lda + k], and alpha scales the update instead of the packed panel.
+// b is a packed B micro-panel, b[k * NR + j]. (Reading an unpacked B in place was tried for
+// products of few rows: slower, as rows of B a power-of-two apart share cache sets.)
+template <int R, bool DirectA>
+inline void micro(int kc, const float* __restrict a, ptrdiff_t lda, const float* __restrict b, float* __restrict c,
+                  ptrdiff_t ldc, int nr, float alpha) {
   vf acc0[R], acc1[R];
 #pragma GCC unroll 6
   for (int r = 0; r < R; r++) {
     acc0[r] = splat(0.0f);
     acc1[r] = splat(0.0f);
+    // C is read at the end, after kc steps: fetch it now so the update does not wait on memory
+    // (C of a large product lives in L3 or DRAM; perf showed the kernel stalling there).
+    __builtin_prefetch(c + r * ldc, 1, 3);
+    __builtin_prefetch(c + r * ldc + NR - 1, 1, 3);
   }
   for (int k = 0; k < kc; k++) {
     const vf b0 = *reinterpret_cast<const vf*>(b + k * NR);
     const vf b1 = *reinterpret_cast<const vf*>(b + k * NR + VW);
-    const float* ak = a + k * MR;
 #pragma GCC unroll 6
     for (int r = 0; r < R; r++) {
-      const float av = ak[r];
+      const float av = DirectA ? a[r * lda + k] : a[k * MR + r];
       acc0[r] += av * b0;
       acc1[r] += av * b1;
+    }
+  }
+  if (DirectA && alpha != 1.0f) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+      acc0[r] *= alpha;
+      acc1[r] *= alpha;
     }
   }
   if (nr == NR) {
@@ -97,14 +122,16 @@ inline void micro(int kc, const float* __restrict a, const float* __restrict b, 
   }
 }
 
-inline void micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr) {
+template <bool DirectA = false>
+inline void micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr,
+                       ptrdiff_t lda = 0, float alpha = 1.0f) {
   switch (rows) {
-    case 6: micro<6>(kc, a, b, c, ldc, nr); break;
-    case 5: micro<5>(kc, a, b, c, ldc, nr); break;
-    case 4: micro<4>(kc, a, b, c, ldc, nr); break;
-    case 3: micro<3>(kc, a, b, c, ldc, nr); break;
-    case 2: micro<2>(kc, a, b, c, ldc, nr); break;
-    default: micro<1>(kc, a, b, c, ldc, nr); break;
+    case 6: micro<6, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 5: micro<5, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 4: micro<4, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 3: micro<3, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    case 2: micro<2, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
+    default: micro<1, DirectA>(kc, a, lda, b, c, ldc, nr, alpha); break;
   }
 }
 
@@ -128,6 +155,36 @@ void pack_a_panel(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t
   }
 }
 
+#if defined(__AVX512F__)
+// In place: r[i][j] becomes r[j][i]. Interleave pairs of rows (32-bit, then 64-bit elements) so
+// that lane L of u[4i + c] holds column 4L + c of rows 4i..4i+3, then gather the four lanes of
+// each column across registers with two rounds of 128-bit lane shuffles.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  __m512 u[16];
+  for (int i = 0; i < 4; i++) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+  }
+  for (int c = 0; c < 4; c++) {
+    const __m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), w = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE), w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
+    r[c] = _mm512_shuffle_f32x4(v, w, 0x88);
+    r[4 + c] = _mm512_shuffle_f32x4(v, w, 0xDD);
+    r[8 + c] = _mm512_shuffle_f32x4(v2, w2, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(v2, w2, 0xDD);
+  }
+}
+#endif
+
 // Bp[panel][k][j] = op(B)[pc + k, j0 + j], zero past the last column.
 void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc, float* dst) {
   if (!tB) {
@@ -143,12 +200,26 @@ void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols
       }
     }
   } else {
+    int k0 = 0;
+#if defined(__AVX512F__)
+    // Whole 16 x 16 blocks through registers: the scalar loop's strided stores made this pack a
+    // third of the head's forward product (x W^T over a 150k vocabulary, few rows).
+    if (cols == NR) {
+      for (; k0 + 16 <= kc; k0 += 16)
+        for (int h = 0; h < NR / 16; h++) {
+          __m512 r[16];
+          for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(B + (j0 + h * 16 + i) * ldb + pc + k0);
+          transpose16(r);
+          for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + (k0 + i) * NR + h * 16, r[i]);
+        }
+    }
+#endif
     for (int j = 0; j < cols; j++) {
       const float* src = B + (j0 + j) * ldb + pc;
-      for (int k = 0; k < kc; k++) dst[k * NR + j] = src[k];
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = src[k];
     }
     for (int j = cols; j < NR; j++)
-      for (int k = 0; k < kc; k++) dst[k * NR + j] = 0;
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = 0;
   }
 }
 
@@ -182,13 +253,16 @@ void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, pt
   if (K <= 0 || alpha == 0.0f) return;
   const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
   const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
-  float* ap = t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
+  // A not transposed is read in place (see gemm_packed).
+  const bool direct = !tA;
+  float* ap = direct ? nullptr : t_apack.get(static_cast<size_t>(m_panels * MR * kc_max));
   float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * kc_max));
   for (ptrdiff_t pc = 0; pc < K; pc += KC) {
     const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, K - pc));
-    for (ptrdiff_t p = 0; p < m_panels; p++)
-      pack_a_panel(tA, lda, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc, kc,
-                   ap + p * MR * kc);
+    if (!direct)
+      for (ptrdiff_t p = 0; p < m_panels; p++)
+        pack_a_panel(tA, lda, A, alpha, i0 + p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, rows - p * MR)), pc,
+                     kc, ap + p * MR * kc);
     for (ptrdiff_t p = 0; p < n_panels; p++)
       pack_b_panel(tB, ldb, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
                    bp + p * NR * kc);
@@ -196,7 +270,9 @@ void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, pt
       const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
       for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
         const int r = static_cast<int>(std::min<ptrdiff_t>(MR, rows - ip * MR));
-        micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, C + (i0 + ip * MR) * ldc + j0 + jp * NR, ldc, nr);
+        float* c = C + (i0 + ip * MR) * ldc + j0 + jp * NR;
+        if (direct) micro_rows<true>(r, kc, A + (i0 + ip * MR) * lda + pc, bp + jp * NR * kc, c, ldc, nr, lda, alpha);
+        else micro_rows(r, kc, ap + ip * MR * kc, bp + jp * NR * kc, c, ldc, nr);
       }
     }
   }
@@ -257,6 +333,111 @@ void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float
 
 }  // namespace
 
+namespace {
+
+// op(A) packed once per call (per chunk of K) and shared by every task, instead of every tile
+// packing its own rows: with tiles of 192 x 256, a 1024 x 3072 x 1024 product packed A 12 times
+// and B 6 times, and the transposing packs then took a quarter of the product's time (perf).
+// At most this many floats are packed at once; a longer K is done in chunks of it.
+constexpr ptrdiff_t kPackedABudget = ptrdiff_t{1} << 20;
+
+thread_local Scratch t_apack_shared;
+
+// Slice s (depth kc_s) of the packed A starts at s * KC * Mp (Mp = panels * MR); panel p of a
+// slice at p * MR * kc_s, as pack_a_panel lays it out.
+void pack_a_shared(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1,
+                   float* ap) {
+  const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
+  const ptrdiff_t slices = (k1 - k0 + KC - 1) / KC;
+  constexpr ptrdiff_t kPanelsPerTask = 16;
+  const ptrdiff_t groups = (m_panels + kPanelsPerTask - 1) / kPanelsPerTask;
+  const auto task = [&](ptrdiff_t t, int) {
+    const ptrdiff_t s = t / groups, g = t % groups;
+    const ptrdiff_t pc = k0 + s * KC;
+    const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, k1 - pc));
+    float* slice = ap + s * KC * mp;
+    for (ptrdiff_t p = g * kPanelsPerTask; p < std::min(m_panels, (g + 1) * kPanelsPerTask); p++)
+      pack_a_panel(tA, lda, A, alpha, p * MR, static_cast<int>(std::min<ptrdiff_t>(MR, M - p * MR)), pc, kc,
+                   slice + p * MR * kc);
+  };
+  const ptrdiff_t n = slices * groups;
+  if (n == 1 || static_cast<double>(mp) * static_cast<double>(k1 - k0) < (1 << 16)) {
+    for (ptrdiff_t t = 0; t < n; t++) task(t, 0);
+  } else {
+    parallel_for(n, task);
+  }
+}
+
+// C[i0.., j0..] over K range [k0, k1) from the shared packed A: the B columns are packed once per
+// KC slice and reused for every row of the block (Goto's loop order: B slice in L2, one B
+// micro-panel in L1, A panels of MC rows streaming from L2). `first` applies beta.
+// With `direct` (op(A) = A, not transposed) the micro-kernel reads A's rows in place (ap = A,
+// mp = lda) and applies alpha itself: no packing of A at all.
+void tile_from_packed_a(bool tB, ptrdiff_t ldb, const float* B, float* C, ptrdiff_t N, const float* ap, ptrdiff_t mp,
+                        ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1, bool first, float beta, ptrdiff_t i0,
+                        ptrdiff_t rows, ptrdiff_t j0, ptrdiff_t cols, bool direct, float alpha) {
+  if (first && beta != 1.0f) {
+    for (ptrdiff_t i = i0; i < i0 + rows; i++) {
+      float* c = C + i * N + j0;
+      if (beta == 0.0f) std::fill(c, c + cols, 0.0f);
+      else
+        for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
+    }
+  }
+  const ptrdiff_t n_panels = (cols + NR - 1) / NR;
+  float* bp = t_bpack.get(static_cast<size_t>(n_panels * NR * std::min<ptrdiff_t>(KC, k1 - k0)));
+  for (ptrdiff_t pc = k0; pc < k1; pc += KC) {
+    const int kc = static_cast<int>(std::min<ptrdiff_t>(KC, k1 - pc));
+    for (ptrdiff_t p = 0; p < n_panels; p++)
+      pack_b_panel(tB, ldb, B, j0 + p * NR, static_cast<int>(std::min<ptrdiff_t>(NR, cols - p * NR)), pc, kc,
+                   bp + p * NR * kc);
+    const float* slice = direct ? nullptr : ap + (pc - k0) * mp;
+    for (ptrdiff_t ib = i0; ib < i0 + rows; ib += MC) {
+      const ptrdiff_t ie = std::min(i0 + rows, ib + MC);
+      for (ptrdiff_t jp = 0; jp < n_panels; jp++) {
+        const int nr = static_cast<int>(std::min<ptrdiff_t>(NR, cols - jp * NR));
+        const float* b = bp + jp * NR * kc;
+        float* c = C + j0 + jp * NR;
+        for (ptrdiff_t i = ib; i < ie; i += MR) {
+          const int r = static_cast<int>(std::min<ptrdiff_t>(MR, M - i));
+          if (direct) micro_rows<true>(r, kc, ap + i * mp + pc, b, c + i * N, N, nr, mp, alpha);
+          else micro_rows(r, kc, slice + i * kc, b, c + i * N, N, nr);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A transposed times a few columns (the adapter gradient dB = dy^T (x A^T), [out, rank] over the
+// tokens): packing op(A) moves M*K floats for 2*N flops each. C^T = op(B)^T A^T instead packs A
+// as the B operand, a plain copy, and reads op(B)^T in place or packs N*K floats.
+constexpr ptrdiff_t kSkinnyN = 64;
+thread_local std::vector<float> t_ct;
+
+void gemm_transposed(bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
+                     float beta, float* C) {
+  // op(B)^T is B itself when B is stored [N, K] (tB), else B stored [K, N] read transposed.
+  t_ct.resize(static_cast<size_t>(N * M));
+  float* ct = t_ct.data();
+  gemm_packed(!tB, false, N, M, K, alpha, B, A, 0.0f, ct);
+  parallel_range(M, std::max<ptrdiff_t>(1, (1 << 14) / N), [&](ptrdiff_t i0, ptrdiff_t i1, int) {
+    for (ptrdiff_t i = i0; i < i1; i++) {
+      float* c = C + i * N;
+      if (beta == 0.0f) {
+        for (ptrdiff_t j = 0; j < N; j++) c[j] = ct[j * M + i];
+      } else {
+        for (ptrdiff_t j = 0; j < N; j++) c[j] = ct[j * M + i] + beta * c[j];
+      }
+    }
+  });
+}
+
+}  // namespace
+
 void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
                  const float* B, float beta, float* C) {
   if (M <= 0 || N <= 0) return;
@@ -264,28 +445,69 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
     gemm_small_m(tA, tB, M, N, K, alpha, A, B, beta, C);
     return;
   }
+  if (K <= 0 || alpha == 0.0f) {
+    compute_tile(tA, tB, K, alpha, A, tA ? M : K, B, tB ? K : N, beta, C, N, 0, M, 0, N);
+    return;
+  }
+  if (tA && N <= kSkinnyN && M >= 4 * N) {
+    gemm_transposed(tB, M, N, K, alpha, A, B, beta, C);
+    return;
+  }
   // Below ~0.5 MFLOP handing tasks to other threads costs more than it saves.
-  const int nt = (M * N * std::max<ptrdiff_t>(K, 1) < (1 << 18)) ? 1 : active_threads();
-
-  // Tiles of C, each computed start to finish by one thread with its own packed copies of the
-  // A rows and B columns it needs: no barriers inside the call, so a descheduled thread on a busy
-  // host only delays its own tiles, which the other threads take over (dynamic schedule).
-  ptrdiff_t mt = MC, ntile = NT;
-  const auto tiles = [&]() { return ((M + mt - 1) / mt) * ((N + ntile - 1) / ntile); };
-  while (tiles() < 4 * nt && ntile > NR) ntile -= NR;
-  while (tiles() < 4 * nt && mt > MR) mt -= MR;
-  const ptrdiff_t m_tiles = (M + mt - 1) / mt, n_tiles = (N + ntile - 1) / ntile;
-  const ptrdiff_t n_tasks = m_tiles * n_tiles;
-
+  const int nt = (M * N * K < (1 << 18)) ? 1 : active_threads();
   const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
-  const auto tile = [&](ptrdiff_t task, int) {
-    const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
-    compute_tile(tA, tB, K, alpha, A, lda, B, ldb, beta, C, N, i0, std::min(mt, M - i0), j0, std::min(ntile, N - j0));
-  };
-  if (nt == 1) {
-    for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
-  } else {
-    parallel_for(n_tasks, tile);
+  const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
+  const ptrdiff_t kchunk = tA ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
+  float* ap = tA ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
+
+  // Tasks are blocks of C computed start to finish by one thread (no barriers inside a chunk, so
+  // a descheduled thread only delays its own blocks, which the others take over). Column
+  // stripes over all rows pack each B column once; rows are split too only when there are too
+  // few stripes to keep every thread busy.
+  // Stripes of equal width, in a number that divides evenly among the threads: every call ends in a
+  // join, and 9 stripes on 2 threads left one thread idle for a ninth of each 576-wide product.
+  const ptrdiff_t want = nt == 1 ? 1 : 4 * nt, n_panels = (N + NR - 1) / NR;
+  ptrdiff_t per = nt == 1 ? NT / NR : 1;
+  double best = nt == 1 ? 1 : -1;
+  for (ptrdiff_t q = NT / NR; q >= 1 && nt > 1; q--) {
+    const ptrdiff_t tiles = (n_panels + q - 1) / q;
+    if (tiles < std::min(want / 2, n_panels) && q > 1) continue;
+    const double eff = static_cast<double>(n_panels) / nt / static_cast<double>(((tiles + nt - 1) / nt) * q);
+    if (eff > best + 1e-9) {
+      best = eff;
+      per = q;
+    }
+  }
+  const ptrdiff_t ntile = per * NR;
+  const ptrdiff_t n_tiles = (N + ntile - 1) / ntile;
+  // Splitting rows repacks every B column once more per row block, so only when the stripes alone
+  // give fewer than two tasks per thread (rank-32 products: one stripe).
+  ptrdiff_t m_tiles = 1, mt = mp;
+  if (nt > 1 && n_tiles < 2 * nt) {
+    m_tiles = (want + n_tiles - 1) / n_tiles;
+    while ((m_tiles * n_tiles) % nt != 0) m_tiles++;
+    m_tiles = std::min(m_panels, m_tiles);
+    mt = (m_panels + m_tiles - 1) / m_tiles * MR;
+    m_tiles = (M + mt - 1) / mt;
+  }
+  const ptrdiff_t n_tasks = m_tiles * n_tiles;
+  // A not transposed is read in place: its rows are already contiguous in k, and the transposing
+  // pack cost as much as a rank-32 product's arithmetic. A transposed is packed (its rows would
+  // be strided columns).
+  const bool direct = !tA;
+  for (ptrdiff_t k0 = 0; k0 < K; k0 += kchunk) {
+    const ptrdiff_t k1 = std::min(K, k0 + kchunk);
+    if (!direct) pack_a_shared(tA, lda, A, alpha, M, k0, k1, ap);
+    const auto tile = [&](ptrdiff_t task, int) {
+      const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
+      tile_from_packed_a(tB, ldb, B, C, N, direct ? A : ap, direct ? lda : mp, M, k0, k1, k0 == 0, beta, i0,
+                         std::min(mt, M - i0), j0, std::min(ntile, N - j0), direct, alpha);
+    };
+    if (nt == 1 || n_tasks == 1) {
+      for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
+    } else {
+      parallel_for(n_tasks, tile);
+    }
   }
 }
 

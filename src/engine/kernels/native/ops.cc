@@ -70,30 +70,64 @@ void rmsnorm_backward(const float* dout, const float* x, const float* w, const f
       for (ptrdiff_t j = 0; j < dim; j++) dw[j] += partial[c * dim + j];
 }
 
-void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t heads,
-          ptrdiff_t head_dim, bool inverse) {
-  const ptrdiff_t half = head_dim / 2;
-  parallel_range(tokens, rows_per_chunk(heads * head_dim), [&](ptrdiff_t t0, ptrdiff_t t1, int) {
-    std::vector<float> cs(static_cast<size_t>(2 * half));
-    for (ptrdiff_t t = t0; t < t1; t++) {
-      const float p = static_cast<float>(pos[t]);
+namespace {
+
+// cos and sin of every (token, frequency) angle of the last batch, per calling thread. A training
+// step applies RoPE 4 times per layer (q and k, forward and backward) with the same positions, and
+// the double-precision cos/sin were most of the kernel's time; the inputs are compared in full, so
+// a different batch (or a decode step) recomputes.
+struct RopeTable {
+  std::vector<int32_t> pos;
+  std::vector<float> inv;
+  std::vector<float> cs;  // [tokens][2 * half]: cos, then sin
+};
+thread_local RopeTable t_rope;
+
+const float* rope_table(const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t half) {
+  RopeTable& t = t_rope;
+  if (static_cast<ptrdiff_t>(t.pos.size()) == tokens && static_cast<ptrdiff_t>(t.inv.size()) == half &&
+      std::equal(pos, pos + tokens, t.pos.begin()) && std::equal(inv_freq, inv_freq + half, t.inv.begin()))
+    return t.cs.data();
+  t.pos.assign(pos, pos + tokens);
+  t.inv.assign(inv_freq, inv_freq + half);
+  t.cs.resize(static_cast<size_t>(tokens * 2 * half));
+  float* cs = t.cs.data();
+  parallel_range(tokens, std::max<ptrdiff_t>(1, 2048 / std::max<ptrdiff_t>(half, 1)), [&](ptrdiff_t t0, ptrdiff_t t1, int) {
+    for (ptrdiff_t tk = t0; tk < t1; tk++) {
+      const float p = static_cast<float>(pos[tk]);
+      float* row = cs + tk * 2 * half;
       for (ptrdiff_t i = 0; i < half; i++) {
         // torch forms the angle in fp32 (engine-numerics §1.4); cos/sin in double, then rounded.
         const double a = static_cast<double>(p * inv_freq[i]);
-        cs[i] = static_cast<float>(std::cos(a));
-        const float s = static_cast<float>(std::sin(a));
-        cs[half + i] = inverse ? -s : s;
+        row[i] = static_cast<float>(std::cos(a));
+        row[half + i] = static_cast<float>(std::sin(a));
       }
-      const float* c = cs.data();
-      const float* s = cs.data() + half;
+    }
+  });
+  return cs;
+}
+
+}  // namespace
+
+void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t heads,
+          ptrdiff_t head_dim, bool inverse) {
+  const ptrdiff_t half = head_dim / 2;
+  const float* table = rope_table(pos, inv_freq, tokens, half);
+  parallel_range(tokens, rows_per_chunk(heads * head_dim), [&](ptrdiff_t t0, ptrdiff_t t1, int) {
+    for (ptrdiff_t t = t0; t < t1; t++) {
+      const float* c = table + t * 2 * half;
+      const float* s = c + half;
+      // The inverse rotation is the forward one with -sin.
+      const float sign = inverse ? -1.0f : 1.0f;
       for (ptrdiff_t h = 0; h < heads; h++) {
         float* xo = x + (t * heads + h) * head_dim;
 #pragma omp simd
         for (ptrdiff_t i = 0; i < half; i++) {
           const float x1 = xo[i];
           const float x2 = xo[half + i];
-          xo[i] = x1 * c[i] - x2 * s[i];
-          xo[half + i] = x2 * c[i] + x1 * s[i];
+          const float si = sign * s[i];
+          xo[i] = x1 * c[i] - x2 * si;
+          xo[half + i] = x2 * c[i] + x1 * si;
         }
       }
     }
