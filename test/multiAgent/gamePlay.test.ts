@@ -32,6 +32,13 @@ test("a person plays X against minimax in tic_tac_toe through cookbook play, to 
   assert.match(text, /episode done: \d turns/);
   assert.ok(total === -1 || total === 0, `minimax cannot lose: ${total}`);
   assert.match(text, total === -1 ? /loss_rate=1/ : /draw_rate=1/);
+
+  // play_as=O: the person gets O's seat (the recipe trains against a fixed opponent, alternating
+  // seats from X; play still gives the person the seat and opponent asked for), minimax opens.
+  const asO = transcript();
+  const firstMoveOnly = (async function* (): AsyncGenerator<string> {})();
+  await runPlay("tic_tac_toe", ["play_opponent=minimax", "play_as=O"], { lines: firstMoveOnly, write: asO.write });
+  assert.match(asO.text(), /── observation ──\n<\|endoftext\|>System: Tic-tac-toe\. You are O[^\n]*\n\nUser: X took \d\./);
 });
 
 test("a person asks every property in twenty_questions, then guesses the only thing that fits, and is rewarded", async () => {
