@@ -40,7 +40,7 @@ export function ticTacToeOpponent(name: TicTacToeOpponentName, seed: number, bas
 export interface TicTacToeDatasetOptions {
   common: SeatCommon;
   groupsPerBatch: number;
-  /** Envs per group: in self-play both seats of group_size / 2 games. */
+  /** Envs per group: in self-play both seats of group_size / 2 games; against an opponent, group_size games in one seat. */
   groupSize: number;
   numBatches: number;
   seed: number;
@@ -64,8 +64,11 @@ export function ticTacToeDatasetBuilder(o: TicTacToeDatasetOptions): RLDatasetBu
         Array.from({ length: o.groupsPerBatch }, (_, group) => {
           const play = { opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel, o.common.historyTurns ?? null), seat: o.play.seat };
           if (o.trainOpponent === "self_play") return new SelfPlayGroupBuilder(newTicTacToe, o.groupSize / 2, o.common, TAGS, play);
+          // One seat per group (X in even groups, O in odd): advantages are centred among games of
+          // the same seat, since X's games are worth more than O's whatever the moves.
           const name = o.trainOpponent;
-          return new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(o.groupSize), (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null), o.common, TAGS, play);
+          const seats = Array.from({ length: o.groupSize }, () => (group % 2) as Seat);
+          return new VsOpponentGroupBuilder(newTicTacToe, seats, (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null), o.common, TAGS, play);
         }),
       );
       return { train, test: null };
