@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { StopCondition, TokenCompleter, TokensWithLogprobs } from "../../src/completers.ts";
 import { SelfPlayGroupBuilder, VsOpponentGroupBuilder, type SeatCommon } from "../../src/multiAgent/groups.ts";
+import { SeatEnv } from "../../src/multiAgent/seatEnv.ts";
 import { newTicTacToe } from "../../src/multiAgent/games/ticTacToeEnv.ts";
 import { minimaxOpponent } from "../../src/multiAgent/games/ticTacToeOpponents.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
@@ -148,4 +149,15 @@ test("history_turns=0: each prompt is the system prompt and the current board, w
   assert.match(third, /^<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser: O took 9\.\n X X 3\n 4 O 6\n 7 8 O\nFree: 3 4 6 7 8\nYour move\?\n\nAssistant:$/);
   const [x] = group.trajectoriesG;
   assert.equal(x.transitions[2].messages?.filter((m) => m.role === "assistant").length, 3, "the transcript still has X's three moves");
+});
+
+test("against a fixed opponent each training group plays one seat (X, O, X, …), so its games are compared like with like", async () => {
+  const { ticTacToeDatasetBuilder } = await import("../../src/multiAgent/games/ticTacToeEnv.ts");
+  const noModel = async () => {
+    throw new Error("no base model in this test");
+  };
+  const { train } = await ticTacToeDatasetBuilder({ common: common(), groupsPerBatch: 3, groupSize: 4, numBatches: 1, seed: 0, trainOpponent: "random", baseModel: noModel, play: { opponent: "minimax", seat: 1 } }).build();
+  const groups = train.getBatch(0);
+  const seats = await Promise.all(groups.map(async (g) => (await g.makeEnvs()).map((env) => (env instanceof SeatEnv ? env.seat : null))));
+  assert.deepEqual(seats, [[0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]);
 });
