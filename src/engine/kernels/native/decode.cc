@@ -13,9 +13,12 @@
 //   weight read from memory feeds 16-32 multiply-adds and no horizontal sums are needed (85-215
 //   GFLOP/s for 16 rows against 20-85 for dot products).
 // Within each kernel a row's result does not depend on the other rows; the two kernels round
-// differently in the last bits.
+// differently in the last bits. W may be kept in 16 bits (bf16 / f16, half.h): each value is
+// widened as it is loaded, so the bits are those of the float32 kernel on a widened copy, and a
+// decode step reads half the bytes.
 
 #include "decode.h"
+#include "half.h"
 #include "kernels.h"
 
 #include <algorithm>
@@ -79,8 +82,8 @@ inline void reduce4(const vf v[4], float* out) {
 // s[i * DOT_NB + j] = dot(A row i, W row j) for R token rows and C weight rows. `pf`, when not
 // null, is the next block of weight rows: its lines at the same k are prefetched so that their
 // fetch from memory overlaps this block's arithmetic.
-template <int R, int C>
-void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K, float* __restrict s, const float* pf) {
+template <int R, int C, class TW>
+void dot_block(const float* __restrict A, const TW* __restrict W, ptrdiff_t K, float* __restrict s, const TW* pf) {
   vf acc[R][C];
   for (int i = 0; i < R; i++)
     for (int j = 0; j < C; j++) acc[i][j] = splat(0.0f);
@@ -89,7 +92,7 @@ void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K
     if (pf != nullptr)
       for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * K + k);
     vf w[C];
-    for (int j = 0; j < C; j++) w[j] = load(W + j * K + k);
+    for (int j = 0; j < C; j++) w[j] = loadw(W + j * K + k);
     for (int i = 0; i < R; i++) {
       const vf a = load(A + i * K + k);
       for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
@@ -97,7 +100,7 @@ void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K
   }
   if (k < K) {
     vf w[C];
-    for (int j = 0; j < C; j++) w[j] = load_part(W + j * K + k, K - k);
+    for (int j = 0; j < C; j++) w[j] = loadw_part(W + j * K + k, K - k);
     for (int i = 0; i < R; i++) {
       const vf a = load_part(A + i * K + k, K - k);
       for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
@@ -116,15 +119,16 @@ void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K
 // Columns [j0, j1) of C for M <= DOT_MB rows: each block of DOT_NB weight rows is multiplied by
 // one token row after the other while it is in L1/L2 (measured 2x faster for K = 2048 and 8192
 // than 4 rows at once, whose blocks spill out of L1; equal for K = 576).
-void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+template <class TW>
+void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
                  float* C, ptrdiff_t j0, ptrdiff_t j1) {
   float s[DOT_MB * DOT_NB];
   const int rows = static_cast<int>(M);
   for (ptrdiff_t j = j0; j < j1; j += DOT_NB) {
     const int cols = static_cast<int>(std::min<ptrdiff_t>(DOT_NB, j1 - j));
-    const float* w = W + j * K;
+    const TW* w = W + j * K;
     for (int i = 0; i < rows; i++) {
-      const float* pf = i == 0 && j + 2 * DOT_NB <= N ? w + DOT_NB * K : nullptr;
+      const TW* pf = i == 0 && j + 2 * DOT_NB <= N ? w + DOT_NB * K : nullptr;
       const float* a = A + i * K;
       float* si = s + i * DOT_NB;
       switch (cols) {
@@ -152,8 +156,8 @@ constexpr ptrdiff_t OUT_KC = 2048;
 
 // Running sums acc[r][j] (rows 16r.., column j) over k in [k0, k1) for C weight rows:
 // acc += At[k] * W[j][k], in k order; `part` holds them between chunks of K ([C][RV * LANES]).
-template <int RV, int C>
-void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_t K, ptrdiff_t k0, ptrdiff_t k1,
+template <int RV, int C, class TW>
+void outer_block(const float* __restrict At, const TW* __restrict W, ptrdiff_t K, ptrdiff_t k0, ptrdiff_t k1,
                  float* __restrict part) {
   constexpr int L = RV * LANES;
   vf acc[RV][C];
@@ -163,7 +167,7 @@ void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_
     vf a[RV];
     for (int r = 0; r < RV; r++) a[r] = load(At + (k - k0) * L + r * LANES);
     for (int j = 0; j < C; j++) {
-      const float b = W[j * K + k];
+      const float b = widen(W[j * K + k]);
       for (int r = 0; r < RV; r++) acc[r][j] += a[r] * b;
     }
   }
@@ -178,8 +182,8 @@ constexpr int outer_nb() {
 
 // Columns [j0, j1) of C for rows i0 .. i0 + rows (rows <= RV * LANES), from At, the transposed
 // rows [K][RV * LANES].
-template <int RV>
-void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const float* W, float beta, float* C,
+template <int RV, class TW>
+void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const TW* W, float beta, float* C,
                    ptrdiff_t i0, int rows, ptrdiff_t j0, ptrdiff_t j1) {
   constexpr int L = RV * LANES;
   constexpr int NBo = outer_nb<RV>();
@@ -218,8 +222,8 @@ void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
   }
 }
 
-template <int RV>
-void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta, float* C,
+template <int RV, class TW>
+void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta, float* C,
                 ptrdiff_t i0, int rows) {
   constexpr int L = RV * LANES;
   t_transposed.assign(static_cast<size_t>(K * L), 0.0f);
@@ -231,10 +235,9 @@ void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const flo
   });
 }
 
-}  // namespace
-
-void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
-                  float* C) {
+template <class TW>
+void gemm_rows_nt_t(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
+                    float* C) {
   if (M <= 0 || N <= 0) return;
   if (M <= DOT_MB) {
     run_column_tasks(M, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) { dot_columns(M, N, K, alpha, A, W, beta, C, j0, j1); });
@@ -246,6 +249,18 @@ void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const floa
     if (rows <= LANES) outer_pass<1>(N, K, alpha, A, W, beta, C, i0, rows);
     else outer_pass<2>(N, K, alpha, A, W, beta, C, i0, rows);
   }
+}
+
+}  // namespace
+
+void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                  float* C) {
+  gemm_rows_nt_t(M, N, K, alpha, A, W, beta, C);
+}
+
+void gemm_rows_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const uint16_t* W,
+                       HalfType type, float beta, float* C) {
+  with_half(type, W, [&](const auto* w) { gemm_rows_nt_t(M, N, K, alpha, A, w, beta, C); });
 }
 
 namespace {
