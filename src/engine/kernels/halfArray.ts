@@ -31,6 +31,9 @@ export class HalfArray {
 /** What a weight can be: float32/float64, or 16-bit bits widened by the kernels that read it. */
 export type WeightArray = FloatArray | HalfArray;
 
+/** A base model tensor as loaded: float32, or a 16-bit matrix kept as the checkpoint stored it. */
+export type BaseArray = Float32Array | HalfArray;
+
 /** The values as float32: `w` itself when it is a Float32Array, else a widened (or rounded) copy. */
 export function toFloat32(w: WeightArray): Float32Array {
   if (w instanceof Float32Array) return w;
