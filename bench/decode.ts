@@ -1,6 +1,7 @@
 // Decoding speed of the embedded sampler on a random model of a real shape (default SmolLM2-135M:
-// hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied; `--shape llama-1b` for
-// Llama-3.2-1B: hidden 2048, 16 layers, 32 / 8 heads, ffn 8192, vocab 128256, tied):
+// hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied; `--shape llama-3.2-1b`
+// (or `llama-1b`) for Llama-3.2-1B: hidden 2048, 16 layers, 32 / 8 heads, ffn 8192, vocab 128256,
+// tied, llama3 RoPE scaling; `qwen3-0.6b` too):
 //   1. the machine's memory read bandwidth (sum of squares over 1 GiB on every core);
 //   2. tokens/s decoding 1, 4 and 16 samples of one request (16-token prompt, --tokens each,
 //      temperature 1), the per-token speed-up of 4 and 16 over 1, and for one sample the weight
@@ -15,6 +16,7 @@
 import { loadavg } from "node:os";
 import { getKernels, type NativeKernels } from "../src/engine/kernels/index.ts";
 import type { ModelConfig } from "../src/engine/model/config.ts";
+import { benchShape } from "./lib/shapes.ts";
 import { EngineModel } from "../src/engine/model/model.ts";
 import { inferenceModel } from "../src/engine/sampling/forward.ts";
 import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
@@ -33,20 +35,8 @@ const promptTokens = arg("prompt", 256);
 const loraRank = arg("lora", 0);
 const baseKind = baseKindArg(argv);
 
-const SHAPES: Record<string, ModelConfig> = {
-  "smollm2-135m": {
-    modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9,
-    numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
-    tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
-  },
-  "llama-1b": {
-    modelType: "llama", vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: 16, numHeads: 32,
-    numKvHeads: 8, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 500000, ropeScaling: null, maxPositionEmbeddings: 131072,
-    tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
-  },
-};
-const preset = SHAPES[shape];
-if (preset === undefined) throw new Error(`--shape ${shape}: expected one of ${Object.keys(SHAPES).join(", ")}`);
+// The shapes of bench/lib/shapes.ts; `llama-1b` is kept as a short name for llama-3.2-1b.
+const preset = benchShape(shape === "llama-1b" ? "llama-3.2-1b" : shape);
 const config: ModelConfig = { ...preset, numLayers: arg("layers", preset.numLayers) };
 
 const cpuSeconds = (): number => {

@@ -13,18 +13,12 @@
 // Measured with these defaults (docs/rl.md "Tool use"), first 5 → last 5 steps: reward 0.39 → 0.86
 // and called_tool 0.42 → 0.97 (seed=1: 0.49 → 0.76, 0.54 → 0.98); 7–10 minutes wall on the 2-core
 // machine at load 10–19, about 3.5 minutes of CPU, most of it the warm-up.
-import { existsSync } from "node:fs";
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
-import { resolveRendererName } from "../../src/modelInfo.ts";
-import { getRenderer } from "../../src/renderers/registry.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
-import { getLastCheckpoint } from "../../src/runs/checkpoints.ts";
-import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
-import { main as supervisedMain } from "../../src/supervised/train.ts";
-import { getTokenizer } from "../../src/tokenizers/index.ts";
+import { supervisedWarmupOn, warmupRunFields } from "../../src/supervised/warmup.ts";
 import { additionToolDatasetBuilder, warmupDatasetBuilder } from "../../src/toolUse/additionTask.ts";
 import { ROLLOUT_PRESETS } from "../../src/toolUse/rolloutLimits.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
@@ -63,43 +57,35 @@ export const configSchema = overrideDefaults(
 );
 export type ToolUseConfig = z.output<typeof configSchema>;
 
-/** Runs the warm-up into `<log_path>-warmup` (once) and returns its final weights' path. */
+/**
+ * Runs the warm-up into `<log_path>-warmup` and returns its final weights' path; a finished
+ * warm-up with the same settings is reused (one with other settings is redone).
+ */
 async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<string> {
-  const logPath = `${config.log_path}-warmup`;
-  const done = existsSync(logPath) ? getLastCheckpoint(logPath) : undefined;
-  if (done?.final && typeof done.state_path === "string") return done.state_path;
-  const tokenizer = await getTokenizer(config.model_name);
-  const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), tokenizer);
-  const slConfig = SupervisedConfigSchema.parse({
-    log_path: logPath,
-    model_name: config.model_name,
-    renderer_name: config.renderer_name,
-    base_url: config.base_url,
-    behavior_if_log_dir_exists: "delete",
-    lora_rank: config.lora_rank,
-    seed: config.seed,
+  const data = { digits: config.digits, op: config.op, tool_share: config.warmup_tool_share, decision_share: config.warmup_decision_share };
+  const spec = {
+    ...warmupRunFields(config),
+    steps: config.warmup_steps,
+    batch_size: config.warmup_batch_size,
     learning_rate: config.warmup_learning_rate,
-    lr_schedule: "linear",
-    max_steps: config.warmup_steps,
-    eval_every: 0,
-    infrequent_eval_every: 0,
-    save_every: 0,
-    print_examples_every: 0,
-  });
-  const builder = warmupDatasetBuilder({
-    renderer,
-    examples: config.warmup_steps * config.warmup_batch_size,
-    batchSize: config.warmup_batch_size,
-    digits: config.digits,
-    toolShare: config.warmup_tool_share,
-    decisionShare: config.warmup_decision_share,
-    op: config.op,
-    seed: config.seed,
-  });
-  await supervisedMain(slConfig, builder, { context });
-  const final = getLastCheckpoint(logPath);
-  if (final === undefined || typeof final.state_path !== "string") throw new Error(`tool_use warm-up: ${logPath}/checkpoints.jsonl has no final checkpoint with a state_path`);
-  return final.state_path;
+    data: `tool_use addition transcripts ${JSON.stringify(data)}`,
+  };
+  const done = await supervisedWarmupOn(
+    spec,
+    (renderer) =>
+      warmupDatasetBuilder({
+        renderer,
+        examples: config.warmup_steps * config.warmup_batch_size,
+        batchSize: config.warmup_batch_size,
+        digits: config.digits,
+        toolShare: config.warmup_tool_share,
+        decisionShare: config.warmup_decision_share,
+        op: config.op,
+        seed: config.seed,
+      }),
+    context,
+  );
+  return done.statePath;
 }
 
 /** The environments the loop trains in; `cookbook play tool_use` puts a person in them. */

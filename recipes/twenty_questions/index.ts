@@ -25,7 +25,7 @@ import { RLConfigSchema } from "../../src/rl/config.ts";
 import { runRLRecipe, type RLRecipeSetup } from "../../src/rl/recipeRuntime.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { createServiceClient } from "../../src/service.ts";
-import { supervisedWarmup } from "../../src/supervised/warmup.ts";
+import { supervisedWarmup, warmupRunFields } from "../../src/supervised/warmup.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { simpleRolloutConfig } from "../../src/toolUse/rolloutLimits.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
@@ -96,12 +96,7 @@ async function main(config: TwentyQuestionsConfig, context?: RecipeContext): Pro
     const r = rules(config);
     const warm = await supervisedWarmup(
       {
-        log_path: config.log_path,
-        model_name: config.model_name,
-        renderer_name: config.renderer_name,
-        base_url: config.base_url,
-        lora_rank: config.lora_rank,
-        seed: config.seed,
+        ...warmupRunFields(config),
         steps: config.warmup_steps,
         batch_size: config.warmup_batch_size,
         learning_rate: config.warmup_learning_rate,

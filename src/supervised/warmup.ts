@@ -17,6 +17,7 @@ import { datumFromModelInputWeights } from "./common.ts";
 import { SupervisedConfigSchema } from "./config.ts";
 import { SupervisedDatasetFromRows } from "./data.ts";
 import { main as supervisedMain } from "./train.ts";
+import type { SupervisedDatasetBuilder } from "./types.ts";
 
 export interface WarmupSpec {
   /** The RL run's directory; the warm-up goes to `<log_path>-warmup`. */
@@ -33,6 +34,14 @@ export interface WarmupSpec {
   data: string;
   /** Which messages the loss is on (default every assistant message). */
   train_on?: TrainOnWhat;
+}
+
+type RunFieldsOfWarmup = Pick<WarmupSpec, "log_path" | "model_name" | "renderer_name" | "base_url" | "lora_rank" | "seed">;
+
+/** The fields a warm-up takes from its RL recipe's config as they are. */
+export function warmupRunFields(config: RunFieldsOfWarmup): RunFieldsOfWarmup {
+  const { log_path, model_name, renderer_name, base_url, lora_rank, seed } = config;
+  return { log_path, model_name, renderer_name, base_url, lora_rank, seed };
 }
 
 export interface WarmupResult {
@@ -65,6 +74,31 @@ export async function supervisedWarmup(
   transcripts: (renderer: Renderer, count: number) => Message[][],
   context?: RecipeContext,
 ): Promise<WarmupResult> {
+  return supervisedWarmupOn(
+    spec,
+    (renderer) => ({
+      build: async () => {
+        const train = new SupervisedDatasetFromRows(transcripts(renderer, spec.steps * spec.batch_size), spec.batch_size, (messages) => {
+          const ex = renderer.buildSupervisedExample(messages, spec.train_on ?? "all_assistant_messages");
+          return datumFromModelInputWeights(ex.modelInput, ex.weights);
+        });
+        return { train, test: null };
+      },
+    }),
+    context,
+  );
+}
+
+/**
+ * The same for a warm-up whose datums are not plain transcripts (per-token weights of their own):
+ * `dataset` builds the training set, `spec.steps × spec.batch_size` examples; `spec.data` must name
+ * everything it depends on, since an identical spec reuses a finished warm-up.
+ */
+export async function supervisedWarmupOn(
+  spec: WarmupSpec,
+  dataset: (renderer: Renderer) => SupervisedDatasetBuilder,
+  context?: RecipeContext,
+): Promise<WarmupResult> {
   const dir = `${spec.log_path}-warmup`;
   const done = finished(dir, spec);
   if (done !== null) return done;
@@ -86,12 +120,7 @@ export async function supervisedWarmup(
     save_every: 0,
     print_examples_every: 0,
   });
-  const rows = transcripts(renderer, spec.steps * spec.batch_size);
-  const train = new SupervisedDatasetFromRows(rows, spec.batch_size, (messages) => {
-    const ex = renderer.buildSupervisedExample(messages, spec.train_on ?? "all_assistant_messages");
-    return datumFromModelInputWeights(ex.modelInput, ex.weights);
-  });
-  await supervisedMain(config, { build: async () => ({ train, test: null }) }, { context });
+  await supervisedMain(config, dataset(renderer), { context });
   const last = getLastCheckpoint(dir);
   if (last?.final !== true || typeof last.state_path !== "string") throw new Error(`warm-up: ${dir}/checkpoints.jsonl has no final checkpoint with a state_path`);
   writeFileAtomic(join(dir, "warmup.json"), `${JSON.stringify(spec)}\n`);

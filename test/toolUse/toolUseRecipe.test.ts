@@ -1,7 +1,8 @@
 // The tool_use recipe end to end on the embedded engine with a small random model: the warm-up
-// runs once into <log_path>-warmup, RL starts from its final weights and logs the tool-call share.
+// runs once into <log_path>-warmup, RL starts from its final weights and logs the tool-call share;
+// the finished warm-up is reused by a rerun with the same settings and redone with other ones.
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
@@ -47,6 +48,14 @@ test("tool_use: warm-up then RL, the warm-up reused on a second run", { timeout:
     // A second run with a fresh RL directory reuses the finished warm-up instead of training it again.
     await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: "cookbook run tool_use" });
     assert.equal(readCheckpoints(`${logDir}-warmup`).length, warm.length);
+    const marker = join(`${logDir}-warmup`, "warmup.json");
+    const before = readFileSync(marker, "utf8");
+    // Other warm-up settings redo it rather than reuse weights trained on other transcripts.
+    const changed = [...args, "warmup_tool_share=0.5"];
+    await recipe.main(parseConfigArgs(recipe.configSchema, changed), { argv: changed, commandLine: "cookbook run tool_use" });
+    const after = readFileSync(marker, "utf8");
+    assert.notEqual(after, before);
+    assert.match(after, /\\"tool_share\\":0\.5/);
   } finally {
     if (previous === undefined) delete process.env["COOKBOOK_HOME"];
     else process.env["COOKBOOK_HOME"] = previous;
