@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "pool.h"
@@ -154,20 +155,27 @@ constexpr int LANES = VW;  // token rows per vector of the transposed block (pad
 // weight rows stream past them.
 constexpr ptrdiff_t OUT_KC = 2048;
 
-// Running sums acc[r][j] (rows 16r.., column j) over k in [k0, k1) for C weight rows:
-// acc += At[k] * W[j][k], in k order; `part` holds them between chunks of K ([C][RV * LANES]).
-template <int RV, int C, class TW>
-void outer_block(const float* __restrict At, const TW* __restrict W, ptrdiff_t K, ptrdiff_t k0, ptrdiff_t k1,
-                 float* __restrict part) {
+// Running sums acc[r][j] (rows 16r.., column j) over kn values of k for C weight rows:
+// acc += At[k] * W[j * ldw + k], in k order, starting from zero when `first`, else from `part`,
+// which holds them between chunks of K ([C][RV * LANES]). W is float: 16-bit weights are widened
+// into a block first (outer_columns), since widening each broadcast scalar would cost more
+// instructions than the multiply-adds it feeds. `pf`, when not null, is the next block of 16-bit
+// weight rows (C rows, `pf_ld` apart): its lines are prefetched here, so that widening it next
+// reads from cache instead of stalling on memory with no arithmetic to overlap.
+template <int RV, int C>
+void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_t ldw, ptrdiff_t kn, bool first,
+                 float* __restrict part, const uint16_t* pf = nullptr, ptrdiff_t pf_ld = 0) {
   constexpr int L = RV * LANES;
   vf acc[RV][C];
   for (int j = 0; j < C; j++)
-    for (int r = 0; r < RV; r++) acc[r][j] = k0 == 0 ? splat(0.0f) : load(part + j * L + r * LANES);
-  for (ptrdiff_t k = k0; k < k1; k++) {
+    for (int r = 0; r < RV; r++) acc[r][j] = first ? splat(0.0f) : load(part + j * L + r * LANES);
+  for (ptrdiff_t k = 0; k < kn; k++) {
+    if (pf != nullptr && (k & 31) == 0)
+      for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * pf_ld + k);
     vf a[RV];
-    for (int r = 0; r < RV; r++) a[r] = load(At + (k - k0) * L + r * LANES);
+    for (int r = 0; r < RV; r++) a[r] = load(At + k * L + r * LANES);
     for (int j = 0; j < C; j++) {
-      const float b = widen(W[j * K + k]);
+      const float b = W[j * ldw + k];
       for (int r = 0; r < RV; r++) acc[r][j] += a[r] * b;
     }
   }
@@ -191,13 +199,31 @@ void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const
   thread_local std::vector<float> t_part;
   t_part.resize(static_cast<size_t>(cols * L));
   float* part = t_part.data();
+  thread_local std::vector<float> t_wide;
   for (ptrdiff_t k0 = 0; k0 < K; k0 += OUT_KC) {
-    const ptrdiff_t k1 = std::min(K, k0 + OUT_KC);
+    const ptrdiff_t kn = std::min(K, k0 + OUT_KC) - k0;
     const float* at = At + k0 * L;
+    // The C weight rows from j, columns k0 .. k0 + kn: in place for float W, else widened into a
+    // [C][kn] block (at most 12 x 2048 floats, L2-resident) that the outer products then read.
+    const auto block = [&](auto c_tag, ptrdiff_t j) {
+      constexpr int C = decltype(c_tag)::value;
+      if constexpr (std::is_same_v<TW, float>) {
+        outer_block<RV, C>(at, W + j * K + k0, K, kn, k0 == 0, part + (j - j0) * L);
+      } else {
+        t_wide.resize(static_cast<size_t>(NBo * kn));
+        float* w = t_wide.data();
+        for (int r = 0; r < C; r++) widen_row(W + (j + r) * K + k0, w + r * kn, kn);
+        // The next block is NBo rows on (or fewer at the end of the columns: prefetching rows
+        // past j1 would only read another task's weights).
+        const ptrdiff_t next = j + C;
+        const uint16_t* pf = next + NBo <= j1 ? reinterpret_cast<const uint16_t*>(W + next * K + k0) : nullptr;
+        outer_block<RV, C>(at, w, kn, kn, k0 == 0, part + (j - j0) * L, pf, K);
+      }
+    };
     ptrdiff_t j = j0;
-    for (; j + NBo <= j1; j += NBo) outer_block<RV, NBo>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
-    for (; j + 4 <= j1; j += 4) outer_block<RV, 4>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
-    for (; j < j1; j++) outer_block<RV, 1>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
+    for (; j + NBo <= j1; j += NBo) block(std::integral_constant<int, NBo>{}, j);
+    for (; j + 4 <= j1; j += 4) block(std::integral_constant<int, 4>{}, j);
+    for (; j < j1; j++) block(std::integral_constant<int, 1>{}, j);
   }
   for (int i = 0; i < rows; i++) {
     float* c = C + (i0 + i) * N;
