@@ -8,7 +8,9 @@
 //      bytes read per token × tokens/s (GB/s) next to the measured bandwidth;
 //   3. 16 concurrent one-sample requests (an RL batch: prompts prefilled together);
 //   4. prefill tokens/s of one --prompt-token prompt.
-// Usage: npm run bench:decode [-- --shape llama-1b --layers 16 --tokens 64 --prompt 256 --lora 32]
+// Usage: npm run bench:decode [-- --shape llama-1b --layers 16 --tokens 64 --prompt 256 --lora 32 --base bf16|fp32]
+// --base: base matrices kept bf16 as a bf16 checkpoint gives them (the default; a decode step reads
+// half the bytes) or float32.
 // Every timing is wall time and process CPU time: on a shared machine the wall time also counts
 // the time other processes held the cores. The load average is printed first.
 import { loadavg } from "node:os";
@@ -20,6 +22,7 @@ import { inferenceModel } from "../src/engine/sampling/forward.ts";
 import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
 import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights, type InferenceWeights, type Projection } from "../src/engine/sampling/weights.ts";
+import { asBase, baseKindArg } from "./lib/bf16Base.ts";
 
 const argv = process.argv.slice(2);
 function arg(name: string, fallback: number): number {
@@ -30,6 +33,7 @@ const shape = argv.includes("--shape") ? argv[argv.indexOf("--shape") + 1] : "sm
 const genTokens = arg("tokens", 64);
 const promptTokens = arg("prompt", 256);
 const loraRank = arg("lora", 0);
+const baseKind = baseKindArg(argv);
 
 // The shapes of bench/lib/shapes.ts; `llama-1b` is kept as a short name for llama-3.2-1b.
 const preset = benchShape(shape === "llama-1b" ? "llama-3.2-1b" : shape);
@@ -42,7 +46,7 @@ const cpuSeconds = (): number => {
 const fmt = (x: number, d = 2): string => x.toFixed(d);
 
 const kernels = getKernels();
-console.log(`load average ${loadavg().map((x) => fmt(x)).join(" ")}; kernels ${kernels.name} (gemm ${kernels.gemmBackend}); ${shape} shape with ${config.numLayers} layers, random weights${loraRank > 0 ? `, LoRA r${loraRank} on every linear and the head (unmerged)` : ""}`);
+console.log(`load average ${loadavg().map((x) => fmt(x)).join(" ")}; kernels ${kernels.name} (gemm ${kernels.gemmBackend}); ${shape} shape with ${config.numLayers} layers, random ${baseKind} weights${loraRank > 0 ? `, LoRA r${loraRank} on every linear and the head (unmerged)` : ""}`);
 
 // ---- 1. memory bandwidth ----
 /** Reading 1 GiB on every pool thread (the addon's probe; best of 5): what streaming weights can reach. */
@@ -62,7 +66,7 @@ const bw = bandwidth();
 console.log(`memory read bandwidth (1 GiB read on ${"numThreads" in kernels ? (kernels as NativeKernels).numThreads : 1} threads, best of 5): ${fmt(bw, 1)} GB/s`);
 
 // ---- the sampler ----
-const weights = EngineModel.randomWeights(config, 0);
+const weights = asBase(EngineModel.randomWeights(config, 0), baseKind);
 let adapter = null;
 if (loraRank > 0) {
   const model = EngineModel.create(config, weights, { mode: "lora", rank: loraRank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);

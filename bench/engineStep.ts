@@ -2,10 +2,12 @@
 // (default SmolLM2-135M: hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied)
 // with 8 × 128 tokens.
 // Usage: npm run bench:engine_step [-- --shape smollm2-135m|qwen3-0.6b|llama-3.2-1b --steps N --seqs 8
-//        --len 128 --rank 32 --layers N --profile]
+//        --len 128 --rank 32 --layers N --profile --base bf16|fp32]
+// --base: the frozen base as a bf16 checkpoint gives it (matrices kept 16-bit, the default) or float32.
 import { loadavg } from "node:os";
 import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
 import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
+import { asBase, baseKindArg } from "./lib/bf16Base.ts";
 import { benchShape, loraStepFlops } from "./lib/shapes.ts";
 
 function arg(name: string, fallback: number): number {
@@ -93,9 +95,10 @@ const totals = new Map<string, Tally>();
 const profile = process.argv.includes("--profile");
 const kernels = profile ? profiled(getKernels(), totals) : getKernels();
 let t0 = performance.now();
-const weights = EngineModel.randomWeights(config, 0);
+const baseKind = baseKindArg(process.argv);
+const weights = asBase(EngineModel.randomWeights(config, 0), baseKind);
 const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
-console.log(`kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); ${shapeName} shape, ${config.numLayers} layers; model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+console.log(`kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); ${shapeName} shape, ${config.numLayers} layers, ${baseKind} base; model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
 const flops = loraStepFlops(config, seqs * len, len, rank);
 console.log(`step products: ${(flops.dense / 1e9).toFixed(0)} GFLOP dense + ${(flops.lora / 1e9).toFixed(0)} LoRA + ${(flops.attention / 1e9).toFixed(0)} attention`);
 

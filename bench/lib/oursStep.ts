@@ -4,12 +4,14 @@
 // Usage: node --import tsx bench/lib/oursStep.ts --model-dir DIR --batch batch.json [--steps 2 --rank 32]
 import { readFileSync } from "node:fs";
 import { getKernels } from "../../src/engine/kernels/index.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { baseWeightsMode, loadBaseModelDir, type BaseWeightsMode } from "../../src/engine/loadModel.ts";
 import { EngineModel, type SequenceInput } from "../../src/engine/model/model.ts";
 import { peakRssBytes, rssBytes, type BenchBatch, type StepResult } from "./peers.ts";
 
 export interface OursResult extends StepResult {
   load_s: number;
+  /** How the frozen base was held: the checkpoint's bf16 matrices mapped (the default) or float32. */
+  base: BaseWeightsMode;
   /** Wall GFLOP/s of x·W^T at the model's MLP shape on all threads, measured after the steps. */
   gemm_gflops: number;
 }
@@ -33,7 +35,9 @@ const rank = Number(arg("rank") ?? 32);
 const kernels = getKernels();
 
 const t0 = performance.now();
-const { config, weights } = loadModelDir(dir);
+// As the engine loads a LoRA base: COOKBOOK_BASE_WEIGHTS=fp32 (engineReal.ts --base fp32) widens it.
+const baseMode = baseWeightsMode(kernels.name);
+const { config, weights } = loadBaseModelDir(dir, baseMode);
 const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
 const loadS = (performance.now() - t0) / 1000;
 const rssAfterLoad = rssBytes();
@@ -72,6 +76,6 @@ for (let i = 0; i < 6; i++) {
 }
 const result: OursResult = {
   step_s: median(wall), steps_s: wall, cpu_s: median(cpu), losses, peak_rss_bytes: peak, rss_after_load_bytes: rssAfterLoad,
-  load_s: loadS, gemm_gflops: (2 * T * F * D) / (median(times) / 1000) / 1e9,
+  load_s: loadS, base: baseMode, gemm_gflops: (2 * T * F * D) / (median(times) / 1000) / 1e9,
 };
 console.log(JSON.stringify(result));

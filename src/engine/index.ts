@@ -32,4 +32,4 @@ export {
   type LocalModel, type ModelNeed, type ModelSource, type ResolveOptions, type ResolvedModel,
 } from "./resolve.ts";
 export { CheckpointStore, defaultStoreDir, peftAdapterConfig, peftTargetModules, type CheckpointMeta, type LoraInfo } from "./store.ts";
-export { loadModelDir, loadModelWeights, modelConfigToHfJson, readModelConfig } from "./loadModel.ts";
+export { baseWeightsMode, loadBaseModelDir, loadModelDir, loadModelWeights, modelConfigToHfJson, readModelConfig, type BaseWeightsMode } from "./loadModel.ts";

@@ -1,10 +1,13 @@
 // Loads a Hugging Face model folder (config.json + safetensors) into what EngineModel.create
-// takes: the parsed config and float32 tensors by HF name, each checked against the shape the
-// config implies so a mismatched checkpoint fails here with its file named, not deep in a matmul.
+// takes: the parsed config and tensors by HF name (float32, or for frozen bases 16-bit matrices
+// mapped from the file), each checked against the shape the config implies so a mismatched
+// checkpoint fails here with its file named, not deep in a matmul.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "./model/config.ts";
-import { readModelSafetensors } from "./safetensors/directory.ts";
+import { HalfArray, type BaseArray } from "./kernels/halfArray.ts";
+import { readModelSafetensors, readModelSafetensorsResident } from "./safetensors/directory.ts";
+import type { ResidentTensor } from "./safetensors/resident.ts";
 import type { ReadPath } from "./safetensors/reader.ts";
 
 export function readModelConfig(dir: string): { config: ModelConfig; json: Record<string, unknown> } {
@@ -20,9 +23,47 @@ export function readModelConfig(dir: string): { config: ModelConfig; json: Recor
 
 /** Float32 tensors by HF name, filtered and shape-checked against `config`; `via` as in readSafetensors. */
 export function loadModelWeights(dir: string, config: ModelConfig, options: { via?: ReadPath } = {}): Map<string, Float32Array> {
-  const tensors = readModelSafetensors(dir, options);
+  // This reader widens every floating tensor, so the checked map holds Float32Arrays only.
+  return checkModelTensors(dir, config, readModelSafetensors(dir, options)) as Map<string, Float32Array>;
+}
+
+export function loadModelDir(dir: string, options: { via?: ReadPath } = {}): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
+  const { config, json } = readModelConfig(dir);
+  return { config, configJson: json, weights: loadModelWeights(dir, config, options) };
+}
+
+/** How frozen base weights are held: 16-bit matrices mapped from the file, or all float32. */
+export type BaseWeightsMode = "resident" | "fp32";
+
+/**
+ * COOKBOOK_BASE_WEIGHTS=fp32 forces float32 base weights (the loader before 16-bit residency);
+ * unset (or "auto") keeps 16-bit matrices resident when the native kernels run (they need the addon
+ * to map files, and the reference kernels would widen a whole matrix per product).
+ */
+export function baseWeightsMode(kernelsName: "native" | "reference"): BaseWeightsMode {
+  const env = process.env.COOKBOOK_BASE_WEIGHTS;
+  if (env !== undefined && env !== "" && env !== "auto" && env !== "fp32") {
+    throw new Error(`COOKBOOK_BASE_WEIGHTS=${JSON.stringify(env)} is not valid; expected "fp32" (float32 base weights) or "auto" (16-bit matrices kept as mapped from the checkpoint, the default)`);
+  }
+  if (env === "fp32" || kernelsName !== "native" || process.platform === "win32") return "fp32";
+  return "resident";
+}
+
+/**
+ * A model folder as frozen base weights: in "resident" mode every BF16/F16 matrix is a HalfArray
+ * over a memory mapping of its file (loading costs the mapping, not a float32 copy of the model);
+ * in "fp32" mode, loadModelDir. F32 checkpoints give float32 either way.
+ */
+export function loadBaseModelDir(dir: string, mode: BaseWeightsMode): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, BaseArray> } {
+  if (mode === "fp32") return loadModelDir(dir);
+  const { config, json } = readModelConfig(dir);
+  return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir)) };
+}
+
+/** The tensors `config` needs, each checked for shape; unused extras of tied/old checkpoints dropped. */
+function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string, ResidentTensor>): Map<string, BaseArray> {
   const expected = expectedTensorShapes(config);
-  const out = new Map<string, Float32Array>();
+  const out = new Map<string, BaseArray>();
   const unexpected: string[] = [];
   for (const [name, t] of tensors) {
     const shape = expected.get(name);
@@ -32,7 +73,7 @@ export function loadModelWeights(dir: string, config: ModelConfig, options: { vi
       unexpected.push(name);
       continue;
     }
-    if (!(t.data instanceof Float32Array)) {
+    if (!(t.data instanceof Float32Array) && !(t.data instanceof HalfArray)) {
       throw new Error(`${dir}: tensor ${name} has integer dtype ${t.dtype}; model weights must be floating point`);
     }
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
@@ -48,11 +89,6 @@ export function loadModelWeights(dir: string, config: ModelConfig, options: { vi
     throw new Error(`${dir}: missing ${missing.length} tensor(s) that config.json requires: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
   }
   return out;
-}
-
-export function loadModelDir(dir: string, options: { via?: ReadPath } = {}): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
-  const { config, json } = readModelConfig(dir);
-  return { config, configJson: json, weights: loadModelWeights(dir, config, options) };
 }
 
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */

@@ -1,14 +1,15 @@
 // Kernels of the sampler's decode step, part of the `Kernels` contract (types.ts). Same layout
 // conventions: row-major, callers pass every output buffer.
-import type { FloatArray } from "./types.ts";
+import type { FloatArray, WeightArray } from "./types.ts";
 
 export interface DecodeKernels {
   /**
    * C[M,N] = alpha * A[M,K] * W[N,K]^T + beta * C, for the few token rows of a decode step (any M
    * works). The native kernel streams W once without packing it, and sums each element in an
-   * order that depends only on K, so a row's result does not depend on the other rows.
+   * order that depends only on K, so a row's result does not depend on the other rows. W may be a
+   * HalfArray (frozen 16-bit weights, widened as they are read: the bits of a widened copy).
    */
-  gemmRowsNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: FloatArray, beta: number, C: FloatArray): void;
+  gemmRowsNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: WeightArray, beta: number, C: FloatArray): void;
 
   /**
    * Writes row i of k and v ([n, nKvHeads*headDim], K after RoPE) at position positions[i] of
@@ -33,7 +34,7 @@ export interface DecodeKernels {
 
 /** The reference decode kernels, in terms of the reference gemm. */
 export function referenceDecodeKernels(gemm: (
-  transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
+  transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: WeightArray, beta: number, C: FloatArray,
 ) => void): DecodeKernels {
   return {
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) => gemm(false, true, M, N, K, alpha, A, W, beta, C),

@@ -9,6 +9,7 @@ import type { Kernels } from "./types.ts";
 export type { FloatArray, Kernels } from "./types.ts";
 export type { NativeKernels } from "./native.ts";
 export { referenceKernels } from "./reference.ts";
+export { HalfArray, toFloat32, type BaseArray, type HalfDtype, type WeightArray } from "./halfArray.ts";
 export { loadNativeKernels, nativeAddonPath } from "./native.ts";
 
 let chosen: Kernels | null = null;

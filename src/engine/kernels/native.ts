@@ -6,13 +6,14 @@ import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DecodeKernels } from "./decodeTypes.ts";
-import type { Kernels } from "./types.ts";
+import { HALF_CODES, HalfArray } from "./halfArray.ts";
+import type { FloatArray, Kernels } from "./types.ts";
 
 type GemmBackendName = "openblas" | "packed";
 
 /** The sampler's and the loader's native functions (src/engine/kernels/native/addon_decode.cc). */
 interface DecodeAddon {
-  gemmRowsNT: DecodeKernels["gemmRowsNT"];
+  gemmRowsNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: FloatArray, beta: number, C: FloatArray): void;
   kvStore: DecodeKernels["kvStore"];
   sampleRows: NonNullable<DecodeKernels["sampleRows"]>;
   /** Sum of x[0..n) on every pool thread: reads memory as fast as the machine allows. */
@@ -22,6 +23,13 @@ interface DecodeAddon {
    * offsets[i] of the file) to float32 into dsts[i], all of its length.
    */
   widenFromFile(file: string, offsets: Float64Array, dtypes: Int32Array, dsts: Float32Array[]): void;
+  /** gemmRowsNT with W as 16-bit bits of type code `type` (HALF_CODES). */
+  gemmRowsNTHalf(M: number, N: number, K: number, alpha: number, A: FloatArray, W: Uint16Array, type: number, beta: number, C: FloatArray): void;
+  /**
+   * A read-only memory mapping of the whole file as an ArrayBuffer (no copy); it is unmapped when
+   * the ArrayBuffer is garbage-collected. Writing into a view of it crashes the process.
+   */
+  mapFile(file: string): ArrayBuffer;
 }
 
 /** What the addon exports (see src/engine/kernels/native/addon.cc). */
@@ -35,7 +43,8 @@ interface NativeAddon extends DecodeAddon {
   /** Threads used by the addon's own kernels and by OpenBLAS. */
   numThreads(): number;
   setNumThreads(n: number): void;
-  gemm: Kernels["gemm"];
+  gemm(transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray): void;
+  gemmHalf(transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: Uint16Array, type: number, beta: number, C: FloatArray): void;
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   rmsnormForward: Kernels["rmsnormForward"];
   rmsnormBackward: Kernels["rmsnormBackward"];
@@ -52,11 +61,12 @@ interface NativeAddon extends DecodeAddon {
   axpy: Kernels["axpy"];
   sumSquares: Kernels["sumSquares"];
   add: Kernels["add"];
-  embeddingForward: Kernels["embeddingForward"];
+  embeddingForward(table: FloatArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void;
+  embeddingForwardHalf(table: Uint16Array, type: number, ids: Int32Array, out: FloatArray, n: number, dim: number): void;
   embeddingBackward: Kernels["embeddingBackward"];
 }
 
-export interface NativeKernels extends Kernels, Pick<DecodeAddon, "readBandwidthProbe" | "widenFromFile"> {
+export interface NativeKernels extends Kernels, Pick<DecodeAddon, "readBandwidthProbe" | "widenFromFile" | "mapFile"> {
   /** Widens n bf16 values into dst (the loader's hot loop; reference: safetensors/dtypes.ts). */
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   readonly name: "native";
@@ -95,7 +105,10 @@ export function loadNativeKernels(): NativeKernels {
       return addon.numThreads();
     },
     setNumThreads: (n: number) => addon.setNumThreads(n),
-    gemm: addon.gemm,
+    // 16-bit weights (HalfArray) go to the *Half kernels, which widen them as they read them.
+    gemm: (tA, tB, M, N, K, alpha, A, B, beta, C) => B instanceof HalfArray
+      ? addon.gemmHalf(tA, tB, M, N, K, alpha, A, B.bits, HALF_CODES[B.dtype], beta, C)
+      : addon.gemm(tA, tB, M, N, K, alpha, A, B, beta, C),
     rmsnormForward: addon.rmsnormForward,
     rmsnormBackward: addon.rmsnormBackward,
     rope: addon.rope,
@@ -111,14 +124,19 @@ export function loadNativeKernels(): NativeKernels {
     axpy: addon.axpy,
     sumSquares: addon.sumSquares,
     add: addon.add,
-    embeddingForward: addon.embeddingForward,
+    embeddingForward: (table, ids, out, n, dim) => table instanceof HalfArray
+      ? addon.embeddingForwardHalf(table.bits, HALF_CODES[table.dtype], ids, out, n, dim)
+      : addon.embeddingForward(table, ids, out, n, dim),
     embeddingBackward: addon.embeddingBackward,
     bf16ToFloat32: addon.bf16ToFloat32,
-    gemmRowsNT: addon.gemmRowsNT,
+    gemmRowsNT: (M, N, K, alpha, A, W, beta, C) => W instanceof HalfArray
+      ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C)
+      : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
     kvStore: addon.kvStore,
     sampleRows: addon.sampleRows,
     readBandwidthProbe: addon.readBandwidthProbe,
     widenFromFile: addon.widenFromFile,
+    mapFile: addon.mapFile,
   };
   cached = kernels;
   return kernels;

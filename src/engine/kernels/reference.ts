@@ -5,6 +5,7 @@
 
 import type { FloatArray, Kernels } from "./types.ts";
 import { referenceDecodeKernels } from "./decodeTypes.ts";
+import { HalfArray, type WeightArray } from "./halfArray.ts";
 
 // One reusable float64 scratch buffer; kernels are synchronous, so sharing it is safe.
 let scratch = new Float64Array(1024);
@@ -19,11 +20,13 @@ let packB = new Float64Array(1024);
 
 function gemm(
   transA: boolean, transB: boolean, M: number, N: number, K: number,
-  alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
+  alpha: number, A: FloatArray, Bw: WeightArray, beta: number, C: FloatArray,
 ): void {
-  if (A.length < M * K || B.length < K * N || C.length < M * N) {
-    throw new Error(`gemm: arrays too short for M=${M}, N=${N}, K=${K}: A has ${A.length} (needs ${M * K}), B has ${B.length} (needs ${K * N}), C has ${C.length} (needs ${M * N})`);
+  if (A.length < M * K || Bw.length < K * N || C.length < M * N) {
+    throw new Error(`gemm: arrays too short for M=${M}, N=${N}, K=${K}: A has ${A.length} (needs ${M * K}), B has ${Bw.length} (needs ${K * N}), C has ${C.length} (needs ${M * N})`);
   }
+  // 16-bit weights: the product of their (exactly) widened values.
+  const B = Bw instanceof HalfArray ? Bw.widen(0, K * N) : Bw;
   if (packA.length < M * K) packA = new Float64Array(Math.max(M * K, packA.length * 2));
   if (packB.length < N * K) packB = new Float64Array(Math.max(N * K, packB.length * 2));
   const ap = packA;
@@ -412,12 +415,12 @@ function checkIds(kernel: string, ids: Int32Array, n: number, vocab: number): vo
   }
 }
 
-function embeddingForward(table: FloatArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void {
+function embeddingForward(table: WeightArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void {
   checkIds("embeddingForward", ids, n, Math.floor(table.length / dim));
   for (let i = 0; i < n; i++) {
     const src = ids[i] * dim;
-    const dst = i * dim;
-    for (let j = 0; j < dim; j++) out[dst + j] = table[src + j];
+    const row = table instanceof HalfArray ? table.widen(src, src + dim) : table.subarray(src, src + dim);
+    out.set(row, i * dim);
   }
 }
 

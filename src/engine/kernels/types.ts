@@ -12,8 +12,10 @@
 // - Kernels never allocate their outputs; callers pass every buffer. "Accumulate" means +=.
 
 import type { DecodeKernels } from "./decodeTypes.ts";
+import type { WeightArray } from "./halfArray.ts";
 
 export type FloatArray = Float32Array | Float64Array;
+export type { WeightArray } from "./halfArray.ts";
 
 export interface Kernels extends DecodeKernels {
   readonly name: "native" | "reference";
@@ -24,10 +26,11 @@ export interface Kernels extends DecodeKernels {
    * C[M,N] = alpha * op(A) * op(B) + beta * C.
    * op(A) is [M,K]: A is stored [M,K], or [K,M] when transA. op(B) is [K,N]: B is stored [K,N],
    * or [N,K] when transB. beta = 0 overwrites C (even if C held NaN).
+   * B may be a HalfArray (frozen 16-bit weights): the result is that of its widened values.
    */
   gemm(
     transA: boolean, transB: boolean, M: number, N: number, K: number,
-    alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray,
+    alpha: number, A: FloatArray, B: WeightArray, beta: number, C: FloatArray,
   ): void;
 
   /** out[r,:] = x[r,:] * rstd[r] * weight; rstd[r] = 1/sqrt(mean(x[r,:]^2) + eps) is saved. */
@@ -107,9 +110,9 @@ export interface Kernels extends DecodeKernels {
 
   /**
    * Token embedding gather: out[i,:] = table[ids[i],:] for i < n; table is [rows, dim].
-   * Throws when an id is outside 0..rows-1 (rows = table.length / dim).
+   * Throws when an id is outside 0..rows-1 (rows = table.length / dim). The table may be a HalfArray.
    */
-  embeddingForward(table: FloatArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void;
+  embeddingForward(table: WeightArray, ids: Int32Array, out: FloatArray, n: number, dim: number): void;
   /** Scatter-add: dtable[ids[i],:] += dout[i,:] (accumulates; repeated ids add up). */
   embeddingBackward(dout: FloatArray, ids: Int32Array, dtable: FloatArray, n: number, dim: number): void;
 

@@ -1,6 +1,7 @@
 // The engine's trainable decoder: Llama / Qwen2 / Qwen3 with LoRA or full training, Tinker's
 // summed per-token losses, gradient accumulation until optimStep, and AdamW.
 import type { LossFnName, ResolvedAdamParams } from "../../tinker/types.ts";
+import type { BaseArray } from "../kernels/halfArray.ts";
 import type { FloatArray, Kernels } from "../kernels/types.ts";
 import { ActivationArena } from "./activations.ts";
 import { packBatch, type SequenceInput } from "./batch.ts";
@@ -68,10 +69,12 @@ export class EngineModel {
 
   /**
    * Validates the weights (HF names, element counts) and the setup, then builds the model. In
-   * LoRA float32 mode the frozen weights are shared with `weights`, not copied.
+   * LoRA float32 mode the frozen weights are shared with `weights`, not copied: 16-bit matrices
+   * (HalfArray) stay 16-bit and the kernels widen them as they read them. Full mode (and float64)
+   * trains float copies.
    */
   static create(
-    config: ModelConfig, weights: Map<string, Float32Array>, setup: TrainableSetup, kernels: Kernels, options: EngineModelOptions = {},
+    config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, kernels: Kernels, options: EngineModelOptions = {},
   ): EngineModel {
     const dtype = options.dtype ?? "float32";
     if (dtype === "float64" && kernels.name !== "reference") {
@@ -160,11 +163,14 @@ export class EngineModel {
     this.optimizer.reset();
   }
 
-  /** Frozen weights by HF name; in full mode, the current (trained) weights. float32 arrays are live. */
-  baseWeights(): Map<string, Float32Array> {
-    const out = new Map<string, Float32Array>();
+  /**
+   * Frozen weights by HF name (16-bit matrices as they are); in full mode, the current (trained)
+   * weights. float32 and 16-bit arrays are live; float64 ones come back rounded to float32 copies.
+   */
+  baseWeights(): Map<string, BaseArray> {
+    const out = new Map<string, BaseArray>();
     const tensors = this.setup.mode === "full" ? this.params.trainable : [...this.params.frozen.values()];
-    for (const t of tensors) out.set(t.name, t.data instanceof Float32Array ? t.data : Float32Array.from(t.data));
+    for (const t of tensors) out.set(t.name, t.data instanceof Float64Array ? Float32Array.from(t.data) : t.data);
     return out;
   }
 

@@ -6,7 +6,8 @@ import {
   shapeSize, type ModelConfig, type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
-import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor } from "./tensor.ts";
+import type { BaseArray } from "../kernels/halfArray.ts";
+import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
   | { mode: "lora"; rank: number; seed: number; trainAttn: boolean; trainMlp: boolean; trainUnembed: boolean }
@@ -30,7 +31,7 @@ export interface LayerParams {
 }
 
 export interface ModelParams {
-  readonly embed: Tensor;
+  readonly embed: WeightTensor;
   readonly layers: LayerParams[];
   readonly finalNorm: Tensor;
   /** The output projection; its weight is the embed tensor itself when embeddings are tied. */
@@ -38,7 +39,7 @@ export interface ModelParams {
   /** Tensors with gradients, in a fixed order, keyed by their checkpoint names. */
   readonly trainable: Tensor[];
   /** Frozen tensors by HF name (full mode: empty). */
-  readonly frozen: Map<string, Tensor>;
+  readonly frozen: Map<string, WeightTensor>;
 }
 
 export function validateSetup(setup: TrainableSetup): void {
@@ -57,7 +58,7 @@ export function validateSetup(setup: TrainableSetup): void {
 }
 
 /** Checks names and element counts of HF weights against the config; returns nothing or throws. */
-export function validateWeights(config: ModelConfig, weights: Map<string, Float32Array>): void {
+export function validateWeights(config: ModelConfig, weights: Map<string, BaseArray>): void {
   const expected = expectedTensorShapes(config);
   const missing: string[] = [];
   for (const [name, shape] of expected) {
@@ -92,23 +93,45 @@ export function peftName(hfModule: string, which: "lora_A" | "lora_B"): string {
 
 interface BuildContext {
   config: ModelConfig;
-  weights: Map<string, Float32Array>;
+  weights: Map<string, BaseArray>;
   setup: TrainableSetup;
   dtype: Dtype;
   trainable: Tensor[];
-  frozen: Map<string, Tensor>;
+  frozen: Map<string, WeightTensor>;
 }
 
-function weightTensor(ctx: BuildContext, name: string, shape: number[]): Tensor {
+function source(ctx: BuildContext, name: string): BaseArray {
   const src = ctx.weights.get(name);
   if (src === undefined) throw new Error(`weights: tensor "${name}" is missing`);
-  const full = ctx.setup.mode === "full";
-  // Frozen float32 weights are shared with the caller (no copy of a large checkpoint); trainable
-  // ones are copied so training never mutates the caller's arrays.
-  const data = !full && ctx.dtype === "float32" ? src : toDtype(ctx.dtype, src);
-  const t: Tensor = { name, shape, data, grad: full ? allocFloat(ctx.dtype, data.length) : null };
-  if (full) ctx.trainable.push(t);
-  else ctx.frozen.set(name, t);
+  return src;
+}
+
+/**
+ * A weight matrix. Frozen float32-mode weights are shared with the caller as they are (no copy of
+ * a large checkpoint; 16-bit ones stay 16-bit, widened by the kernels that read them); trainable
+ * ones (full mode) and float64 ones are float copies, so training never mutates the caller's arrays.
+ */
+function matrixTensor(ctx: BuildContext, name: string, shape: number[]): WeightTensor {
+  const src = source(ctx, name);
+  if (ctx.setup.mode === "full") return trainableTensor(ctx, name, shape, src);
+  const t: WeightTensor = { name, shape, data: ctx.dtype === "float32" ? src : toDtype(ctx.dtype, src), grad: null };
+  ctx.frozen.set(name, t);
+  return t;
+}
+
+/** A vector (norm weight, bias): always a float array of the model's dtype. */
+function vectorTensor(ctx: BuildContext, name: string, shape: number[]): Tensor {
+  const src = source(ctx, name);
+  if (ctx.setup.mode === "full") return trainableTensor(ctx, name, shape, src);
+  const t: Tensor = { name, shape, data: ctx.dtype === "float32" && src instanceof Float32Array ? src : toDtype(ctx.dtype, src), grad: null };
+  ctx.frozen.set(name, t);
+  return t;
+}
+
+function trainableTensor(ctx: BuildContext, name: string, shape: number[], src: BaseArray): Tensor {
+  const data = toDtype(ctx.dtype, src);
+  const t: Tensor = { name, shape, data, grad: allocFloat(ctx.dtype, data.length) };
+  ctx.trainable.push(t);
   return t;
 }
 
@@ -128,8 +151,8 @@ function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: numb
 function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Linear {
   const prefix = projectionPrefix(layer, proj);
   const [outDim, inDim] = projectionShape(ctx.config, proj);
-  const weight = weightTensor(ctx, `${prefix}.weight`, [outDim, inDim]);
-  const bias = projectionHasBias(ctx.config, proj) ? weightTensor(ctx, `${prefix}.bias`, [outDim]) : null;
+  const weight = matrixTensor(ctx, `${prefix}.weight`, [outDim, inDim]);
+  const bias = projectionHasBias(ctx.config, proj) ? vectorTensor(ctx, `${prefix}.bias`, [outDim]) : null;
   let lora: LoraAdapter | null = null;
   const s = ctx.setup;
   if (s.mode === "lora") {
@@ -139,22 +162,22 @@ function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Lin
   return { inDim, outDim, weight, bias, lora };
 }
 
-export function buildParams(config: ModelConfig, weights: Map<string, Float32Array>, setup: TrainableSetup, dtype: Dtype): ModelParams {
+export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, dtype: Dtype): ModelParams {
   const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map() };
   const { hiddenSize: D, vocabSize: V, headDim: d } = config;
-  const embed = weightTensor(ctx, "model.embed_tokens.weight", [V, D]);
+  const embed = matrixTensor(ctx, "model.embed_tokens.weight", [V, D]);
   const layers: LayerParams[] = [];
   for (let l = 0; l < config.numLayers; l++) {
-    const inputNorm = weightTensor(ctx, `model.layers.${l}.input_layernorm.weight`, [D]);
+    const inputNorm = vectorTensor(ctx, `model.layers.${l}.input_layernorm.weight`, [D]);
     const [q, k, v, o] = ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
-    const qNorm = config.qkNorm ? weightTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [d]) : null;
-    const kNorm = config.qkNorm ? weightTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [d]) : null;
-    const postNorm = weightTensor(ctx, `model.layers.${l}.post_attention_layernorm.weight`, [D]);
+    const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [d]) : null;
+    const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [d]) : null;
+    const postNorm = vectorTensor(ctx, `model.layers.${l}.post_attention_layernorm.weight`, [D]);
     const [gate, up, down] = MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
     layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, postNorm, gate, up, down });
   }
-  const finalNorm = weightTensor(ctx, "model.norm.weight", [D]);
-  const headWeight = config.tieWordEmbeddings ? embed : weightTensor(ctx, "lm_head.weight", [V, D]);
+  const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
+  const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);
   const headLora = setup.mode === "lora" && setup.trainUnembed ? makeLora(ctx, "lm_head", D, V, setup.rank) : null;
   const head: Linear = { inDim: D, outDim: V, weight: headWeight, bias: null, lora: headLora };
   return { embed, layers, finalNorm, head, trainable: ctx.trainable, frozen: ctx.frozen };

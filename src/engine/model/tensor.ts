@@ -1,5 +1,6 @@
 // Parameter storage shared by the model's pieces. A model runs in one dtype: float32 for real use
 // (native kernels), float64 for exact finite-difference gradient checks with the reference kernels.
+import { HalfArray, type WeightArray } from "../kernels/halfArray.ts";
 import type { FloatArray } from "../kernels/types.ts";
 
 export type Dtype = "float32" | "float64";
@@ -8,9 +9,12 @@ export function allocFloat(dtype: Dtype, n: number): FloatArray {
   return dtype === "float32" ? new Float32Array(n) : new Float64Array(n);
 }
 
-export function toDtype(dtype: Dtype, src: ArrayLike<number>): FloatArray {
-  const out = allocFloat(dtype, src.length);
-  out.set(src);
+/** A new array of `dtype` with the values of `src` (16-bit weights widened). */
+export function toDtype(dtype: Dtype, src: ArrayLike<number> | HalfArray): FloatArray {
+  const values = src instanceof HalfArray ? src.widen() : src;
+  if (dtype === "float32" && values !== src) return values as Float32Array;
+  const out = allocFloat(dtype, values.length);
+  out.set(values);
   return out;
 }
 
@@ -32,11 +36,22 @@ export interface LoraAdapter {
   readonly scale: number;
 }
 
+/**
+ * A weight matrix: trainable (full mode: float data with a gradient), or frozen, whose data may be
+ * the checkpoint's 16-bit values (HalfArray), read by the kernels without a float32 copy.
+ */
+export interface WeightTensor {
+  readonly name: string;
+  readonly shape: readonly number[];
+  data: WeightArray;
+  grad: FloatArray | null;
+}
+
 /** y = x W^T (+ b) (+ scale * (x A^T) B^T). */
 export interface Linear {
   readonly inDim: number;
   readonly outDim: number;
-  readonly weight: Tensor;
+  readonly weight: WeightTensor;
   readonly bias: Tensor | null;
   readonly lora: LoraAdapter | null;
 }

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SafetensorsError, readSafetensors, readSafetensorsHeader, type ReadPath, type Tensor } from "./reader.ts";
+import { readSafetensorsResident, type ResidentTensor } from "./resident.ts";
 import { writeSafetensors, type TensorToWrite, type WriteOptions } from "./writer.ts";
 
 export const SINGLE_FILE = "model.safetensors";
@@ -41,7 +42,17 @@ function readWeightMap(indexPath: string): Map<string, string> {
 
 /** Reads every tensor of a model folder (single file or sharded); `via` as in readSafetensors. */
 export function readModelSafetensors(dir: string, options: { via?: ReadPath } = {}): Map<string, Tensor> {
-  if (existsSync(join(dir, SINGLE_FILE))) return readSafetensors(join(dir, SINGLE_FILE), options);
+  return readModelFolder(dir, (file, names) => readSafetensors(file, { names, via: options.via }));
+}
+
+/** readModelSafetensors for frozen use: 16-bit matrices mapped, not widened (resident.ts). */
+export function readModelSafetensorsResident(dir: string): Map<string, ResidentTensor> {
+  return readModelFolder(dir, (file, names) => readSafetensorsResident(file, { names }));
+}
+
+/** Every tensor of the folder through `read` (all of a single file; a shard's listed names). */
+function readModelFolder<T>(dir: string, read: (file: string, names: string[] | undefined) => Map<string, T>): Map<string, T> {
+  if (existsSync(join(dir, SINGLE_FILE))) return read(join(dir, SINGLE_FILE), undefined);
   const indexPath = join(dir, INDEX_FILE);
   if (!existsSync(indexPath)) {
     throw new SafetensorsError(dir, `has neither ${SINGLE_FILE} nor ${INDEX_FILE}; a Hugging Face model folder needs one of them`);
@@ -53,7 +64,7 @@ export function readModelSafetensors(dir: string, options: { via?: ReadPath } = 
     list.push(name);
     byShard.set(shard, list);
   }
-  const out = new Map<string, Tensor>();
+  const out = new Map<string, T>();
   for (const [shard, names] of [...byShard.entries()].sort()) {
     const file = join(dir, shard);
     if (!existsSync(file)) {
@@ -64,7 +75,7 @@ export function readModelSafetensors(dir: string, options: { via?: ReadPath } = 
     if (missing.length > 0) {
       throw new SafetensorsError(file, `lacks ${missing.length} tensor(s) that ${INDEX_FILE} places in it, e.g. ${missing[0]}`);
     }
-    for (const [name, t] of readSafetensors(file, { names, via: options.via })) out.set(name, t);
+    for (const [name, t] of read(file, names)) out.set(name, t);
   }
   return out;
 }

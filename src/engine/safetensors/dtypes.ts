@@ -1,6 +1,8 @@
 // Element types of the safetensors format (engine-numerics §3) and the conversions the engine
 // needs: every floating type is widened to float32 on read (bf16 exactly, f16 by a real decode),
-// and float32 is narrowed to bf16 with round-to-nearest-even on write.
+// and float32 is narrowed to bf16 with round-to-nearest-even on write. The widenings live with the
+// kernels (which also widen 16-bit weights kept resident).
+export { bf16ToFloat32, f16ToFloat32 } from "../kernels/halfArray.ts";
 
 /** Every dtype string the format defines; anything else in a header is a corrupt or foreign file. */
 export const KNOWN_DTYPES = new Set([
@@ -20,13 +22,6 @@ export function isReadableDType(dtype: string): dtype is ReadableDType {
   return Object.prototype.hasOwnProperty.call(DTYPE_SIZE, dtype);
 }
 
-/** bf16 bits are the top half of a float32, so widening is a shift and exact. */
-export function bf16ToFloat32(src: Uint16Array): Float32Array {
-  const bits = new Uint32Array(src.length);
-  for (let i = 0; i < src.length; i++) bits[i] = src[i]! << 16;
-  return new Float32Array(bits.buffer);
-}
-
 /** Round-to-nearest-even narrowing, as torch does; NaN stays a quiet NaN with its sign. */
 export function float32ToBf16(src: Float32Array): Uint16Array {
   const bits = new Uint32Array(src.buffer, src.byteOffset, src.length);
@@ -39,31 +34,6 @@ export function float32ToBf16(src: Float32Array): Uint16Array {
       out[i] = ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
     }
   }
-  return out;
-}
-
-let f16Table: Float32Array | null = null;
-
-/** A 65536-entry table: cheaper than decoding sign/exponent/mantissa per element for big tensors. */
-function halfTable(): Float32Array {
-  if (f16Table !== null) return f16Table;
-  const t = new Float32Array(65536);
-  for (let h = 0; h < 65536; h++) {
-    const sign = h & 0x8000 ? -1 : 1;
-    const exp = (h >>> 10) & 0x1f;
-    const mant = h & 0x3ff;
-    if (exp === 0) t[h] = sign * mant * 2 ** -24;
-    else if (exp === 31) t[h] = mant === 0 ? sign * Infinity : NaN;
-    else t[h] = sign * (1 + mant / 1024) * 2 ** (exp - 15);
-  }
-  f16Table = t;
-  return t;
-}
-
-export function f16ToFloat32(src: Uint16Array): Float32Array {
-  const table = halfTable();
-  const out = new Float32Array(src.length);
-  for (let i = 0; i < src.length; i++) out[i] = table[src[i]!]!;
   return out;
 }
 

@@ -3,6 +3,7 @@
 // not reach it). What a sampler keeps is its *source* (shared base weights plus, for LoRA, the
 // small adapter tensors). It decodes with the adapter unmerged (weights.ts), so a snapshot of a
 // training model costs a copy of the adapter, and any number of samplers share one base.
+import type { BaseArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import type { ModelConfig } from "../model/config.ts";
 import { inferenceModel, type InferenceModel } from "./forward.ts";
@@ -13,8 +14,11 @@ import { buildInferenceWeights, ownedBytes, type AdapterTensors } from "./weight
 
 export interface SamplerSource {
   config: ModelConfig;
-  /** HF-named weights: the frozen base (shared with training models), or a full model's own copy. */
-  weights: Map<string, Float32Array>;
+  /**
+   * HF-named weights: the frozen base (shared with training models; matrices possibly 16-bit, as
+   * mapped from the checkpoint), or a full model's own copy.
+   */
+  weights: Map<string, BaseArray>;
   /** Key of the shared base in the session (keeps it loaded while this sampler lives). */
   baseKey?: string;
   adapter: AdapterTensors | null;

@@ -1,8 +1,10 @@
-// The weights a sampler decodes with: the frozen base float32 matrices, shared with training
-// models and never copied, plus the LoRA factors of each adapted matrix kept unmerged. A projection
+// The weights a sampler decodes with: the frozen base matrices (float32, or the checkpoint's 16-bit
+// values, which the kernels widen as they stream them), shared with training models and never
+// copied, plus the LoRA factors of each adapted matrix kept unmerged. A projection
 // computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (engine-numerics §7.4): the two rank-r products cost about r/D of
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
+import { toFloat32, type BaseArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS, MLP_PROJECTIONS, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
@@ -19,7 +21,7 @@ export interface LoraFactors {
 
 /** A base matrix [out, in] and its adapter, if any. */
 export interface Projection {
-  weight: Float32Array;
+  weight: BaseArray;
   lora: LoraFactors | null;
 }
 
@@ -43,7 +45,7 @@ export interface InferenceLayer {
 
 export interface InferenceWeights {
   config: ModelConfig;
-  embed: Float32Array;
+  embed: BaseArray;
   layers: InferenceLayer[];
   finalNorm: Float32Array;
   /** [V, D]; its weight is the embedding itself when tied. */
@@ -58,17 +60,22 @@ export interface AdapterTensors {
   tensors: Map<string, Float32Array>;
 }
 
-function need(weights: Map<string, Float32Array>, name: string): Float32Array {
+function need(weights: Map<string, BaseArray>, name: string): BaseArray {
   const w = weights.get(name);
   if (w === undefined) throw new Error(`sampler weights: tensor "${name}" is missing`);
   return w;
+}
+
+/** A norm weight or bias as float32 (a loader keeps only matrices in 16 bits; widen any other). */
+function needVector(weights: Map<string, BaseArray>, name: string): Float32Array {
+  return toFloat32(need(weights, name));
 }
 
 /**
  * The projection of `module`: `base` with the adapter's factors for it, if the adapter has them.
  * Throws when only one of A and B is present or sizes disagree.
  */
-function projection(base: Float32Array, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
+function projection(base: BaseArray, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
   if (adapter === null) return { weight: base, lora: null };
   const aName = peftName(module, "lora_A");
   const bName = peftName(module, "lora_B");
@@ -111,7 +118,7 @@ export function project(k: Kernels, p: Projection, x: Float32Array, n: number, o
  * Builds a sampler's weights from HF-named base weights and an optional adapter. Every adapter
  * tensor must be used (an adapter for another architecture fails here, not silently).
  */
-export function buildInferenceWeights(config: ModelConfig, base: Map<string, Float32Array>, adapter: AdapterTensors | null): InferenceWeights {
+export function buildInferenceWeights(config: ModelConfig, base: Map<string, BaseArray>, adapter: AdapterTensors | null): InferenceWeights {
   const used = new Set<string>();
   const proj = (l: number, p: ProjectionName): Projection => {
     const prefix = projectionPrefix(l, p);
@@ -119,18 +126,18 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Flo
     return projection(need(base, `${prefix}.weight`), prefix, outDim, inDim, adapter, used);
   };
   const bias = (l: number, p: ProjectionName): Float32Array | null =>
-    projectionHasBias(config, p) ? need(base, `${projectionPrefix(l, p)}.bias`) : null;
+    projectionHasBias(config, p) ? needVector(base, `${projectionPrefix(l, p)}.bias`) : null;
   const layers: InferenceLayer[] = [];
   for (let l = 0; l < config.numLayers; l++) {
     const [q, kk, v, o] = ATTENTION_PROJECTIONS.map((p) => proj(l, p));
     const [gate, up, down] = MLP_PROJECTIONS.map((p) => proj(l, p));
     layers.push({
-      inputNorm: need(base, `model.layers.${l}.input_layernorm.weight`),
+      inputNorm: needVector(base, `model.layers.${l}.input_layernorm.weight`),
       q, k: kk, v, o,
       qBias: bias(l, "q_proj"), kBias: bias(l, "k_proj"), vBias: bias(l, "v_proj"), oBias: bias(l, "o_proj"),
-      qNorm: config.qkNorm ? need(base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
-      kNorm: config.qkNorm ? need(base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
-      postNorm: need(base, `model.layers.${l}.post_attention_layernorm.weight`),
+      qNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
+      kNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
+      postNorm: needVector(base, `model.layers.${l}.post_attention_layernorm.weight`),
       gate, up, down,
     });
   }
@@ -144,15 +151,15 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Flo
     }
   }
   const maxRank = adapter !== null && used.size > 0 ? adapter.rank : 0;
-  return { config, embed, layers, finalNorm: need(base, "model.norm.weight"), head, maxRank };
+  return { config, embed, layers, finalNorm: needVector(base, "model.norm.weight"), head, maxRank };
 }
 
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
-export function ownedBytes(w: InferenceWeights, shared: Map<string, Float32Array>): number {
-  const sharedSet = new Set(shared.values());
-  const seen = new Set<Float32Array>();
+export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>): number {
+  const sharedSet = new Set<BaseArray>(shared.values());
+  const seen = new Set<BaseArray>();
   let n = 0;
-  const count = (a: Float32Array): void => {
+  const count = (a: BaseArray): void => {
     if (!sharedSet.has(a) && !seen.has(a)) {
       seen.add(a);
       n += a.byteLength;

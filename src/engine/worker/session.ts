@@ -8,7 +8,8 @@ import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { getKernels, loadNativeKernels, referenceKernels, type Kernels } from "../kernels/index.ts";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "../model/config.ts";
 import { EngineModel, type TrainableSetup } from "../model/model.ts";
-import { loadModelDir, modelConfigToHfJson } from "../loadModel.ts";
+import { HalfArray, type BaseArray } from "../kernels/halfArray.ts";
+import { baseWeightsMode, loadBaseModelDir, modelConfigToHfJson } from "../loadModel.ts";
 import { IdleCollector } from "./idleGc.ts";
 import { CheckpointStore, type LoraInfo } from "../store.ts";
 import type { TensorToWrite } from "../safetensors/writer.ts";
@@ -20,7 +21,8 @@ import type { CreateModelRequest, CreateModelResult, CreateSamplerRequest, Creat
 interface LoadedBase {
   config: ModelConfig;
   configJson: Record<string, unknown>;
-  weights: Map<string, Float32Array>;
+  /** 16-bit matrices are views of the checkpoint's memory mapping, which lives as long as they do. */
+  weights: Map<string, BaseArray>;
 }
 
 interface ModelEntry {
@@ -106,10 +108,11 @@ export class EngineSession {
     this.bases.delete(baseKey);
   }
 
+  /** The shared frozen base of `dir`, loaded on first use (16-bit matrices mapped, see loadBaseModelDir). */
   private baseFor(dir: string): LoadedBase {
     let base = this.bases.get(dir);
     if (base === undefined) {
-      base = loadModelDir(dir);
+      base = loadBaseModelDir(dir, baseWeightsMode(this.kernels().name));
       this.bases.set(dir, base);
     }
     return base;
@@ -185,7 +188,7 @@ export class EngineSession {
         source = { config: base.config, weights: base.weights, baseKey: baseDir, adapter: { rank: ckpt.meta.lora.rank, tensors: ckpt.tensors }, tokenizerDir: baseDir };
       } else {
         // A full-weight checkpoint is a complete model folder.
-        const m = loadModelDir(ckpt.dir);
+        const m = loadBaseModelDir(ckpt.dir, baseWeightsMode(this.kernels().name));
         source = { config: m.config, weights: m.weights, adapter: null, tokenizerDir: existsSync(join(ckpt.dir, "tokenizer.json")) ? ckpt.dir : undefined };
       }
     } else {
@@ -198,8 +201,8 @@ export class EngineSession {
           adapter: { rank: model.setup.rank, tensors: model.trainableTensors() }, tokenizerDir: e.sourceDir,
         };
       } else {
-        const weights = new Map<string, Float32Array>();
-        for (const [name, w] of model.baseWeights()) weights.set(name, Float32Array.from(w));
+        const weights = new Map<string, BaseArray>();
+        for (const [name, w] of model.baseWeights()) weights.set(name, w instanceof HalfArray ? w.widen() : w.slice());
         source = { config: model.config, weights, adapter: null, tokenizerDir: e.sourceDir };
       }
     }
@@ -224,11 +227,7 @@ export class EngineSession {
     if (req.source.kind === "dir") {
       // LoRA models share frozen base weights; a full fine-tune copies them inside create().
       baseKey = req.source.dir;
-      let base = this.bases.get(baseKey);
-      if (base === undefined) {
-        base = loadModelDir(req.source.dir);
-        this.bases.set(baseKey, base);
-      }
+      const base = this.baseFor(baseKey);
       model = EngineModel.create(base.config, base.weights, req.setup, this.kernels());
       configJson = base.configJson;
       sourceDir = req.source.dir;

@@ -2,6 +2,7 @@
 // slot reuse, cache growth, and snapshots that decode with the adapter unmerged.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { toFloat32, type BaseArray } from "../../../src/engine/kernels/halfArray.ts";
 import { referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
@@ -45,7 +46,7 @@ test("concurrent requests decode in one batch per step; results do not depend on
 });
 
 /** The weights the sampler used to decode with: base + (alpha/r)·B·A for every adapted matrix. */
-function mergedCopy(base: Map<string, Float32Array>, adapter: Map<string, Float32Array>, rank: number): Map<string, Float32Array> {
+function mergedCopy(base: Map<string, BaseArray>, adapter: Map<string, Float32Array>, rank: number): Map<string, BaseArray> {
   const out = new Map(base);
   for (const [name, a] of adapter) {
     if (!name.endsWith(".lora_A.weight")) continue;
@@ -55,7 +56,7 @@ function mergedCopy(base: Map<string, Float32Array>, adapter: Map<string, Float3
     assert.ok(b !== undefined && w !== undefined, module);
     const inDim = a.length / rank;
     const outDim = b.length / rank;
-    const m = Float32Array.from(w);
+    const m = Float32Array.from(toFloat32(w));
     for (let o = 0; o < outDim; o++) {
       for (let i = 0; i < inDim; i++) {
         let acc = 0;

@@ -233,6 +233,21 @@ Napi::Value Add(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// gemmHalf(transA, transB, M, N, K, alpha, A, B: Uint16Array, type, beta, C): B in bf16 (1) or f16 (2).
+Napi::Value GemmHalf(const Napi::CallbackInfo& info) {
+  Args a(info, "gemmHalf", 11);
+  const bool tA = a.boolean(0, "transA"), tB = a.boolean(1, "transB");
+  const ptrdiff_t M = a.size(2, "M"), N = a.size(3, "N"), K = a.size(4, "K");
+  const float alpha = static_cast<float>(a.number(5, "alpha"));
+  const float* A = a.f32(6, "A", M * K, "M*K");
+  const uint16_t* B = a.u16(7, "B", K * N, "K*N");
+  const auto type = static_cast<ck::HalfType>(a.half_code(8, "type"));
+  const float beta = static_cast<float>(a.number(9, "beta"));
+  float* C = a.f32(10, "C", M * N, "M*N");
+  ck::gemm_half(tA, tB, M, N, K, alpha, A, B, type, beta, C);
+  return info.Env().Undefined();
+}
+
 // bf16 is the top half of a float32: widening is a 16-bit shift, exact, and memory-bound.
 Napi::Value Bf16ToFloat32(const Napi::CallbackInfo& info) {
   Args a(info, "bf16ToFloat32", 3);
@@ -261,6 +276,17 @@ Napi::Value EmbeddingForward(const Napi::CallbackInfo& info) {
   const ptrdiff_t rows = dim > 0 ? a.f32_length(0, "table") / dim : 0;
   const float* table = a.f32(0, "table", 0, "");
   ck::embedding_forward(table, checked_ids(a, 1, n, rows), a.f32(2, "out", n * dim, "n*dim"), n, dim);
+  return info.Env().Undefined();
+}
+
+// embeddingForwardHalf(table: Uint16Array, type, ids, out, n, dim)
+Napi::Value EmbeddingForwardHalf(const Napi::CallbackInfo& info) {
+  Args a(info, "embeddingForwardHalf", 6);
+  const ptrdiff_t n = a.size(4, "n"), dim = a.size(5, "dim");
+  const ptrdiff_t rows = dim > 0 ? a.u16_length(0, "table") / dim : 0;
+  const uint16_t* table = a.u16(0, "table", 0, "");
+  const auto type = static_cast<ck::HalfType>(a.half_code(1, "type"));
+  ck::embedding_forward_half(table, type, checked_ids(a, 2, n, rows), a.f32(3, "out", n * dim, "n*dim"), n, dim);
   return info.Env().Undefined();
 }
 
@@ -319,6 +345,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     ck::set_gemm_backend(ck::GemmBackend::OpenBLAS);
   ck::threads();
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
+  exports.Set("gemmHalf", Napi::Function::New(env, GemmHalf, "gemmHalf"));
   exports.Set("bf16ToFloat32", Napi::Function::New(env, Bf16ToFloat32, "bf16ToFloat32"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
   exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
@@ -336,6 +363,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sumSquares", Napi::Function::New(env, SumSquares, "sumSquares"));
   exports.Set("add", Napi::Function::New(env, Add, "add"));
   exports.Set("embeddingForward", Napi::Function::New(env, EmbeddingForward, "embeddingForward"));
+  exports.Set("embeddingForwardHalf", Napi::Function::New(env, EmbeddingForwardHalf, "embeddingForwardHalf"));
   exports.Set("embeddingBackward", Napi::Function::New(env, EmbeddingBackward, "embeddingBackward"));
   exports.Set("gemmBackend", Napi::Function::New(env, GemmBackend, "gemmBackend"));
   exports.Set("gemmBackends", Napi::Function::New(env, GemmBackends, "gemmBackends"));

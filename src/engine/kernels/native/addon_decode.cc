@@ -24,6 +24,18 @@ Napi::Value GemmRowsNT(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// gemmRowsNTHalf(M, N, K, alpha, A, W: Uint16Array, type, beta, C)
+Napi::Value GemmRowsNTHalf(const Napi::CallbackInfo& info) {
+  Args a(info, "gemmRowsNTHalf", 9);
+  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
+  const float alpha = static_cast<float>(a.number(3, "alpha"));
+  const auto type = static_cast<ck::HalfType>(a.half_code(6, "type"));
+  const float beta = static_cast<float>(a.number(7, "beta"));
+  ck::gemm_rows_nt_half(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.u16(5, "W", N * K, "N*K"), type, beta,
+                        a.f32(8, "C", M * N, "M*N"));
+  return info.Env().Undefined();
+}
+
 Napi::Value KvStore(const Napi::CallbackInfo& info) {
   Args a(info, "kvStore", 10);
   const ptrdiff_t n = a.size(6, "n"), hkv = a.size(7, "nKvHeads"), d = a.size(8, "headDim");
@@ -93,12 +105,33 @@ Napi::Value WidenFromFile(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// mapFile(file): an ArrayBuffer over a read-only private mapping of the whole file. The mapping is
+// released (munmap) when the ArrayBuffer is garbage-collected, i.e. once no view of it is left.
+Napi::Value MapFile(const Napi::CallbackInfo& info) {
+  Args a(info, "mapFile", 1);
+  if (!info[0].IsString()) a.fail_type("argument file must be a string");
+  const std::string file = info[0].As<Napi::String>().Utf8Value();
+  void* data = nullptr;
+  size_t size = 0;
+  const std::string err = ck::map_file(file, &data, &size);
+  if (!err.empty()) throw Napi::Error::New(info.Env(), file + ": " + err);
+  if (data == nullptr) return Napi::ArrayBuffer::New(info.Env(), 0);
+  return Napi::ArrayBuffer::New(
+      info.Env(), data, size, [](Napi::Env, void* d, size_t* n) {
+        ck::unmap_file(d, *n);
+        delete n;
+      },
+      new size_t(size));
+}
+
 }  // namespace
 
 namespace ck_napi {
 
 void register_decode_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmRowsNT", Napi::Function::New(env, GemmRowsNT, "gemmRowsNT"));
+  exports.Set("gemmRowsNTHalf", Napi::Function::New(env, GemmRowsNTHalf, "gemmRowsNTHalf"));
+  exports.Set("mapFile", Napi::Function::New(env, MapFile, "mapFile"));
   exports.Set("kvStore", Napi::Function::New(env, KvStore, "kvStore"));
   exports.Set("sampleRows", Napi::Function::New(env, SampleRows, "sampleRows"));
   exports.Set("readBandwidthProbe", Napi::Function::New(env, ReadBandwidthProbe, "readBandwidthProbe"));

@@ -13,14 +13,18 @@
 //   weight read from memory feeds 16-32 multiply-adds and no horizontal sums are needed (85-215
 //   GFLOP/s for 16 rows against 20-85 for dot products).
 // Within each kernel a row's result does not depend on the other rows; the two kernels round
-// differently in the last bits.
+// differently in the last bits. W may be kept in 16 bits (bf16 / f16, half.h): each value is
+// widened as it is loaded, so the bits are those of the float32 kernel on a widened copy, and a
+// decode step reads half the bytes.
 
 #include "decode.h"
+#include "half.h"
 #include "kernels.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "pool.h"
@@ -79,8 +83,8 @@ inline void reduce4(const vf v[4], float* out) {
 // s[i * DOT_NB + j] = dot(A row i, W row j) for R token rows and C weight rows. `pf`, when not
 // null, is the next block of weight rows: its lines at the same k are prefetched so that their
 // fetch from memory overlaps this block's arithmetic.
-template <int R, int C>
-void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K, float* __restrict s, const float* pf) {
+template <int R, int C, class TW>
+void dot_block(const float* __restrict A, const TW* __restrict W, ptrdiff_t K, float* __restrict s, const TW* pf) {
   vf acc[R][C];
   for (int i = 0; i < R; i++)
     for (int j = 0; j < C; j++) acc[i][j] = splat(0.0f);
@@ -89,7 +93,7 @@ void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K
     if (pf != nullptr)
       for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * K + k);
     vf w[C];
-    for (int j = 0; j < C; j++) w[j] = load(W + j * K + k);
+    for (int j = 0; j < C; j++) w[j] = loadw(W + j * K + k);
     for (int i = 0; i < R; i++) {
       const vf a = load(A + i * K + k);
       for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
@@ -97,7 +101,7 @@ void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K
   }
   if (k < K) {
     vf w[C];
-    for (int j = 0; j < C; j++) w[j] = load_part(W + j * K + k, K - k);
+    for (int j = 0; j < C; j++) w[j] = loadw_part(W + j * K + k, K - k);
     for (int i = 0; i < R; i++) {
       const vf a = load_part(A + i * K + k, K - k);
       for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
@@ -116,15 +120,16 @@ void dot_block(const float* __restrict A, const float* __restrict W, ptrdiff_t K
 // Columns [j0, j1) of C for M <= DOT_MB rows: each block of DOT_NB weight rows is multiplied by
 // one token row after the other while it is in L1/L2 (measured 2x faster for K = 2048 and 8192
 // than 4 rows at once, whose blocks spill out of L1; equal for K = 576).
-void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+template <class TW>
+void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
                  float* C, ptrdiff_t j0, ptrdiff_t j1) {
   float s[DOT_MB * DOT_NB];
   const int rows = static_cast<int>(M);
   for (ptrdiff_t j = j0; j < j1; j += DOT_NB) {
     const int cols = static_cast<int>(std::min<ptrdiff_t>(DOT_NB, j1 - j));
-    const float* w = W + j * K;
+    const TW* w = W + j * K;
     for (int i = 0; i < rows; i++) {
-      const float* pf = i == 0 && j + 2 * DOT_NB <= N ? w + DOT_NB * K : nullptr;
+      const TW* pf = i == 0 && j + 2 * DOT_NB <= N ? w + DOT_NB * K : nullptr;
       const float* a = A + i * K;
       float* si = s + i * DOT_NB;
       switch (cols) {
@@ -150,20 +155,27 @@ constexpr int LANES = VW;  // token rows per vector of the transposed block (pad
 // weight rows stream past them.
 constexpr ptrdiff_t OUT_KC = 2048;
 
-// Running sums acc[r][j] (rows 16r.., column j) over k in [k0, k1) for C weight rows:
-// acc += At[k] * W[j][k], in k order; `part` holds them between chunks of K ([C][RV * LANES]).
+// Running sums acc[r][j] (rows 16r.., column j) over kn values of k for C weight rows:
+// acc += At[k] * W[j * ldw + k], in k order, starting from zero when `first`, else from `part`,
+// which holds them between chunks of K ([C][RV * LANES]). W is float: 16-bit weights are widened
+// into a block first (outer_columns), since widening each broadcast scalar would cost more
+// instructions than the multiply-adds it feeds. `pf`, when not null, is the next block of 16-bit
+// weight rows (C rows, `pf_ld` apart): its lines are prefetched here, so that widening it next
+// reads from cache instead of stalling on memory with no arithmetic to overlap.
 template <int RV, int C>
-void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_t K, ptrdiff_t k0, ptrdiff_t k1,
-                 float* __restrict part) {
+void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_t ldw, ptrdiff_t kn, bool first,
+                 float* __restrict part, const uint16_t* pf = nullptr, ptrdiff_t pf_ld = 0) {
   constexpr int L = RV * LANES;
   vf acc[RV][C];
   for (int j = 0; j < C; j++)
-    for (int r = 0; r < RV; r++) acc[r][j] = k0 == 0 ? splat(0.0f) : load(part + j * L + r * LANES);
-  for (ptrdiff_t k = k0; k < k1; k++) {
+    for (int r = 0; r < RV; r++) acc[r][j] = first ? splat(0.0f) : load(part + j * L + r * LANES);
+  for (ptrdiff_t k = 0; k < kn; k++) {
+    if (pf != nullptr && (k & 31) == 0)
+      for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * pf_ld + k);
     vf a[RV];
-    for (int r = 0; r < RV; r++) a[r] = load(At + (k - k0) * L + r * LANES);
+    for (int r = 0; r < RV; r++) a[r] = load(At + k * L + r * LANES);
     for (int j = 0; j < C; j++) {
-      const float b = W[j * K + k];
+      const float b = W[j * ldw + k];
       for (int r = 0; r < RV; r++) acc[r][j] += a[r] * b;
     }
   }
@@ -178,8 +190,8 @@ constexpr int outer_nb() {
 
 // Columns [j0, j1) of C for rows i0 .. i0 + rows (rows <= RV * LANES), from At, the transposed
 // rows [K][RV * LANES].
-template <int RV>
-void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const float* W, float beta, float* C,
+template <int RV, class TW>
+void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const TW* W, float beta, float* C,
                    ptrdiff_t i0, int rows, ptrdiff_t j0, ptrdiff_t j1) {
   constexpr int L = RV * LANES;
   constexpr int NBo = outer_nb<RV>();
@@ -187,13 +199,31 @@ void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const
   thread_local std::vector<float> t_part;
   t_part.resize(static_cast<size_t>(cols * L));
   float* part = t_part.data();
+  thread_local std::vector<float> t_wide;
   for (ptrdiff_t k0 = 0; k0 < K; k0 += OUT_KC) {
-    const ptrdiff_t k1 = std::min(K, k0 + OUT_KC);
+    const ptrdiff_t kn = std::min(K, k0 + OUT_KC) - k0;
     const float* at = At + k0 * L;
+    // The C weight rows from j, columns k0 .. k0 + kn: in place for float W, else widened into a
+    // [C][kn] block (at most 12 x 2048 floats, L2-resident) that the outer products then read.
+    const auto block = [&](auto c_tag, ptrdiff_t j) {
+      constexpr int C = decltype(c_tag)::value;
+      if constexpr (std::is_same_v<TW, float>) {
+        outer_block<RV, C>(at, W + j * K + k0, K, kn, k0 == 0, part + (j - j0) * L);
+      } else {
+        t_wide.resize(static_cast<size_t>(NBo * kn));
+        float* w = t_wide.data();
+        for (int r = 0; r < C; r++) widen_row(W + (j + r) * K + k0, w + r * kn, kn);
+        // The next block is NBo rows on (or fewer at the end of the columns: prefetching rows
+        // past j1 would only read another task's weights).
+        const ptrdiff_t next = j + C;
+        const uint16_t* pf = next + NBo <= j1 ? reinterpret_cast<const uint16_t*>(W + next * K + k0) : nullptr;
+        outer_block<RV, C>(at, w, kn, kn, k0 == 0, part + (j - j0) * L, pf, K);
+      }
+    };
     ptrdiff_t j = j0;
-    for (; j + NBo <= j1; j += NBo) outer_block<RV, NBo>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
-    for (; j + 4 <= j1; j += 4) outer_block<RV, 4>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
-    for (; j < j1; j++) outer_block<RV, 1>(at, W + j * K, K, k0, k1, part + (j - j0) * L);
+    for (; j + NBo <= j1; j += NBo) block(std::integral_constant<int, NBo>{}, j);
+    for (; j + 4 <= j1; j += 4) block(std::integral_constant<int, 4>{}, j);
+    for (; j < j1; j++) block(std::integral_constant<int, 1>{}, j);
   }
   for (int i = 0; i < rows; i++) {
     float* c = C + (i0 + i) * N;
@@ -218,8 +248,8 @@ void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
   }
 }
 
-template <int RV>
-void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta, float* C,
+template <int RV, class TW>
+void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta, float* C,
                 ptrdiff_t i0, int rows) {
   constexpr int L = RV * LANES;
   t_transposed.assign(static_cast<size_t>(K * L), 0.0f);
@@ -231,10 +261,9 @@ void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const flo
   });
 }
 
-}  // namespace
-
-void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
-                  float* C) {
+template <class TW>
+void gemm_rows_nt_t(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
+                    float* C) {
   if (M <= 0 || N <= 0) return;
   if (M <= DOT_MB) {
     run_column_tasks(M, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) { dot_columns(M, N, K, alpha, A, W, beta, C, j0, j1); });
@@ -246,6 +275,18 @@ void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const floa
     if (rows <= LANES) outer_pass<1>(N, K, alpha, A, W, beta, C, i0, rows);
     else outer_pass<2>(N, K, alpha, A, W, beta, C, i0, rows);
   }
+}
+
+}  // namespace
+
+void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                  float* C) {
+  gemm_rows_nt_t(M, N, K, alpha, A, W, beta, C);
+}
+
+void gemm_rows_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const uint16_t* W,
+                       HalfType type, float beta, float* C) {
+  with_half(type, W, [&](const auto* w) { gemm_rows_nt_t(M, N, K, alpha, A, w, beta, C); });
 }
 
 namespace {

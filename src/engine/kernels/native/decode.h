@@ -7,12 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "half.h"
+
 namespace ck {
 
 // C[M,N] = alpha * A[M,K] * W[N,K]^T + beta * C, for few rows M (decode steps). Streams W once;
 // each C element's summation order depends only on K (batch-invariant bits).
 void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
                   float* C);
+// The same with W kept in 16 bits (bf16 / f16), widened as it is read: the bits of gemm_rows_nt on a
+// widened copy, from half the bytes.
+void gemm_rows_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const uint16_t* W,
+                       HalfType type, float beta, float* C);
 
 // Writes row i of k and v ([n, kv_heads*head_dim]) at position positions[i] of cache slot slots[i];
 // the caches are [slots, kv_heads, max_len, head_dim].
@@ -39,5 +45,10 @@ struct WidenJob {
 // Maps `file` and converts every job's elements to float32 into its dst, on the pool. Returns an
 // empty string, or what went wrong (the caller names the file).
 std::string widen_from_file(const std::string& file, const std::vector<WidenJob>& jobs);
+
+// Maps all of `file` read-only (private, so later changes to the file are not promised to show).
+// Returns an empty string and sets *data / *size (*data null for an empty file), or what went wrong.
+std::string map_file(const std::string& file, void** data, size_t* size);
+void unmap_file(void* data, size_t size);
 
 }  // namespace ck

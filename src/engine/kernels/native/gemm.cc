@@ -6,6 +6,7 @@
 // change how the packing reads its source. C is cut into tiles that threads take dynamically;
 // tiles shrink when there are too few of them, so small M (decode GEMVs) still uses every core.
 
+#include "half.h"
 #include "kernels.h"
 #include "simd.h"
 
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #ifdef CK_HAVE_OPENBLAS
@@ -185,17 +187,20 @@ inline void transpose16(__m512 r[16]) {
 }
 #endif
 
-// Bp[panel][k][j] = op(B)[pc + k, j0 + j], zero past the last column.
-void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc, float* dst) {
+// Bp[panel][k][j] = op(B)[pc + k, j0 + j], zero past the last column. TB is float, or bf16 / f16
+// for frozen weights kept in 16 bits (half.h): they are widened here, so the panels, and everything
+// the micro-kernel computes from them, are the same as for a widened copy of B.
+template <class TB>
+void pack_b_panel(bool tB, ptrdiff_t ldb, const TB* B, ptrdiff_t j0, int cols, ptrdiff_t pc, int kc, float* dst) {
   if (!tB) {
     for (int k = 0; k < kc; k++) {
-      const float* src = B + (pc + k) * ldb + j0;
+      const TB* src = B + (pc + k) * ldb + j0;
       float* d = dst + k * NR;
       if (cols == NR) {
-        store(d, load(src));
-        store(d + VW, load(src + VW));
+        store(d, loadw(src));
+        store(d + VW, loadw(src + VW));
       } else {
-        for (int j = 0; j < cols; j++) d[j] = src[j];
+        for (int j = 0; j < cols; j++) d[j] = widen(src[j]);
         for (int j = cols; j < NR; j++) d[j] = 0;
       }
     }
@@ -208,15 +213,15 @@ void pack_b_panel(bool tB, ptrdiff_t ldb, const float* B, ptrdiff_t j0, int cols
       for (; k0 + 16 <= kc; k0 += 16)
         for (int h = 0; h < NR / 16; h++) {
           __m512 r[16];
-          for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(B + (j0 + h * 16 + i) * ldb + pc + k0);
+          for (int i = 0; i < 16; i++) r[i] = (__m512)loadw(B + (j0 + h * 16 + i) * ldb + pc + k0);
           transpose16(r);
           for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + (k0 + i) * NR + h * 16, r[i]);
         }
     }
 #endif
     for (int j = 0; j < cols; j++) {
-      const float* src = B + (j0 + j) * ldb + pc;
-      for (int k = k0; k < kc; k++) dst[k * NR + j] = src[k];
+      const TB* src = B + (j0 + j) * ldb + pc;
+      for (int k = k0; k < kc; k++) dst[k * NR + j] = widen(src[k]);
     }
     for (int j = cols; j < NR; j++)
       for (int k = k0; k < kc; k++) dst[k * NR + j] = 0;
@@ -283,8 +288,13 @@ void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, pt
 constexpr ptrdiff_t kSmallM = 4;
 thread_local std::vector<float> t_arows;
 
+thread_local std::vector<float> t_bwide;
+
+// For 16-bit B each task first widens the part of B it reads (rows j0..j1 of B [N, K], or columns
+// j0..j1 of B [K, N]) and runs the float32 code on that copy: the same arithmetic, so the same bits.
+template <class TB>
 void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
-                  const float* B, float beta, float* C) {
+                  const TB* B, float beta, float* C) {
   // Rows of op(A), contiguous and scaled by alpha.
   t_arows.resize(static_cast<size_t>(M * K));
   float* a = t_arows.data();
@@ -296,9 +306,27 @@ void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float
     const ptrdiff_t j0 = c * chunk, j1 = std::min(N, j0 + chunk);
     float acc[kSmallM][512];
     for (ptrdiff_t i = 0; i < M; i++) std::fill(acc[i], acc[i] + (j1 - j0), 0.0f);
+    // op(B) as floats: rows of B [N, K] at brow + j * K, or rows of B [K, N] at brow + k * bstride + j0.
+    const float* brow;
+    ptrdiff_t bstride = N, boff = j0;
+    if constexpr (std::is_same_v<TB, float>) {
+      brow = B;
+    } else {
+      t_bwide.resize(static_cast<size_t>((j1 - j0) * K));
+      float* w = t_bwide.data();
+      if (tB) {
+        widen_row(B + j0 * K, w, (j1 - j0) * K);
+        brow = w - j0 * K;
+      } else {
+        for (ptrdiff_t k = 0; k < K; k++) widen_row(B + k * N + j0, w + k * (j1 - j0), j1 - j0);
+        brow = w;
+        bstride = j1 - j0;
+        boff = 0;
+      }
+    }
     if (tB) {
       for (ptrdiff_t j = j0; j < j1; j++) {
-        const float* b = B + j * K;
+        const float* b = brow + j * K;
         for (ptrdiff_t i = 0; i < M; i++) {
           const float* ai = a + i * K;
           acc[i][j - j0] = vdot(ai, b, K);
@@ -306,7 +334,7 @@ void gemm_small_m(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float
       }
     } else {
       for (ptrdiff_t k = 0; k < K; k++) {
-        const float* b = B + k * N + j0;
+        const float* b = brow + k * bstride + boff;
         for (ptrdiff_t i = 0; i < M; i++) {
           const float av = a[i * K + k];
           float* ac = acc[i];
@@ -373,7 +401,8 @@ void pack_a_shared(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_
 // micro-panel in L1, A panels of MC rows streaming from L2). `first` applies beta.
 // With `direct` (op(A) = A, not transposed) the micro-kernel reads A's rows in place (ap = A,
 // mp = lda) and applies alpha itself: no packing of A at all.
-void tile_from_packed_a(bool tB, ptrdiff_t ldb, const float* B, float* C, ptrdiff_t N, const float* ap, ptrdiff_t mp,
+template <class TB>
+void tile_from_packed_a(bool tB, ptrdiff_t ldb, const TB* B, float* C, ptrdiff_t N, const float* ap, ptrdiff_t mp,
                         ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1, bool first, float beta, ptrdiff_t i0,
                         ptrdiff_t rows, ptrdiff_t j0, ptrdiff_t cols, bool direct, float alpha) {
   if (first && beta != 1.0f) {
@@ -438,20 +467,27 @@ void gemm_transposed(bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha
 
 }  // namespace
 
-void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
-                 const float* B, float beta, float* C) {
+namespace {
+
+template <class TB>
+void gemm_packed_t(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                   const TB* B, float beta, float* C) {
   if (M <= 0 || N <= 0) return;
   if (M <= kSmallM && K > 0) {
     gemm_small_m(tA, tB, M, N, K, alpha, A, B, beta, C);
     return;
   }
   if (K <= 0 || alpha == 0.0f) {
-    compute_tile(tA, tB, K, alpha, A, tA ? M : K, B, tB ? K : N, beta, C, N, 0, M, 0, N);
+    // B is not read: only beta is applied.
+    compute_tile(tA, tB, 0, 0.0f, A, tA ? M : K, nullptr, tB ? K : N, beta, C, N, 0, M, 0, N);
     return;
   }
-  if (tA && N <= kSkinnyN && M >= 4 * N) {
-    gemm_transposed(tB, M, N, K, alpha, A, B, beta, C);
-    return;
+  // (16-bit B never comes transposed-A and skinny: those are gradient products of trainable tensors.)
+  if constexpr (std::is_same_v<TB, float>) {
+    if (tA && N <= kSkinnyN && M >= 4 * N) {
+      gemm_transposed(tB, M, N, K, alpha, A, B, beta, C);
+      return;
+    }
   }
   // Below ~0.5 MFLOP handing tasks to other threads costs more than it saves.
   const int nt = (M * N * K < (1 << 18)) ? 1 : active_threads();
@@ -509,6 +545,13 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
       parallel_for(n_tasks, tile);
     }
   }
+}
+
+}  // namespace
+
+void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                 const float* B, float beta, float* C) {
+  gemm_packed_t(tA, tB, M, N, K, alpha, A, B, beta, C);
 }
 
 void gemm_serial(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
@@ -613,6 +656,60 @@ void gemm_openblas(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, floa
 
 }  // namespace
 #endif
+
+#ifdef CK_HAVE_OPENBLAS
+namespace {
+
+thread_local Scratch t_bwide_blas;
+
+// OpenBLAS reads float32 only. 16-bit B is widened one block of columns of op(B) at a time into a
+// per-thread scratch (at most ~4 Mi floats) and that block of C computed by one one-thread
+// cblas_sgemm; blocks go to pool threads dynamically. Each C element still sums all of K in one
+// call, in OpenBLAS's own order.
+template <class TB>
+void gemm_openblas_half(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+                        const TB* B, float beta, float* C) {
+  const ptrdiff_t lda = tA ? M : K;
+  const int nt = threads();
+  ptrdiff_t cols = std::max<ptrdiff_t>(16, (ptrdiff_t{1} << 22) / K / 16 * 16);
+  // At least two blocks per thread when N allows, so a late thread does not hold up the product.
+  cols = std::min(cols, std::max<ptrdiff_t>(16, ((N + 2 * nt - 1) / (2 * nt) + 15) / 16 * 16));
+  const ptrdiff_t blocks = (N + cols - 1) / cols;
+  const auto block = [&](ptrdiff_t b, int) {
+    const ptrdiff_t j0 = b * cols, len = std::min(cols, N - j0);
+    float* w = t_bwide_blas.get(static_cast<size_t>(len * K));
+    if (tB) {
+      widen_row(B + j0 * K, w, len * K);
+      blas(tA, true, M, len, K, alpha, A, lda, w, K, beta, C + j0, N);
+    } else {
+      for (ptrdiff_t k = 0; k < K; k++) widen_row(B + k * N + j0, w + k * len, len);
+      blas(tA, false, M, len, K, alpha, A, lda, w, len, beta, C + j0, N);
+    }
+  };
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  if (nt == 1 || blocks == 1 || flops < kMinBlockFlops) {
+    for (ptrdiff_t b = 0; b < blocks; b++) block(b, 0);
+  } else {
+    parallel_for(blocks, block);
+  }
+}
+
+}  // namespace
+#endif
+
+void gemm_half(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+               const uint16_t* B, HalfType type, float beta, float* C) {
+  with_half(type, B, [&](const auto* Bh) {
+#ifdef CK_HAVE_OPENBLAS
+    if (gemm_backend() == GemmBackend::OpenBLAS && M > kSmallM && N > 0 && K > 0) {
+      threads();
+      gemm_openblas_half(tA, tB, M, N, K, alpha, A, Bh, beta, C);
+      return;
+    }
+#endif
+    gemm_packed_t(tA, tB, M, N, K, alpha, A, Bh, beta, C);
+  });
+}
 
 void gemm(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* B,
           float beta, float* C) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "half.h"
 #include "pool.h"
 
 namespace ck {
@@ -25,6 +26,10 @@ void gemm_serial(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K
                  ptrdiff_t lda, const float* B, ptrdiff_t ldb, float beta, float* C, ptrdiff_t ldc);
 void gemm_packed(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
                  const float* A, const float* B, float beta, float* C);
+// gemm with B (both layouts) kept in 16 bits (bf16 or f16), widened exactly as it is read: the
+// same bits as gemm on a widened copy of B with the packed kernel.
+void gemm_half(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
+               const uint16_t* B, HalfType type, float beta, float* C);
 
 void rmsnorm_forward(const float* x, const float* w, float* out, float* rstd, ptrdiff_t rows, ptrdiff_t dim, float eps);
 void rmsnorm_backward(const float* dout, const float* x, const float* w, const float* rstd, float* dx, float* dw,
@@ -57,6 +62,8 @@ void axpy(ptrdiff_t n, float alpha, const float* x, float* y);
 double sum_squares(const float* x, ptrdiff_t n);
 void add(const float* a, const float* b, float* out, ptrdiff_t n);
 void embedding_forward(const float* table, const int32_t* ids, float* out, ptrdiff_t n, ptrdiff_t dim);
+void embedding_forward_half(const uint16_t* table, HalfType type, const int32_t* ids, float* out, ptrdiff_t n,
+                            ptrdiff_t dim);
 void embedding_backward(const float* dout, const int32_t* ids, float* dtable, ptrdiff_t n, ptrdiff_t dim);
 
 }  // namespace ck

@@ -66,6 +66,20 @@ class Args {
     if (info_[i].IsNull()) return nullptr;
     return f32(i, name, need, what);
   }
+  // Raw 16-bit weights (bf16 / f16 bits).
+  const uint16_t* u16(size_t i, const char* name, ptrdiff_t need, const char* what) {
+    return array<uint16_t, napi_uint16_array>(i, name, need, what);
+  }
+  ptrdiff_t u16_length(size_t i, const char* name) {
+    u16(i, name, 0, "");
+    return static_cast<ptrdiff_t>(info_[i].As<Napi::TypedArray>().ElementLength());
+  }
+  // A half type code: 1 bf16, 2 f16 (kernels/halfArray.ts).
+  int half_code(size_t i, const char* name) {
+    const double d = number(i, name);
+    if (d != 1 && d != 2) fail_range(std::string("argument ") + name + " must be 1 (bf16) or 2 (f16), got " + std::to_string(d));
+    return static_cast<int>(d);
+  }
   int32_t* i32(size_t i, const char* name, ptrdiff_t need, const char* what) {
     return array<int32_t, napi_int32_array>(i, name, need, what);
   }

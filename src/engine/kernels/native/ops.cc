@@ -286,6 +286,13 @@ void embedding_forward(const float* table, const int32_t* ids, float* out, ptrdi
   for (ptrdiff_t i = 0; i < n; i++) std::copy(table + ids[i] * dim, table + (ids[i] + 1) * dim, out + i * dim);
 }
 
+void embedding_forward_half(const uint16_t* table, HalfType type, const int32_t* ids, float* out, ptrdiff_t n,
+                            ptrdiff_t dim) {
+  with_half(type, table, [&](const auto* t) {
+    for (ptrdiff_t i = 0; i < n; i++) widen_row(t + ids[i] * dim, out + i * dim, dim);
+  });
+}
+
 void embedding_backward(const float* dout, const int32_t* ids, float* dtable, ptrdiff_t n, ptrdiff_t dim) {
   // Serial: repeated ids would race, and this is memory-bound and small next to the GEMMs.
   for (ptrdiff_t i = 0; i < n; i++) {

@@ -15,6 +15,12 @@ namespace ck {
 std::string widen_from_file(const std::string&, const std::vector<WidenJob>&) {
   return "memory-mapped loading is not available on this platform";
 }
+std::string map_file(const std::string&, void** data, size_t* size) {
+  *data = nullptr;
+  *size = 0;
+  return "memory-mapped loading is not available on this platform";
+}
+void unmap_file(void*, size_t) {}
 }  // namespace ck
 #else
 
@@ -28,6 +34,7 @@ std::string widen_from_file(const std::string&, const std::vector<WidenJob>&) {
 #include <cstdint>
 #include <cstring>
 
+#include "half.h"
 #include "pool.h"
 
 #if defined(__F16C__)
@@ -37,32 +44,6 @@ std::string widen_from_file(const std::string&, const std::vector<WidenJob>&) {
 namespace ck {
 
 namespace {
-
-// Exact IEEE half -> float (subnormals, infinities; NaN stays NaN with its sign).
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000 | (mant << 13) | (mant != 0 ? 0x400000 : 0);
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {
-    // Subnormal half: normalise into a float.
-    int e = -1;
-    do {
-      mant <<= 1;
-      e++;
-    } while ((mant & 0x400) == 0);
-    bits = sign | static_cast<uint32_t>(112 - e) << 23 | ((mant & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
 
 void convert(StoredType type, const unsigned char* src, float* dst, size_t n) {
   switch (type) {
@@ -181,6 +162,39 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
   }
   munmap(map, size);
   return "";
+}
+
+std::string map_file(const std::string& file, void** data, size_t* size) {
+  *data = nullptr;
+  *size = 0;
+  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    close(fd);
+    return std::string("cannot stat: ") + std::strerror(e);
+  }
+  const size_t n = static_cast<size_t>(st.st_size);
+  if (n == 0) {
+    close(fd);
+    return "";
+  }
+  // Read-only: the kernels only read frozen weights, and a stray write faults instead of silently
+  // diverging from the file. The pages are the page cache's own (no copy, no fresh memory); they are
+  // faulted in by the first pass that reads them (readahead is asked for now).
+  void* map = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  close(fd);
+  if (map == MAP_FAILED) return std::string("cannot map: ") + std::strerror(map_errno);
+  madvise(map, n, MADV_WILLNEED);
+  *data = map;
+  *size = n;
+  return "";
+}
+
+void unmap_file(void* data, size_t size) {
+  if (data != nullptr && size > 0) munmap(data, size);
 }
 
 }  // namespace ck

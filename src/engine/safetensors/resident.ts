@@ -1,0 +1,54 @@
+// Reading a checkpoint for frozen use (LoRA bases, samplers) without materialising float32: every
+// BF16 or F16 matrix becomes a HalfArray, a view straight into a read-only memory mapping of the
+// file. Nothing is copied and no fresh memory is touched; the pages are the page cache's own and
+// fault in when a kernel first reads them. The views keep the mapping alive, and it is unmapped
+// when the last of them is garbage-collected. Norm weights, biases, F32/F64 and integer tensors are
+// read as readSafetensors reads them (float32 copies; small, or not 16-bit to begin with).
+import { HalfArray } from "../kernels/halfArray.ts";
+import { loadNativeKernels } from "../kernels/native.ts";
+import { SafetensorsError, readSafetensors, readSafetensorsHeader, type TensorValues } from "./reader.ts";
+
+export interface ResidentTensor {
+  dtype: string;
+  shape: number[];
+  data: TensorValues | HalfArray;
+}
+
+const HALF_DTYPES: Readonly<Record<string, "bf16" | "f16">> = { BF16: "bf16", F16: "f16" };
+
+/**
+ * Tensors of one file (all, or only `names`): 16-bit matrices as HalfArray views of the mapping,
+ * the rest as readSafetensors returns them. Needs the native addon (it maps the file).
+ */
+export function readSafetensorsResident(file: string, options: { names?: Iterable<string> } = {}): Map<string, ResidentTensor> {
+  const header = readSafetensorsHeader(file);
+  const wanted = options.names === undefined ? [...header.entries.keys()] : [...options.names];
+  const out = new Map<string, ResidentTensor>();
+  const rest: string[] = [];
+  let mapping: ArrayBuffer | null = null;
+  for (const name of wanted) {
+    const e = header.entries.get(name);
+    if (e === undefined) throw new SafetensorsError(file, `has no tensor named ${JSON.stringify(name)}`);
+    const dtype = HALF_DTYPES[e.dtype];
+    const offset = header.dataStart + e.begin;
+    // Uint16Array views need an even offset (every real checkpoint has one; else it is read as floats).
+    if (dtype === undefined || e.shape.length < 2 || offset % 2 !== 0) {
+      rest.push(name);
+      continue;
+    }
+    mapping ??= mapWhole(file, header.fileSize);
+    out.set(name, { dtype: e.dtype, shape: e.shape, data: new HalfArray(dtype, new Uint16Array(mapping, offset, (e.end - e.begin) / 2)) });
+  }
+  if (rest.length > 0) for (const [name, t] of readSafetensors(file, { names: rest })) out.set(name, t);
+  return new Map(wanted.map((n) => [n, out.get(n) as ResidentTensor]));
+}
+
+function mapWhole(file: string, expectedSize: number): ArrayBuffer {
+  const buffer = loadNativeKernels().mapFile(file);
+  // The header was checked against the size fstat gave a moment ago; a file replaced in between
+  // (a checkpoint being rewritten) must not give views past the end of the new one.
+  if (buffer.byteLength !== expectedSize) {
+    throw new SafetensorsError(file, `changed size while being loaded (${expectedSize} bytes, now ${buffer.byteLength}); is it being written?`);
+  }
+  return buffer;
+}
