@@ -48,6 +48,8 @@ export function mixSeed(...parts: number[]): number {
 
 export interface MessageCompleter {
   complete(messages: Message[]): Promise<Message>;
+  /** A completer with its own seed stream drawn from `key` (see TokenCompleter.fork). */
+  fork?(key: number): MessageCompleter;
 }
 
 /** Samples one completion per call; `contextWindow`, when known, shrinks max_tokens so prompt + generation fit. */
@@ -95,25 +97,36 @@ export class TinkerMessageCompleter implements MessageCompleter {
   readonly stopCondition: StopCondition;
   readonly temperature: number;
   readonly topP: number;
+  /** When set, the n-th call samples with seed mix(seed, n), as TinkerTokenCompleter does. */
+  readonly seed: number | undefined;
+  private calls = 0;
 
   constructor(
     readonly samplingClient: SamplingClient,
     readonly renderer: RLRenderer,
     readonly maxTokens: number,
-    options: { stopCondition?: StopCondition; temperature?: number; topP?: number } = {},
+    private readonly options: { stopCondition?: StopCondition; temperature?: number; topP?: number; seed?: number } = {},
   ) {
     this.stopCondition = options.stopCondition ?? renderer.getStopSequences();
     this.temperature = options.temperature ?? 1.0;
     this.topP = options.topP ?? 1.0;
+    this.seed = options.seed;
+  }
+
+  fork(key: number): TinkerMessageCompleter {
+    if (this.seed === undefined) return this;
+    return new TinkerMessageCompleter(this.samplingClient, this.renderer, this.maxTokens, { ...this.options, seed: mixSeed(this.seed, key) });
   }
 
   async complete(messages: Message[]): Promise<Message> {
     const prompt = this.renderer.buildGenerationPrompt(messages);
+    const seed = this.seed === undefined ? undefined : mixSeed(this.seed, this.calls++);
     const response = await this.samplingClient.sample(prompt, 1, {
       stop: this.stopCondition,
       max_tokens: this.maxTokens,
       temperature: this.temperature,
       ...(this.topP < 1 ? { top_p: this.topP } : {}),
+      ...(seed === undefined ? {} : { seed }),
     });
     const seq = response.sequences[0];
     if (seq === undefined) throw new Error("sampler returned no sequences for a request of 1 sample");

@@ -14,7 +14,7 @@ export class OpponentEvaluator implements SamplingClientEvaluator {
     readonly opponentName: string,
     dataset: RLDataset,
     maxTokens: number,
-    options: { strategy?: RolloutStrategy; temperature?: number } = {},
+    options: { strategy?: RolloutStrategy; temperature?: number; seed?: number } = {},
   ) {
     this.name = `vs_${opponentName}`;
     this.inner = new RLTestSetEvaluator(dataset, maxTokens, { ...options, name: this.name });

@@ -24,12 +24,13 @@ export function frozenModelCompleter(
   service: ServiceProvider,
   spec: FrozenModelSpec,
   renderer: RLRenderer,
-  options: { maxTokens: number; temperature: number },
+  /** `seed`: the completer samples seeded, and opponents fork their own streams from it. */
+  options: { maxTokens: number; temperature: number; seed?: number },
 ): () => Promise<MessageCompleter> {
   let completer: Promise<MessageCompleter> | null = null;
   const make = async (): Promise<MessageCompleter> => {
     const client = await (await service()).createSamplingClient(spec.modelPath !== null ? { baseModel: spec.baseModel, modelPath: spec.modelPath } : { baseModel: spec.baseModel });
-    return new TinkerMessageCompleter(client, renderer, options.maxTokens, { temperature: options.temperature });
+    return new TinkerMessageCompleter(client, renderer, options.maxTokens, { temperature: options.temperature, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
   };
   return () => (completer ??= make());
 }

@@ -93,12 +93,20 @@ export class VsOpponentGroupBuilder<S> extends GameGroupBuilder<S> {
     readonly opponent: (i: number) => Opponent<S>,
     common: SeatCommon,
     tags: string[],
+    /** Who a person plays against in `cookbook play`, and in which seat (null: the first env). */
+    readonly play: { opponent: Opponent<S>; seat: Seat } | null = null,
   ) {
     super(newGame, common, tags);
   }
 
   async makeEnvs(): Promise<Env[]> {
     return this.seats.map((seat, i) => this.seatEnv(this.coordinator(), seat, this.opponent(i)));
+  }
+
+  /** The env `cookbook play` gives a person: the play opponent and seat, not the training ones. */
+  async makePlayEnv(): Promise<Env> {
+    if (this.play === null) return (await this.makeEnvs())[0]!;
+    return this.seatEnv(this.coordinator(), this.play.seat, this.play.opponent);
   }
 }
 

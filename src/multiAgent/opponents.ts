@@ -30,15 +30,18 @@ export class ModelOpponent<S> implements Opponent<S> {
    * `makeCompleter` runs on the first move, so a model opponent that is configured but never
    * played (an evaluation that does not run, a person playing another opponent) costs nothing.
    * `historyTurns` limits how much of its past the model sees (null: all; 0: only the current prompt).
+   * `seed` gives this opponent its own seed stream (the completer's fork), so its moves do not depend
+   * on the order in which concurrent games reach the sampler.
    */
   constructor(
     readonly name: string,
     private readonly makeCompleter: () => Promise<MessageCompleter>,
     readonly historyTurns: number | null = null,
+    readonly seed?: number,
   ) {}
 
   async move(_state: S, _seat: Seat, conversation: Message[]): Promise<string> {
-    this.completer ??= this.makeCompleter();
+    this.completer ??= this.makeCompleter().then((c) => (this.seed !== undefined && c.fork !== undefined ? c.fork(this.seed) : c));
     const reply = await (await this.completer).complete(recentTurns(conversation, this.historyTurns));
     return messageText(reply);
   }

@@ -1,7 +1,7 @@
 // RL test-set evaluation: roll out every group of a held-out dataset with the current sampler
 // and report its trajectory metrics under a `test/` prefix (spec §4.6, eval row).
 import { join } from "node:path";
-import { TinkerTokenCompleter } from "../completers.ts";
+import { mixSeed, TinkerTokenCompleter } from "../completers.ts";
 import { iterationDir, writeRolloutSummaries } from "../log/transcripts/rolloutSummaries.ts";
 import { writeRolloutHtml } from "../log/transcripts/html.ts";
 import type { Decode } from "../log/transcripts/types.ts";
@@ -38,21 +38,28 @@ export class RLTestSetEvaluator implements SamplingClientEvaluator {
   constructor(
     dataset: RLDataset,
     readonly maxTokens: number,
-    options: { name?: string; strategy?: RolloutStrategy; temperature?: number } = {},
+    options: { name?: string; strategy?: RolloutStrategy; temperature?: number; seed?: number } = {},
   ) {
     this.builders = datasetToEnvGroupBuilders(dataset);
     this.name = options.name ?? "test";
     this.strategy = options.strategy;
     this.temperature = options.temperature ?? 1.0;
+    this.seed = options.seed;
   }
 
   readonly strategy: RolloutStrategy | undefined;
+  /**
+   * When set, group i samples with seed mix(seed, i) at every evaluation: identical runs report
+   * identical scores, and evaluations of one run at different steps share their random draws, so
+   * the difference between two of them is the policy's, not the dice's. Unset samples unseeded.
+   */
+  readonly seed: number | undefined;
 
   async evaluate(samplingClient: SamplingClient, context?: EvalContext): Promise<Metrics> {
-    const policy = new TinkerTokenCompleter(samplingClient, this.maxTokens, this.temperature);
     const counter = new RolloutErrorCounter();
     const results = await Promise.all(
-      this.builders.map(async (builder): Promise<TrajectoryGroup | null> => {
+      this.builders.map(async (builder, i): Promise<TrajectoryGroup | null> => {
+        const policy = new TinkerTokenCompleter(samplingClient, this.maxTokens, this.temperature, undefined, this.seed === undefined ? undefined : mixSeed(this.seed, i));
         try {
           const group = await doGroupRollout(builder, policy, this.strategy);
           counter.ingest(group);

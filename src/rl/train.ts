@@ -65,7 +65,7 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
   const strategy = rolloutStrategyFromConfig(config.rollout_error_tolerance);
   const evaluators = [...(options.evaluators ?? [])];
   if (test !== undefined && test !== null) {
-    evaluators.push(new RLTestSetEvaluator(test, config.max_tokens, { strategy, temperature: config.temperature }));
+    evaluators.push(new RLTestSetEvaluator(test, config.max_tokens, { strategy, temperature: config.temperature, seed: config.seed }));
   }
   // Benchmarks named in the config (`benchmarks`, `infrequent_benchmarks`): scores as test/<benchmark>/<metric>.
   const named = await benchmarkEvaluatorsFromConfig(config, run.serviceClient);

@@ -7,7 +7,6 @@ import { join } from "node:path";
 import type { RecipeContext } from "../config/recipe.ts";
 import { writeFileAtomic } from "../files/durable.ts";
 import { resolveRendererName } from "../modelInfo.ts";
-import type { Message } from "../renderers/policyRenderer.ts";
 import type { Renderer } from "../renderers/base.ts";
 import type { TrainOnWhat } from "../renderers/types.ts";
 import { getRenderer } from "../renderers/registry.ts";
@@ -16,6 +15,7 @@ import { getTokenizer } from "../tokenizers/index.ts";
 import { datumFromModelInputWeights } from "./common.ts";
 import { SupervisedConfigSchema } from "./config.ts";
 import { SupervisedDatasetFromRows } from "./data.ts";
+import { softReplyDatum, type WarmupExample } from "./softReply.ts";
 import { main as supervisedMain } from "./train.ts";
 import type { SupervisedDatasetBuilder } from "./types.ts";
 
@@ -67,19 +67,22 @@ function finished(dir: string, spec: WarmupSpec): WarmupResult | null {
 
 /**
  * Runs the warm-up (linear decay from `learning_rate`, loss on the assistant messages `train_on`
- * picks) unless an identical one has finished, and returns its final weights.
+ * picks) unless an identical one has finished, and returns its final weights. A transcript is a
+ * conversation, or a conversation whose last reply may be any of several (trained toward all).
  */
 export async function supervisedWarmup(
   spec: WarmupSpec,
-  transcripts: (renderer: Renderer, count: number) => Message[][],
+  transcripts: (renderer: Renderer, count: number) => WarmupExample[],
   context?: RecipeContext,
 ): Promise<WarmupResult> {
   return supervisedWarmupOn(
     spec,
     (renderer) => ({
       build: async () => {
-        const train = new SupervisedDatasetFromRows(transcripts(renderer, spec.steps * spec.batch_size), spec.batch_size, (messages) => {
-          const ex = renderer.buildSupervisedExample(messages, spec.train_on ?? "all_assistant_messages");
+        const trainOn = spec.train_on ?? "all_assistant_messages";
+        const train = new SupervisedDatasetFromRows(transcripts(renderer, spec.steps * spec.batch_size), spec.batch_size, (row) => {
+          if (!Array.isArray(row)) return softReplyDatum(renderer, row, trainOn);
+          const ex = renderer.buildSupervisedExample(row, trainOn);
           return datumFromModelInputWeights(ex.modelInput, ex.weights);
         });
         return { train, test: null };

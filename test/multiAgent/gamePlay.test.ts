@@ -17,8 +17,8 @@ test("a person plays X against minimax in tic_tac_toe through cookbook play, to 
   async function* person(): AsyncGenerator<string> {
     for (;;) {
       // The last board printed: three rows of X, O and square numbers.
-      const boards = io.text().match(/[XO1-9]{3}\n[XO1-9]{3}\n[XO1-9]{3}\nYour move/g) ?? [];
-      const board = boards.at(-1)?.replace(/\n/g, "").slice(0, 9) ?? "";
+      const boards = io.text().match(/( [XO1-9]){3}\n( [XO1-9]){3}\n( [XO1-9]){3}\n/g) ?? [];
+      const board = boards.at(-1)?.replace(/\s/g, "") ?? "";
       const free = [...board].map((c, i) => (c === "X" || c === "O" ? null : i + 1)).filter((x) => x !== null);
       if (io.text().includes("episode done") || free.length === 0) return;
       yield String(free[0]);
@@ -27,11 +27,18 @@ test("a person plays X against minimax in tic_tac_toe through cookbook play, to 
   const total = await runPlay("tic_tac_toe", ["play_opponent=minimax", "play_as=X"], { lines: person(), write: io.write });
   const text = io.text();
   assert.match(text, /^tic_tac_toe: you are the policy/);
-  assert.match(text, /── observation ──\n<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser: 123\n456\n789\nYour move\?\n\nAssistant:/);
+  assert.match(text, /── observation ──\n<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser:  1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:/);
   assert.match(text, /O took \d\./, "minimax answers each move");
   assert.match(text, /episode done: \d turns/);
   assert.ok(total === -1 || total === 0, `minimax cannot lose: ${total}`);
   assert.match(text, total === -1 ? /loss_rate=1/ : /draw_rate=1/);
+
+  // play_as=O: the person gets O's seat (the recipe trains against a fixed opponent, alternating
+  // seats from X; play still gives the person the seat and opponent asked for), minimax opens.
+  const asO = transcript();
+  const firstMoveOnly = (async function* (): AsyncGenerator<string> {})();
+  await runPlay("tic_tac_toe", ["play_opponent=minimax", "play_as=O"], { lines: firstMoveOnly, write: asO.write });
+  assert.match(asO.text(), /── observation ──\n<\|endoftext\|>System: Tic-tac-toe\. You are O[^\n]*\n\nUser: X took \d\./);
 });
 
 test("a person asks every property in twenty_questions, then guesses the only thing that fits, and is rewarded", async () => {

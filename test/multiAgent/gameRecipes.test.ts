@@ -15,7 +15,8 @@ test("tic_tac_toe: warm-up, self-play, and test/vs_<opponent>/ rates at every ev
   const s = recipeSandbox("ttt-recipe");
   try {
     const log = join(s.root, "ttt");
-    const args = [...small(s.modelDir, log), "max_steps=3", "eval_every=2", "groups_per_batch=2", "test_games=4", `test_opponents=["random","minimax","base_model"]`];
+    const common = [...small(s.modelDir, log), "eval_every=2", "groups_per_batch=2", "test_games=4"];
+    const args = [...common, "max_steps=3", "train_opponent=self_play", "group_size=2", `test_opponents=["random","minimax","base_model"]`];
     await runRecipe("tic_tac_toe", args);
     assert.ok(existsSync(join(`${log}-warmup`, "warmup.json")), "the warm-up ran and recorded its settings");
     const rows = readMetrics(log);
@@ -46,10 +47,15 @@ test("tic_tac_toe: warm-up, self-play, and test/vs_<opponent>/ rates at every ev
     assert.ok(roles.has("assistant (X)") && roles.has("user (O)"), `players named in transcripts: ${[...roles].join(", ")}`);
     assert.ok(existsSync(join(log, "iteration_000003", "eval_vs_random.html")), "the end-of-run evaluation leaves its transcripts");
 
-    // Same settings: the warm-up is reused (its directory is not rewritten).
+    // Same warm-up settings: it is reused (its directory is not rewritten). This run trains against
+    // the default fixed opponent (random): group_size games per group, the policy's seat alternating.
     const marker = readFileSync(join(`${log}-warmup`, "metrics.jsonl"), "utf8");
-    await runRecipe("tic_tac_toe", [...args, "max_steps=1", "test_opponents=[\"random\"]"]);
+    await runRecipe("tic_tac_toe", [...common, "max_steps=1", "group_size=4", "test_opponents=[\"random\"]"]);
     assert.equal(readFileSync(join(`${log}-warmup`, "metrics.jsonl"), "utf8"), marker);
+    const vsRandom = readMetrics(log).filter((r) => r["env/all/total_episodes"] !== undefined);
+    assert.equal(vsRandom.length, 1);
+    assert.equal(vsRandom[0]!["env/all/total_episodes"], 8, "2 groups of 4 games");
+    assert.equal(vsRandom[0]!["env/all/opponent_illegal_rate"], 0, "the random opponent only plays legal squares");
 
     await assert.rejects(runRecipe("tic_tac_toe", [...args, "rollout_error_tolerance=true"]), /self-play seat cannot be replayed/);
   } finally {

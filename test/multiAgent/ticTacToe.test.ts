@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { otherSeat, type Seat } from "../../src/multiAgent/game.ts";
-import { boardFrom, emptyBoard, legalSquares, LINES, markToMove, parseSquare, place, renderBoard, TicTacToe, winnerOf, type TicTacToeState } from "../../src/multiAgent/games/ticTacToe.ts";
+import { boardFrom, emptyBoard, legalSquares, LINES, markToMove, parseSquare, place, renderBoard, renderPosition, TicTacToe, winnerOf, type TicTacToeState } from "../../src/multiAgent/games/ticTacToe.ts";
 import { bestSquares, minimaxOpponent, minimaxValue, randomOpponent } from "../../src/multiAgent/games/ticTacToeOpponents.ts";
 
 const game = new TicTacToe();
@@ -47,7 +47,9 @@ test("X moves first and the marks alternate; a taken square or anything but one 
   }
   assert.equal(parseSquare(" 7 "), 7);
   assert.equal(parseSquare("7."), 7);
-  assert.equal(renderBoard(place(s, 1)), "O23\n4X6\n789");
+  assert.equal(renderBoard(place(s, 1)), " O 2 3\n 4 X 6\n 7 8 9");
+  assert.equal(renderPosition(place(s, 1)), " O 2 3\n 4 X 6\n 7 8 9\nFree: 2 3 4 6 7 8 9");
+  assert.equal(renderPosition(boardFrom("XXX OO. ...")), " X X X\n O O 6\n 7 8 9", "no free squares once the game is won");
 });
 
 /** Every position reachable from the empty board by legal play (the game continuing). */
@@ -112,32 +114,60 @@ test("the scripted opponents play legal squares for the mark to move and refuse 
   assert.equal(await minimaxOpponent(0).move(s, 1, []), "9", "O must block the diagonal");
 });
 
-test("warm-up positions are one legal turn each, told as the prompt shows it; whole-game transcripts hold only legal moves", async () => {
+test("warm-up positions are one turn each, told as the prompt shows it, trained toward every free square; whole-game transcripts hold only legal moves", async () => {
   const { warmupPositionTranscripts, warmupGameTranscripts } = await import("../../src/multiAgent/games/ticTacToeEnv.ts");
   const { Prng } = await import("../../src/data/synthetic/prng.ts");
+  const boardRe = /((?: [XO1-9]){3})\n((?: [XO1-9]){3})\n((?: [XO1-9]){3})\nFree: ([1-9 ]+)\nYour move\?$/;
   const rows = warmupPositionTranscripts(new Prng(1), 400);
   const freeCounts: number[] = [];
-  for (const [system, user, reply] of rows) {
+  const firstChoice = new Map<number, number>();
+  for (const { messages, alternatives } of rows) {
+    const [system, user] = messages;
+    assert.equal(messages.length, 2);
     assert.equal(system.role, "system");
-    const board = /([XO1-9]{3})\n([XO1-9]{3})\n([XO1-9]{3})\nYour move\?$/.exec(String(user.content));
+    const board = boardRe.exec(String(user.content));
     assert.ok(board !== null, String(user.content));
-    const cells = (board[1] + board[2] + board[3]).split("");
-    const free = cells.flatMap((c, i) => (c === "X" || c === "O" ? [] : [i + 1]));
-    assert.ok(free.includes(Number(reply.content)), `${reply.content} is free in ${cells.join("")}`);
-    assert.match(String(system.content), markToMove(boardFrom(cells.join(""))) === "X" ? /You are X/ : /You are O/);
+    const cells = (board[1] + board[2] + board[3]).replace(/ /g, "");
+    const free = legalSquares(boardFrom(cells));
+    assert.equal(board[4], free.join(" "), "the Free line lists the empty squares");
+    assert.deepEqual([...alternatives].map(Number).sort((a, b) => a - b), free, "every free square is a target, nothing else");
+    assert.match(String(system.content), markToMove(boardFrom(cells)) === "X" ? /You are X/ : /You are O/);
     freeCounts.push(free.length);
+    if (free.length === 9) firstChoice.set(Number(alternatives[0]), (firstChoice.get(Number(alternatives[0])) ?? 0) + 1);
   }
   const share = (k: number) => freeCounts.filter((n) => n === k).length / freeCounts.length;
   assert.ok(share(1) > share(5) && share(2) > share(8), "few free squares are weighted up");
+  assert.ok(firstChoice.size > 3, "the reply the model reads after its move is drawn at random, not always the lowest square");
   for (const convo of warmupGameTranscripts(new Prng(2), 20)) {
     let state = emptyBoard();
     for (const m of convo) {
       if (m.role !== "user") continue;
-      const b = /([XO1-9]{3})\n([XO1-9]{3})\n([XO1-9]{3})\nYour move\?$/.exec(String(m.content));
-      if (b !== null) state = boardFrom(b[1] + b[2] + b[3]);
+      const b = boardRe.exec(String(m.content));
+      if (b !== null) state = boardFrom((b[1] + b[2] + b[3]).replace(/ /g, ""));
     }
     const last = convo.at(-1);
     assert.equal(last?.role, "assistant");
     assert.ok(legalSquares(state).includes(Number(last?.content)));
   }
+});
+
+test("a base-model opponent sees as much of the game as the policy and samples from its own seed stream", async () => {
+  const { ticTacToeOpponent } = await import("../../src/multiAgent/games/ticTacToeEnv.ts");
+  type Msg = { role: string; content: string };
+  const calls: { key: number | null; messages: number }[] = [];
+  const completer = (key: number | null) => ({
+    complete: async (messages: Msg[]) => {
+      calls.push({ key, messages: messages.length });
+      return { role: "assistant" as const, content: "5" };
+    },
+    fork: (k: number) => completer(k),
+  });
+  const conversation: Msg[] = [
+    { role: "system", content: "s" }, { role: "user", content: "u1" }, { role: "assistant", content: "1" }, { role: "user", content: "u2" },
+  ];
+  const opponent = ticTacToeOpponent("base_model", 41, async () => completer(null), 0);
+  assert.equal(await opponent.move(emptyBoard(), 1, conversation as never), "5");
+  assert.deepEqual(calls, [{ key: 41, messages: 2 }], "forked with the opponent's seed; system prompt and current turn only");
+  await ticTacToeOpponent("base_model", 42, async () => completer(null), null).move(emptyBoard(), 1, conversation as never);
+  assert.deepEqual(calls[1], { key: 42, messages: 4 }, "history_turns=null: the whole conversation");
 });

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { TinkerMessageCompleter, TinkerTokenCompleter, requireLogprobs } from "../../src/completers.ts";
+import { mixSeed, TinkerMessageCompleter, TinkerTokenCompleter, requireLogprobs } from "../../src/completers.ts";
 import type { RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { FakeSamplingClient, ints } from "./fakes.ts";
 
@@ -36,4 +36,27 @@ test("TinkerMessageCompleter renders, samples with the renderer's stop, and pars
   assert.deepEqual(reply, { role: "assistant", content: "7,8" });
   assert.deepEqual(s.prompts[0], [5]);
   assert.deepEqual(s.params[0], { stop: [99], max_tokens: 32, temperature: 1 });
+});
+
+test("TinkerMessageCompleter with a seed seeds every call, and its forks draw their own streams", async () => {
+  const renderer: RLRenderer = {
+    buildGenerationPrompt: () => ints([1]),
+    getStopSequences: () => [99],
+    parseResponse: (tokens) => ({ message: { role: "assistant", content: tokens.join(",") }, termination: "stop_sequence" }),
+  };
+  const s = new FakeSamplingClient(() => ({ tokens: [7] }));
+  const seeded = new TinkerMessageCompleter(s, renderer, 8, { seed: 3 });
+  await seeded.complete([]);
+  await seeded.complete([]);
+  assert.deepEqual(s.params.map((p) => p.seed), [mixSeed(3, 0), mixSeed(3, 1)]);
+  const a = seeded.fork(1);
+  const b = seeded.fork(2);
+  await a.complete([]);
+  await b.complete([]);
+  await seeded.fork(1).complete([]);
+  assert.deepEqual(s.params.slice(2).map((p) => p.seed), [mixSeed(mixSeed(3, 1), 0), mixSeed(mixSeed(3, 2), 0), mixSeed(mixSeed(3, 1), 0)]);
+  const unseeded = new TinkerMessageCompleter(s, renderer, 8);
+  assert.equal(unseeded.fork(1), unseeded, "an unseeded completer has no streams to fork");
+  await unseeded.complete([]);
+  assert.equal(s.params.at(-1)?.seed, undefined);
 });

@@ -1,7 +1,8 @@
 // Tic-tac-toe for the coordinator (the cookbook plays TextArena's TicTacToe-v0). A move is a single
 // digit 1–9 naming a square — the simplest reply the shipped tiny model can produce, since its
-// tokenizer gives every digit a token of its own. The board is drawn compactly ("XO3\n4X6\n789")
-// right before the question, so every square is at a fixed distance from the reply.
+// tokenizer gives every digit a token of its own. The board is drawn with empty squares by number
+// (" X O 3\n 4 X 6\n 7 8 9") and followed, as TextArena's "Available Moves" line is, by the free
+// squares ("Free: 3 4 6 7 8 9"): each number there is the very token of the reply that names it.
 // Anything else, or a taken square, is an illegal move; the seat's parse-error policy decides
 // whether that loses the game or earns a second try.
 import type { Metrics } from "../../rl/types.ts";
@@ -73,15 +74,22 @@ export function parseSquare(text: string): number | null {
 }
 
 /**
- * The board as the players see it: three rows of three characters, empty squares by number
- * ("XO3\n4X6\n789"). Every character is one token of the tiny model's tokenizer, so each square
- * sits at the same distance from the reply in every position — a model this small reads the board
- * by position (it cannot pick a number out of a list by content).
+ * The board as the players see it: three rows of three squares, each a space and its mark or, when
+ * empty, its number (" X O 3\n 4 X 6\n 7 8 9"), then the free squares ("Free: 3 4 6 7 8 9"). With
+ * the space every number is the same tokenizer token as the reply " 3" that names it, so reading
+ * which squares are free is copying a token from the prompt — which the tiny model learns in a
+ * warm-up, where it could not learn to map the compact "XO3" board's digits to replies (docs/agents.md).
  */
 export function renderBoard(state: TicTacToeState): string {
   const rows: string[] = [];
-  for (let r = 0; r < 3; r++) rows.push(state.cells.slice(3 * r, 3 * r + 3).map((c, i) => c ?? String(3 * r + i + 1)).join(""));
+  for (let r = 0; r < 3; r++) rows.push(state.cells.slice(3 * r, 3 * r + 3).map((c, i) => ` ${c ?? String(3 * r + i + 1)}`).join(""));
   return rows.join("\n");
+}
+
+/** The board and, while the game is on, the line of free squares. */
+export function renderPosition(state: TicTacToeState): string {
+  const free = legalSquares(state);
+  return free.length === 0 ? renderBoard(state) : `${renderBoard(state)}\nFree: ${free.join(" ")}`;
 }
 
 function seatOf(mark: Mark): Seat {
@@ -121,14 +129,14 @@ export class TicTacToe implements TurnGame<TicTacToeState> {
     return { ...m, [`as_${MARKS[seat].toLowerCase()}/win_or_draw`]: m.win_or_draw };
   }
 
+  // Short: every turn of every game is trained with it (37 tokens here against 65 for the longer
+  // "…, the other player is O; X moves first. … reply with the number of an empty square.").
   systemPrompt(_state: TicTacToeState, seat: Seat): string {
-    const mark = MARKS[seat];
-    const other = MARKS[1 - seat];
-    return `Tic-tac-toe. You are ${mark}, the other player is ${other}; X moves first. Three in a row wins. On your turn, reply with the number of an empty square.`;
+    return `Tic-tac-toe. You are ${MARKS[seat]}. Three in a row wins. Reply with a free square.`;
   }
 
   turnPrompt(state: TicTacToeState, _seat: Seat, lastMove: MoveRecord | null): string {
-    return `${lastMove !== null ? `${lastMove.summary}\n` : ""}${renderBoard(state)}\nYour move?`;
+    return `${lastMove !== null ? `${lastMove.summary}\n` : ""}${renderPosition(state)}\nYour move?`;
   }
 
   endPrompt(state: TicTacToeState, seat: Seat, end: GameEnd, lastMove: MoveRecord): string {
@@ -142,6 +150,6 @@ export class TicTacToe implements TurnGame<TicTacToeState> {
   }
 
   retryPrompt(state: TicTacToeState, _seat: Seat, error: string): string {
-    return `Illegal move: ${error}.\n${renderBoard(state)}\nYour move?`;
+    return `Illegal move: ${error}.\n${renderPosition(state)}\nYour move?`;
   }
 }

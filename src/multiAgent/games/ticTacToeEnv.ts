@@ -5,6 +5,7 @@ import type { MessageCompleter } from "../../completers.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
 import type { Message } from "../../renderers/policyRenderer.ts";
 import type { RLDatasetBuilder } from "../../rl/types.ts";
+import type { SoftReplyExample } from "../../supervised/softReply.ts";
 import { TwoPlayerCoordinator } from "../coordinator.ts";
 import type { Seat } from "../game.ts";
 import { alternatingSeats, GameDataset, SelfPlayGroupBuilder, VsOpponentGroupBuilder, type GameSetup, type SeatCommon } from "../groups.ts";
@@ -21,22 +22,25 @@ export function newTicTacToe(): GameSetup<TicTacToeState> {
   return { game: GAME, initialState: emptyBoard() };
 }
 
-/** An opponent by name; `baseModel` makes the frozen starting policy's completer on first use. */
-export function ticTacToeOpponent(name: TicTacToeOpponentName, seed: number, baseModel: () => Promise<MessageCompleter>): Opponent<TicTacToeState> {
+/**
+ * An opponent by name; `baseModel` makes the frozen starting policy's completer on first use, and
+ * that opponent sees as much of the game as the policy does (`historyTurns`).
+ */
+export function ticTacToeOpponent(name: TicTacToeOpponentName, seed: number, baseModel: () => Promise<MessageCompleter>, historyTurns: number | null = null): Opponent<TicTacToeState> {
   switch (name) {
     case "random":
       return randomOpponent(seed);
     case "minimax":
       return minimaxOpponent(seed);
     case "base_model":
-      return new ModelOpponent("base_model", baseModel);
+      return new ModelOpponent("base_model", baseModel, historyTurns, seed);
   }
 }
 
 export interface TicTacToeDatasetOptions {
   common: SeatCommon;
   groupsPerBatch: number;
-  /** Envs per group: in self-play both seats of group_size / 2 games. */
+  /** Envs per group: in self-play both seats of group_size / 2 games; against an opponent, group_size games in one seat. */
   groupSize: number;
   numBatches: number;
   seed: number;
@@ -58,12 +62,13 @@ export function ticTacToeDatasetBuilder(o: TicTacToeDatasetOptions): RLDatasetBu
     async build() {
       const train = new GameDataset(o.numBatches, (batch) =>
         Array.from({ length: o.groupsPerBatch }, (_, group) => {
-          if (o.trainOpponent === "self_play") {
-            const play = { opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel), seat: o.play.seat };
-            return new SelfPlayGroupBuilder(newTicTacToe, o.groupSize / 2, o.common, TAGS, play);
-          }
+          const play = { opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel, o.common.historyTurns ?? null), seat: o.play.seat };
+          if (o.trainOpponent === "self_play") return new SelfPlayGroupBuilder(newTicTacToe, o.groupSize / 2, o.common, TAGS, play);
+          // One seat per group (X in even groups, O in odd): advantages are centred among games of
+          // the same seat, since X's games are worth more than O's whatever the moves.
           const name = o.trainOpponent;
-          return new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(o.groupSize), (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel), o.common, TAGS);
+          const seats = Array.from({ length: o.groupSize }, () => (group % 2) as Seat);
+          return new VsOpponentGroupBuilder(newTicTacToe, seats, (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null), o.common, TAGS, play);
         }),
       );
       return { train, test: null };
@@ -77,7 +82,7 @@ export function ticTacToeTestSet(o: { common: SeatCommon; games: number; seed: n
   return new GameDataset(1, () =>
     Array.from(
       { length: groups },
-      (_, g) => new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(2), (env) => ticTacToeOpponent(o.opponent, (o.seed * 7919 + g * 2 + env + 104_729) >>> 0, o.baseModel), o.common, [`vs_${o.opponent}`]),
+      (_, g) => new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(2), (env) => ticTacToeOpponent(o.opponent, (o.seed * 7919 + g * 2 + env + 104_729) >>> 0, o.baseModel, o.common.historyTurns ?? null), o.common, [`vs_${o.opponent}`]),
     ),
   );
 }
@@ -109,13 +114,13 @@ export function warmupGameTranscripts(rng: Prng, count: number): Message[][] {
 /**
  * Warm-up positions that teach reading the board: random legal play stopped when `k` squares are
  * left, k drawn with weight 1/k, told from the side to move as the environment's prompt shows it
- * (system prompt and current board only, `history_turns=0`), answered with a uniformly random free
- * square. Positions with one or two squares left are frequent: there the reply is (nearly)
- * determined by the board, the signal a model this small needs to learn which squares are taken.
- * Uniformly random games teach the reply format only (docs/agents.md).
+ * (system prompt and current board only, `history_turns=0`), answered with every free square at
+ * once (soft targets, the first one drawn at random is what the model reads after its reply).
+ * Nothing in the targets prefers one free square to another: tactics are left to RL. One random
+ * free square per position as the target taught legality much more slowly (docs/agents.md).
  */
-export function warmupPositionTranscripts(rng: Prng, count: number): Message[][] {
-  const out: Message[][] = [];
+export function warmupPositionTranscripts(rng: Prng, count: number): SoftReplyExample[] {
+  const out: SoftReplyExample[] = [];
   while (out.length < count) {
     const k = 1 + rng.weightedIndex([1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => 1 / n));
     const { game, initialState } = newTicTacToe();
@@ -126,8 +131,9 @@ export function warmupPositionTranscripts(rng: Prng, count: number): Message[][]
       c.submit(seat, String(rng.pick(legalSquares(c.state))));
     }
     if (c.done) continue;
-    const prompt = recentTurns(c.conversation(c.toMove), 0);
-    out.push([...prompt, { role: "assistant", content: String(rng.pick(legalSquares(c.state))) }]);
+    const free = legalSquares(c.state);
+    const drawn = rng.pick(free);
+    out.push({ messages: recentTurns(c.conversation(c.toMove), 0), alternatives: [drawn, ...free.filter((sq) => sq !== drawn)].map(String) });
   }
   return out;
 }
