@@ -99,21 +99,42 @@ struct Block {
   size_t job, begin, end;  // elements [begin, end) of jobs[job]
 };
 
+// Opens `file` read-only and gives its size; on failure returns why (and leaves no fd open).
+std::string open_with_size(const std::string& file, int* fd, size_t* size) {
+  *fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (*fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+  struct stat st;
+  if (fstat(*fd, &st) != 0) {
+    const int e = errno;
+    close(*fd);
+    *fd = -1;
+    return std::string("cannot stat: ") + std::strerror(e);
+  }
+  *size = static_cast<size_t>(st.st_size);
+  return "";
+}
+
+// Maps `size` bytes of `fd` read-only and closes it (the mapping keeps the file); returns why not.
+std::string map_and_close(int fd, size_t size, void** map) {
+  *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  close(fd);
+  if (*map == MAP_FAILED) {
+    *map = nullptr;
+    return std::string("cannot map: ") + std::strerror(map_errno);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string widen_from_file(const std::string& file, const std::vector<WidenJob>& unsorted) {
   // In file order, so that each group below covers one stretch of the file.
   std::vector<WidenJob> jobs(unsorted);
   std::sort(jobs.begin(), jobs.end(), [](const WidenJob& a, const WidenJob& b) { return a.offset < b.offset; });
-  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    close(fd);
-    return std::string("cannot stat: ") + std::strerror(e);
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
+  int fd;
+  size_t size;
+  if (std::string err = open_with_size(file, &fd, &size); !err.empty()) return err;
   for (const WidenJob& j : jobs) {
     if (j.offset + j.count * stored_size(j.type) > size) {
       close(fd);
@@ -125,10 +146,8 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
     close(fd);
     return "";
   }
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_errno = errno;
-  close(fd);
-  if (map == MAP_FAILED) return std::string("cannot map: ") + std::strerror(map_errno);
+  void* map;
+  if (std::string err = map_and_close(fd, size, &map); !err.empty()) return err;
   madvise(map, size, MADV_SEQUENTIAL);
   const unsigned char* base = static_cast<const unsigned char*>(map);
 
@@ -167,15 +186,9 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
 std::string map_file(const std::string& file, void** data, size_t* size) {
   *data = nullptr;
   *size = 0;
-  const int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    close(fd);
-    return std::string("cannot stat: ") + std::strerror(e);
-  }
-  const size_t n = static_cast<size_t>(st.st_size);
+  int fd;
+  size_t n;
+  if (std::string err = open_with_size(file, &fd, &n); !err.empty()) return err;
   if (n == 0) {
     close(fd);
     return "";
@@ -183,10 +196,8 @@ std::string map_file(const std::string& file, void** data, size_t* size) {
   // Read-only: the kernels only read frozen weights, and a stray write faults instead of silently
   // diverging from the file. The pages are the page cache's own (no copy, no fresh memory); they are
   // faulted in by the first pass that reads them (readahead is asked for now).
-  void* map = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_errno = errno;
-  close(fd);
-  if (map == MAP_FAILED) return std::string("cannot map: ") + std::strerror(map_errno);
+  void* map;
+  if (std::string err = map_and_close(fd, n, &map); !err.empty()) return err;
   madvise(map, n, MADV_WILLNEED);
   *data = map;
   *size = n;
