@@ -17,8 +17,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fastInkOutput, fastStringWidth, inkWithoutDevtools, yogaSync } from "./bundlePatches.mjs";
 import { contentStamp, filesUnder, readStamp, writeStampFile } from "./contentStamp.mjs";
+import { ranForNpx } from "./npx.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+if (ranForNpx()) process.exit(0);
 const argv = process.argv.slice(2);
 const outdir = argv.includes("--outdir") ? resolve(argv[argv.indexOf("--outdir") + 1]) : join(root, "dist");
 

@@ -12,8 +12,11 @@ import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { contentStamp, filesUnder, readStamp, writeStampFile } from "./contentStamp.mjs";
+import { ranForNpx, repairNpxEntry } from "./npx.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+if (ranForNpx()) process.exit(0);
+repairNpxEntry(root);
 const addon = join(root, "build", "Release", "cookbook_kernels.node");
 const stampFile = join(root, "build", "cookbook_kernels.stamp");
 const nativeDir = join(root, "src", "engine", "kernels", "native");
