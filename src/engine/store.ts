@@ -16,7 +16,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { describeWriteError } from "../files/diskErrors.ts";
-import { fsyncDir, writeAll, writeFileAtomic } from "../files/durable.ts";
+import { fsyncDir, writeAll, writeJsonAtomic } from "../files/durable.ts";
 import { APIStatusError, InvalidArgumentError } from "../tinker/errors.ts";
 import { formatTinkerPath, parseTinkerPath, validateCheckpointName, type CheckpointKind } from "../tinker/paths.ts";
 import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, WeightsInfo } from "../tinker/types.ts";
@@ -159,10 +159,6 @@ function readJson<T>(file: string): T {
   } catch (err) {
     throw new Error(`${file}: cannot read (${(err as Error).message})`);
   }
-}
-
-function writeJsonAtomic(file: string, value: unknown, context: string): void {
-  writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n", { context });
 }
 
 /** Writes a file inside a checkpoint's temporary folder and fsyncs it (the folder is renamed later). */
@@ -327,7 +323,7 @@ export class CheckpointStore {
     const now = new Date().toISOString();
     const full: RunRecord = { ...record, created_at: now, last_request_time: now };
     mkdirSync(this.runDir(record.model_id), { recursive: true });
-    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full, `training run record of ${record.model_id}`);
+    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full, { context: `training run record of ${record.model_id}` });
     return full;
   }
 
@@ -343,7 +339,7 @@ export class CheckpointStore {
     if (!existsSync(file)) return;
     const rec = readJson<RunRecord>(file);
     rec.last_request_time = new Date().toISOString();
-    writeJsonAtomic(file, rec, `training run record of ${modelId}`);
+    writeJsonAtomic(file, rec, { context: `training run record of ${modelId}` });
   }
 
   /** True when a live (unexpired) checkpoint exists at that name. */
