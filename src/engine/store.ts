@@ -23,9 +23,12 @@ import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, Weight
 import { readSafetensors, readSafetensorsHeader, type Tensor } from "./safetensors/reader.ts";
 import { writeSafetensors, type TensorToWrite } from "./safetensors/writer.ts";
 import { readModelSafetensors, writeModelSafetensors } from "./safetensors/directory.ts";
-import { TOKENIZER_FILES } from "./resolve.ts";
+import { TOKENIZER_FILES } from "../hf/models.ts";
+import { isPidAlive } from "../files/processes.ts";
+import { LORA_ALPHA } from "./model/params.ts";
 
-export const LORA_ALPHA = 32;
+/** The adapter config of an exported LoRA names the alpha its training scale used. */
+export { LORA_ALPHA };
 
 export interface LoraInfo {
   rank: number;
@@ -178,15 +181,6 @@ function fsyncFile(file: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -19,7 +19,7 @@ const record = (runId: string): EvalRunIndexRecord => ({
   config_key: "k",
 });
 
-const trajectory = (index: number): TrajectoryRecord => ({ index, prompt: [{ role: "user", content: `q${index}` }], reference: String(index), samples: [] });
+const trajectory = (index: number): TrajectoryRecord => ({ index, example_id: `e${index}`, prompt: [{ role: "user", content: `q${index}` }], reference: String(index), samples: [] });
 
 test("eval store: atomic JSON, whole lines, a torn tail repaired, a damaged line named", () => {
   const root = mkdtempSync(join(tmpdir(), "eval-store-files-"));
