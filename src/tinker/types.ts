@@ -175,6 +175,8 @@ export const GetInfoResponseSchema = z.object({
 });
 export const ServerCapabilitiesSchema = z.object({
   supported_models: z.array(z.object({ model_name: z.string().optional(), max_context_length: z.number().int().optional() })),
+  /** `cookbook serve --max-lora-rank`'s ceiling; the hosted service and SkyRL tx do not say. */
+  max_lora_rank: z.number().int().positive().optional(),
 });
 export const SaveWeightsResponseSchema = z.object({ path: z.string() });
 export const LoadWeightsResponseSchema = z.object({ path: z.string().optional(), model_id: z.string().optional() });

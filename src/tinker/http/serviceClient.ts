@@ -38,6 +38,10 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
     this.sampleSemaphore = new Semaphore(() => this.ctx.flags.sampleMaxConcurrentRequests);
   }
 
+  get baseUrl(): string {
+    return this.ctx.opts.baseUrl;
+  }
+
   getServerCapabilities(): Promise<ServerCapabilities> {
     return this.ctx.call({ method: "GET", path: "/api/v1/get_server_capabilities" }, ServerCapabilitiesSchema);
   }

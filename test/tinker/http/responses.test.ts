@@ -42,7 +42,7 @@ const DOCUMENTED: Record<keyof typeof RESPONSE_SCHEMAS, Json> = {
   CreateModelResponse: { type: "create_model", model_id: "run-1" },
   CreateSamplingSessionResponse: { type: "create_sampling_session", sampling_session_id: "samp-1" },
   GetSamplerResponse: { sampler_id: "samp-1", base_model: "Qwen/Qwen3-4B", model_path: "tinker://run-1/sampler_weights/s" },
-  ServerCapabilities: { supported_models: [{ model_name: "Qwen/Qwen3-4B", max_context_length: 32768 }] },
+  ServerCapabilities: { supported_models: [{ model_name: "Qwen/Qwen3-4B", max_context_length: 32768 }], max_lora_rank: 64 },
   GetInfoResponse: {
     type: "get_info",
     model_data: { arch: "qwen3", model_name: "Qwen/Qwen3-4B", tokenizer_id: "Qwen/Qwen3-4B" },
