@@ -48,7 +48,7 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
   }
   const log = hooks.log ?? ((line: string) => process.stderr.write(`[serve] ${line}\n`));
   const service = createEmbeddedServiceClient({ storeDir: o.storeDir, kernels: o.kernels, resolve: hooks.resolve });
-  const core = new ServerCore(service, o, log);
+  const core = new ServerCore(service, o, log, hooks);
   const authorized = apiKeyChecker(o.apiKey);
   const inflight = new Set<AbortController>();
 

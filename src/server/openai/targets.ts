@@ -83,11 +83,13 @@ export class OpenAITargets {
         throw notFound(err instanceof HttpError ? String(err.message) : (err as Error).message);
       }
     }
+    const embedded = client;
+    client = this.core.hooks.wrapOpenAISampler?.(client, model) ?? client;
     const baseModel = client.baseModel;
     const tokenizer = await getTokenizer(baseModel);
     const name = resolveRendererName(baseModel, rendererName);
-    const contextLength = client instanceof EmbeddedSamplingClient ? client.info.contextLength : undefined;
-    return { id: model, baseModel, sampler: new ScheduledSampler(this.core, client), tokenizer, renderer: getRenderer(name, tokenizer), rendererName: name, contextLength };
+    const contextLength = embedded instanceof EmbeddedSamplingClient ? embedded.info.contextLength : undefined;
+    return { id: model, baseModel, sampler: new ScheduledSampler(this.core, client, embedded), tokenizer, renderer: getRenderer(name, tokenizer), rendererName: name, contextLength };
   }
 }
 
@@ -96,6 +98,8 @@ class ScheduledSampler implements SamplingClient {
   constructor(
     private readonly core: ServerCore,
     private readonly inner: SamplingClient,
+    /** The engine's own sampler (the one to release), which `inner` may wrap. */
+    private readonly engine: SamplingClient,
   ) {}
 
   get baseModel(): string {
@@ -116,6 +120,6 @@ class ScheduledSampler implements SamplingClient {
   }
 
   async release(): Promise<void> {
-    if (this.inner instanceof EmbeddedSamplingClient) await this.inner.release();
+    if (this.engine instanceof EmbeddedSamplingClient) await this.engine.release();
   }
 }
