@@ -8,9 +8,10 @@ import type { EmbeddedRestClient, EmbeddedServiceClient } from "../engine/index.
 import { ArchiveSigner } from "./archives.ts";
 import { FairScheduler } from "./fairScheduler.ts";
 import { toHttpError, zodDetail } from "./errors.ts";
+import { ServedFeatures } from "./features.ts";
 import { FutureStore, type FinishedValue } from "./futures.ts";
 import { HttpError, parseJsonBody } from "./http.ts";
-import type { ResolvedServeOptions } from "./options.ts";
+import type { ResolvedServeOptions, ServeHooks } from "./options.ts";
 import { Registry, type ModelEntry } from "./registry.ts";
 
 export interface Call {
@@ -42,16 +43,20 @@ export class ServerCore {
   readonly archives = new ArchiveSigner();
   /** Turns at the engine, round-robin between sessions (src/server/fairScheduler.ts). */
   readonly scheduler: FairScheduler;
+  /** The configured narrowing of models, LoRA rank and top-k prompt logprobs. */
+  readonly features: ServedFeatures;
 
   constructor(
     readonly service: EmbeddedServiceClient,
     readonly options: ResolvedServeOptions,
     readonly log: (line: string) => void,
+    readonly hooks: Pick<ServeHooks, "wrapOpenAISampler"> = {},
   ) {
     this.futures = new FutureStore(options.futureRetentionSec * 1000, options.deliveredRetentionSec * 1000);
     this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession, options.seqGapTimeoutSec * 1000);
     this.rest = service.createRestClient();
     this.scheduler = new FairScheduler(options.maxSampleTokens);
+    this.features = new ServedFeatures(options);
   }
 
   /** Parses a JSON body against `schema`: 400 for bad JSON, 422 naming the fields for a bad shape. */

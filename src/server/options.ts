@@ -1,6 +1,7 @@
 // Options of `cookbook serve` / startServer: one zod schema for types, defaults and help text.
 import { z } from "zod";
 import type { ResolveOptions } from "../engine/index.ts";
+import type { SamplingClient } from "../tinker/clients.ts";
 
 export const ServeOptionsSchema = z.object({
   host: z.string().min(1).default("127.0.0.1").describe("Address to bind; anything but loopback requires an API key"),
@@ -29,6 +30,16 @@ export const ServeOptionsSchema = z.object({
     .positive()
     .default(120)
     .describe("How long a model's later requests wait for a missing seq_id before they fail with an error naming the gap"),
+  models: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe("Serve only these base models (training and base-model sampling); default: every model the engine finds"),
+  maxLoraRank: z.number().int().positive().optional().describe("Largest LoRA rank create_model accepts (advertised as max_lora_rank in get_server_capabilities)"),
+  topkPromptLogprobs: z
+    .boolean()
+    .default(true)
+    .describe("Answer top-k prompt logprobs; false refuses them with a 400, as SkyRL tx's JAX backend does"),
 });
 
 export type ServeOptions = z.input<typeof ServeOptionsSchema>;
@@ -40,4 +51,9 @@ export interface ServeHooks {
   resolve?: ResolveOptions;
   /** Where the server's own lines go (default stderr). Never receives the API key. */
   log?: (line: string) => void;
+  /**
+   * Wraps the sampler behind an OpenAI `model` (tests script a model's reply, e.g. a tool call a
+   * tiny random model would never write, to exercise the parsing path end to end).
+   */
+  wrapOpenAISampler?: (client: SamplingClient, model: string) => SamplingClient;
 }

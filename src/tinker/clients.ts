@@ -51,6 +51,8 @@ export type CustomLossFn = (
 export interface ServiceClient {
   /** "embedded" (in-process engine) or "remote" (HTTP to a Tinker-compatible server). */
   readonly engineKind: "embedded" | "remote";
+  /** The server's base URL (remote engines), for messages that must say which server. */
+  readonly baseUrl?: string;
   getServerCapabilities(): Promise<ServerCapabilities>;
   createLoraTrainingClient(baseModel: string, options?: CreateLoraTrainingClientOptions): Promise<TrainingClient>;
   createTrainingClientFromState(path: string, options?: { userMetadata?: Record<string, string> }): Promise<TrainingClient>;
