@@ -58,7 +58,7 @@ function statedAnswer(raw: string): string {
   s = s.replace(/^[:\s]+/, "").replace(/^\*\*|\*\*$/g, "").trim();
   s = s.replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "");
   if (/^\$[^$]*\$$/.test(s)) s = s.slice(1, -1);
-  return s.replace(/[.,;!]+$/, "").trim();
+  return s.replace(/(?<!\\)[.,;!]+$/, "").trim();
 }
 
 /** Worded answers keep their words; a sentence around a number gives the number. */
@@ -87,7 +87,7 @@ export function extractLenient(response: string): string | null {
     if (a !== null) return a;
   }
   let bold: string | null = null;
-  for (const m of response.matchAll(/\*\*([^*\n]+)\*\*/g)) if (/\d/.test(m[1]!)) bold = m[1]!;
+  for (const m of response.matchAll(/\*\*([^*\n]+)\*\*/g)) bold = m[1]!;
   if (bold !== null) {
     const a = answerOrNumber(statedAnswer(bold));
     if (a !== null) return a;

@@ -105,6 +105,8 @@ function equalNormalized(a: string, b: string, timeLimitMs: number, depth = 0): 
     }
     return la.items.every((x, i) => equalNormalized(x, lb.items[i]!, timeLimitMs, depth + 1));
   }
+  // Words and single letters (choices, names, "even") compare as text; no expression to check.
+  if (/^[a-z]+$/i.test(a) || /^[a-z]+$/i.test(b)) return false;
   const ea = latexToMathjs(a);
   const eb = latexToMathjs(b);
   if (ea === null || eb === null) return false;

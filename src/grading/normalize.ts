@@ -8,11 +8,25 @@
 const GLUED_UNIT = "(?:cm|mm|km|kg|mg|ml|mph|ft|hrs?|mins?|secs?|lbs?|oz|dollars?|cents?)";
 const SPACED_UNIT = "(?:sq(?:uare)?\\s+[a-z]+|cubic\\s+[a-z]+|[a-z]{2,}(?:\\s+[a-z]{2,}){0,2}|m|g|h|l)";
 const TEXT_UNIT = "\\\\(?:text|mbox|mathrm|textnormal)\\s*\\{\\s*[a-zA-Z][a-zA-Z ./]*\\}";
-const UNIT_TAIL_RE = new RegExp(`^(.*?\\d)(?:\\s*${TEXT_UNIT}|\\s+${SPACED_UNIT}|${GLUED_UNIT})(?:\\s*\\^\\s*\\{?[23]\\}?)?\\.?$`, "i");
+const UNIT_RE = new RegExp(`^(?:\\s*${TEXT_UNIT}|\\s+${SPACED_UNIT}|${GLUED_UNIT})\\.?$`, "i");
+
+/** The number without a unit written after it ("12 \\text{ cm}^2" → "12"), or the text unchanged. */
+function dropUnit(s: string): string {
+  // A squared or cubed unit: the power is part of the unit, not a digit of the answer.
+  const base = s.replace(/(?<=[a-zA-Z}])\s*\^\s*\{?[23]\}?\.?$/, "");
+  const m = /^(.*\d)(\D+)$/s.exec(base);
+  return m !== null && UNIT_RE.test(m[2]!) ? m[1]! : s;
+}
+
+const commandRes = new Map<string, RegExp>();
 
 /** `\cmd{…}` (one level of nested braces inside) replaced by `f(inner)`. */
 function replaceCommand(s: string, cmd: string, f: (inner: string) => string): string {
-  const re = new RegExp(`\\\\${cmd}\\s*\\{((?:[^{}]|\\{[^{}]*\\})*)\\}`, "g");
+  let re = commandRes.get(cmd);
+  if (re === undefined) {
+    re = new RegExp(`\\\\${cmd}\\s*\\{((?:[^{}]|\\{[^{}]*\\})*)\\}`, "g");
+    commandRes.set(cmd, re);
+  }
   let out = s;
   for (let guard = 0; guard < 5; guard++) {
     const next = out.replace(re, (_w, inner: string) => f(inner));
@@ -88,29 +102,30 @@ function dropAssignments(s: string): string {
 
 export function normalizeAnswer(answer: string): string {
   let s = answer.trim();
+  // Plain numbers (most GSM8K answers) need none of the LaTeX work.
+  if (/^-?\d+(?:\.\d+)?$/.test(s)) return s.replace(/^(-?)0+(?=\d)/, "$1").replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
   // Math delimiters and markdown bold.
   s = s.replace(/^\$+|\$+$/g, "").replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "").trim();
   s = s.replace(/\*\*/g, "");
   s = s.replace(/\\displaystyle|\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\!/g, "");
   s = s.replace(/\\[dt]frac/g, "\\frac");
-  // Thousands separators: 2{,}019, 2\,019, 2\;019, 2\ 019 and 1,234,567 (not tuple commas).
-  s = s.replace(/(\d)\{,\}(?=\d{3})/g, "$1");
-  s = s.replace(/(\d)\\[,;: ](?=\d{3}(?!\d))/g, "$1");
-  if (!/^[([{\\]/.test(s)) {
-    for (let guard = 0; guard < 6 && /\d,\d{3}(?!\d)/.test(s); guard++) s = s.replace(/(^|[^\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_w, pre: string, num: string) => pre + num.replace(/,/g, ""));
-  }
-  s = s.replace(/\\[,;: ]|\\q?quad|~/g, " ");
-  // Wrappers whose content is the answer.
-  for (const cmd of ["mathbf", "textbf", "boldsymbol", "bm", "mathrm", "textrm", "mathit", "textit", "operatorname"]) s = replaceCommand(s, cmd, (inner) => `{${inner}}`);
   // Degrees, percent, money.
   s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°|\\circ|\\degree/g, "");
   s = s.replace(/\\%|%|\\percent/g, "");
   s = s.replace(/\\\$|\$|\\text\{\s*\\?\$\s*\}|¢|€|£/g, "");
   s = s.trim();
+  // Thousands separators: 2{,}019, 2\,019, 2\;019, 2\ 019 and 1,234,567 (not tuple commas).
+  s = s.replace(/(\d)\{,\}(?=\d{3})/g, "$1");
+  s = s.replace(/(\d)(?<!\\)\\[,;: ](?=\d{3}(?!\d))/g, "$1");
+  if (!/^[([{\\]/.test(s)) {
+    for (let guard = 0; guard < 6 && /\d,\d{3}(?!\d)/.test(s); guard++) s = s.replace(/(^|[^\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_w, pre: string, num: string) => pre + num.replace(/,/g, ""));
+  }
+  s = s.replace(/(?<!\\)\\[,;: ]|\\q?quad|~/g, " ");
+  // Wrappers whose content is the answer.
+  if (s.includes("\\")) s = replaceCommand(s, "(?:mathbf|textbf|boldsymbol|bm|mathrm|textrm|mathit|textit|operatorname)", (inner) => `{${inner}}`);
   // Units after a number: "155 \text{ apples}", "12 cm^2", "5 hours".
-  const unit = UNIT_TAIL_RE.exec(s);
-  if (unit !== null) s = unit[1]!;
-  s = replaceCommand(s, "(?:text|mbox|textnormal)", (inner) => inner.trim());
+  if (/[a-zA-Z]/.test(s)) s = dropUnit(s);
+  if (s.includes("\\")) s = replaceCommand(s, "(?:text|mbox|textnormal)", (inner) => inner.trim());
   s = dropAssignments(s);
   s = s.trim().replace(/(?<=[\w)}\]])\.$/, "");
   s = stripOuterBraces(s.trim());

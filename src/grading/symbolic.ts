@@ -109,6 +109,11 @@ interface Compiled {
 
 const compiled = new Map<string, Compiled | null>();
 
+/** Forgets compiled expressions (for measuring fresh answers). */
+export function clearSymbolicCache(): void {
+  compiled.clear();
+}
+
 function compile(expr: string): Compiled | null {
   const hit = compiled.get(expr);
   if (hit !== undefined) return hit;
