@@ -63,6 +63,8 @@ interface Row {
   mode: "boxed" | "lenient";
   category: string;
   template: string;
+  /** The answer as the model wrote it, before it was put into the response. */
+  given: string;
   response: string;
   reference: string;
   correct: boolean;
@@ -121,10 +123,10 @@ function rows(path: "math" | "gsm8k", groups: Record<string, Pair[]>): Row[] {
   for (const [category, pairs] of Object.entries(groups)) {
     for (const [given, reference, correct] of pairs) {
       for (const [template, response, label] of boxedResponses(given, k, correct)) {
-        out.push({ id: `${path}-${out.length}`, path, mode: "boxed", category, template, response, reference, correct: label });
+        out.push({ id: `${path}-${out.length}`, path, mode: "boxed", category, template, given, response, reference, correct: label });
       }
       for (const [template, response] of lenientResponses(given, k, correct, path === "gsm8k")) {
-        out.push({ id: `${path}-${out.length}`, path, mode: "lenient", category, template, response, reference, correct });
+        out.push({ id: `${path}-${out.length}`, path, mode: "lenient", category, template, given, response, reference, correct });
       }
       k++;
     }

@@ -12,8 +12,9 @@ let math: MathJsInstance | null = null;
 
 function mathjs(): MathJsInstance {
   if (math === null) {
-    const require = createRequire(import.meta.url);
-    const lib = require("mathjs") as { create: (f: unknown, c?: object) => MathJsInstance; all: unknown };
+    // Resolved at run time from node_modules, in the sources and in the compiled bundle alike.
+    const load = createRequire(import.meta.url);
+    const lib = load("mathjs") as { create: (f: unknown, c?: object) => MathJsInstance; all: unknown };
     math = lib.create(lib.all, { number: "number" });
     // mathjs builds its functions on first use; do it here, outside any check's time budget.
     math.parse("nthRoot(sqrt(x) * pi + log(2) - sin(x)^2 / 3, 3) + 2 i * x").compile().evaluate({ x: 0.5 });
