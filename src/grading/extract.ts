@@ -76,6 +76,8 @@ export function extractLenient(response: string): string | null {
   if (boxed !== null) return boxed;
   let stated: string | null = null;
   for (const m of response.matchAll(/(?:the\s+)?(?:final\s+)?answer\s*(?:is|:)\s*:?\s*([^\n]+)/gi)) stated = m[1]!;
+  // "Final Answer: The final answer is $x$." states it twice on one line; the last statement counts.
+  for (let inner = stated === null ? null : /answer\s*(?:is|:)\s*:?\s*(.+)/i.exec(stated); inner !== null; inner = /answer\s*(?:is|:)\s*:?\s*(.+)/i.exec(stated)) stated = inner[1]!;
   if (stated !== null) {
     const a = answerOrNumber(statedAnswer(stated));
     if (a !== null) return a;

@@ -10,12 +10,17 @@ const SPACED_UNIT = "(?:sq(?:uare)?\\s+[a-z]+|cubic\\s+[a-z]+|[a-z]{2,}(?:\\s+[a
 const TEXT_UNIT = "\\\\(?:text|mbox|mathrm|textnormal)\\s*\\{\\s*[a-zA-Z][a-zA-Z ./]*\\}";
 const UNIT_RE = new RegExp(`^(?:\\s*${TEXT_UNIT}|\\s+${SPACED_UNIT}|${GLUED_UNIT})\\.?$`, "i");
 
+const TEXT_UNIT_AFTER_RE = new RegExp(`^(.*[\\da-zA-Z}])\\s*${TEXT_UNIT}\\.?$`);
+
 /** The number without a unit written after it ("12 \\text{ cm}^2" → "12"), or the text unchanged. */
 function dropUnit(s: string): string {
   // A squared or cubed unit: the power is part of the unit, not a digit of the answer.
   const base = s.replace(/(?<=[a-zA-Z}])\s*\^\s*\{?[23]\}?\.?$/, "");
   const m = /^(.*\d)(\D+)$/s.exec(base);
-  return m !== null && UNIT_RE.test(m[2]!) ? m[1]! : s;
+  if (m !== null && UNIT_RE.test(m[2]!)) return m[1]!;
+  // A \text{} unit after an expression: "36\pi \text{ in}^3".
+  const t = TEXT_UNIT_AFTER_RE.exec(base);
+  return t !== null && /[\d\\]/.test(t[1]!) ? t[1]! : s;
 }
 
 const commandRes = new Map<string, RegExp>();

@@ -1,6 +1,7 @@
 // The grader against the labelled corpus (fixtures/grading/corpus.jsonl, written by
-// scripts/makeGradingCorpus.ts): accuracy per path (math / GSM8K × boxed / lenient) must stay at
-// or above 0.99, every category is present in both modes, and grading never throws on junk.
+// scripts/makeGradingCorpus.ts, and heldout.jsonl, hand-written responses first graded after the
+// grader was done): accuracy per path (math / GSM8K × boxed / lenient) must stay at or above
+// 0.99, every category is present in both modes, and grading never throws on junk.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -18,11 +19,14 @@ interface Row {
   correct: boolean;
 }
 
-const FILE = join(fileURLToPath(new URL("../../fixtures/grading/corpus.jsonl", import.meta.url)));
-const rows: Row[] = readFileSync(FILE, "utf8")
-  .split("\n")
-  .filter((l) => l.trim() !== "")
-  .map((l) => JSON.parse(l) as Row);
+function readRows(name: string): Row[] {
+  return readFileSync(join(fileURLToPath(new URL("../../fixtures/grading/", import.meta.url)), name), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Row);
+}
+const rows = readRows("corpus.jsonl");
+const heldout = readRows("heldout.jsonl");
 
 test("the corpus covers every category in both modes, near misses included", () => {
   assert.ok(rows.length >= 600, `${rows.length} rows`);
@@ -43,7 +47,7 @@ test("accuracy against the labels is at least 0.99 on each path", () => {
   const report: string[] = [];
   for (const path of ["math", "gsm8k"] as const) {
     for (const mode of ["boxed", "lenient"] as const) {
-      const some = rows.filter((r) => r.path === path && r.mode === mode);
+      const some = [...rows, ...heldout].filter((r) => r.path === path && r.mode === mode);
       const wrong = some.filter((r) => grade(r.response, r.reference, { mode }).correct !== r.correct);
       const accuracy = 1 - wrong.length / some.length;
       report.push(`${path} ${mode}: ${accuracy.toFixed(3)} (${some.length})`);
