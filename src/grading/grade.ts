@@ -139,7 +139,8 @@ export function grade(response: string, reference: string, options: GradeOptions
 
 /** Grades on the response's first whitespace-separated chunk (the arithmetic environments' rule). */
 export function gradeFirstChunk(response: string, reference: string): AnswerGrade {
-  const first = response.trim().split(/\s+/)[0] ?? "";
+  // "579," and "579." end a number, they are not part of it.
+  const first = (response.trim().split(/\s+/)[0] ?? "").replace(/[,;:!?.]+$/, "");
   if (first.length === 0) return { correct: false, extracted: null };
   return { correct: answersEqual(first, reference), extracted: first };
 }

@@ -83,6 +83,8 @@ test("grade reports the extracted answer and correctness; boxed mode wants a box
 
 test("first-chunk grading (arithmetic) and GSM8K references", () => {
   assert.deepEqual(gradeFirstChunk(" 17 is the answer", "17"), { correct: true, extracted: "17" });
+  assert.deepEqual(gradeFirstChunk("17, since 8 + 9 = 17", "17"), { correct: true, extracted: "17" });
+  assert.deepEqual(gradeFirstChunk("1,017.", "1017"), { correct: true, extracted: "1,017" });
   assert.deepEqual(gradeFirstChunk("The answer is 17", "17"), { correct: false, extracted: "The" });
   assert.deepEqual(gradeFirstChunk("   ", "17"), { correct: false, extracted: null });
   assert.equal(gsm8kReference("Natalia sold 48/2 = <<48/2=24>>24 clips.\n#### 1,072"), "1072");
