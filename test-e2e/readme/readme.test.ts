@@ -204,8 +204,13 @@ const STEPS: Record<string, Step> = {
     swap: (ctx) => [["/data/experiments", join(ctx.tmp, "experiments")]],
     check: (_, ctx) => {
       const dir = join(ctx.tmp, "experiments", "my_sweep");
-      assert.ok(existsSync(join(dir, "report.html")), "the sweep's report");
-      for (const run of ["lr_0.003", "lr_0.01"]) assert.deepEqual(trainedSteps(join(dir, run)), range(3), run);
+      assert.ok(existsSync(join(dir, "report.html")) && existsSync(join(dir, "comparison.json")), "the sweep's report and comparison");
+      const batch = JSON.parse(readFileSync(join(dir, "batch.json"), "utf8")) as { runs: { name: string; status: string; log_path: string }[] };
+      assert.deepEqual(batch.runs.map((r) => r.name.replace(/^.*learning_rate-/, "")), ["0.003", "0.01"], "one run per learning rate");
+      for (const run of batch.runs) {
+        assert.equal(run.status, "done", run.name);
+        assert.deepEqual(trainedSteps(run.log_path), range(3), run.name);
+      }
     },
   },
   "npx cookbook run sl_basic model_name=Qwen/Qwen3-0.6B lora_rank=16": {
