@@ -3,7 +3,8 @@
 // answers that need mathjs: radicals, π, polynomials, complex numbers, tuples). The first pass
 // loads mathjs and is not timed. "cold" clears the compiled-expression cache before every round,
 // so each symbolic answer is parsed and compiled afresh; "warm" keeps it, as a training run does
-// when a group's samples repeat an answer and a reference is graded many times.
+// when a group's samples repeat an answer and a reference is graded many times. Rates per second
+// of wall time depend on what else the machine runs; per CPU-second they do not.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { grade } from "../src/grading/index.ts";
@@ -22,18 +23,23 @@ const rows: Row[] = readFileSync(fileURLToPath(new URL("../fixtures/grading/corp
   .map((l) => JSON.parse(l) as Row);
 const SYMBOLIC = new Set(["radicals", "pi", "polynomials", "complex", "mixed_numbers", "tuples", "intervals", "matrices"]);
 
-function rate(set: readonly Row[], cold: boolean, minMs: number): number {
+/** Answers per second of wall time and per second of this process's CPU time (the machine may be shared). */
+function rate(set: readonly Row[], cold: boolean, minMs: number): { wall: number; cpu: number } {
   let n = 0;
   let busyMs = 0;
+  let cpuUs = 0;
   const start = performance.now();
   while (performance.now() - start < minMs) {
     if (cold) clearSymbolicCache();
     const t = performance.now();
+    const c = process.cpuUsage();
     for (const r of set) grade(r.response, r.reference, { mode: r.mode });
+    const used = process.cpuUsage(c);
+    cpuUs += used.user + used.system;
     busyMs += performance.now() - t;
     n += set.length;
   }
-  return n / (busyMs / 1000);
+  return { wall: n / (busyMs / 1000), cpu: n / (cpuUs / 1e6) };
 }
 
 for (const r of rows) grade(r.response, r.reference, { mode: r.mode });
@@ -41,5 +47,5 @@ const symbolic = rows.filter((r) => SYMBOLIC.has(r.category));
 for (const [name, set] of [["corpus, all paths", rows], ["symbolic categories", symbolic]] as const) {
   const cold = rate(set, true, 2000);
   const warm = rate(set, false, 2000);
-  console.log(`grading ${name} (${set.length} rows): ${Math.round(cold)} answers/s cold, ${Math.round(warm)} answers/s warm`);
+  console.log(`grading ${name} (${set.length} rows): cold ${Math.round(cold.wall)} answers/s (${Math.round(cold.cpu)} per CPU-second), warm ${Math.round(warm.wall)} answers/s (${Math.round(warm.cpu)} per CPU-second)`);
 }

@@ -90,3 +90,12 @@ test("first-chunk grading (arithmetic) and GSM8K references", () => {
   assert.equal(gsm8kReference("Natalia sold 48/2 = <<48/2=24>>24 clips.\n#### 1,072"), "1072");
   assert.equal(gsm8kReference("no marker"), null);
 });
+
+test("symbolic checks decide equivalence through mathjs within their time budget", () => {
+  assert.ok(answersEqual("\\sqrt{12}", "2\\sqrt{3}", 1000));
+  assert.ok(answersEqual("(x+1)^2", "x^2+2x+1", 1000));
+  assert.ok(!answersEqual("(x+1)^2", "x^2+x+1", 1000));
+  // A check out of budget is "not equal", never an exception or a hang.
+  assert.equal(answersEqual("\\sqrt{12}", "2\\sqrt{3}", 0), false);
+  assert.equal(grade("\\boxed{(x+1)^2}", "x^2+2x+1", { mode: "boxed", timeLimitMs: 0 }).correct, false);
+});
