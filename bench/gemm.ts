@@ -1,4 +1,4 @@
-// GEMM throughput (GFLOP/s, fp32) for the shapes of spec/compute-backends.md §2, per available backend.
+// GEMM throughput (GFLOP/s, fp32) for the shapes of docs/kernels.md#benchmark-shapes, per available backend.
 // Usage: npm run bench:gemm [-- --reps 9 --no-ts --backend openblas|packed --training --cpu]
 //   (COOKBOOK_THREADS=n sets threads). --training adds the products of a LoRA training step (the
 //   frozen x·Wᵀ, dY·W, the rank-32 adapter products, the head over a 152k vocabulary); --cpu

@@ -1,4 +1,4 @@
-// Learning-rate heuristics of the cookbook (inventory §3.1b, protocol §8): get_lr and LR schedules.
+// Learning-rate heuristics of the cookbook (docs/cookbook-parity.md#learning-rate-helpers, docs/protocol.md#lora-and-learning-rate): get_lr and LR schedules.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { LrSchedule } from "./config/common.ts";

@@ -1,4 +1,4 @@
-// Model name → attributes and recommended renderers, first = default (spec/cookbook-inventory.md §2.6).
+// Model name → attributes and recommended renderers, first = default (docs/cookbook-parity.md#model-to-renderer-table).
 // Lookup strips a ":suffix" (e.g. ":peft:131072") and needs "org/model"; projects can add their own
 // models (e.g. the tiny fixture models) with registerModelAttributes.
 

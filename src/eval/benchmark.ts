@@ -1,4 +1,4 @@
-// What a benchmark is (spec §7.7): data plus the rules to score it. A benchmark loads its
+// What a benchmark is (docs/cookbook-parity.md#evaluation-framework): data plus the rules to score it. A benchmark loads its
 // examples, says how to grade a response (or, for NLL benchmarks, scores the reference turns by
 // likelihood), and carries defaults for temperature, max_tokens, num_samples and max_examples
 // that a run's BenchmarkConfig overrides field by field.

@@ -1,4 +1,4 @@
-// Inline evaluators run by the training loops (spec §7.7): some score the live training client
+// Inline evaluators run by the training loops (docs/cookbook-parity.md#evaluation-framework): some score the live training client
 // (e.g. held-out NLL through forward), others need a sampler pinned to a snapshot of the weights.
 // The loops call runEvaluators just before submitting a step, so every evaluator sees the
 // weights produced by the step before it.

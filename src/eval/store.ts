@@ -1,4 +1,4 @@
-// The eval store (the cookbook's layout, spec §7.7):
+// The eval store (the cookbook's layout, docs/cookbook-parity.md#evaluation-framework):
 //   <root>/runs.jsonl                             one line per eval run (the index)
 //   <root>/runs/<run_id>/metadata.json            model, benchmarks, config, status
 //   <root>/runs/<run_id>/<bench>/result.json      final metrics of one benchmark

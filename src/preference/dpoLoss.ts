@@ -1,4 +1,4 @@
-// The DPO objective (Rafailov et al. 2023; spec §6) on per-token logprobs. For pair i with chosen
+// The DPO objective (Rafailov et al. 2023; docs/cookbook-parity.md#dpo-preference-rl-and-distillation) on per-token logprobs. For pair i with chosen
 // c and rejected r, a sequence's logprob is Σ_t lp_t·w_t (token-sum weights), its implied reward
 // is β·(π − π_ref), and
 //   loss = mean_i −log σ(β·[(π_c − ref_c) − (π_r − ref_r)])

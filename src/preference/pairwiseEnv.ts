@@ -1,4 +1,4 @@
-// Pairwise-preference RL (spec §6): every env of a group answers the same prompt; the group's
+// Pairwise-preference RL (docs/cookbook-parity.md#dpo-preference-rl-and-distillation): every env of a group answers the same prompt; the group's
 // completions then play a tournament judged by a preference model, and each completion's reward is
 // (wins − losses) / matchups + format_coef·(valid − 1).
 import type { Renderer } from "../renderers/base.ts";

@@ -1,4 +1,4 @@
-// The three-stage RLHF pipeline (spec §6, the cookbook's rlhf_pipeline), offline by default:
+// The three-stage RLHF pipeline (docs/cookbook-parity.md#dpo-preference-rl-and-distillation, the cookbook's rlhf_pipeline), offline by default:
 //   1. sft               supervised fine-tuning on the comparison prompts answered by either side
 //   2. preference_model  a LoRA trained to answer "A" or "B" after a rendered comparison
 //   3. rl                pairwise-preference RL from the SFT weights, rewarded by tournaments the

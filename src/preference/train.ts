@@ -1,4 +1,4 @@
-// The DPO loop (spec §6, the cookbook's train_dpo): synchronous steps of interleaved chosen /
+// The DPO loop (docs/cookbook-parity.md#dpo-preference-rl-and-distillation, the cookbook's train_dpo): synchronous steps of interleaved chosen /
 // rejected datums; the reference is a sampler snapshot of the initial weights, saved once with no
 // TTL so a resumed run compares against the very same reference; the loss goes through
 // forward_backward_custom. Checkpoints record the next (epoch, batch) to train, so a resumed run

@@ -1,4 +1,4 @@
-// Comparisons between two completions of one prompt (spec/cookbook-inventory.md §6), and the
+// Comparisons between two completions of one prompt (docs/cookbook-parity.md#dpo-preference-rl-and-distillation), and the
 // cookbook's JSONL row shape for them:
 //   {"comparison":{"prompt_conversation":[…],"completion_A":[…],"completion_B":[…]},"label":"A"|"B"|"Tie"}
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// The renderer contract (spec/cookbook-inventory.md §2.2): messages ⇄ tokens, loss weights, and
+// The renderer contract (docs/cookbook-parity.md#renderer-contract): messages ⇄ tokens, loss weights, and
 // response parsing. Subclasses say how one message renders; this class assembles conversations.
 import type { ModelInput, ModelInputChunk } from "../tinker/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";

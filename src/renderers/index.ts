@@ -1,4 +1,4 @@
-// Messages ⇄ tokens for each model family (spec/cookbook-inventory.md §2).
+// Messages ⇄ tokens for each model family (docs/renderers.md#renderers-srcrenderers).
 export * from "./types.ts";
 export { Renderer, lastUserIndex, parseResponseForStopToken, requireSingleToken } from "./base.ts";
 export {

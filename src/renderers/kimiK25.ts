@@ -1,6 +1,6 @@
 // Kimi K2.5 and K2.6: Kimi K2's turn syntax with the prompt prefilled "<think>" (thinking) or
 // "<think></think>" (thinking off), TypeScript-style tool declarations, and images as
-// <|media_begin|>image<|media_content|>[image]<|media_end|>⏎ (spec/cookbook-inventory.md §2.4–2.5).
+// <|media_begin|>image<|media_content|>[image]<|media_end|>⏎ (docs/cookbook-parity.md#family-formats).
 // K2.6 differs only by the opt-in preserve-thinking variant, which keeps history reasoning.
 import type { ModelInputChunk } from "../tinker/types.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";

@@ -1,4 +1,4 @@
-// Kimi K2.5+ declares tools TypeScript-style (spec/cookbook-inventory.md §2.5): a
+// Kimi K2.5+ declares tools TypeScript-style (docs/cookbook-parity.md#family-formats): a
 // "namespace functions { type NAME = (_: {…}) => any; }" block built from each tool's JSON
 // Schema, with descriptions and constraints as // comments, required fields first.
 import { pythonJsonDumps } from "./pyjson.ts";

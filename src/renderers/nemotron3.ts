@@ -1,5 +1,5 @@
 // Nemotron 3 (Nano, Super) and Nemotron 3 Ultra / 3.5 Lightning: Qwen3.5's turn syntax and XML
-// tool calls with their own template details (spec/cookbook-inventory.md §2.5): tools declared in
+// tool calls with their own template details (docs/cookbook-parity.md#family-formats): tools declared in
 // XML after the system prompt, an (empty) system block always written, <think></think> on every
 // assistant turn whose reasoning is not shown (history included), one newline after </think>
 // (Ultra: none), tool responses that end with their own newline, and "<think></think>" with no

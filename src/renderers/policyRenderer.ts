@@ -1,4 +1,4 @@
-// The slice of the renderer contract (spec §2.2) that policies, RL envs and completers call. Stated
+// The slice of the renderer contract (docs/cookbook-parity.md#renderer-contract) that policies, RL envs and completers call. Stated
 // structurally so that any Renderer fits, and tests can pass a small fake.
 import { getTextContent } from "./content.ts";
 import type { Message, ParsedResponse } from "./types.ts";

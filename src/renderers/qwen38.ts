@@ -1,5 +1,5 @@
 // Qwen3.8: Qwen3.5's tokens, vision and XML tool calls, with three template changes
-// (spec/cookbook-inventory.md §2.4–2.5): a reasoning-effort sentence is put first in the system
+// (docs/cookbook-parity.md#family-formats): a reasoning-effort sentence is put first in the system
 // message (xhigh and low; medium adds none; none when thinking is off), every assistant turn
 // that did not reason gets an empty think block and history keeps its reasoning, and an empty
 // system message renders nothing. Non-string tool arguments are written as JSON.

@@ -1,6 +1,6 @@
 // Qwen3-VL and Qwen3.5 (also used for Qwen3.6): the Qwen3 turn syntax
 // <|im_start|>role⏎…<|im_end|> with images wrapped in <|vision_start|>…<|vision_end|>
-// (spec/cookbook-inventory.md §2.5). Qwen3-VL writes reasoning as <think>R</think> and tool calls
+// (docs/cookbook-parity.md#family-formats). Qwen3-VL writes reasoning as <think>R</think> and tool calls
 // as JSON like Qwen3; Qwen3.5 prefills "<think>⏎" in the prompt, frames reasoning
 // <think>⏎R⏎</think>⏎⏎, gives turns after the last user message an empty block when they did not
 // reason, groups consecutive tool responses in one user block, and calls tools in XML:

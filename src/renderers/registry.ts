@@ -1,4 +1,4 @@
-// Renderer names → factories (spec/cookbook-inventory.md §2.4), open to custom renderers.
+// Renderer names → factories (docs/renderers.md#renderers-srcrenderers), open to custom renderers.
 import type { Tokenizer } from "../tokenizers/types.ts";
 import type { Renderer } from "./base.ts";
 import { DeepSeekV3DisableThinkingRenderer, DeepSeekV3ThinkingRenderer } from "./deepseekV3.ts";

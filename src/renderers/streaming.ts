@@ -1,4 +1,4 @@
-// Incremental parsing of a sampled response as its tokens arrive (spec/cookbook-inventory.md §2.2,
+// Incremental parsing of a sampled response as its tokens arrive (docs/cookbook-parity.md#renderer-contract,
 // parse_response_streaming): a header delta, then text and reasoning deltas as soon as they can
 // no longer turn out to be part of a tag, then the final message — which is always exactly what
 // the renderer's one-shot parseResponse returns for the same tokens.

@@ -1,4 +1,4 @@
-// tml_v0: Thinking Machines' Inkling models (spec/cookbook-inventory.md §2.4). The cookbook
+// tml_v0: Thinking Machines' Inkling models (docs/renderers.md#tml_v0). The cookbook
 // delegates TMLv0 framing — tokens, SFT masks, response parsing — to the external tml-renderers
 // library and owns only the glue kept here: the reasoning-effort message (effort×1000, placed
 // after the leading system messages), which train_on_what modes exist, the tool declaration

@@ -1,4 +1,4 @@
-// The message model shared by every renderer (spec/cookbook-inventory.md §2.1). zod schemas are
+// The message model shared by every renderer (docs/cookbook-parity.md#message-model). zod schemas are
 // the single source: the types are inferred from them and datasets validate JSONL rows with them.
 // Field names stay snake_case so conversation files written for the Python cookbook load as-is.
 import { z } from "zod";

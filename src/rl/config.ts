@@ -1,4 +1,4 @@
-// The RL loop's configuration (spec §4.4): one zod schema for types, defaults and `--help`, made
+// The RL loop's configuration (docs/cookbook-parity.md#rl-config-and-modes): one zod schema for types, defaults and `--help`, made
 // of the training core's shared field groups plus what only this loop has. Keys are snake_case so
 // `key=value` command lines match the Python cookbook's.
 import { z } from "zod";

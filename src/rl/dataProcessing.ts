@@ -1,4 +1,4 @@
-// Trajectories → training datums (spec §4.3): group-centred advantages, one datum per run of
+// Trajectories → training datums (docs/cookbook-parity.md#advantages-and-datum-assembly): group-centred advantages, one datum per run of
 // turns that extend each other, SFT-style shift, and the constant-group filter.
 import { requireLogprobs } from "../completers.ts";
 import type { Datum, ModelInput, TensorData } from "../tinker/types.ts";

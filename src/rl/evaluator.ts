@@ -1,5 +1,5 @@
 // RL test-set evaluation: roll out every group of a held-out dataset with the current sampler
-// and report its trajectory metrics under a `test/` prefix (spec §4.6, eval row).
+// and report its trajectory metrics under a `test/` prefix (docs/cookbook-parity.md#rl-metric-names, evaluation).
 import { join } from "node:path";
 import { mixSeed, TinkerTokenCompleter } from "../completers.ts";
 import { iterationDir, writeRolloutSummaries } from "../log/transcripts/rolloutSummaries.ts";

@@ -1,5 +1,5 @@
 // Message-level envs (the conversation as messages) and the adapter that turns one into a
-// token-level Env by rendering prompts and parsing sampled responses (spec §4.7).
+// token-level Env by rendering prompts and parsing sampled responses (docs/cookbook-parity.md#env-helpers).
 import type { StopCondition } from "../completers.ts";
 import type { ModelInput } from "../tinker/types.ts";
 import type { Message, RLRenderer } from "../renderers/policyRenderer.ts";

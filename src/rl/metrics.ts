@@ -1,4 +1,4 @@
-// KL diagnostics and the KL penalty (spec §4.5). All averages run over action tokens (mask > 0).
+// KL diagnostics and the KL penalty (docs/cookbook-parity.md#kl-metrics-and-penalty). All averages run over action tokens (mask > 0).
 import type { SamplingClient } from "../tinker/clients.ts";
 import type { Datum, ModelInput } from "../tinker/types.ts";
 

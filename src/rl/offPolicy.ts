@@ -1,4 +1,4 @@
-// Staleness control for async off-policy RL (spec §4.4): every group remembers the training
+// Staleness control for async off-policy RL (docs/cookbook-parity.md#rl-config-and-modes): every group remembers the training
 // step of the sampler that produced it; a group more than `maxStepsOffPolicy` steps behind is
 // not trained on — its builder goes back for resampling, or is dropped once the dataloader has
 // run out (nothing would consume it any more).

@@ -1,4 +1,4 @@
-// Single-turn question → answer env with a format + correctness reward (spec §4.7).
+// Single-turn question → answer env with a format + correctness reward (docs/cookbook-parity.md#env-helpers).
 import type { StopCondition } from "../completers.ts";
 import { messageText, type Message, type RLRenderer } from "../renderers/policyRenderer.ts";
 import { emptyModelInput } from "./tokenSeq.ts";

@@ -1,4 +1,4 @@
-// Rollouts (spec §4.2): one episode per env, a group of episodes sampled concurrently, error
+// Rollouts (docs/cookbook-parity.md#rollouts): one episode per env, a group of episodes sampled concurrently, error
 // strategies deciding what one failing episode does to its group, and error counters.
 import { TinkerTokenCompleter, type TokenCompleter } from "../completers.ts";
 import type { SamplingClient } from "../tinker/clients.ts";

@@ -1,4 +1,4 @@
-// The RL training loop (spec §4.4): sync on-policy, sync with streaming minibatches, or async
+// The RL training loop (docs/cookbook-parity.md#rl-config-and-modes): sync on-policy, sync with streaming minibatches, or async
 // off-policy with a staleness cap (modes in ./loop/). Writes metrics.jsonl, checkpoints.jsonl and
 // per-iteration transcripts into log_path, answers SIGUSR1 (checkpoint now) / SIGINT (save and
 // stop), and resumes from the last resumable checkpoint — all through the training core.

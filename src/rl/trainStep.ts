@@ -1,4 +1,4 @@
-// One RL optimization step over assembled data (spec §4.3): minibatch preparation (metrics,
+// One RL optimization step over assembled data (docs/cookbook-parity.md#advantages-and-datum-assembly): minibatch preparation (metrics,
 // advantages, datums, optional KL penalty) and the pipelined forward_backward + optim_step calls.
 import type { SamplingClient, TinkerFuture, TrainingClient } from "../tinker/clients.ts";
 import type { AdamParams, Datum, ForwardBackwardOutput, LossFnName, OptimStepResponse } from "../tinker/types.ts";

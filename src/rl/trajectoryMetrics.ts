@@ -1,4 +1,4 @@
-// Per-batch trajectory statistics (spec §4.6): `env/all/…`, plus `env/<tag>/…` for every
+// Per-batch trajectory statistics (docs/cookbook-parity.md#rl-metric-names): `env/all/…`, plus `env/<tag>/…` for every
 // logging tag that selects a strict subset of the batch's groups.
 import { modelInputLength } from "./tokenSeq.ts";
 import type { Metrics, TrajectoryGroup } from "./types.ts";

@@ -1,4 +1,4 @@
-// Interfaces and containers of RL (spec/cookbook-inventory.md §4.1). An Env is one episode of
+// Interfaces and containers of RL (docs/cookbook-parity.md#rl-types). An Env is one episode of
 // one agent; an EnvGroupBuilder makes the envs whose rewards are centred together; a dataset
 // hands out batches of builders.
 import type { StopCondition, TokensWithLogprobs } from "../completers.ts";

@@ -1,4 +1,4 @@
-// checkpoints.jsonl: one record per save, same shape as the Python cookbook's (inventory §7.3).
+// checkpoints.jsonl: one record per save, same shape as the Python cookbook's (docs/cookbook-parity.md#checkpoint-records).
 import { join } from "node:path";
 import { appendJsonl, readJsonl } from "../log/jsonl.ts";
 

@@ -1,4 +1,4 @@
-// Run control by signals (ARCHITECTURE: SIGUSR1 = checkpoint now, SIGINT = save and stop,
+// Run control by signals (docs/architecture.md#the-run-directory: SIGUSR1 = checkpoint now, SIGINT = save and stop,
 // SIGTERM/SIGKILL escalate). Loops poll the flags at step boundaries; front ends send signals.
 import { UsageError } from "../config/errors.ts";
 import { isPidAlive, runState } from "./liveness.ts";

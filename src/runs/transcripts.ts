@@ -1,4 +1,4 @@
-// Reading the transcripts a run left in iteration_NNNNNN/ (spec §7.1): which iterations exist,
+// Reading the transcripts a run left in iteration_NNNNNN/ (docs/cookbook-parity.md#log-directory-layout): which iterations exist,
 // the rollout summary records of one, and supervised training examples if the run logged them.
 // Records are read tolerantly: Python-written ones lack our prompt/response text.
 import { existsSync, readdirSync } from "node:fs";

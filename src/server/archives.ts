@@ -1,4 +1,4 @@
-// Checkpoint archives (spec §2.5): `GET …/checkpoints/{kind}/{name}/archive` answers with a signed
+// Checkpoint archives (docs/protocol.md#rest-endpoints): `GET …/checkpoints/{kind}/{name}/archive` answers with a signed
 // download URL, as the hosted service does; fetching that URL streams a tar of the checkpoint
 // folder. The signature (an HMAC under a key made at start-up) stands in for the API key, so the
 // URL works for whoever it is handed to until it expires, and for nobody after a restart.

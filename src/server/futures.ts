@@ -1,5 +1,5 @@
 // The server's futures: every queued request gets a request_id whose outcome retrieve_future
-// long-polls for (spec §4.5). Finished outcomes are kept for a while, then forgotten (404): a
+// long-polls for (docs/protocol.md#polling-for-results). Finished outcomes are kept for a while, then forgotten (404): a
 // result that was handed out goes after a short grace time (long enough for a client to repeat a
 // poll whose answer it lost), one nobody asked for after the retention time. Results hold the
 // tensors of whole batches, so keeping them for an hour kept the server's memory high.

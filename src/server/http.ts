@@ -1,5 +1,5 @@
 // Small HTTP helpers of the server: bounded body reading, JSON and protobuf answers, and the
-// error type handlers throw to answer with a status and the service's `{detail}` body (spec §4.8).
+// error type handlers throw to answer with a status and the service's `{detail}` body (docs/protocol.md#errors).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 

@@ -1,5 +1,5 @@
 // What the server holds between requests: sessions, their live models and samplers, and the
-// heartbeat expiry that unloads a silent session's models (spec §4.2: 300 s by default).
+// heartbeat expiry that unloads a silent session's models (docs/protocol.md#session-bootstrap-and-heartbeat: 300 s by default).
 import { randomBytes } from "node:crypto";
 import type { EmbeddedServiceClient, EmbeddedTrainingClient } from "../engine/index.ts";
 import type { SamplingClient } from "../tinker/clients.ts";

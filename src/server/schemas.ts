@@ -1,4 +1,4 @@
-// Request bodies the server accepts (spec §3, §4.4), as zod schemas over the wire records of
+// Request bodies the server accepts (docs/protocol.md#request-serialisation, docs/protocol.md#endpoints), as zod schemas over the wire records of
 // src/tinker/types.ts. Every schema is wrapped in `wireRequest`, which accepts both SDK
 // serialisations (null = unset, omitted fields take their defaults, chunks without `type`).
 // Unknown fields (such as the constant `type` tags) are ignored, as the service does; missing or

@@ -1,4 +1,4 @@
-// Per-model request ordering (spec §4.3, §9): a model's requests run in seq_id order whatever
+// Per-model request ordering (docs/protocol.md#identifiers-ordering-and-tinker-paths, docs/protocol.md#pipelining): a model's requests run in seq_id order whatever
 // order they arrive in; a later seq_id is held until the earlier ones arrive. (model, seq_id) is an
 // idempotency key: a repeat with the same payload gets the original request_id, a different
 // payload is a 409. A seq_id that never arrives (its request was refused before the seq_id could be

@@ -1,5 +1,5 @@
 // Datum construction for supervised learning and the NLL / bits-per-byte metrics
-// (spec/cookbook-inventory.md §3.4).
+// (docs/cookbook-parity.md#supervised-datasets-and-datums).
 import { chunkLength } from "../tinker/modelInput.ts";
 import { tensorDataFromFloat32, tensorDataFromInt64, tensorDataToNumbers } from "../tinker/tensorData.ts";
 import type { Datum, ModelInput, ModelInputChunk, TensorData } from "../tinker/types.ts";

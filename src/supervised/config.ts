@@ -1,4 +1,4 @@
-// The supervised loop's configuration (spec §3.1): one zod schema for types, defaults and --help,
+// The supervised loop's configuration (docs/cookbook-parity.md#supervised-config): one zod schema for types, defaults and --help,
 // made of the training core's shared field groups plus what only this loop has. Keys are
 // snake_case so `key=value` command lines match the Python cookbook's.
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// Supervised datasets from conversations (spec §3.4): rows are shuffled with a seed, the first
+// Supervised datasets from conversations (docs/cookbook-parity.md#supervised-datasets-and-datums): rows are shuffled with a seed, the first
 // `test_size` become the test split, and the rest are cut into fixed-size batches that are
 // reshuffled per epoch. Datums are rendered when a batch is asked for, so big files cost little
 // until used. Every problem a bad file can cause is reported before training starts, naming the

@@ -1,4 +1,4 @@
-// The pipelined supervised fine-tuning loop (spec §3.2). Each step's forward_backward and
+// The pipelined supervised fine-tuning loop (docs/cookbook-parity.md#supervised-loop-and-pipelining). Each step's forward_backward and
 // optim_step are queued before the previous step's results are awaited (submit_ahead deep), so
 // the engine never idles while this process computes metrics. Evaluators run just before a step
 // is queued, so they see the weights of the step before.
@@ -6,7 +6,7 @@
 // Checkpoints are queued right after the optim_step of the last step they contain, before the
 // next step is queued, and record the *next* (epoch, batch) to train: a resumed run continues
 // exactly there, with no batch trained twice and none skipped. (The Python loop records the batch
-// it just trained and saves after the next one was already queued; see spec §10.8.)
+// it just trained and saves after the next one was already queued; see docs/cookbook-parity.md#known-cookbook-bugs.)
 import { performance } from "node:perf_hooks";
 import { colorizeExample, exampleSegments } from "../display.ts";
 import { buildEvaluators, runEvaluators, type EvalMetrics, type Evaluator, type EvaluatorBuilder } from "../eval/evaluators.ts";

@@ -1,4 +1,4 @@
-// Dataset interfaces of supervised learning (spec §3.4): a dataset is a fixed number of batches of
+// Dataset interfaces of supervised learning (docs/cookbook-parity.md#supervised-datasets-and-datums): a dataset is a fixed number of batches of
 // datums, reshuffled per epoch; a builder makes the train split and an optional test split.
 import { z } from "zod";
 import { TrainOnWhatSchema } from "../renderers/types.ts";

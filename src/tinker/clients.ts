@@ -1,4 +1,4 @@
-// Client interfaces of the Tinker API (spec/tinker-protocol.md §2). Engines implement these; the
+// Client interfaces of the Tinker API (docs/protocol.md#client-objects). Engines implement these; the
 // cookbook layer and recipes only ever see these interfaces.
 import type {
   AdamParams,

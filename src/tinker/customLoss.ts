@@ -1,4 +1,4 @@
-// forward_backward_custom (spec §6) on top of any TrainingClient: a forward pass gives per-token
+// forward_backward_custom (docs/protocol.md#custom-losses) on top of any TrainingClient: a forward pass gives per-token
 // logprobs, the user's loss gives dLoss/dlogprobs, and a cross_entropy forward_backward with
 // weights = −gradient reproduces that gradient on the server (CE is Σ −lp·w).
 import type { CustomLossFn, TinkerFuture, TrainingClient } from "./clients.ts";

@@ -1,4 +1,4 @@
-// Datum construction and validation (spec §3.3): position i of model_input predicts
+// Datum construction and validation (docs/protocol.md#datum): position i of model_input predicts
 // target_tokens[i], so every per-token tensor's first dimension must equal the input length.
 import { InvalidArgumentError } from "./errors.ts";
 import { modelInputLength } from "./modelInput.ts";

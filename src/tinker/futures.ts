@@ -1,4 +1,4 @@
-// TinkerFuture helpers and the per-model ordering primitive shared by the engines (spec §2.1, §9).
+// TinkerFuture helpers and the per-model ordering primitive shared by the engines (docs/protocol.md#futures-and-per-model-ordering, docs/protocol.md#pipelining).
 import type { TinkerFuture } from "./clients.ts";
 import { TimeoutError } from "./errors.ts";
 

@@ -1,4 +1,4 @@
-// Metric keys are "<name>:<reduction>" (spec §3.7). When one logical forward_backward was split
+// Metric keys are "<name>:<reduction>" (docs/protocol.md#metric-names-and-merging). When one logical forward_backward was split
 // into chunks, the reduction suffix says how the per-chunk values combine into one.
 import { InvalidArgumentError } from "./errors.ts";
 import type { ForwardBackwardOutput } from "./types.ts";

@@ -1,4 +1,4 @@
-// Helpers for ModelInput (spec §3.1). Values are treated as immutable: every helper returns a new
+// Helpers for ModelInput (docs/protocol.md#modelinput). Values are treated as immutable: every helper returns a new
 // ModelInput so a prompt shared between datums cannot be changed behind another datum's back.
 import { InvalidArgumentError } from "./errors.ts";
 import type { ModelInput, ModelInputChunk } from "./types.ts";

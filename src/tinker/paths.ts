@@ -1,4 +1,4 @@
-// tinker:// checkpoint paths (spec §4.3): `tinker://<model_id>/weights/<name>` for training state
+// tinker:// checkpoint paths (docs/protocol.md#identifiers-ordering-and-tinker-paths): `tinker://<model_id>/weights/<name>` for training state
 // and `tinker://<model_id>/sampler_weights/<name>` for sampler weights. SkyRL tx answers a named
 // sampler save with the short form `tinker://<model_id>/<name>` (and accepts both back), so the
 // short form parses as sampler weights too. Callers keep the path string they were given; the

@@ -1,4 +1,4 @@
-// TensorData (spec §3.2): flattened row-major numbers with a dtype and an optional shape, plus the
+// TensorData (docs/protocol.md#tensordata): flattened row-major numbers with a dtype and an optional shape, plus the
 // CSR form newer SDKs may send. Everything that computes with a tensor goes through toDense first.
 import { InvalidArgumentError } from "./errors.ts";
 import type { TensorData, TensorDType } from "./types.ts";

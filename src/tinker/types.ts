@@ -1,4 +1,4 @@
-// Wire records of the Tinker API (spec/tinker-protocol.md §3) as zod schemas: the single source
+// Wire records of the Tinker API (docs/protocol.md#request-serialisation and the sections after it) as zod schemas: the single source
 // for the TypeScript types, for validating what a server or engine receives, and for defaults.
 import { z } from "zod";
 
@@ -52,7 +52,7 @@ export const DatumSchema = z.object({
 });
 
 /**
- * The two ways SDKs serialise a request body (spec §3), normalised to one (the HTTP client reads
+ * The two ways SDKs serialise a request body (docs/protocol.md#request-serialisation), normalised to one (the HTTP client reads
  * every response through it too, since servers differ in the same way): SDK 0.3–0.16 send
  * fields the caller set to `None` as `null` and omit unset defaults; SDK ≥ 0.18 omit `None` and
  * send defaults. A `null` object field therefore means "unset" and is dropped here, after which

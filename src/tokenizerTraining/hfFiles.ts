@@ -9,7 +9,7 @@ import { PRETOKENIZE_PATTERN } from "./pretokenize.ts";
 export const ENDOFTEXT = "<|endoftext|>";
 
 /**
- * role_colon (spec/cookbook-inventory.md §2.5): BOS, then "Role: content⏎⏎" per message with the
+ * role_colon (docs/cookbook-parity.md#base-model-role-colon-format): BOS, then "Role: content⏎⏎" per message with the
  * role capitalised like Python's str.capitalize(); the generation prompt ends at "Assistant:"
  * with no trailing space. No newlines outside expressions, so Python's trim_blocks/lstrip_blocks
  * settings cannot change the output.

@@ -1,4 +1,4 @@
-// The one checkpoint manager of every loop (spec §7.3): periodic saves (state + sampler weights,
+// The one checkpoint manager of every loop (docs/cookbook-parity.md#checkpoint-records): periodic saves (state + sampler weights,
 // with a TTL), rolling resume points (state only, the superseded one deleted), the final save (no
 // TTL, `final: true`) and saves on request. A save is queued first and recorded later, so a
 // pipelined loop can queue it right after the step it contains and record it once that step's

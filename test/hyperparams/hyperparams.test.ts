@@ -17,7 +17,7 @@ test("getLr follows 5e-5 × 10 (LoRA) × (2000/hidden)^P", () => {
   close(getLr("Qwen/Qwen3-4B-Instruct-2507"), 5e-4 * (2000 / 2560) ** 0.0775);
   close(getLr("meta-llama/Llama-3.1-70B", { isLora: false }), 5e-5 * (2000 / 8192) ** 0.781);
   close(getLr("meta-llama/Llama-3.1-8B-Instruct"), getLr("meta-llama/Llama-3.1-8B"));
-  // Worked values from the spec.
+  // Worked values of docs/cookbook-parity.md#learning-rate-helpers.
   assert.equal(getLr("meta-llama/Llama-3.2-1B").toExponential(2), "4.91e-4");
   assert.equal(getLr("Qwen/Qwen3-8B").toExponential(2), "4.73e-4");
   assert.equal(getLr("Qwen/Qwen3-0.6B").toExponential(2), "5.27e-4");

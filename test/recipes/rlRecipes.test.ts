@@ -66,7 +66,7 @@ test("the same seed gives the same rl_basic and rl_loop runs, step for step; ano
   }
 });
 
-test("rl_basic writes every applicable §4.6 metric, rollout summaries and train.html", { timeout: 120_000 }, async () => {
+test("rl_basic writes every applicable metric of docs/cookbook-parity.md#rl-metric-names, rollout summaries and train.html", { timeout: 120_000 }, async () => {
   const s = setup();
   try {
     const logDir = join(s.root, "basic");

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { getRegisteredRendererNames, isRendererRegistered } from "../../src/renderers/index.ts";
 import { getModelAttributes, getRecommendedRendererNames, listKnownModels, resolveRendererName } from "../../src/modelInfo.ts";
 
-/** The cookbook's renderer table (spec/cookbook-inventory.md §2.4). */
+/** The cookbook's renderer table (docs/renderers.md#renderers-srcrenderers). */
 const COOKBOOK_NAMES = [
   "role_colon", "llama3", "qwen3", "qwen3_disable_thinking", "qwen3_instruct", "qwen3_vl", "qwen3_vl_instruct", "qwen3_5",
   "qwen3_5_disable_thinking", "qwen3_8_xhigh_reasoning", "qwen3_8_medium_reasoning", "qwen3_8_low_reasoning", "qwen3_8_disable_thinking",
@@ -28,7 +28,7 @@ test("every name of the cookbook's renderer table is registered, and nothing els
 
 test("every model's recommended renderers are registered", () => {
   const models = listKnownModels();
-  // The model table of spec/cookbook-inventory.md §2.6.
+  // The model table of docs/cookbook-parity.md#model-to-renderer-table.
   for (const m of [
     "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.3-70B-Instruct", "meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-3B",
     "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B", "Qwen/Qwen3-8B", "Qwen/Qwen3-32B", "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-8B-Base",

@@ -1,6 +1,6 @@
 // Format-string tests for the families whose tokenizer and chat template ship in no npm package
 // (Qwen3-VL, Qwen3.5/3.6, Qwen3.8, Nemotron 3, Kimi K2.5/K2.6): the rendered text is compared
-// with the documented format, written out by hand, token for token (spec/cookbook-inventory.md §2.5).
+// with the documented format, written out by hand, token for token (docs/cookbook-parity.md#family-formats).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { classifyParseFailure, getRenderer, type Message } from "../../src/renderers/index.ts";

@@ -1,4 +1,4 @@
-// role_colon for base models: format and the parse termination cases of spec §2.5.
+// role_colon for base models: format and the parse termination cases of docs/cookbook-parity.md#base-model-role-colon-format.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { getRenderer } from "../../src/renderers/index.ts";

@@ -275,7 +275,7 @@ test("the dataset's test split is evaluated with a test/ prefix", async () => {
   assert.ok(existsSync(join(logPath, "iteration_000000", "eval_test.html")));
 });
 
-test("config: defaults of spec §4.4 and cross-field checks", async () => {
+test("config: defaults (docs/cookbook-parity.md#rl-config-and-modes) and cross-field checks", async () => {
   const c = RLConfigSchema.parse(base("/tmp/x"));
   assert.equal(c.loss_fn, "importance_sampling");
   assert.equal(c.num_substeps, 1);

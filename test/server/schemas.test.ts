@@ -1,4 +1,4 @@
-// The request schemas accept both SDK serialisations (spec §3): SDK 0.3–0.16 omit unset defaults
+// The request schemas accept both SDK serialisations (docs/protocol.md#request-serialisation): SDK 0.3–0.16 omit unset defaults
 // (chunks without `type`, adam_params with only learning_rate) and send None as null; SDK ≥ 0.18
 // send defaults and omit None. Both parse to the same record; genuinely bad bodies still fail.
 import { test } from "node:test";

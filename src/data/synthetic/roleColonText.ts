@@ -1,4 +1,4 @@
-// Plain-text role_colon rendering (spec/cookbook-inventory.md §2.5) for the pretraining corpus and
+// Plain-text role_colon rendering (docs/cookbook-parity.md#base-model-role-colon-format) for the pretraining corpus and
 // tokenizer training: "Role: content⏎⏎" per message. The token-level renderer lives in
 // src/renderers/; this only has to produce the same characters so the tiny model learns the
 // format the renderer will show it.

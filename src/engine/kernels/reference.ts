@@ -116,7 +116,7 @@ function rope(x: FloatArray, positions: Int32Array, invFreq: FloatArray, tokens:
   const half = headDim >> 1;
   const cs = getScratch(2 * half);
   // torch forms the angle in fp32 whatever the dtype; matching that matters at long positions
-  // (engine-numerics §1.4). The rotation stays exactly orthogonal, so float64 gradient checks hold.
+  // (docs/numerics.md#rotary-embeddings). The rotation stays exactly orthogonal, so float64 gradient checks hold.
   const width = nHeads * headDim;
   for (let t = 0; t < tokens; t++) {
     const p = positions[t];

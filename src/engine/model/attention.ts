@@ -1,6 +1,7 @@
 // The attention half of a decoder layer: h = x + o_proj(Attention(RMSNorm(x))), with GQA, optional
 // q/k/v biases (in the Linear), Qwen3 per-head q/k RMSNorm before RoPE, and rotate_half RoPE
-// (engine-numerics §1.3, §1.4, §1.6, §2).
+// (docs/numerics.md#rmsnorm, docs/numerics.md#rotary-embeddings,
+// docs/numerics.md#attention-with-gqa, docs/numerics.md#qwen2-and-qwen3-differences).
 import type { FloatArray } from "../kernels/types.ts";
 import type { LayerActivations, Scratch } from "./activations.ts";
 import type { BatchContext } from "./context.ts";

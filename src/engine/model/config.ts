@@ -1,5 +1,5 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
-// (engine-numerics §1.1, §2). Only llama / qwen2 / qwen3 decoders are supported; anything the maths
+// (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences). Only llama / qwen2 / qwen3 decoders are supported; anything the maths
 // here does not implement (other rope scalings, MLP biases, sliding windows) is rejected by name
 // rather than silently ignored.
 

@@ -1,4 +1,4 @@
-// Incremental decoding over a KV cache (engine-numerics §7.4), for the sampler. The cache keeps,
+// Incremental decoding over a KV cache (docs/numerics.md#kv-cache), for the sampler. The cache keeps,
 // per layer, K (after RoPE) and V as [slots, Hkv, maxTokens, d], the layout of the kernels'
 // attentionDecode. A call may prefill several tokens of a slot at once: all of the call's K/V are
 // written first, then each token attends to its slot's positions 0..p, which equals causal

@@ -1,5 +1,5 @@
 // Forward and backward of one (optionally LoRA-adapted, optionally biased) linear layer over a
-// block of token rows (engine-numerics §4.2). Weights are [out, in], so y = x W^T.
+// block of token rows (docs/numerics.md#lora-gradients). Weights are [out, in], so y = x W^T.
 import type { FloatArray, Kernels } from "../kernels/types.ts";
 import type { Linear } from "./tensor.ts";
 

@@ -1,4 +1,4 @@
-// Tinker's built-in per-token losses (tinker-protocol §5) as pure functions of the learner
+// Tinker's built-in per-token losses (docs/protocol.md#built-in-losses) as pure functions of the learner
 // log-prob `lp` of the target token. Each returns the token's loss and dloss/dlp; the model sums
 // losses over every token of every datum (never a mean) and chains dlp into the logits.
 import { InvalidArgumentError } from "../../tinker/errors.ts";

@@ -1,5 +1,5 @@
 // The MLP half of a decoder layer: out = h + down(silu(gate(n)) * up(n)), n = RMSNorm(h)
-// (engine-numerics §1.7).
+// (docs/numerics.md#swiglu-mlp).
 import type { FloatArray } from "../kernels/types.ts";
 import type { LayerActivations, Scratch } from "./activations.ts";
 import type { BatchContext } from "./context.ts";

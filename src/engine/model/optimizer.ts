@@ -1,5 +1,5 @@
-// AdamW with torch semantics and global-norm gradient clipping (tinker-protocol §7,
-// engine-numerics §5). The step counter is per model; moments are per trainable tensor.
+// AdamW with torch semantics and global-norm gradient clipping (docs/protocol.md#optimizer,
+// docs/numerics.md#adamw-and-clipping). The step counter is per model; moments are per trainable tensor.
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import type { ResolvedAdamParams } from "../../tinker/types.ts";
 import type { FloatArray, Kernels } from "../kernels/types.ts";

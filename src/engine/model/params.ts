@@ -1,5 +1,5 @@
 // Builds the model's tensors from HF weights and a trainable setup: which tensors are frozen,
-// which carry gradients, and the LoRA adapters with their PEFT names (engine-numerics §4).
+// which carry gradients, and the LoRA adapters with their PEFT names (docs/numerics.md#lora-adapters).
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import {
   ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, projectionHasBias, projectionPrefix, projectionShape,
@@ -13,7 +13,7 @@ export type TrainableSetup =
   | { mode: "lora"; rank: number; seed: number; trainAttn: boolean; trainMlp: boolean; trainUnembed: boolean }
   | { mode: "full"; seed: number };
 
-/** Tinker's fixed LoRA alpha (engine-numerics §4.3): scale = 32 / rank. */
+/** Tinker's fixed LoRA alpha (docs/numerics.md#lora-scale): scale = 32 / rank. */
 export const LORA_ALPHA = 32;
 
 export interface LayerParams {

@@ -1,5 +1,5 @@
 // Seeded random streams keyed by (seed, tensor name), so an initialisation never depends on the
-// order tensors are created in (engine-numerics §8.5). xoshiro128** seeded through splitmix32.
+// order tensors are created in (docs/numerics.md#determinism-and-seeds). xoshiro128** seeded through splitmix32.
 
 function hashString(s: string, h: number): number {
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);

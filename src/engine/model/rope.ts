@@ -1,4 +1,4 @@
-// RoPE inverse frequencies (engine-numerics §1.4, §1.5), including llama3 scaling. Values are
+// RoPE inverse frequencies (docs/numerics.md#rotary-embeddings, docs/numerics.md#llama3-rope-scaling), including llama3 scaling. Values are
 // rounded through fp32 as torch computes them, so float32 runs match HF at long positions; the
 // float64 mode uses the same (rounded) constants, which does not matter for gradient checks.
 import type { ModelConfig } from "./config.ts";

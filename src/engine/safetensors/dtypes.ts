@@ -1,4 +1,4 @@
-// Element types of the safetensors format (engine-numerics §3) and the conversions the engine
+// Element types of the safetensors format (docs/numerics.md#safetensors) and the conversions the engine
 // needs: every floating type is widened to float32 on read (bf16 exactly, f16 by a real decode),
 // and float32 is narrowed to bf16 with round-to-nearest-even on write. The widenings live with the
 // kernels (which also widen 16-bit weights kept resident).

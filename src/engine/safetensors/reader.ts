@@ -1,4 +1,4 @@
-// Reads safetensors files (engine-numerics §3): an 8-byte little-endian header length, a JSON
+// Reads safetensors files (docs/numerics.md#safetensors): an 8-byte little-endian header length, a JSON
 // header, then one byte buffer. Floating tensors are converted to float32 by the native addon
 // straight from a memory mapping of the file, on every core (nativeRead.ts); without the addon,
 // or for integer tensors, they are read one at a time with positioned reads so a large

@@ -1,10 +1,10 @@
-// Picking the next token from one row of logits (engine-numerics §7.2, §7.3). At temperature 0
+// Picking the next token from one row of logits (docs/numerics.md#sampling-order-of-operations, docs/numerics.md#returned-logprobs). At temperature 0
 // the argmax (lowest id on ties) with the raw log-softmax as its logprob. Otherwise z' = z / T,
 // top-k keeps the k largest, top-p keeps, in descending order, every token whose exclusive
 // cumulative probability (renormalised over what top-k kept) is below p and always the first;
 // a token is drawn from softmax(z') over what is kept, with one uniform number u. The returned
 // logprob is log_softmax(z / T)[token] over the whole vocabulary, without the truncation's
-// renormalisation (what Tinker returns, as far as the spec could establish).
+// renormalisation (what Tinker returns, as far as can be established: docs/numerics.md#returned-logprobs).
 
 export interface ChooseParams {
   temperature: number;

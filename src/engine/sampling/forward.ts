@@ -1,4 +1,4 @@
-// The sampler's forward pass over a KV cache (engine-numerics §7.4), with LoRA unmerged. One call
+// The sampler's forward pass over a KV cache (docs/numerics.md#kv-cache), with LoRA unmerged. One call
 // takes any mix of tokens: a prompt being prefilled (several positions of one slot) and one new
 // token for each of many decoding sequences (one position in each of many slots). All K/V of the
 // call are written to the cache first, then every token attends to positions 0..p of its slot,

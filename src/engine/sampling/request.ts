@@ -1,5 +1,5 @@
 // Checks a sample request against the model it runs on, with the hosted service's messages where
-// the spec records them (tinker-protocol §3.4, §4.8), and fills the defaults.
+// the protocol records them (docs/protocol.md#sampling-parameters, docs/protocol.md#errors), and fills the defaults.
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import type { SamplingParams } from "../../tinker/types.ts";
 

@@ -1,4 +1,4 @@
-// Counter-based uniform numbers for sampling (engine-numerics §7.2, §8.5): the draw for step t of
+// Counter-based uniform numbers for sampling (docs/numerics.md#sampling-order-of-operations, docs/numerics.md#determinism-and-seeds): the draw for step t of
 // a sequence is a pure function of (its seed, t), so it cannot depend on batching, scheduling or
 // what other requests run at the same time.
 //

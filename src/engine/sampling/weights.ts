@@ -1,7 +1,7 @@
 // The weights a sampler decodes with: the frozen base matrices (float32, or the checkpoint's 16-bit
 // values, which the kernels widen as they stream them), shared with training models and never
 // copied, plus the LoRA factors of each adapted matrix kept unmerged. A projection
-// computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (engine-numerics §7.4): the two rank-r products cost about r/D of
+// computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (docs/numerics.md#kv-cache): the two rank-r products cost about r/D of
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
 import { toFloat32, type BaseArray } from "../kernels/halfArray.ts";

@@ -1,4 +1,4 @@
-// A self-contained HTML report of one RL iteration's first groups (spec §7.5): per group the
+// A self-contained HTML report of one RL iteration's first groups (docs/cookbook-parity.md#logtree-html): per group the
 // prompt, a reward table over its trajectories, and per trajectory the role-coloured response
 // and a turn-by-turn table. Everything user-derived is escaped.
 import { mkdirSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Per-trajectory rollout summaries, one JSON record per line (spec §7.1), written into the
+// Per-trajectory rollout summaries, one JSON record per line (docs/cookbook-parity.md#log-directory-layout), written into the
 // iteration directory as `<base>_rollout_summaries.jsonl`.
 import { mkdirSync } from "node:fs";
 import { writeFileAtomic } from "../../files/durable.ts";

@@ -1,4 +1,4 @@
-// REST endpoints (spec §2.5): training runs, checkpoints (the checkpoint id in URLs is the
+// REST endpoints (docs/protocol.md#rest-endpoints): training runs, checkpoints (the checkpoint id in URLs is the
 // two-segment `weights/<name>` / `sampler_weights/<name>`), weights_info.
 import { formatTinkerPath, type CheckpointKind } from "../../tinker/paths.ts";
 import type { Checkpoint } from "../../tinker/types.ts";

@@ -1,11 +1,11 @@
 // Service-level endpoints: health, capabilities, client flags, sessions, telemetry, and
-// retrieve_future (the long poll every queued request is read back through, spec §4.5).
+// retrieve_future (the long poll every queued request is read back through, docs/protocol.md#polling-for-results).
 import type { Handler } from "../core.ts";
 import { HttpError } from "../http.ts";
 import { CreateSessionSchema, RetrieveFutureSchema, SessionIdSchema } from "../schemas.ts";
 
 /**
- * Flags for SDK ≥ 0.18 (spec §4.2). Protobuf forward_backward bodies are welcome (smaller and much
+ * Flags for SDK ≥ 0.18 (docs/protocol.md#session-bootstrap-and-heartbeat). Protobuf forward_backward bodies are welcome (smaller and much
  * faster to parse than JSON number arrays), forward-only passes go the same way, and chunks may
  * arrive in parallel because the sequencer orders them. No JWT exchange, no zstd.
  */

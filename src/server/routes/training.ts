@@ -1,4 +1,4 @@
-// Training endpoints (spec §4.4): create_model, get_info, unload_model, forward(_backward),
+// Training endpoints (docs/protocol.md#endpoints): create_model, get_info, unload_model, forward(_backward),
 // optim_step, save/load weights and save_weights_for_sampler. All but get_info answer with a
 // future ({request_id, model_id}) whose result retrieve_future returns.
 import type { z } from "zod";

@@ -1,4 +1,4 @@
-// Splitting one forward_backward call into requests the server accepts (spec §2.3): at most
+// Splitting one forward_backward call into requests the server accepts (docs/protocol.md#training-client-and-chunking): at most
 // `maxLen` datums and about `maxBytes` estimated bytes per chunk, in the original order.
 import type { Datum } from "../types.ts";
 

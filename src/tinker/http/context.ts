@@ -9,7 +9,7 @@ import { pollFuture, type PollSpec } from "./poll.ts";
 import { sendWithRetries, type RetryPolicy } from "./retry.ts";
 import { HttpTransport, type HttpRequest, type HttpResponse } from "./transport.ts";
 
-/** Feature flags from POST client/config (spec §4.2); JSON-era defaults when the server has none. */
+/** Feature flags from POST client/config (docs/protocol.md#session-bootstrap-and-heartbeat); JSON-era defaults when the server has none. */
 export interface ServerFlags {
   parallelFwdbwdChunks: boolean;
   fwdbwdMaxChunkLen: number;

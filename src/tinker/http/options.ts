@@ -1,4 +1,4 @@
-// Options of the HTTP client and how they fall back to the environment (spec §4.1).
+// Options of the HTTP client and how they fall back to the environment (docs/protocol.md#endpoint-and-environment).
 import type { QueueState } from "../clients.ts";
 import type { Clock } from "./clock.ts";
 

@@ -1,4 +1,4 @@
-// retrieve_future polling (spec §4.5): poll until the result is ready, following the rules for
+// retrieve_future polling (docs/protocol.md#polling-for-results): poll until the result is ready, following the rules for
 // queue states, long-poll timeouts, expired promises, rate limits, billing holds and failures.
 import type { QueueState } from "../clients.ts";
 import { APIConnectionError, RequestFailedError } from "../errors.ts";

@@ -1,4 +1,4 @@
-// RestClient over HTTP (spec §2.5): session-less queries about training runs and checkpoints.
+// RestClient over HTTP (docs/protocol.md#rest-endpoints): session-less queries about training runs and checkpoints.
 import type { RestClient } from "../clients.ts";
 import { parseTinkerPath } from "../paths.ts";
 import {

@@ -1,4 +1,4 @@
-// Submission-side retries (spec §4.6): transient failures are retried with backoff for a bounded
+// Submission-side retries (docs/protocol.md#retries): transient failures are retried with backoff for a bounded
 // time, billing holds pause, and everything else fails at once with the server's message.
 import { APIConnectionError } from "../errors.ts";
 import type { Clock } from "./clock.ts";

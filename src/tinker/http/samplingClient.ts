@@ -1,4 +1,4 @@
-// SamplingClient over HTTP (spec §2.4): per-client seq_id from 0, backpressure-aware submission,
+// SamplingClient over HTTP (docs/protocol.md#sampling-client): per-client seq_id from 0, backpressure-aware submission,
 // protobuf or JSON results, and resubmission of expired requests.
 import type { SampleOptions, SamplingClient } from "../clients.ts";
 import { InvalidArgumentError, TinkerError } from "../errors.ts";

@@ -1,4 +1,4 @@
-// The session (spec §4.2): client/config flags, create_session, and a heartbeat every 10 s that
+// The session (docs/protocol.md#session-bootstrap-and-heartbeat): client/config flags, create_session, and a heartbeat every 10 s that
 // never blocks other work and only warns when it keeps failing.
 import { APIStatusError } from "../errors.ts";
 import { CreateSessionResponseSchema } from "../types.ts";

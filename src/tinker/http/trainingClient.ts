@@ -1,5 +1,5 @@
 // TrainingClient over HTTP: every request gets the model's next seq_id and is submitted in order;
-// the returned future polls retrieve_future in the background (spec §2.3, §9).
+// the returned future polls retrieve_future in the background (docs/protocol.md#training-client-and-chunking, docs/protocol.md#pipelining).
 import type { z } from "zod";
 import type { CustomLossFn, SamplingClient, TinkerFuture, TrainingClient } from "../clients.ts";
 import { forwardBackwardCustom } from "../customLoss.ts";

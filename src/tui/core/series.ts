@@ -13,7 +13,7 @@ export interface Series {
   y: number[];
 }
 
-/** The charts a dashboard opens with, per kind of training (spec §3.3 and §4.6). */
+/** The charts a dashboard opens with, per kind of training (docs/cookbook-parity.md#supervised-metrics and docs/cookbook-parity.md#rl-metric-names). */
 export const DEFAULT_CHARTS: Record<TrainingKind | "other", readonly string[]> = {
   // test/pm_accuracy: a preference model is an SL run; test/win_rate: RLHF's RL stage;
   // env/all/called_tool: the share of episodes that call a tool (tool_use).

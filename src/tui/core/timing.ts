@@ -10,7 +10,7 @@ export interface TimingEntry {
 }
 
 /**
- * `time/<span>` (single) or `time/<span>:total|count|mean|max` (aggregated), spec §3.3. `time/total`
+ * `time/<span>` (single) or `time/<span>:total|count|mean|max` (aggregated), docs/cookbook-parity.md#supervised-metrics. `time/total`
  * is returned separately as the step's wall time.
  */
 export function timingBreakdown(row: MetricRow): { total?: number; entries: TimingEntry[] } {

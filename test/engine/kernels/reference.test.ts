@@ -1,5 +1,5 @@
 // The TypeScript reference kernels against direct float64 formulas, and every backward against
-// central finite differences in float64 (engine-numerics §8.2).
+// central finite differences in float64 (docs/numerics.md#gradient-checks).
 
 import { test } from "node:test";
 import assert from "node:assert/strict";

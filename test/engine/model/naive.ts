@@ -57,7 +57,7 @@ function rotate(x: number[], pos: number, freqs: number[]): number[] {
   const half = x.length / 2;
   const y = x.slice();
   for (let i = 0; i < half; i++) {
-    // torch forms the angle in fp32 (engine-numerics §1.4).
+    // torch forms the angle in fp32 (docs/numerics.md#rotary-embeddings).
     const a = Math.fround(pos * freqs[i]);
     y[i] = x[i] * Math.cos(a) - x[i + half] * Math.sin(a);
     y[i + half] = x[i + half] * Math.cos(a) + x[i] * Math.sin(a);

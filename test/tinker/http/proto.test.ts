@@ -7,7 +7,7 @@ import {
 } from "../../../src/tinker/http/proto/messages.ts";
 import { hex } from "./fakeServer.ts";
 
-// Expected bytes are derived by hand from the field numbers of spec §4.7. A tag byte is
+// Expected bytes are derived by hand from the field numbers in docs/protocol.md#protobuf-messages. A tag byte is
 // (field_number << 3) | wire_type, with wire types 0 = varint, 1 = 64-bit, 2 = length-delimited.
 
 test("encode ForwardBackwardRequest", () => {

@@ -97,7 +97,7 @@ const float* rope_table(const int32_t* pos, const float* inv_freq, ptrdiff_t tok
       const float p = static_cast<float>(pos[tk]);
       float* row = cs + tk * 2 * half;
       for (ptrdiff_t i = 0; i < half; i++) {
-        // torch forms the angle in fp32 (engine-numerics §1.4); cos/sin in double, then rounded.
+        // torch forms the angle in fp32 (docs/numerics.md#rotary-embeddings); cos/sin in double, then rounded.
         const double a = static_cast<double>(p * inv_freq[i]);
         row[i] = static_cast<float>(std::cos(a));
         row[half + i] = static_cast<float>(std::sin(a));

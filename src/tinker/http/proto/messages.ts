@@ -1,4 +1,4 @@
-// The protobuf messages of spec §4.7 (package tinker_public), both directions, shared by the HTTP
+// The protobuf messages of docs/protocol.md#protobuf-messages (package tinker_public), both directions, shared by the HTTP
 // client and `cookbook serve` so the two ends agree byte for byte: ForwardBackwardRequest
 // (client encodes, server decodes), ForwardBackwardOutput and SampleResponse (server encodes,
 // client decodes). Field numbers are noted where they are used; tinker.proto beside this file

@@ -1,5 +1,5 @@
 // Minimal protobuf wire format (proto3): enough to write the request and read the responses of
-// spec §4.7 without a protobuf library. Wire types: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
+// docs/protocol.md#protobuf-messages without a protobuf library. Wire types: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
 import { InvalidArgumentError } from "../../errors.ts";
 
 export class ProtoWriter {

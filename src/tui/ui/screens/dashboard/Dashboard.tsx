@@ -23,7 +23,7 @@ import { ConfigPane, LogPane } from "./SidePanes.tsx";
 export type DashboardRoute = { name: "dashboard"; runDir: string };
 
 /**
- * Charts follow new data at most this often (spec: 250–500 ms is enough for charts). Every Ink
+ * Charts follow new data at most this often (250–500 ms is enough for charts). Every Ink
  * frame re-measures and re-tokenises all chart lines (tens of ms for a full screen), so frames
  * per second, not rows per second, is what costs CPU while a run is tailed.
  */
