@@ -1,4 +1,4 @@
-// On-policy distillation (docs/cookbook-parity.md#kl-metrics-and-penalty, docs/cookbook-parity.md#dpo-preference-rl-and-distillation): the RL loop with no task reward. The student samples,
+// On-policy distillation (docs/cookbook-parity.md#kl-metrics-and-penalty): the RL loop with no task reward. The student samples,
 // the teacher scores the student's own tokens, and each sampled token's advantage becomes
 // −coef·(lp_student − lp_teacher): a per-token reverse-KL gradient. Several datasets may each
 // have their own teacher; a group's dataset travels in its logging tags (`dataset_<i>`).
