@@ -105,8 +105,6 @@ export function runBundle(distDir, buildId) {
     filename: bundleFile,
     lineOffset: -1,
     cachedData,
-    // The bundle's import() of external packages (transformers) goes to Node's own loader.
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (process.env.COOKBOOK_CODE_CACHE_DEBUG === "1") {
     process.stderr.write(`cookbook: code cache ${cachedData === undefined ? "absent or damaged" : script.cachedDataRejected ? "rejected" : "used"}: ${cacheFile}\n`);
@@ -126,6 +124,9 @@ export function runBundle(distDir, buildId) {
     });
   }
   mapStacks(bundleFile);
+  // Node 20 refuses import() inside a script compiled from a code cache, so the bundle imports
+  // external packages and experiment files through this module's import() (src/runtimeImport.ts).
+  globalThis[Symbol.for("tinker-cookbook-ts.runtimeImport")] = (specifier) => import(specifier);
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundleFile), module, bundleFile, distDir, pathToFileURL(bundleFile).href);
 }

@@ -3,17 +3,24 @@
 // bin/compiled.js) and the engine's worker into dist/entry.js (an ES module, started by
 // src/engine/worker/host.ts next to the bundle it is in), with source maps, then stamps the build
 // with its id so bin/cookbook.js can tell it is newer than the sources and key its code caches.
-// A failed build is a warning, not a failed install: the command then runs the TypeScript sources
-// through tsx. Types are checked by `npm run typecheck`, not here.
+// The stamp also records a digest of the inputs (scripts/contentStamp.mjs): when they have not
+// changed, the build is skipped and only the stamp's time is renewed (a checkout that rewrote the
+// files unchanged must not make bin/cookbook.js fall back to the sources). The bundle is written to
+// a new folder that then replaces the old one, so an interrupted build leaves the previous bundle
+// or none, never half of one. A failed build is a warning, not a failed install: the command then
+// runs the TypeScript sources through tsx. Types are checked by `npm run typecheck`, not here.
 //
 // Usage: node scripts/build.mjs [--outdir DIR]   (default: dist/ of this checkout)
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, utimesSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fastInkOutput, fastStringWidth, inkWithoutDevtools, yogaSync } from "./bundlePatches.mjs";
+import { contentStamp, filesUnder, readStamp, writeStampFile } from "./contentStamp.mjs";
+import { ranForNpx } from "./npx.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+if (ranForNpx()) process.exit(0);
 const argv = process.argv.slice(2);
 const outdir = argv.includes("--outdir") ? resolve(argv[argv.indexOf("--outdir") + 1]) : join(root, "dist");
 
@@ -30,16 +37,16 @@ const common = {
   minifySyntax: true,
   logLevel: "warning",
   // Loaded from node_modules at run time: the tokenizer runtime (onnxruntime and sharp are
-  // native), native addons, and Ink's optional devtools.
-  external: ["@huggingface/transformers", "*.node", "react-devtools-core"],
+  // native), tsx (it loads TypeScript experiment files through a loader of its own files, which
+  // must stay where its package put them), native addons, and Ink's optional devtools.
+  external: ["@huggingface/transformers", "tsx", "*.node", "react-devtools-core"],
   // React and its reconciler choose their build when loaded; the bundle keeps only production
   // (bin/cookbook.js defaults NODE_ENV to it; the sources through tsx honour NODE_ENV=development).
   define: { "process.env.NODE_ENV": '"production"' },
 };
 
-async function bundle() {
+async function bundle(outdir) {
   const { build } = await import("esbuild");
-  rmSync(outdir, { recursive: true, force: true });
   await build({
     ...common,
     entryPoints: { cookbook: "src/cli.ts" },
@@ -61,13 +68,32 @@ async function bundle() {
   });
 }
 
+const sources = [
+  ...["src", "recipes"].flatMap((dir) => filesUnder(join(root, dir), (name) => /\.(ts|tsx|mjs|json)$/.test(name))),
+  ...["scripts/build.mjs", "scripts/bundlePatches.mjs", "package-lock.json", "tsconfig.json"].map((f) => join(root, f)).filter((f) => existsSync(f)),
+];
+const inputs = contentStamp(root, sources, {});
+const stampFile = join(outdir, ".built");
+if (existsSync(join(outdir, "cookbook.cjs")) && readStamp(stampFile) === inputs) {
+  const now = new Date();
+  utimesSync(stampFile, now, now);
+  console.log(`cookbook: the bundle in ${outdir} is up to date`);
+  process.exit(0);
+}
+
+const staging = `${outdir}.building-${process.pid}`;
 try {
-  await bundle();
+  rmSync(staging, { recursive: true, force: true });
+  await bundle(staging);
 } catch (err) {
+  rmSync(staging, { recursive: true, force: true });
   console.warn(`cookbook: bundling to ${outdir} failed (${err instanceof Error ? err.message : String(err)}); the cookbook command will run the TypeScript sources through tsx`);
   process.exit(0);
 }
-mkdirSync(outdir, { recursive: true });
 // The id names the code caches (bin/compiled.js): a rebuilt bundle never meets an old cache.
-const id = createHash("sha256").update(readFileSync(join(outdir, "cookbook.cjs"))).digest("hex").slice(0, 16);
-writeFileSync(join(outdir, ".built"), `${JSON.stringify({ id, built_at: new Date().toISOString() })}\n`);
+const id = createHash("sha256").update(readFileSync(join(staging, "cookbook.cjs"))).digest("hex").slice(0, 16);
+writeStampFile(join(staging, ".built"), { id, inputs, built_at: new Date().toISOString() });
+const old = `${outdir}.old-${process.pid}`;
+if (existsSync(outdir)) renameSync(outdir, old);
+renameSync(staging, outdir);
+rmSync(old, { recursive: true, force: true });

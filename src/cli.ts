@@ -35,6 +35,15 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   }
 }
 
+// Output piped into a reader that has stopped (`cookbook runs | head`) ends the command quietly,
+// as Unix tools do, rather than with an unhandled EPIPE stack.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 // Not a top-level await: the bundle bin/cookbook.js loads is a script (see scripts/build.mjs).
 // Recipes may leave unref'd timers; only the exit code matters once the command is done.
 void runCli(hideBin(process.argv)).then((code) => {

@@ -2,15 +2,15 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { LrSchedule } from "./config/common.ts";
+import { UnknownModelError } from "./modelInfo.ts";
 
 /** The model is known but the LR formula was not fitted for its family. */
 export class UncalibratedModelError extends Error {
   override name = "UncalibratedModelError";
 }
-/** The model is not one get_lr knows how to handle. */
-export class UnknownModelError extends Error {
-  override name = "UnknownModelError";
-}
+// A model get_lr cannot place is the same error as one the model lineup does not know, so one
+// `instanceof UnknownModelError` catches both.
+export { UnknownModelError };
 
 /** The parts of a Hugging Face config.json that matter here. */
 export interface ModelConfigLike {

@@ -26,7 +26,7 @@ export { conversationToDatum, datumFromModelInputWeights } from "./supervised/co
 export { TinkerTokenCompleter, TinkerMessageCompleter } from "./completers.ts";
 
 // The training core every loop runs on: shared config fields, the run, resume, checkpoints.
-export { adapterFields, checkpointFields, overrideDefaults, runFields } from "./training/config.ts";
+export { adamFields, adapterFields, checkpointFields, overrideDefaults, runFields } from "./training/config.ts";
 export { withTrainingRun, type TrainingRun } from "./training/run.ts";
 export { openTrainingClient } from "./training/open.ts";
 export { CheckpointManager } from "./training/checkpoints.ts";
@@ -47,5 +47,6 @@ export * as renderers from "./renderers/index.ts";
 export * as supervised from "./supervised/index.ts";
 export * as rl from "./rl/index.ts";
 export * as evaluation from "./eval/index.ts";
+export * as grading from "./grading/index.ts";
 export * as runs from "./runs/index.ts";
 export * as training from "./training/index.ts";

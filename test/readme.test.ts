@@ -77,7 +77,7 @@ test("every cookbook command line in the README parses", async () => {
 test("every key in the README's TUI table is bound in the keymap", () => {
   const bound = new Set(KEYMAP.table.flatMap((b) => b.keys));
   for (const [keys] of tableRows("| key |")) {
-    for (const key of keys!.replace(/`/g, "").split(/\s*\/\s*|-(?=\d)/)) {
+    for (const key of keys!.replace(/`/g, "").split(/\s+\/\s+|-(?=\d)/)) {
       const spec = key === "enter" ? "return" : key;
       assert.ok(bound.has(spec), `README lists key ${JSON.stringify(key)}, which no binding has`);
     }

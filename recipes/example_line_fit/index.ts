@@ -2,6 +2,7 @@
 // by gradient descent and writes a real run directory (metrics, config, run.json, logs,
 // checkpoints), honouring log-dir policy, max_steps, resume and the run-control signals.
 import { z } from "zod";
+import { inGroup, tagGroup } from "../../src/config/groups.ts";
 import { LogDirBehaviorSchema, LrScheduleSchema } from "../../src/config/common.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { computeScheduleLrMultiplier } from "../../src/hyperparams.ts";
@@ -9,8 +10,10 @@ import { withRun } from "../../src/runs/session.ts";
 import { type LineState, makeData, meanSquaredError, loadState, saveCheckpoint } from "./line.ts";
 
 export const configSchema = z.object({
-  log_path: z.string().default("/tmp/tinker-examples/example_line_fit").describe("Run directory (metrics.jsonl, checkpoints.jsonl, ...)"),
-  behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already has a run"),
+  ...inGroup("run", {
+    log_path: z.string().default("/tmp/tinker-examples/example_line_fit").describe("Run directory (metrics.jsonl, checkpoints.jsonl, ...)"),
+    behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already has a run"),
+  }),
   data: z
     .object({
       true_a: z.number().default(2).describe("Slope of the line the points come from"),
@@ -21,12 +24,14 @@ export const configSchema = z.object({
     })
     .prefault({})
     .describe("The synthetic data set"),
-  learning_rate: z.number().positive().default(0.1).describe("Gradient-descent step size"),
-  lr_schedule: LrScheduleSchema.default("constant").describe("Learning-rate schedule over max_steps"),
-  max_steps: z.number().int().positive().default(200).describe("Number of gradient steps"),
-  save_every: z.number().int().min(0).default(50).describe("Save a checkpoint every N steps (0 disables)"),
-  step_delay_ms: z.number().min(0).default(0).describe("Pause after each step, to watch or signal a run"),
-  console_every: z.number().int().positive().default(20).describe("Print the metrics table every N steps"),
+  ...inGroup("optimizer", {
+    learning_rate: z.number().positive().default(0.1).describe("Gradient-descent step size"),
+    lr_schedule: LrScheduleSchema.default("constant").describe("Learning-rate schedule over max_steps"),
+    max_steps: z.number().int().positive().default(200).describe("Number of gradient steps"),
+  }),
+  save_every: tagGroup("checkpoints", z.number().int().min(0).default(50).describe("Save a checkpoint every N steps (0 disables)")),
+  step_delay_ms: tagGroup("advanced", z.number().min(0).default(0).describe("Pause after each step, to watch or signal a run")),
+  console_every: tagGroup("tracking", z.number().int().positive().default(20).describe("Print the metrics table every N steps")),
 });
 export type LineFitConfig = z.output<typeof configSchema>;
 

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { ARITHMETIC_FEWSHOT, arithmeticDatasetBuilder } from "../../src/rl/envs/arithmetic.ts";
-import { gradeBoxed, gradeFirstChunk } from "../../src/rl/envs/grading.ts";
+import { extractBoxed, grade, gradeFirstChunk } from "../../src/grading/index.ts";
 import { ProblemListDataset, QuestionAnswerEnv, type QAProblem } from "../../src/rl/envs/problems.ts";
 import { readGsm8k, readQAJsonl } from "../../src/rl/envs/qaSources.ts";
 import type { Message, RLRenderer } from "../../src/renderers/policyRenderer.ts";
@@ -48,7 +48,7 @@ const BOXED_FEWSHOT: Message[] = [
 function problemEnvFactory(renderer: RLRenderer, config: MathRlConfig, boxed: boolean) {
   return (p: QAProblem) =>
     boxed
-      ? new QuestionAnswerEnv(renderer, p, gradeBoxed, { convoPrefix: BOXED_FEWSHOT, questionSuffix: BOXED_SUFFIX, formatCoef: config.format_coef, formatCheck: (r) => r.includes("\\boxed{") })
+      ? new QuestionAnswerEnv(renderer, p, (r, ref) => grade(r, ref, { mode: "boxed" }), { convoPrefix: BOXED_FEWSHOT, questionSuffix: BOXED_SUFFIX, formatCoef: config.format_coef, formatCheck: (r) => extractBoxed(r) !== null })
       : new QuestionAnswerEnv(renderer, p, gradeFirstChunk, { convoPrefix: ARITHMETIC_FEWSHOT, formatCoef: config.format_coef });
 }
 

@@ -6,6 +6,7 @@
 // both (test/… for the student, teacher/… for the teacher). Several datasets, each with its own
 // teacher: datasets='[{"dataset":"arithmetic"},{"dataset":"prompts","teacher":{"base_model":"tiny-chat"}}]'.
 import { z } from "zod";
+import { inGroup } from "../../src/config/groups.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { runOnPolicyDistillation, type DistillationDataset } from "../../src/distillation/onPolicyTrain.ts";
@@ -32,8 +33,10 @@ type DatasetConfig = z.output<typeof DatasetSchema>;
 
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
-    kl_penalty_coef: z.number().min(0).default(1).describe("Weight of the teacher KL: advantage = −coef·(lp_student − lp_teacher) per sampled token"),
-    kl_discount_factor: z.number().min(0).max(1).default(0).describe("Discount for summing future teacher-KL terms (0 = per token)"),
+    ...inGroup("optimizer", {
+      kl_penalty_coef: z.number().min(0).default(1).describe("Weight of the teacher KL: advantage = −coef·(lp_student − lp_teacher) per sampled token"),
+      kl_discount_factor: z.number().min(0).max(1).default(0).describe("Discount for summing future teacher-KL terms (0 = per token)"),
+    }),
     datasets: z.array(DatasetSchema).min(1).default([{ dataset: "arithmetic", prompts_file: fixtureDataPath("chats_train.jsonl"), teacher: DEFAULT_TEACHER, groups_per_batch: null }])
       .describe("Prompt sources, each with its own teacher; datums are routed to their dataset's teacher (metrics teacher_kl/dataset_<i>)"),
     max_operand: z.number().int().positive().default(100).describe("arithmetic: operands from 0..max_operand"),

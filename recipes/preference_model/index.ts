@@ -4,6 +4,7 @@
 // shipped concise-vs-rambling comparisons; hhh / helpsteer3 / ultrafeedback load the hub sets.
 import { join } from "node:path";
 import { z } from "zod";
+import { tagGroup } from "../../src/config/groups.ts";
 import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
@@ -15,7 +16,7 @@ export const configSchema = overrideDefaults(
     ...pipelineFields,
     learning_rate: SupervisedConfigSchema.shape.learning_rate,
     batch_size: chatDatasetFields.batch_size,
-    max_steps: z.number().int().positive().default(80).describe("Training steps"),
+    max_steps: tagGroup("optimizer", z.number().int().positive().default(80).describe("Training steps")),
   }),
   { learning_rate: 1e-3, batch_size: 16, log_path: "/tmp/tinker-examples/preference_model", dataset: "concise", lora_rank: 16, eval_every: 10 },
 );

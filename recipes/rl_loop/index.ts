@@ -14,7 +14,7 @@ import { getTextContent } from "../../src/renderers/content.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { ARITHMETIC_FEWSHOT } from "../../src/rl/envs/arithmetic.ts";
-import { gradeFirstChunk } from "../../src/rl/envs/grading.ts";
+import { gradeFirstChunk } from "../../src/grading/index.ts";
 import { readQAJsonl } from "../../src/rl/envs/qaSources.ts";
 import { modelInputFromInts, modelInputToInts } from "../../src/tinker/modelInput.ts";
 import type { Datum } from "../../src/tinker/types.ts";
@@ -84,7 +84,7 @@ async function main(config: RlLoopConfig, context?: RecipeContext): Promise<void
             // Seeded by the run seed and the group's place, so a rerun samples the same answers.
             const seed = mixSeed(config.seed, batch, index);
             const result = await sampler.sample(prompt, config.group_size, { stop: renderer.getStopSequences(), max_tokens: config.max_tokens, temperature: 1.0, seed });
-            const rewards: number[] = result.sequences.map((s) => (gradeFirstChunk(getTextContent(renderer.parseResponse(s.tokens).message), row.answer) ? 1 : 0));
+            const rewards: number[] = result.sequences.map((s) => (gradeFirstChunk(getTextContent(renderer.parseResponse(s.tokens).message), row.answer).correct ? 1 : 0));
             return { prompt: modelInputToInts(prompt), sequences: result.sequences, rewards };
           }),
         );

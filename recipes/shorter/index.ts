@@ -5,6 +5,7 @@
 // shipped concise/rambling set); the RL stage then has to unlearn the padding.
 import { join } from "node:path";
 import { z } from "zod";
+import { inGroup } from "../../src/config/groups.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { TOURNAMENT_PATTERNS } from "../../src/preference/pairwiseEnv.ts";
@@ -15,11 +16,13 @@ import { overrideDefaults } from "../../src/training/config.ts";
 export const configSchema = overrideDefaults(
   z.object({
     ...pipelineFields,
-    warmup_steps: z.number().int().min(0).default(40).describe("SFT warm-up steps on plain-or-padded answers (0 = RL straight from the base model)"),
-    warmup_learning_rate: z.number().positive().default(2e-3).describe("Warm-up learning rate"),
-    warmup_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Share of warm-up answers padded with filler"),
+    ...inGroup("optimizer", {
+      warmup_steps: z.number().int().min(0).default(40).describe("SFT warm-up steps on plain-or-padded answers (0 = RL straight from the base model)"),
+      warmup_learning_rate: z.number().positive().default(2e-3).describe("Warm-up learning rate"),
+      warmup_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Share of warm-up answers padded with filler"),
+      max_steps: z.number().int().positive().default(20).describe("RL iterations"),
+    }),
     learning_rate: RLConfigSchema.shape.learning_rate,
-    max_steps: z.number().int().positive().default(20).describe("RL iterations"),
     group_size: RLConfigSchema.shape.group_size,
     groups_per_batch: RLConfigSchema.shape.groups_per_batch,
     max_tokens: RLConfigSchema.shape.max_tokens,

@@ -1,10 +1,11 @@
 // `cookbook eval <model or tinker path or run dir> <benchmark…> [key=value…]`: sample every
 // benchmark's examples (resuming an interrupted run), store results in the eval store and print
-// a summary table.
+// a summary table. `cookbook eval --compare A B`: two stored runs example by example.
 import { z } from "zod";
 import { UsageError } from "../config/errors.ts";
 import { parseConfigArgs } from "../config/parse.ts";
 import { BenchmarkConfigSchema } from "../eval/benchmark.ts";
+import { compareEvalRuns, formatRunComparison } from "../eval/compareRuns.ts";
 import { LLMJudge } from "../eval/judge.ts";
 import { listBenchmarks } from "../eval/registry.ts";
 import type { ProgressUpdate } from "../eval/runner.ts";
@@ -23,6 +24,12 @@ export const EvalCommandSchema = BenchmarkConfigSchema.extend({
   resume: z.boolean().default(true).describe("Resume the newest unfinished eval of the same model and config"),
   judge_model: z.string().nullable().default(null).describe("LLM judge for open-ended benchmarks (qa): a base model or tinker:// path (off by default)"),
   judge_rubric: z.string().nullable().default(null).describe("Judge instructions (default: correct/incorrect against the reference)"),
+});
+
+/** Settings of `--compare`. */
+export const EvalCompareSchema = z.object({
+  store: EvalCommandSchema.shape.store,
+  limit: z.number().int().positive().default(20).describe("Changed examples listed per benchmark and direction"),
 });
 
 function benchmarkHelp(): string {
@@ -70,6 +77,7 @@ function progressPrinter(): { update: (u: ProgressUpdate) => void; finish: () =>
 interface EvalArgs {
   model?: string;
   args: string[];
+  compare?: string[];
 }
 
 export const evalCommand = defineCommand<EvalArgs>({
@@ -77,9 +85,21 @@ export const evalCommand = defineCommand<EvalArgs>({
     y
       .positional("model", { type: "string", describe: "base model (e.g. tiny-chat), tinker:// path, or a training run directory" })
       .positional("args", { type: "string", array: true, default: [], describe: "benchmarks (name or name:source) and key=value settings" })
+      .option("compare", { type: "string", array: true, nargs: 2, describe: "Compare two stored eval runs (ids or unique prefixes) example by example: regressions and improvements per benchmark (settings: store=, limit=)" })
       .parserConfiguration({ "parse-positional-numbers": false, "unknown-options-as-args": true })
-      .epilog(`Benchmarks:\n${benchmarkHelp()}\n\nSettings (key=value): ${Object.keys(EvalCommandSchema.shape).join(", ")}\nExample: cookbook eval tiny-chat arithmetic gsm8k max_examples=50 num_samples=4`),
+      .epilog(`Benchmarks:\n${benchmarkHelp()}\n\nSettings (key=value): ${Object.keys(EvalCommandSchema.shape).join(", ")}\nExample: cookbook eval tiny-chat arithmetic gsm8k max_examples=50 num_samples=4\nCompare: cookbook eval --compare <run A> <run B> [limit=20]`),
   handler: async (argv) => {
+    if (argv.compare !== undefined) {
+      const ids = argv.compare.map(String);
+      if (ids.length !== 2) throw new UsageError("--compare takes two eval run ids: cookbook eval --compare <run A> <run B>");
+      const rest = [...(argv.model !== undefined ? [argv.model] : []), ...argv.args.map(String)];
+      const stray = rest.filter((a) => !/^[A-Za-z_][\w.]*=/.test(a));
+      if (stray.length > 0) throw new UsageError(`--compare takes only store= and limit= besides the two runs; got ${stray.join(" ")}`);
+      const settings = parseConfigArgs(EvalCompareSchema, rest);
+      const store = new EvalStore(settings.store !== null ? expandLogPath(settings.store) : defaultEvalStoreDir());
+      process.stdout.write(`${formatRunComparison(compareEvalRuns(store, ids[0]!, ids[1]!), settings.limit)}\n`);
+      return;
+    }
     if (!argv.model) throw new UsageError("missing model: cookbook eval <model or tinker path> <benchmark…> [key=value…]");
     const args = argv.args.map(String);
     const specs = args.filter((a) => !/^[A-Za-z_][\w.]*=/.test(a));

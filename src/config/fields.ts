@@ -2,6 +2,7 @@
 // The same walk drives key=value parsing, `--help` text and the TUI's launch forms, so the schema
 // stays the single source of names, types, defaults and descriptions.
 import { z } from "zod";
+import { DEFAULT_FIELD_GROUP, type FieldGroup, groupTag } from "./groups.ts";
 
 export type FieldKind =
   | "number"
@@ -30,6 +31,8 @@ export interface ConfigField {
   required: boolean;
   optional: boolean;
   nullable: boolean;
+  /** The section of `--help` and the launch form this field belongs to. */
+  group: FieldGroup;
   /** Allowed values for enum and literal fields. */
   options?: readonly (string | number | boolean)[];
   /** The field's schema with default/optional/nullable wrappers removed. */
@@ -44,6 +47,8 @@ export interface Unwrapped {
   default?: unknown;
   optional: boolean;
   nullable: boolean;
+  /** The group tag found on the schema or one of its wrappers. */
+  group?: FieldGroup;
 }
 
 export function unwrapSchema(schema: z.ZodType): Unwrapped {
@@ -51,6 +56,7 @@ export function unwrapSchema(schema: z.ZodType): Unwrapped {
   let current: z.ZodType = schema;
   for (;;) {
     out.description ??= current.description;
+    out.group ??= groupTag(current);
     if (current instanceof z.ZodDefault || current instanceof z.ZodPrefault) {
       if (!out.hasDefault) {
         out.hasDefault = true;
@@ -123,11 +129,11 @@ function describeInner(schema: z.ZodType): string {
 /** Every leaf field of an object schema, nested objects flattened with dotted paths, in schema order. */
 export function listConfigFields(schema: z.ZodObject): ConfigField[] {
   const out: ConfigField[] = [];
-  walk(schema, "", undefined, out);
+  walk(schema, "", undefined, DEFAULT_FIELD_GROUP, out);
   return out;
 }
 
-function walk(schema: z.ZodObject, prefix: string, parentDefault: unknown, out: ConfigField[]): void {
+function walk(schema: z.ZodObject, prefix: string, parentDefault: unknown, parentGroup: FieldGroup, out: ConfigField[]): void {
   for (const [key, child] of Object.entries(schema.shape)) {
     const fieldSchema = child as z.ZodType;
     const path = prefix ? `${prefix}.${key}` : key;
@@ -135,8 +141,9 @@ function walk(schema: z.ZodObject, prefix: string, parentDefault: unknown, out: 
     const inherited = isPlainObject(parentDefault) && key in parentDefault ? { value: parentDefault[key] } : undefined;
     const hasDefault = u.hasDefault || inherited !== undefined;
     const defaultValue = u.hasDefault ? u.default : inherited?.value;
+    const group = u.group ?? parentGroup;
     if (u.inner instanceof z.ZodObject) {
-      walk(u.inner, path, defaultValue, out);
+      walk(u.inner, path, defaultValue, group, out);
       continue;
     }
     const field: ConfigField = {
@@ -147,6 +154,7 @@ function walk(schema: z.ZodObject, prefix: string, parentDefault: unknown, out: 
       required: !hasDefault && !u.optional,
       optional: u.optional,
       nullable: u.nullable,
+      group,
       schema: u.inner,
     };
     if (u.description !== undefined) field.description = u.description;

@@ -2,6 +2,12 @@
 // read from its zod schema.
 import type { z } from "zod";
 import { type ConfigField, listConfigFields } from "./fields.ts";
+import { FIELD_GROUPS, FIELD_GROUP_TITLES, type FieldGroup } from "./groups.ts";
+
+/** Fields by group in the fixed group order (schema order within a group); empty groups left out. */
+export function groupConfigFields(fields: readonly ConfigField[]): { group: FieldGroup; title: string; fields: ConfigField[] }[] {
+  return FIELD_GROUPS.map((group) => ({ group, title: FIELD_GROUP_TITLES[group], fields: fields.filter((f) => f.group === group) })).filter((g) => g.fields.length > 0);
+}
 
 /** A default value as it would be typed on the command line. */
 export function formatDefault(value: unknown): string {
@@ -24,12 +30,13 @@ export function formatConfigHelp(recipe: { name: string; description: string; co
     "",
     `Usage: cookbook run ${recipe.name} [key=value ...]`,
     "  Nested fields use dots (a.b=1); lists and objects are JSON (xs='[1,2]').",
-    "",
-    "Fields:",
   ];
-  for (const field of listConfigFields(recipe.configSchema)) {
-    lines.push(`  ${fieldLine(field)}`);
-    if (field.description) lines.push(`      ${field.description}`);
+  for (const { title, fields } of groupConfigFields(listConfigFields(recipe.configSchema))) {
+    lines.push("", `${title[0]!.toUpperCase()}${title.slice(1)}:`);
+    for (const field of fields) {
+      lines.push(`  ${fieldLine(field)}`);
+      if (field.description) lines.push(`      ${field.description}`);
+    }
   }
   return lines.join("\n");
 }

@@ -6,7 +6,7 @@ import { ADDITION_MAX, additionProblem, allAdditionPairs, sampleAdditionPair } f
 import { Prng } from "../data/synthetic/prng.ts";
 import type { Message } from "../renderers/types.ts";
 import { ARITHMETIC_FEWSHOT, makeArithmeticEnv } from "../rl/envs/arithmetic.ts";
-import { gradeFirstChunk } from "../rl/envs/grading.ts";
+import { gradeFirstChunk } from "../grading/index.ts";
 import { QuestionAnswerEnv, type QAProblem } from "../rl/envs/problems.ts";
 import { ProblemGroupBuilder } from "../rl/problemEnv.ts";
 import type { RLRenderer } from "../renderers/policyRenderer.ts";

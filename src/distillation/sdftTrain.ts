@@ -5,6 +5,7 @@
 // per-token importance sampling with advantage lp_teacher − lp_student when topk = 0). Checkpoints
 // record the next batch and the teacher's path, so a resumed run trains against the same teacher.
 import { z } from "zod";
+import { inGroup } from "../config/groups.ts";
 import { LrScheduleSchema } from "../config/common.ts";
 import { mixSeed } from "../completers.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
@@ -17,7 +18,7 @@ import type { RLDataset } from "../rl/types.ts";
 import type { SamplingClient, TrainingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
 import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
@@ -29,20 +30,26 @@ export const SdftConfigSchema = z.object({
   ...runFields,
   ...adapterFields,
   ...checkpointFields,
-  learning_rate: z.number().positive().default(2e-5).describe("Peak Adam learning rate"),
-  lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
-  groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
-  group_size: z.number().int().positive().default(1).describe("Student answers sampled per question"),
-  max_tokens: z.number().int().positive().default(256).describe("Longest student answer"),
-  temperature: z.number().positive().default(1).describe("Student sampling temperature"),
-  topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
-  max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
-  eval_every: z.number().int().min(0).default(10).describe("Score the student on the held-out questions every N steps and at the end (0 = never)"),
-  eval_temperature: z.number().positive().default(1).describe("Sampling temperature of the held-out evaluation"),
-  teacher_concurrency: z.number().int().positive().default(32).describe("Teacher calls in flight at once"),
-  adam_beta1: z.number().min(0).lt(1).default(0.9).describe("Adam β1"),
-  adam_beta2: z.number().min(0).lt(1).default(0.95).describe("Adam β2"),
-  adam_eps: z.number().positive().default(1e-8).describe("Adam ε"),
+  ...inGroup("optimizer", {
+    learning_rate: z.number().positive().default(2e-5).describe("Peak Adam learning rate"),
+    lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
+    max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
+    topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
+  }),
+  ...adamFields,
+  ...inGroup("data", {
+    groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
+    group_size: z.number().int().positive().default(1).describe("Student answers sampled per question"),
+    max_tokens: z.number().int().positive().default(256).describe("Longest student answer"),
+    temperature: z.number().positive().default(1).describe("Student sampling temperature"),
+  }),
+  ...inGroup("evaluation", {
+    eval_every: z.number().int().min(0).default(10).describe("Score the student on the held-out questions every N steps and at the end (0 = never)"),
+    eval_temperature: z.number().positive().default(1).describe("Sampling temperature of the held-out evaluation"),
+  }),
+  ...inGroup("advanced", {
+    teacher_concurrency: z.number().int().positive().default(32).describe("Teacher calls in flight at once"),
+  }),
 });
 export type SdftConfig = z.output<typeof SdftConfigSchema>;
 

@@ -16,16 +16,19 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { describeWriteError } from "../files/diskErrors.ts";
-import { fsyncDir, writeAll, writeFileAtomic } from "../files/durable.ts";
+import { fsyncDir, writeAll, writeJsonAtomic } from "../files/durable.ts";
 import { APIStatusError, InvalidArgumentError } from "../tinker/errors.ts";
 import { formatTinkerPath, parseTinkerPath, validateCheckpointName, type CheckpointKind } from "../tinker/paths.ts";
 import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, WeightsInfo } from "../tinker/types.ts";
 import { readSafetensors, readSafetensorsHeader, type Tensor } from "./safetensors/reader.ts";
 import { writeSafetensors, type TensorToWrite } from "./safetensors/writer.ts";
 import { readModelSafetensors, writeModelSafetensors } from "./safetensors/directory.ts";
-import { TOKENIZER_FILES } from "./resolve.ts";
+import { TOKENIZER_FILES } from "../hf/models.ts";
+import { isPidAlive } from "../files/processes.ts";
+import { LORA_ALPHA } from "./model/params.ts";
 
-export const LORA_ALPHA = 32;
+/** The adapter config of an exported LoRA names the alpha its training scale used. */
+export { LORA_ALPHA };
 
 export interface LoraInfo {
   rank: number;
@@ -161,10 +164,6 @@ function readJson<T>(file: string): T {
   }
 }
 
-function writeJsonAtomic(file: string, value: unknown, context: string): void {
-  writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n", { context });
-}
-
 /** Writes a file inside a checkpoint's temporary folder and fsyncs it (the folder is renamed later). */
 function writeSyncedFile(file: string, text: string): void {
   const fd = openSync(file, "w");
@@ -182,15 +181,6 @@ function fsyncFile(file: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -327,7 +317,7 @@ export class CheckpointStore {
     const now = new Date().toISOString();
     const full: RunRecord = { ...record, created_at: now, last_request_time: now };
     mkdirSync(this.runDir(record.model_id), { recursive: true });
-    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full, `training run record of ${record.model_id}`);
+    writeJsonAtomic(join(this.runDir(record.model_id), RUN_FILE), full, { context: `training run record of ${record.model_id}` });
     return full;
   }
 
@@ -343,7 +333,7 @@ export class CheckpointStore {
     if (!existsSync(file)) return;
     const rec = readJson<RunRecord>(file);
     rec.last_request_time = new Date().toISOString();
-    writeJsonAtomic(file, rec, `training run record of ${modelId}`);
+    writeJsonAtomic(file, rec, { context: `training run record of ${modelId}` });
   }
 
   /** True when a live (unexpired) checkpoint exists at that name. */

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { HubOptions } from "../hf/datasets.ts";
 import type { Message } from "../renderers/types.ts";
-import type { AnswerGrade } from "./mathGrading.ts";
+import type { AnswerGrade } from "../grading/index.ts";
 
 /** The cookbook's BenchmarkConfig fields. `null` in the sampling fields means "the benchmark's default". */
 export const BenchmarkConfigSchema = z.object({

@@ -1,7 +1,6 @@
 // Multiple-choice grading: find the letter a response picks ("Answer: B", "(c)", "\boxed{D}",
 // "The answer is A.", or a bare "B") and compare it with the reference letter.
-import type { AnswerGrade } from "./mathGrading.ts";
-import { extractBoxed } from "./mathGrading.ts";
+import { type AnswerGrade, extractBoxed } from "../grading/index.ts";
 
 export const CHOICE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 

@@ -13,7 +13,6 @@ export {
 } from "./evaluators.ts";
 export * from "./benchmark.ts";
 export { resolveBenchmark, registerBenchmark, listBenchmarks, type BenchmarkEntry, UnknownBenchmarkError } from "./registry.ts";
-export * from "./mathGrading.ts";
 export * from "./choiceGrading.ts";
 export { passAtK, meanPassAtK, reportedKs } from "./passAtK.ts";
 export { runBenchmark, computeBenchmarkMetrics, MemorySink, type TrajectorySink, type ProgressUpdate, type BenchmarkRunResult } from "./runner.ts";

@@ -5,8 +5,9 @@
 //   <root>/runs/<run_id>/<bench>/trajectories.jsonl  one line per finished example
 // Lines are appended whole and JSON files are written to a temp file and renamed, so a crash
 // never leaves a half record; a torn last line (killed mid-write) is skipped on read.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { writeJsonAtomic } from "../files/durable.ts";
+import { appendJsonl, readJsonl } from "../log/jsonl.ts";
 import { join } from "node:path";
 import { defaultLogRoot, expandLogPath } from "../runs/paths.ts";
 
@@ -81,33 +82,13 @@ export interface BenchmarkResultFile {
   finished_at: string;
 }
 
-export function writeJsonAtomic(path: string, value: unknown): void {
-  const tmp = `${path}.tmp-${randomBytes(4).toString("hex")}`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(tmp, path);
-}
-
-/** Parsed lines of a JSONL file; an unparsable line (a write cut by a crash) is skipped. */
-export function readJsonlLenient<T>(path: string): T[] {
-  if (!existsSync(path)) return [];
-  const out: T[] = [];
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      // torn tail of an interrupted append
-    }
-  }
-  return out;
-}
-
+/** A JSON file of the store, or null when it does not exist; a damaged one is an error naming it. */
 function readJson<T>(path: string): T | null {
   if (!existsSync(path)) return null;
   try {
     return JSON.parse(readFileSync(path, "utf8")) as T;
-  } catch {
-    return null;
+  } catch (err) {
+    throw new Error(`${path}: not valid JSON (${(err as Error).message}); the eval store writes its JSON files whole, so this file was changed by hand or by another program`);
   }
 }
 
@@ -132,7 +113,7 @@ export class EvalStore {
   }
 
   listIndex(): EvalRunIndexRecord[] {
-    return readJsonlLenient<EvalRunIndexRecord>(this.indexPath);
+    return readJsonl<EvalRunIndexRecord>(this.indexPath);
   }
 
   readMetadata(runId: string): EvalRunMetadata | null {
@@ -141,7 +122,7 @@ export class EvalStore {
 
   writeMetadata(meta: EvalRunMetadata): void {
     mkdirSync(this.runDir(meta.run_id), { recursive: true });
-    writeJsonAtomic(join(this.runDir(meta.run_id), "metadata.json"), meta);
+    writeJsonAtomic(join(this.runDir(meta.run_id), "metadata.json"), meta, { context: `eval run ${meta.run_id} metadata` });
   }
 
   /** The newest run with this config key that is unfinished or has failed examples, to resume. */
@@ -178,7 +159,7 @@ export class EvalStore {
     mkdirSync(this.root, { recursive: true });
     const meta: EvalRunMetadata = { ...record, status: "running", updated_at: record.created_at, config };
     this.writeMetadata(meta);
-    appendFileSync(this.indexPath, `${JSON.stringify(record)}\n`);
+    appendJsonl(this.indexPath, record, { context: `eval run ${record.run_id} index line` });
     return meta;
   }
 
@@ -189,7 +170,7 @@ export class EvalStore {
   writeResult(result: BenchmarkResultFile): void {
     const dir = this.benchmarkDir(result.run_id, result.benchmark);
     mkdirSync(dir, { recursive: true });
-    writeJsonAtomic(join(dir, "result.json"), result);
+    writeJsonAtomic(join(dir, "result.json"), result, { context: `${result.benchmark} result of eval run ${result.run_id}` });
   }
 
   trajectoriesPath(runId: string, benchmark: string): string {
@@ -197,12 +178,12 @@ export class EvalStore {
   }
 
   readTrajectories(runId: string, benchmark: string): TrajectoryRecord[] {
-    return readJsonlLenient<TrajectoryRecord>(this.trajectoriesPath(runId, benchmark));
+    return readJsonl<TrajectoryRecord>(this.trajectoriesPath(runId, benchmark));
   }
 
   appendTrajectory(runId: string, benchmark: string, record: TrajectoryRecord): void {
     mkdirSync(this.benchmarkDir(runId, benchmark), { recursive: true });
-    appendFileSync(this.trajectoriesPath(runId, benchmark), `${JSON.stringify(record)}\n`);
+    appendJsonl(this.trajectoriesPath(runId, benchmark), record, { context: `${benchmark} example ${record.index} of eval run ${runId}` });
   }
 
   /** Benchmark folders present in a run (with or without a result yet). */

@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { isNode, LineCounter, parseDocument, type Document } from "yaml";
 import type { z } from "zod";
 import { ExperimentFileError, ExperimentSchema, type Experiment } from "./schema.ts";
+import { runtimeImport } from "../runtimeImport.ts";
 
 export interface LoadedExperiment {
   /** Absolute path of the file. */
@@ -83,9 +84,9 @@ async function loadModule(file: string): Promise<Experiment> {
   try {
     if (/\.[mc]?ts$/.test(file)) {
       // tsx is a dependency: TypeScript experiment files load the same from the sources and from dist/.
-      const { tsImport } = await import("tsx/esm/api");
+      const { tsImport } = await runtimeImport<typeof import("tsx/esm/api")>("tsx/esm/api");
       mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
-    } else mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } else mod = await runtimeImport<Record<string, unknown>>(pathToFileURL(file).href);
   } catch (err) {
     throw new ExperimentFileError(`${file}: cannot load the module (${(err as Error).message.split("\n")[0]})`);
   }

@@ -55,6 +55,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
   if (sync) fsyncDir(dirname(path));
 }
 
+/** Replaces `path` with `value` as indented JSON, all at once (writeFileAtomic). */
+export function writeJsonAtomic(path: string, value: unknown, options: AtomicWriteOptions = {}): void {
+  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
+}
+
 /**
  * How a final line without its newline is repaired before the next append: "jsonl" cuts it off
  * unless it is a whole JSON object (a crash mid-write leaves a fragment no reader can use);

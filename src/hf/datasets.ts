@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve as resolvePath, sep } from "node:path";
 import { hfHubCacheDir, hfOffline } from "./cache.ts";
-import { downloadHubFile, hfEndpoint, HubHttpError, hubHeaders } from "./download.ts";
+import { downloadHubFile, fetchHub, hfEndpoint, HubHttpError, hubHeaders } from "./download.ts";
 
 export const PARQUET_CONVERSION_REVISION = "refs/convert/parquet";
 
@@ -86,7 +86,7 @@ interface RevisionInfo {
 }
 
 async function getJson(url: string, headers: Record<string, string>, fetchImpl: typeof fetch): Promise<unknown> {
-  const res = await fetchImpl(url, { headers });
+  const res = await fetchHub(url, { headers, fetch: fetchImpl });
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
     const hint = res.status === 401 || res.status === 403 ? " (gated or private dataset: accept its terms on the hub and set HF_TOKEN)" : "";

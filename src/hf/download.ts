@@ -42,9 +42,31 @@ export interface HubDownloadOptions {
   what?: string;
 }
 
+/** Waits before the 2nd, 3rd and 4th try of a request the network or the hub failed. */
+export const HUB_RETRY_DELAYS_MS = [500, 1500, 4000];
+
+/**
+ * GET `url`, tried again after a network failure (a reset or refused connection: a pooled
+ * keep-alive socket the server had just closed fails this way), a 429 or a 5xx, as huggingface_hub
+ * does; other answers, 404 included, are returned at once.
+ */
+export async function fetchHub(url: string, options: Pick<HubDownloadOptions, "headers" | "fetch"> = {}): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const delay = HUB_RETRY_DELAYS_MS[attempt];
+    try {
+      const res = await (options.fetch ?? fetch)(url, { headers: options.headers ?? {}, redirect: "follow" });
+      if (delay === undefined || (res.status !== 429 && res.status < 500)) return res;
+      await res.body?.cancel().catch(() => undefined);
+    } catch (err) {
+      if (delay === undefined) throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
 /** Downloads `url` to `dest` atomically; returns the response headers (x-repo-commit, etag, ...). */
 export async function downloadHubFile(url: string, dest: string, options: HubDownloadOptions = {}): Promise<Headers> {
-  const res = await (options.fetch ?? fetch)(url, { headers: options.headers ?? {}, redirect: "follow" });
+  const res = await fetchHub(url, options);
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
     throw new HubHttpError(res.status, url, options.what);

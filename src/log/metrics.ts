@@ -1,7 +1,7 @@
 // The metrics side of a run directory: config.json, metrics.jsonl and a compact console table.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../files/durable.ts";
+import { writeJsonAtomic } from "../files/durable.ts";
 import { formatColumns, formatValue } from "./format.ts";
 import { appendJsonl, readJsonl } from "./jsonl.ts";
 
@@ -65,7 +65,7 @@ export class MetricsLogger {
 
   /** Writes config.json (indent 2), replacing any earlier one. */
   logHyperparams(config: unknown): void {
-    writeFileAtomic(this.configPath, `${JSON.stringify(config, null, 2)}\n`, { context: "the run's config" });
+    writeJsonAtomic(this.configPath, config, { context: "the run's config" });
   }
 
   /** Appends `{step, ...metrics}` to metrics.jsonl and maybe prints the table. */

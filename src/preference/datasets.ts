@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parquetReadObjects } from "hyparquet";
 import { z } from "zod";
+import { inGroup } from "../config/groups.ts";
 import { seededShuffle } from "../data/shuffle.ts";
 import { resolveDatasetSplitFiles, type HubOptions } from "../hf/datasets.ts";
 import { DataFormatError } from "../supervised/conversationFile.ts";
@@ -34,7 +35,7 @@ export const HUB_PRESETS: Record<string, HubPreset> = {
 };
 
 /** Config fields of a comparison source, spread into recipe schemas. */
-export const comparisonSourceFields = {
+export const comparisonSourceFields = inGroup("data", {
   dataset: z
     .string()
     .default("pirate")
@@ -44,7 +45,7 @@ export const comparisonSourceFields = {
   test_size: z.number().int().min(0).default(64).describe("Held-out comparisons (taken from train when the source has no test split)"),
   max_train: z.number().int().positive().nullable().default(null).describe("Use at most this many training comparisons"),
   shuffle_seed: z.number().int().default(0).describe("Seed of the train/test shuffle"),
-};
+});
 const ComparisonSourceSchema = z.object(comparisonSourceFields);
 export type ComparisonSourceConfig = z.output<typeof ComparisonSourceSchema>;
 

@@ -8,6 +8,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { inGroup, tagGroup } from "../config/groups.ts";
 import type { RecipeContext } from "../config/recipe.ts";
 import { LogDirBehaviorSchema, type LogDirBehavior } from "../config/common.ts";
 import { resolveRendererName } from "../modelInfo.ts";
@@ -37,27 +38,29 @@ export const pipelineFields = {
   ...adapterFields,
   ...checkpointFields,
   ...comparisonSourceFields,
-  eval_every: z.number().int().min(0).default(5).describe("Evaluate every N steps in each stage"),
+  ...inGroup("evaluation", { eval_every: z.number().int().min(0).default(5).describe("Evaluate every N steps in each stage") }),
 };
 
 export const rlhfConfigSchema = overrideDefaults(
   z.object({
     ...pipelineFields,
     max_length: z.number().int().positive().nullable().default(512).describe("Truncate SFT examples to this many tokens"),
-    sft_learning_rate: z.number().positive().default(2e-3).describe("Stage 1 learning rate"),
-    sft_batch_size: z.number().int().positive().default(16).describe("Stage 1 conversations per step"),
-    sft_steps: z.number().int().positive().default(60).describe("Stage 1 steps"),
-    sft_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
-    pm_learning_rate: z.number().positive().default(1e-3).describe("Stage 2 learning rate"),
-    pm_batch_size: z.number().int().positive().default(16).describe("Stage 2 comparisons per step"),
-    pm_steps: z.number().int().positive().default(80).describe("Stage 2 steps"),
-    rl_learning_rate: z.number().positive().default(2e-3).describe("Stage 3 learning rate (constant)"),
-    rl_steps: z.number().int().positive().default(20).describe("Stage 3 iterations"),
+    ...inGroup("optimizer", {
+      sft_learning_rate: z.number().positive().default(2e-3).describe("Stage 1 learning rate"),
+      sft_batch_size: z.number().int().positive().default(16).describe("Stage 1 conversations per step"),
+      sft_steps: z.number().int().positive().default(60).describe("Stage 1 steps"),
+      sft_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
+      pm_learning_rate: z.number().positive().default(1e-3).describe("Stage 2 learning rate"),
+      pm_batch_size: z.number().int().positive().default(16).describe("Stage 2 comparisons per step"),
+      pm_steps: z.number().int().positive().default(80).describe("Stage 2 steps"),
+      rl_learning_rate: z.number().positive().default(2e-3).describe("Stage 3 learning rate (constant)"),
+      rl_steps: z.number().int().positive().default(20).describe("Stage 3 iterations"),
+    }),
     group_size: z.number().int().min(2).default(4).describe("Stage 3 replies per prompt (one tournament)"),
     groups_per_batch: z.number().int().positive().default(8).describe("Stage 3 prompts per iteration"),
     max_tokens: z.number().int().positive().default(40).describe("Stage 3 maximum reply tokens"),
     tournament_pattern: z.enum(TOURNAMENT_PATTERNS).default("all_pairs_both_ways").describe("Which matchups each group plays"),
-    win_rate_prompts: z.number().int().min(0).default(64).describe("Held-out prompts for test/win_rate (0 = no win-rate eval)"),
+    win_rate_prompts: tagGroup("evaluation", z.number().int().min(0).default(64).describe("Held-out prompts for test/win_rate (0 = no win-rate eval)")),
   }),
   {
     log_path: "/tmp/tinker-examples/rlhf",

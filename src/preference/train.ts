@@ -4,6 +4,7 @@
 // forward_backward_custom. Checkpoints record the next (epoch, batch) to train, so a resumed run
 // trains each batch exactly once.
 import { z } from "zod";
+import { inGroup } from "../config/groups.ts";
 import { LrScheduleSchema } from "../config/common.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
@@ -12,7 +13,7 @@ import { positionOf, resumeStep } from "../training/position.ts";
 import type { SupervisedDatasetBuilder } from "../supervised/types.ts";
 import type { Datum } from "../tinker/types.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
 import { join } from "node:path";
@@ -25,15 +26,17 @@ export const DpoConfigSchema = z.object({
   ...runFields,
   ...adapterFields,
   ...checkpointFields,
-  learning_rate: z.number().positive().default(1e-5).describe("Peak Adam learning rate"),
-  lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
-  num_epochs: z.number().int().positive().default(1).describe("Passes over the comparisons"),
-  dpo_beta: z.number().positive().default(0.1).describe("β: scale of the implied reward β·(log π − log π_ref)"),
-  eval_every: z.number().int().min(0).default(10).describe("Held-out DPO metrics and test/nll every N steps and at the end (0 = never)"),
-  adam_beta1: z.number().min(0).lt(1).default(0.9).describe("Adam β1"),
-  adam_beta2: z.number().min(0).lt(1).default(0.95).describe("Adam β2"),
-  adam_eps: z.number().positive().default(1e-8).describe("Adam ε"),
-  max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
+  ...inGroup("optimizer", {
+    learning_rate: z.number().positive().default(1e-5).describe("Peak Adam learning rate"),
+    lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
+    num_epochs: z.number().int().positive().default(1).describe("Passes over the comparisons"),
+    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
+    dpo_beta: z.number().positive().default(0.1).describe("β: scale of the implied reward β·(log π − log π_ref)"),
+  }),
+  ...adamFields,
+  ...inGroup("evaluation", {
+    eval_every: z.number().int().min(0).default(10).describe("Held-out DPO metrics and test/nll every N steps and at the end (0 = never)"),
+  }),
 });
 export type DpoConfig = z.output<typeof DpoConfigSchema>;
 export type DpoConfigInput = z.input<typeof DpoConfigSchema>;

@@ -3,6 +3,7 @@
 // `key=value` command lines match the Python cookbook's.
 import { z } from "zod";
 import { ConfigError } from "../config/errors.ts";
+import { inGroup } from "../config/groups.ts";
 import { benchmarkEvalFields } from "../eval/inline.ts";
 import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
 
@@ -29,32 +30,42 @@ export const RLConfigSchema = z.object({
   ...runFields,
   ...adapterFields,
   ...checkpointFields,
-  learning_rate: z.number().positive().describe("Adam learning rate (constant)"),
-  max_tokens: z.number().int().positive().describe("Maximum sampled tokens per turn"),
-  temperature: z.number().positive().default(1.0).describe("Sampling temperature (1.0 keeps sampler and trainer logprobs comparable)"),
-  group_size: z.number().int().positive().default(4).describe("Episodes per group; rewards are centred within a group"),
-  groups_per_batch: z.number().int().positive().default(16).describe("Groups (problems) per iteration"),
-  loss_fn: RLLossFnSchema.default("importance_sampling").describe("Server-side policy-gradient loss"),
-  loss_fn_config: z.record(z.string(), z.number()).nullable().default(null).describe("Loss parameters, e.g. clip thresholds"),
-  num_substeps: z.number().int().positive().default(1).describe("Optimizer steps per iteration (the batch is split this many ways)"),
-  kl_penalty_coef: z.number().min(0).default(0).describe("Weight of the KL penalty toward the reference model (0 = off)"),
-  kl_discount_factor: z.number().min(0).max(1).default(0).describe("Discount for summing future KL penalties (0 = per-token)"),
-  kl_reference_config: KLReferenceConfigSchema.nullable().default(null).describe("Reference model of the KL penalty (default: the base model)"),
-  compute_post_kl: z.boolean().default(false).describe("Also measure KL between the pre- and post-update samplers"),
-  remove_constant_reward_groups: z.boolean().default(false).describe("Drop groups whose members all earned the same reward"),
-  rollout_error_tolerance: RolloutErrorToleranceSchema.nullable()
-    .default(null)
-    .describe("false/null: a failing rollout stops training; true: retry up to 3 times then skip the group; {max_retries}: custom budget"),
-  async_config: AsyncConfigSchema.nullable().default(null).describe("Set (e.g. async_config.max_steps_off_policy=2) to train off-policy asynchronously"),
-  stream_minibatch_config: StreamMinibatchConfigSchema.nullable()
-    .default(null)
-    .describe("Set (e.g. stream_minibatch_config.num_minibatches=2) to train minibatches while sampling continues"),
-  eval_every: z.number().int().min(0).default(20).describe("Evaluate on the test set every N iterations (0 = never)"),
-  infrequent_eval_every: z.number().int().min(0).default(0).describe("Run the infrequent evaluators (infrequent_benchmarks) every N iterations (0 = never)"),
+  ...inGroup("optimizer", {
+    learning_rate: z.number().positive().describe("Adam learning rate (constant)"),
+    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many iterations (default: the whole dataset)"),
+    loss_fn: RLLossFnSchema.default("importance_sampling").describe("Server-side policy-gradient loss"),
+    loss_fn_config: z.record(z.string(), z.number()).nullable().default(null).describe("Loss parameters, e.g. clip thresholds"),
+    num_substeps: z.number().int().positive().default(1).describe("Optimizer steps per iteration (the batch is split this many ways)"),
+    kl_penalty_coef: z.number().min(0).default(0).describe("Weight of the KL penalty toward the reference model (0 = off)"),
+    kl_discount_factor: z.number().min(0).max(1).default(0).describe("Discount for summing future KL penalties (0 = per-token)"),
+  }),
+  ...inGroup("data", {
+    max_tokens: z.number().int().positive().describe("Maximum sampled tokens per turn"),
+    temperature: z.number().positive().default(1.0).describe("Sampling temperature (1.0 keeps sampler and trainer logprobs comparable)"),
+    group_size: z.number().int().positive().default(4).describe("Episodes per group; rewards are centred within a group"),
+    groups_per_batch: z.number().int().positive().default(16).describe("Groups (problems) per iteration"),
+  }),
+  ...inGroup("evaluation", {
+    eval_every: z.number().int().min(0).default(20).describe("Evaluate on the test set every N iterations (0 = never)"),
+    infrequent_eval_every: z.number().int().min(0).default(0).describe("Run the infrequent evaluators (infrequent_benchmarks) every N iterations (0 = never)"),
+  }),
   ...benchmarkEvalFields,
-  num_groups_to_log: z.number().int().min(0).default(4).describe("Groups per iteration shown in iteration_NNNNNN/train.html (0 = no HTML)"),
-  rollout_json_export: z.boolean().default(true).describe("Write iteration_NNNNNN/train_rollout_summaries.jsonl"),
-  max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many iterations (default: the whole dataset)"),
+  ...inGroup("tracking", {
+    num_groups_to_log: z.number().int().min(0).default(4).describe("Groups per iteration shown in iteration_NNNNNN/train.html (0 = no HTML)"),
+    rollout_json_export: z.boolean().default(true).describe("Write iteration_NNNNNN/train_rollout_summaries.jsonl"),
+  }),
+  ...inGroup("advanced", {
+    kl_reference_config: KLReferenceConfigSchema.nullable().default(null).describe("Reference model of the KL penalty (default: the base model)"),
+    compute_post_kl: z.boolean().default(false).describe("Also measure KL between the pre- and post-update samplers"),
+    remove_constant_reward_groups: z.boolean().default(false).describe("Drop groups whose members all earned the same reward"),
+    rollout_error_tolerance: RolloutErrorToleranceSchema.nullable()
+      .default(null)
+      .describe("false/null: a failing rollout stops training; true: retry up to 3 times then skip the group; {max_retries}: custom budget"),
+    async_config: AsyncConfigSchema.nullable().default(null).describe("Set (e.g. async_config.max_steps_off_policy=2) to train off-policy asynchronously"),
+    stream_minibatch_config: StreamMinibatchConfigSchema.nullable()
+      .default(null)
+      .describe("Set (e.g. stream_minibatch_config.num_minibatches=2) to train minibatches while sampling continues"),
+  }),
 });
 
 export type RLConfig = z.output<typeof RLConfigSchema>;

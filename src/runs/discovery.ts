@@ -44,7 +44,7 @@ export function isRunDir(dir: string): boolean {
 export const DISCOVERY_DEPTH = 3;
 /** A bound on folders visited, so a root pointed at a large tree stays quick. */
 const MAX_FOLDERS_VISITED = 5_000;
-/** Folders a run writes inside itself that never hold runs. */
+/** Folders a run writes inside itself that never hold runs (elsewhere such a name is an ordinary folder: a run may be called "tensorboard"). */
 const NOT_RUN_PARENTS = new Set(["node_modules", "tensorboard", "transcripts", "checkpoints", "__pycache__"]);
 
 /**
@@ -58,6 +58,7 @@ export function discoverRuns(root: string): RunSummary[] {
   if (isRunDir(dir)) found.push({ dir, name: basename(dir) });
   let visited = 0;
   const walk = (parent: string, prefix: string, depth: number): void => {
+    const parentIsRun = isRunDir(parent);
     let entries;
     try {
       entries = readdirSync(parent, { withFileTypes: true });
@@ -65,7 +66,7 @@ export function discoverRuns(root: string): RunSummary[] {
       return;
     }
     for (const entry of entries) {
-      if (!entry.isDirectory() || entry.name.startsWith(".") || NOT_RUN_PARENTS.has(entry.name)) continue;
+      if (!entry.isDirectory() || entry.name.startsWith(".") || (parentIsRun && NOT_RUN_PARENTS.has(entry.name))) continue;
       if (++visited > MAX_FOLDERS_VISITED) return;
       const child = join(parent, entry.name);
       const name = prefix === "" ? entry.name : `${prefix}/${entry.name}`;

@@ -1,10 +1,13 @@
 // Is the run in a directory alive? pid check + heartbeat freshness, falling back to the status the
 // run recorded, and for run dirs without run.json (written by the Python cookbook) to file times.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { readCheckpoints } from "./checkpoints.ts";
 import { type RunManifest, readManifest } from "./manifest.ts";
+import { isPidAlive } from "../files/processes.ts";
+
+export { isPidAlive };
 
 /** A heartbeat older than this means the run is not alive (heartbeats come every ~5 s). */
 export const HEARTBEAT_STALE_MS = 30_000;
@@ -24,32 +27,6 @@ export interface RunState {
   manifest?: RunManifest;
   /** Seconds since the last heartbeat, when there is a manifest. */
   heartbeatAgeSec?: number;
-}
-
-export function isPidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  return !isZombie(pid);
-}
-
-/**
- * A killed process whose parent has not reaped it yet (a zombie, state Z) still answers kill(pid, 0),
- * but it runs nothing and holds nothing: a run SIGKILLed with its parent must not keep its
- * directory locked until someone reaps it. False where /proc is not available.
- */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state === "Z" || state === "X";
-  } catch {
-    return false;
-  }
 }
 
 export function runState(logDir: string, now = Date.now()): RunState {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomic } from "../files/durable.ts";
+import { writeJsonAtomic } from "../files/durable.ts";
 
 export const RunStatusSchema = z.enum(["running", "completed", "failed", "stopped"]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
@@ -37,7 +37,7 @@ export function manifestPath(logDir: string): string {
  * disk the old run.json stays, no temp file is left, and the error names the file.
  */
 export function writeManifest(logDir: string, manifest: RunManifest): void {
-  writeFileAtomic(manifestPath(logDir), `${JSON.stringify(manifest, null, 2)}\n`, { context: `run status "${manifest.status}"` });
+  writeJsonAtomic(manifestPath(logDir), manifest, { context: `run status "${manifest.status}"` });
 }
 
 /** run.json of a directory, or undefined when there is none. Throws naming the file when invalid. */

@@ -1,13 +1,8 @@
 // What a request costs the engine, in tokens: the unit of the per-request cap on sampling and of
 // the fair scheduler's budget.
+import { modelInputLength } from "../tinker/modelInput.ts";
 import type { ModelInput } from "../tinker/types.ts";
 import { HttpError } from "./http.ts";
-
-export function modelInputLength(input: ModelInput): number {
-  let n = 0;
-  for (const c of input.chunks) n += c.type === "encoded_text" ? c.tokens.length : (c.expected_tokens ?? 0);
-  return n;
-}
 
 /**
  * num_samples × (prompt + max_tokens), refused with a 400 above `cap`. An unset max_tokens lets

@@ -1,6 +1,7 @@
 // One `dataset=` value for recipes: a JSONL file of conversations, a local parquet file/folder, a
 // Hugging Face hub id, or a short name the cookbook knows (no_robots, tulu3).
 import { z } from "zod";
+import { inGroup } from "../config/groups.ts";
 import { FromConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
 import { resolveRendererName } from "../modelInfo.ts";
@@ -50,12 +51,12 @@ const common = ChatDatasetCommonConfigSchema.shape;
  * The chat dataset builder's fields as a recipe spreads them next to the loop's: where the
  * conversations come from and how they become batches. Recipes set the defaults.
  */
-export const chatDatasetFields = {
+export const chatDatasetFields = inGroup("data", {
   ...ChatDatasetSpecSchema.shape,
   batch_size: common.batch_size,
   max_length: common.max_length,
   train_on_what: common.train_on_what,
-};
+});
 const ChatDatasetConfigSchema = z.object(chatDatasetFields);
 export type ChatDatasetConfig = z.output<typeof ChatDatasetConfigSchema>;
 

@@ -89,13 +89,6 @@ export function tokenizerFromJSON(
   return new TransformersTokenizer(name, hf, tokenizerJSON, config);
 }
 
-/** Wraps an already-constructed transformers tokenizer (e.g. one AutoTokenizer downloaded). */
-export function wrapTransformersTokenizer(name: string, hf: HFTokenizer): Tokenizer {
-  const json = (hf as unknown as { _tokenizerJSON?: Record<string, unknown> })._tokenizerJSON ?? {};
-  const config = (hf as unknown as { _tokenizerConfig?: Record<string, unknown> })._tokenizerConfig ?? {};
-  return new TransformersTokenizer(name, hf, json, config);
-}
-
 class TransformersTokenizer implements Tokenizer {
   readonly bosToken: string | null;
   readonly bosTokenId: number | null;

@@ -1,7 +1,7 @@
 // get_tokenizer: one tokenizer per model name per process, found locally when possible.
 // Resolution order: registered factories, an existing directory, the project's
 // fixtures/models/<name>, COOKBOOK_HOME/models/<name>, the local HF hub cache, then the hub itself
-// (transformers downloads into its own cache) unless HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set or
+// (the one hub downloader, src/hf/models.ts, into the HF cache, from HF_ENDPOINT) unless HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set or
 // setTokenizerOffline(true). When nothing works the error lists every place looked in, as the
 // engine's model lookup does, so a missing model reads the same whichever is loaded first.
 import { PROJECT_ROOT } from "../projectRoot.ts";
@@ -9,7 +9,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { findCachedSnapshot, hfHubCacheDir, hfOffline } from "../hf/cache.ts";
-import { isTokenizerDir, loadTokenizerFromDir, TokenizerLoadError, wrapTransformersTokenizer } from "./hfTokenizer.ts";
+import { hfEndpoint } from "../hf/download.ts";
+import { downloadToCache } from "../hf/models.ts";
+import { isTokenizerDir, loadTokenizerFromDir, TokenizerLoadError } from "./hfTokenizer.ts";
 import type { Tokenizer } from "./types.ts";
 
 export type { DecodeOptions, EncodeOptions, Tokenizer } from "./types.ts";
@@ -138,11 +140,10 @@ async function loadTokenizer(modelName: string): Promise<Tokenizer> {
     attempts.push(`download of ${remoteName} from the hub: skipped (offline${forcedOffline ? "" : ": HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set"})`);
     throw notFound(modelName, attempts, getIt);
   }
-  const { AutoTokenizer, env } = await import("@huggingface/transformers");
   try {
-    return wrapTransformersTokenizer(modelName, await AutoTokenizer.from_pretrained(remoteName));
+    return loadTokenizerFromDir(await downloadToCache(remoteName, "tokenizer", process.env), modelName);
   } catch (err) {
-    attempts.push(`download from ${env.remoteHost}${remoteName}: ${(err as Error).message}`);
+    attempts.push(`download from ${hfEndpoint()}/${remoteName}: ${(err as Error).message}`);
     throw notFound(modelName, attempts, getIt);
   }
 }

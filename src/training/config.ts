@@ -4,33 +4,45 @@
 // validation and the loop all read the resulting object; nothing is copied by hand.
 import { z } from "zod";
 import { LogDirBehaviorSchema } from "../config/common.ts";
+import { inGroup } from "../config/groups.ts";
 
 /** Where the run lives, which model and engine it uses, and how it starts. */
 export const runFields = {
-  log_path: z.string().min(1).describe("Run directory: metrics.jsonl, checkpoints.jsonl, logs.log, transcripts"),
-  model_name: z.string().min(1).default("tiny-chat").describe("Base model: a shipped fixture name, a local HF folder, or a hub id"),
-  renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one, else role_colon)"),
-  load_checkpoint_path: z.string().nullable().default(null).describe("Start from these weights with a fresh optimizer (ignored when resuming)"),
-  base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
-  behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
-  tensorboard: z.boolean().default(false).describe("Also write the metrics as TensorBoard event files in <log_path>/tensorboard"),
-  wandb_project: z.string().nullable().default(null).describe("Weights & Biases project: with WANDB_API_KEY set, every step is logged to W&B (@wandb/sdk); TensorBoard files are written too, and without a key the `wandb sync` command that uploads them is printed"),
-  wandb_name: z.string().nullable().default(null).describe("Weights & Biases run name (default: the run directory's name)"),
+  ...inGroup("run", {
+    log_path: z.string().min(1).describe("Run directory: metrics.jsonl, checkpoints.jsonl, logs.log, transcripts"),
+    model_name: z.string().min(1).default("tiny-chat").describe("Base model: a shipped fixture name, a local HF folder, or a hub id"),
+    renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one, else role_colon)"),
+    load_checkpoint_path: z.string().nullable().default(null).describe("Start from these weights with a fresh optimizer (ignored when resuming)"),
+    base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
+    behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
+  }),
+  ...inGroup("tracking", {
+    tensorboard: z.boolean().default(false).describe("Also write the metrics as TensorBoard event files in <log_path>/tensorboard"),
+    wandb_project: z.string().nullable().default(null).describe("Weights & Biases project: with WANDB_API_KEY set, every step is logged to W&B (@wandb/sdk); TensorBoard files are written too, and without a key the `wandb sync` command that uploads them is printed"),
+    wandb_name: z.string().nullable().default(null).describe("Weights & Biases run name (default: the run directory's name)"),
+  }),
 };
 
 /** The trained adapter. */
-export const adapterFields = {
+export const adapterFields = inGroup("run", {
   lora_rank: z.number().int().positive().default(32).describe("LoRA rank of the trained adapter"),
   seed: z.number().int().default(0).describe("Seed of the adapter's initialization (and of the data order and sampling where the loop has them)"),
-};
+});
 
 /** When and how long checkpoints are kept. */
-export const checkpointFields = {
+export const checkpointFields = inGroup("checkpoints", {
   save_every: z.number().int().min(0).default(20).describe("Checkpoint every N steps (0 = only the final one)"),
   ttl_seconds: z.number().int().positive().nullable().default(604800).describe("Lifetime of periodic checkpoints (null = keep; the final one is always kept)"),
   rolling_save_every: z.number().int().min(0).default(0).describe("State-only resume point every N steps, replacing the previous one (0 = off)"),
   rolling_ttl_seconds: z.number().int().positive().default(7200).describe("Lifetime of rolling resume points"),
-};
+});
+
+/** Adam's constants, for the loops that expose them. */
+export const adamFields = inGroup("optimizer", {
+  adam_beta1: z.number().min(0).lt(1).default(0.9).describe("Adam β1"),
+  adam_beta2: z.number().min(0).lt(1).default(0.95).describe("Adam β2"),
+  adam_eps: z.number().positive().default(1e-8).describe("Adam ε"),
+});
 
 const RunConfigSchema = z.object({ ...runFields, ...adapterFields });
 /** What the shared run machinery reads from any loop's config. */
@@ -53,10 +65,10 @@ export function overrideDefaults<S extends z.ZodObject>(schema: S, defaults: Ove
     const inner = field instanceof z.ZodDefault ? (field.def.innerType as z.ZodType) : field;
     const parsed = inner.safeParse(value);
     if (!parsed.success) throw new Error(`overrideDefaults: default ${JSON.stringify(value)} for ${key} does not fit its schema: ${parsed.error.issues[0]?.message ?? ""}`);
-    let replaced: z.ZodType = inner.default(value as never);
-    const description = field.description ?? inner.description;
-    if (description !== undefined) replaced = replaced.describe(description);
-    shape[key] = replaced;
+    // The new default keeps the field's metadata: its help text and its form group.
+    const meta = { ...(inner.meta() ?? {}), ...(field.meta() ?? {}) };
+    const replaced: z.ZodType = inner.default(value as never);
+    shape[key] = Object.keys(meta).length > 0 ? replaced.meta(meta) : replaced;
   }
   return schema.extend(shape) as unknown as S;
 }

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -108,4 +108,11 @@ test("bare cookbook without a terminal prints the runs table of the default log 
   writeFileSync(join(root, "config.json"), '{"num_epochs":1}');
   const one = await cookbook([], { COOKBOOK_LOG_ROOT: root });
   assert.match(one.stdout, /^NAME .*\n\S+ +idle +- +sl +- +- +\d+s$/m);
+});
+
+test("output into a reader that has gone (cookbook recipes | true) ends quietly with exit 0", () => {
+  // `true` exits without reading, long before node has started, so every write meets a closed pipe.
+  const piped = spawnSync("bash", ["-c", `"${process.execPath}" "${BIN}" recipes | true; echo "status=\${PIPESTATUS[0]}" >&2`], { cwd: REPO, encoding: "utf8" });
+  assert.doesNotMatch(piped.stderr, /EPIPE|Unhandled/);
+  assert.match(piped.stderr, /status=0/);
 });

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { readMetrics } from "../../src/log/metrics.ts";
@@ -63,6 +63,28 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     assert.equal(failed.status, 2);
     assert.ok(!existsSync(join(out, ".cache", `${id}-run.v8`)), "a failed command leaves no cache");
     assert.match(failed.stderr, new RegExp(`at loadRecipeModule \\(${join(ROOT, "src", "config", "recipe.ts").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+\\)`));
+
+    // Node 20 refuses import() in a script compiled from a code cache, so the bundle's only
+    // import() is src/runtimeImport.ts's fallback (comments aside: esbuild drops them here).
+    const { transformSync } = await import("esbuild");
+    const code = transformSync(readFileSync(join(out, "cookbook.cjs"), "utf8"), { minifyWhitespace: true, loader: "js" }).code;
+    assert.equal(code.match(/(?<![\w$.])import\(/g)?.length, 1, "one import() in the bundle, the runtimeImport fallback");
+    // Experiment files (TypeScript through tsx, an ES module) load in a start that used the cache
+    // the previous one wrote, when a stray import() would fail.
+    const experiments = join(out, "exp");
+    mkdirSync(experiments);
+    const overrides = "{ max_steps: 2, batch_size: 4, eval_every: 0, save_every: 0 }";
+    writeFileSync(join(experiments, "typed.ts"), `const steps: number = 2;\nexport default { name: "typed", runs: [{ name: "fit", recipe: "sl_basic", overrides: { ...${overrides}, max_steps: steps } }], baselines: [] };\n`);
+    writeFileSync(join(experiments, "plain.mjs"), `export const experiment = { name: "plain", runs: [{ name: "fit", recipe: "sl_basic", overrides: ${overrides} }], baselines: [] };\n`);
+    for (const [file, says] of [["typed.ts", /fit: done after/], ["typed.ts", /already finished: fit/], ["plain.mjs", /fit: done after/]] as const) {
+      const batch = spawnSync(process.execPath, [runner, "batch", join(experiments, file), "--no-eval", "--root", join(experiments, "root")], { env, encoding: "utf8" });
+      assert.equal(batch.status, 0, batch.stderr);
+      assert.match(batch.stdout, says);
+    }
+    assert.match(spawnSync(process.execPath, [runner, "batch", join(experiments, "plain.mjs"), "--no-eval", "--root", join(experiments, "root")], { env, encoding: "utf8" }).stderr, /code cache used/);
+    for (const name of ["typed", "plain"]) {
+      assert.deepEqual(readMetrics(join(experiments, "root", name, "fit")).filter((r) => typeof r["train_mean_nll"] === "number").map((r) => r.step), [0, 1]);
+    }
 
     const run = join(out, "run");
     execFileSync(process.execPath, [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete"], { env, stdio: "pipe" });

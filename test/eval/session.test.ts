@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { evaluateModel, resolveEvalTarget } from "../../src/eval/session.ts";
-import { EvalStore, readJsonlLenient, type TrajectoryRecord } from "../../src/eval/store.ts";
+import { EvalStore, type TrajectoryRecord } from "../../src/eval/store.ts";
+import { readJsonl } from "../../src/log/jsonl.ts";
 import { FakeSampler, fakeRenderer, fakeService } from "./fakes.ts";
 
 function tmp(): string {
@@ -20,7 +21,7 @@ test("an eval run writes the cookbook's store layout and a rerun of a finished r
   const sampler = new FakeSampler();
   const out = await evaluateModel({ model: "fake-model", benchmarks: ["arithmetic", "arithmetic:9"], overrides: { max_examples: 6 }, service: fakeService(sampler), store, renderer: fakeRenderer });
   assert.equal(out.resumed, false);
-  const index = readJsonlLenient<{ run_id: string; benchmarks: string[]; base_model: string }>(join(root, "runs.jsonl"));
+  const index = readJsonl<{ run_id: string; benchmarks: string[]; base_model: string }>(join(root, "runs.jsonl"));
   assert.equal(index.length, 1);
   assert.deepEqual(index[0]!.benchmarks, ["arithmetic", "arithmetic_max9"]);
   assert.equal(index[0]!.base_model, "fake-model");
@@ -31,7 +32,7 @@ test("an eval run writes the cookbook's store layout and a rerun of a finished r
     const result = JSON.parse(readFileSync(join(runDir, b, "result.json"), "utf8"));
     assert.equal(result.num_examples, 6);
     assert.equal(typeof result.metrics.accuracy, "number");
-    const trajs = readJsonlLenient<TrajectoryRecord>(join(runDir, b, "trajectories.jsonl"));
+    const trajs = readJsonl<TrajectoryRecord>(join(runDir, b, "trajectories.jsonl"));
     assert.equal(trajs.length, 6);
     assert.equal(typeof trajs[0]!.samples[0]!.response, "string");
     assert.ok("extracted" in trajs[0]!.samples[0]!);

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { ArithmeticDataset, ArithmeticTestDataset, makeArithmeticEnv } from "../../src/rl/envs/arithmetic.ts";
-import { extractBoxed, gradeBoxed, gradeFirstChunk, gsm8kReference, normalizeNumber } from "../../src/rl/envs/grading.ts";
+import { extractBoxed, grade, gradeFirstChunk, gsm8kReference, normalizeAnswer } from "../../src/grading/index.ts";
 import { GuessNumberDataset, GuessNumberEnv, parseGuess } from "../../src/rl/envs/guessNumber.ts";
 import { ProblemListDataset, QuestionAnswerEnv } from "../../src/rl/envs/problems.ts";
 import { QAFileError, readQAJsonl } from "../../src/rl/envs/qaSources.ts";
@@ -24,17 +24,17 @@ async function roleColon() {
 }
 
 test("graders: first chunk, \\boxed{}, GSM8K references", () => {
-  assert.equal(gradeFirstChunk(" 42 because", "42"), true);
-  assert.equal(gradeFirstChunk("4 2", "42"), false);
-  assert.equal(gradeFirstChunk("", "0"), false);
-  assert.equal(gradeFirstChunk("1,234", "1234"), true);
+  assert.equal(gradeFirstChunk(" 42 because", "42").correct, true);
+  assert.equal(gradeFirstChunk("4 2", "42").correct, false);
+  assert.equal(gradeFirstChunk("", "0").correct, false);
+  assert.equal(gradeFirstChunk("1,234", "1234").correct, true);
   assert.equal(extractBoxed("so \\boxed{3} then \\boxed{\\frac{1}{2}}"), "\\frac{1}{2}");
   assert.equal(extractBoxed("\\boxed{unclosed"), null);
-  assert.equal(gradeBoxed("The answer is \\boxed{$1,000}.", "1000"), true);
-  assert.equal(gradeBoxed("The answer is 1000.", "1000"), false);
+  assert.equal(grade("The answer is \\boxed{$1,000}.", "1000", { mode: "boxed" }).correct, true);
+  assert.equal(grade("The answer is 1000.", "1000", { mode: "boxed" }).correct, false);
   assert.equal(gsm8kReference("She has 3 + 4 = <<3+4=7>>7 apples.\n#### 7"), "7");
-  assert.throws(() => gsm8kReference("no marker"), /####/);
-  assert.equal(normalizeNumber("-3.50"), "-3.5");
+  assert.equal(gsm8kReference("no marker"), null);
+  assert.equal(normalizeAnswer("-3.50"), "-3.5");
 });
 
 test("arithmetic env on role_colon: a correct, stopped answer earns 1; a wrong one 0; an unstopped one loses the format bonus", async () => {

@@ -73,6 +73,9 @@ test("runs nested in a pipeline or a batch are found down to the discovery depth
   makeRun(join(root, "experiments", "example"), "tiny-arith", { "metrics.jsonl": '{"step":0}\n' });
   makeRun(join(root, "a", "b", "c"), "too-deep", { "metrics.jsonl": '{"step":0}\n' });
   makeRun(join(root, "rlhf", "tensorboard"), "x", { "metrics.jsonl": '{"step":0}\n' });
+  // Outside a run those names are ordinary folders: a run may be called "tensorboard".
+  makeRun(root, "tensorboard", { "metrics.jsonl": '{"step":0}\n' });
+  makeRun(join(root, "checkpoints"), "inner", { "metrics.jsonl": '{"step":0}\n' });
   const names = discoverRuns(root).map((r) => r.name).sort();
-  assert.deepEqual(names, ["experiments/example/tiny-arith", "rlhf", "rlhf/rl", "rlhf/sft"]);
+  assert.deepEqual(names, ["checkpoints/inner", "experiments/example/tiny-arith", "rlhf", "rlhf/rl", "rlhf/sft", "tensorboard"]);
 });

@@ -5,17 +5,16 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { env } from "@huggingface/transformers";
 import { getTokenizer, setTokenizerOffline } from "../../src/tokenizers/index.ts";
 
 test("a missing hub model's tokenizer error lists the places looked in and the failed download", async () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tokenizer-missing-"));
-  const saved = { cache: process.env["HF_HUB_CACHE"], home: process.env["COOKBOOK_HOME"], host: env.remoteHost };
+  const saved = { cache: process.env["HF_HUB_CACHE"], home: process.env["COOKBOOK_HOME"], endpoint: process.env["HF_ENDPOINT"] };
   const offline = ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"].map((k) => [k, process.env[k]] as const);
   process.env["HF_HUB_CACHE"] = path.join(tmp, "hub");
   for (const [k] of offline) delete process.env[k];
   // Nothing listens on the discard port: the download fails at once, as offline.
-  env.remoteHost = "http://127.0.0.1:9/";
+  process.env["HF_ENDPOINT"] = "http://127.0.0.1:9";
   setTokenizerOffline(false);
   try {
     await assert.rejects(getTokenizer("acme/No-Such-Model"), (err: unknown) => {
@@ -33,8 +32,7 @@ test("a missing hub model's tokenizer error lists the places looked in and the f
     await assert.rejects(getTokenizer("no-such-tiny"), new RegExp(`cookbook models ${path.join(tmp, "models", "no-such-tiny")}: does not exist`));
   } finally {
     setTokenizerOffline(true);
-    env.remoteHost = saved.host;
-    for (const [k, v] of [["HF_HUB_CACHE", saved.cache], ["COOKBOOK_HOME", saved.home], ...offline] as const) {
+    for (const [k, v] of [["HF_HUB_CACHE", saved.cache], ["COOKBOOK_HOME", saved.home], ["HF_ENDPOINT", saved.endpoint], ...offline] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }

@@ -83,3 +83,25 @@ test("home: E opens the Evals screen and the runs table shows a run's latest eva
     h.unmount();
   }
 });
+
+test("Evals screen: m marks run A, d compares it with the run under the cursor example by example", async () => {
+  const root = tempRoot();
+  seedStore(root);
+  const h = renderApp(root, { first: { name: "evals" }, columns: 130, rows: 30 });
+  try {
+    await h.waitFor((f) => f.includes("2 results"), "results table");
+    await h.press("d");
+    assert.ok(!h.frame().includes("example by example"), "d without a marked run does nothing");
+    await h.press("m");
+    await h.waitFor((f) => f.includes("A = trained-run"), "the newest run marked as A");
+    await h.press("j");
+    await h.press("d");
+    const diff = await h.waitFor((f) => f.includes("trained-run (A) vs base-run (B), example by example"), "the comparison");
+    assert.match(diff, /arithmetic: 66\.7% → 33\.3% on 3 shared examples; 0 improved, 1 regressed/);
+    assert.match(diff, /regressions \(right in A, worse in B\):\n {4}1\+10 {2}reference "11" {2}A 100\.0% "11" → B 0\.0% "99"/);
+    await h.press("\x1b");
+    await h.waitFor((f) => f.includes("2 results") && f.includes("A = trained-run"), "esc: back to the results, A still marked");
+  } finally {
+    h.unmount();
+  }
+});

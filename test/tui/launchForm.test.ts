@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { configSchema } from "../../recipes/example_line_fit/index.ts";
-import { cycleOption, fieldError, formArgs, formProblem, formRows, makeForm } from "../../src/tui/ui/screens/launch/launchForm.ts";
+import { cycleOption, fieldError, formArgs, formProblem, formRows, logPathExists, makeForm } from "../../src/tui/ui/screens/launch/launchForm.ts";
 import { tempRoot } from "./fixtures.ts";
 
 test("the form lists the schema's fields with defaults, minus the ones it manages", () => {
@@ -34,8 +34,9 @@ test("an existing log path adds the if-it-exists row", () => {
   const dir = join(root, "run");
   mkdirSync(dir);
   const fresh = makeForm("example_line_fit", configSchema, join(root, "other"));
-  assert.ok(!formRows(fresh).some((r) => r.kind === "ifExists"));
+  assert.ok(!logPathExists(fresh.logPath) && !formRows(fresh, logPathExists(fresh.logPath)).some((r) => r.kind === "ifExists"));
   writeFileSync(join(dir, "metrics.jsonl"), "");
   const form = makeForm("example_line_fit", configSchema, dir);
-  assert.equal(formRows(form)[1].kind, "ifExists");
+  assert.ok(logPathExists(dir));
+  assert.deepEqual(formRows(form, logPathExists(dir)).slice(0, 3).map((r) => r.kind), ["group", "logPath", "ifExists"]);
 });

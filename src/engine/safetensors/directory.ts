@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { SafetensorsError, readSafetensors, readSafetensorsHeader, type ReadPath, type Tensor } from "./reader.ts";
 import { readSafetensorsResident, type ResidentTensor } from "./resident.ts";
 import { writeSafetensors, type TensorToWrite, type WriteOptions } from "./writer.ts";
+import { INDEX_FILE, SINGLE_FILE } from "../../hf/models.ts";
 
-export const SINGLE_FILE = "model.safetensors";
-export const INDEX_FILE = "model.safetensors.index.json";
+export { INDEX_FILE, SINGLE_FILE };
 
 /** The safetensors files of a model folder, or null when it has none of the two layouts. */
 export function modelWeightFiles(dir: string): { layout: "single" | "sharded"; files: string[] } | null {

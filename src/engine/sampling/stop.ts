@@ -4,6 +4,7 @@
 // (tokens are never cut in the middle), like vLLM's token output.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { runtimeImport } from "../../runtimeImport.ts";
 
 /** Turns token ids into text (the model's tokenizer). */
 export interface TokenDecoder {
@@ -22,7 +23,7 @@ export async function loadTokenDecoder(dir: string): Promise<TokenDecoder> {
   const json = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
   const cfgFile = join(dir, "tokenizer_config.json");
   const config = existsSync(cfgFile) ? (JSON.parse(readFileSync(cfgFile, "utf8")) as Record<string, unknown>) : {};
-  const { PreTrainedTokenizer } = await import("@huggingface/transformers");
+  const { PreTrainedTokenizer } = await runtimeImport<typeof import("@huggingface/transformers")>("@huggingface/transformers");
   const tok = new PreTrainedTokenizer(json, config);
   return { decode: (tokens) => tok.decode(tokens, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) };
 }

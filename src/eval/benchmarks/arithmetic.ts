@@ -7,7 +7,7 @@
 import { ARITHMETIC_FEWSHOT_PREFIX, additionProblem, allAdditionPairs } from "../../data/synthetic/arithmetic.ts";
 import { seededShuffle } from "../../data/shuffle.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark } from "../benchmark.ts";
-import { gradeFirstChunk } from "../mathGrading.ts";
+import { gradeFirstChunk } from "../../grading/index.ts";
 
 const MIN_HELD_OUT = 50;
 /** rl_basic's default `max_operand`: the benchmark measures the task the default recipe trains. */

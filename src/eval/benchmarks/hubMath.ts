@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { parquetReadObjects } from "hyparquet";
 import { resolveDatasetSplitFiles, type HubDatasetRef } from "../../hf/datasets.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark, type LoadOptions } from "../benchmark.ts";
-import { gradeMathResponse, gsm8kReference } from "../mathGrading.ts";
+import { grade, gsm8kReference } from "../../grading/index.ts";
 
 export const BOXED_INSTRUCTION = "Solve the problem step by step, then write the final answer inside \\boxed{}.";
 
@@ -55,7 +55,7 @@ export function gsm8kBenchmark(source: string | null): GenerationBenchmark {
         return { id: String(i), prompt: userPrompt(requireString(values, "question", where)), reference };
       });
     },
-    grade: (response, example) => gradeMathResponse(response, example.reference),
+    grade: (response, example) => grade(response, example.reference, { mode: "lenient" }),
   };
 }
 
@@ -75,6 +75,6 @@ export function math500Benchmark(source: string | null): GenerationBenchmark {
         return { id, prompt: userPrompt(requireString(values, "problem", where)), reference: requireString(values, "answer", where) };
       });
     },
-    grade: (response, example) => gradeMathResponse(response, example.reference),
+    grade: (response, example) => grade(response, example.reference, { mode: "lenient" }),
   };
 }

@@ -7,7 +7,7 @@ import { basename, extname } from "node:path";
 import { MessageSchema, type Message } from "../../renderers/types.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark, type NllBenchmark, type NllExample } from "../benchmark.ts";
 import { CHOICE_LETTERS, formatChoices, gradeChoice } from "../choiceGrading.ts";
-import { gradeMathResponse } from "../mathGrading.ts";
+import { grade } from "../../grading/index.ts";
 
 function jsonlRecords(path: string): { line: number; where: string; text: string }[] {
   let text: string;
@@ -66,7 +66,7 @@ export function qaJsonlBenchmark(source: string | null): GenerationBenchmark {
         return { id: String(r["id"] ?? line), prompt: [{ role: "user", content: textField(r, "question", where) }], reference: textField(r, "answer", where) };
       });
     },
-    grade: (response, example) => gradeMathResponse(response, example.reference),
+    grade: (response, example) => grade(response, example.reference, { mode: "lenient" }),
   };
 }
 

@@ -6,7 +6,8 @@ import type { MetricsRecord } from "../../log/metrics.ts";
 import { MAIN_METRIC_KEYS } from "../../runs/discovery.ts";
 import { bestValues, comparisonValue, isBest, testSetHeader } from "../compare.ts";
 import type { BatchState, Comparison } from "../state.ts";
-import { barChartSvg, escapeHtml, lineChartSvg, type Series } from "./svg.ts";
+import { escapeHtml } from "../../log/transcripts/html.ts";
+import { barChartSvg, lineChartSvg, type Series } from "./svg.ts";
 
 export interface ReportInput {
   state: BatchState;

@@ -1,10 +1,7 @@
 // Inline SVG charts for the experiment report: overlaid line charts (one line per run) and
 // horizontal bar charts (one bar per model). Plain strings, no scripts and no network, so the
 // report opens anywhere and prints as it shows.
-
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-}
+import { escapeHtml } from "../../log/transcripts/html.ts";
 
 /** Around `count` round tick values covering [lo, hi] (steps of 1, 2 or 5 × 10^k). */
 export function niceTicks(lo: number, hi: number, count = 5): number[] {

@@ -6,7 +6,7 @@ import { Prng } from "../../data/synthetic/prng.ts";
 import { ProblemGroupBuilder } from "../problemEnv.ts";
 import type { Message, RLRenderer } from "../../renderers/policyRenderer.ts";
 import type { EnvGroupBuilder, RLDataset, RLDatasetBuilder } from "../types.ts";
-import { gradeFirstChunk } from "./grading.ts";
+import { gradeFirstChunk } from "../../grading/index.ts";
 import { QuestionAnswerEnv, type QAProblem } from "./problems.ts";
 
 export const ARITHMETIC_FEWSHOT: Message[] = ARITHMETIC_FEWSHOT_PREFIX.map((m) => ({ role: m.role, content: m.content }));

@@ -4,7 +4,10 @@ import type { RLRenderer } from "../../renderers/policyRenderer.ts";
 import { ProblemEnv, ProblemGroupBuilder, type ProblemEnvOptions } from "../problemEnv.ts";
 import type { EnvGroupBuilder, RLDataset } from "../types.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
-import type { AnswerGrader } from "./grading.ts";
+import type { AnswerGrade } from "../../grading/index.ts";
+
+/** Checks a response against a reference answer (src/grading: `grade`, `gradeFirstChunk`). */
+export type AnswerGrader = (response: string, reference: string) => AnswerGrade;
 
 export interface QAProblem {
   question: string;
@@ -32,7 +35,7 @@ export class QuestionAnswerEnv extends ProblemEnv {
   }
 
   checkAnswer(response: string): boolean {
-    return this.grader(response, this.problem.answer);
+    return this.grader(response, this.problem.answer).correct;
   }
 
   checkFormat(response: string): boolean {

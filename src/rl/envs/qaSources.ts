@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parquetReadObjects } from "hyparquet";
 import { resolveDatasetSplitFiles, type HubOptions } from "../../hf/datasets.ts";
-import { gsm8kReference } from "./grading.ts";
+import { gsm8kReference } from "../../grading/index.ts";
 import type { QAProblem } from "./problems.ts";
 
 export class QAFileError extends Error {
@@ -56,7 +56,9 @@ export async function readGsm8k(split: string, options: HubOptions & { path?: st
       const q = row["question"];
       const a = row["answer"];
       if (typeof q !== "string" || typeof a !== "string") throw new QAFileError(`${file} row ${i}: expected string "question" and "answer" columns`);
-      out.push({ question: q, answer: gsm8kReference(a) });
+      const reference = gsm8kReference(a);
+      if (reference === null) throw new QAFileError(`${file} row ${i}: the answer has no "#### <number>" line: ${JSON.stringify(a.slice(-80))}`);
+      out.push({ question: q, answer: reference });
     });
   }
   return out;

@@ -13,7 +13,7 @@ import type { StopCondition } from "../../completers.ts";
 import type { ModelInput } from "../../tinker/types.ts";
 import type { Call, Handler, Reply, ServerCore } from "../core.ts";
 import { parseJsonBody } from "../http.ts";
-import { modelInputLength } from "../sampleCost.ts";
+import { modelInputLength } from "../../tinker/modelInput.ts";
 import { conversation, cutAtStop, invalidRequest, replyMessage } from "./messages.ts";
 import { ChatCompletionRequestSchema, CompletionRequestSchema, type ChatCompletionRequest, type CompletionRequest } from "./schemas.ts";
 import { OpenAITargets, type Target } from "./targets.ts";

@@ -6,7 +6,7 @@ import type { TinkerFuture } from "../../tinker/clients.ts";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { decodeForwardBackwardRequest, encodeForwardBackwardOutput } from "../../tinker/http/proto/messages.ts";
 import { validateCheckpointName } from "../../tinker/paths.ts";
-import { modelInputLength } from "../sampleCost.ts";
+import { modelInputLength } from "../../tinker/modelInput.ts";
 import { LossFnNameSchema, type Datum, type ForwardBackwardOutput, type LossFnName } from "../../tinker/types.ts";
 import type { Call, Handler, Reply, ServerCore, Submit } from "../core.ts";
 import { zodDetail } from "../errors.ts";

@@ -1,5 +1,8 @@
 // Build-time probe for binding.gyp: which compiler flags this machine supports.
 // Usage: node configure.mjs defines|cflags|libs   (prints a space-separated list for gyp's <!@(...)).
+//        node configure.mjs fingerprint            (what the probe's answers depend on, found without
+//                                                   compiling: scripts/installNative.mjs keys its build
+//                                                   stamp on it, so an unchanged machine costs no probe)
 //
 // Each feature is detected by compiling a tiny test program, so a header without its library (or
 // a compiler without -fopenmp-simd) is simply left out instead of failing the build.
@@ -7,7 +10,7 @@
 //   COOKBOOK_MARCH=<arch>  target this -march instead of the building machine's own CPU ("native");
 //                          use e.g. x86-64-v3 when the binary will run on other machines
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -34,6 +37,30 @@ function simdFlags() {
   return compiles("int main() { return 0; }\n", ["-fopenmp-simd"]) ? ["-fopenmp-simd"] : [];
 }
 
+/** The compiler's identity and, for each place OpenBLAS could come from, what is there now. */
+function fingerprint() {
+  let compiler = "";
+  try {
+    compiler = execFileSync(cxx, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  } catch {
+    compiler = "none";
+  }
+  const seen = (path) => {
+    try {
+      const st = statSync(path);
+      return `${path}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return `${path}:absent`;
+    }
+  };
+  const places = openblasCandidates().flatMap(({ cflags, libs }) => [
+    ...cflags.filter((f) => f.startsWith("-I")).map((f) => seen(join(f.slice(2), "cblas.h"))),
+    ...libs.filter((f) => f.startsWith("-L")).map((f) => seen(f.slice(2))),
+    cflags.length === 0 ? seen("/usr/include/cblas.h") : "",
+  ]);
+  return { cxx, compiler, march: process.env.COOKBOOK_MARCH ?? "", openblas: process.env.COOKBOOK_OPENBLAS ?? "", places };
+}
+
 function pkgConfig(args) {
   try {
     return execFileSync("pkg-config", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim().split(/\s+/).filter(Boolean);
@@ -42,9 +69,7 @@ function pkgConfig(args) {
   }
 }
 
-/** { cflags, libs } for OpenBLAS, or null. */
-function openblas() {
-  if (process.env.COOKBOOK_OPENBLAS === "0") return null;
+function openblasCandidates() {
   const candidates = [];
   const pcCflags = pkgConfig(["--cflags", "openblas"]);
   const pcLibs = pkgConfig(["--libs", "openblas"]);
@@ -54,6 +79,13 @@ function openblas() {
   }
   candidates.push({ cflags: ["-I/usr/include/openblas"], libs: ["-lopenblas"] });
   candidates.push({ cflags: [], libs: ["-lopenblas"] });
+  return candidates;
+}
+
+/** { cflags, libs } for OpenBLAS, or null. */
+function openblas() {
+  if (process.env.COOKBOOK_OPENBLAS === "0") return null;
+  const candidates = openblasCandidates();
   const src = [
     "#include <cblas.h>",
     "int main() {",
@@ -74,14 +106,16 @@ function openblas() {
 
 let out = [];
 try {
-  if (what === "defines") {
+  if (what === "fingerprint") {
+    out = [JSON.stringify(fingerprint())];
+  } else if (what === "defines") {
     if (openblas() !== null) out = ["CK_HAVE_OPENBLAS"];
   } else if (what === "cflags") {
     out = [...archFlags(), ...simdFlags(), ...(openblas()?.cflags ?? [])];
   } else if (what === "libs") {
     out = openblas()?.libs ?? [];
   } else {
-    console.error(`configure.mjs: expected "defines", "cflags" or "libs", got ${JSON.stringify(what)}`);
+    console.error(`configure.mjs: expected "defines", "cflags", "libs" or "fingerprint", got ${JSON.stringify(what)}`);
     process.exitCode = 1;
   }
 } finally {

@@ -1,10 +1,12 @@
 // Evals: the eval store's results (newest first), models side by side per benchmark (tab), one
 // result's examples (enter; f filters wrong/right/errors) and one example in full (enter):
-// prompt, each sampled response, the extracted answer and the grade. Esc goes up a level.
+// prompt, each sampled response, the extracted answer and the grade; m marks a run as A and d
+// compares it with the run under the cursor example by example. Esc goes up a level.
 import { type ReactNode, useEffect, useMemo, useReducer, useState } from "react";
 import { Box, Text } from "ink";
+import { compareEvalRuns, formatRunComparison } from "../../../../eval/compareRuns.ts";
 import { compareByBenchmark, listEvalRuns, readEvalTrajectories, type EvalRunView } from "../../../../eval/reader.ts";
-import { evalStoreDirFor, type TrajectoryRecord } from "../../../../eval/store.ts";
+import { EvalStore, evalStoreDirFor, type TrajectoryRecord } from "../../../../eval/store.ts";
 import { theme } from "../../../core/palette.ts";
 import { useServices } from "../../../state/contexts.tsx";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
@@ -45,8 +47,18 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
   const example = shown[Math.min(s.exampleCursor, shown.length - 1)];
   const detail = useMemo(() => (example === undefined ? [] : exampleDetailLines(example, width)), [example, width]);
   const listRows = Math.max(1, rows - 3);
+  const diffLines = useMemo(() => {
+    if (s.diff === undefined) return [];
+    try {
+      return formatRunComparison(compareEvalRuns(new EvalStore(root), s.diff.a, s.diff.b), 50).split("\n");
+    } catch (err) {
+      return [`cannot compare: ${(err as Error).message}`];
+    }
+  }, [root, s.diff, runs]);
 
-  const count = s.level === "results" ? results.length : s.level === "compare" ? comparison.length : s.level === "examples" ? shown.length : Math.max(1, detail.length - listRows + 1);
+  const count =
+    s.level === "results" ? results.length : s.level === "compare" ? comparison.length : s.level === "examples" ? shown.length : s.level === "diff" ? Math.max(1, diffLines.length - listRows + 1) : Math.max(1, detail.length - listRows + 1);
+  const under = results[Math.min(s.resultCursor, results.length - 1)];
   useScreenKeys({
     capturing: false,
     onCommand: (cmd: string) => {
@@ -65,6 +77,14 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
         dispatch({ type: "toggleCompare" });
         return true;
       }
+      if (cmd === "evalsMark" && under !== undefined) {
+        dispatch({ type: "mark", runId: under.runId });
+        return true;
+      }
+      if (cmd === "evalsDiff" && under !== undefined) {
+        dispatch({ type: "openDiff", runId: under.runId });
+        return true;
+      }
       if (cmd === "evalsFilter") {
         dispatch({ type: "cycleFilter" });
         return true;
@@ -77,8 +97,23 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
     },
   });
 
+  if (s.level === "diff" && s.diff !== undefined) {
+    const scroll = Math.min(s.diffScroll, Math.max(0, diffLines.length - listRows));
+    return (
+      <Box flexDirection="column">
+        <Text bold color={theme.accent} wrap="truncate">{`Evals  ${s.diff.a} (A) vs ${s.diff.b} (B), example by example`}</Text>
+        {diffLines.slice(scroll, scroll + listRows + 1).map((l, i) => (
+          <Text key={scroll + i} wrap="truncate" bold={/^\S/.test(l) && !l.startsWith("A =") && !l.startsWith("B =")} color={l.startsWith("  regressions") ? theme.error : l.startsWith("  improvements") ? theme.ok : undefined}>
+            {l}
+          </Text>
+        ))}
+      </Box>
+    );
+  }
+
   if (s.level === "results" || s.level === "compare") {
-    const title = s.level === "results" ? `Evals  ${results.length} results in ${root}` : `Evals  models side by side per benchmark (${root})`;
+    const markedNote = s.marked !== undefined ? `  ·  A = ${s.marked} (d compares it with the run under the cursor)` : "  ·  m marks a run as A for a comparison";
+    const title = s.level === "results" ? `Evals  ${results.length} results in ${root}${markedNote}` : `Evals  models side by side per benchmark (${root})`;
     if (results.length === 0) {
       return (
         <Box flexDirection="column">

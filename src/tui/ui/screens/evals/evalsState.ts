@@ -1,7 +1,8 @@
 // Evals screen state, pure: which level is shown (eval results, models side by side per
-// benchmark, one benchmark's examples, one example), the cursor of each level and the
-// examples filter. The component feeds it list lengths; nothing here reads files.
-export type EvalsLevel = "results" | "compare" | "examples" | "example";
+// benchmark, one benchmark's examples, one example, two runs example by example), the cursor of
+// each level, the examples filter and the run marked as A for a comparison. The component feeds
+// it list lengths; nothing here reads files.
+export type EvalsLevel = "results" | "compare" | "examples" | "example" | "diff";
 export type ExampleFilter = "all" | "wrong" | "right" | "errors";
 export const EXAMPLE_FILTERS: readonly ExampleFilter[] = ["all", "wrong", "right", "errors"];
 
@@ -15,6 +16,11 @@ export interface EvalsState {
   filter: ExampleFilter;
   /** The result (run id, benchmark) whose examples are open. */
   open?: { runId: string; benchmark: string };
+  /** The run marked as A (m); d compares it with the run under the cursor (B). */
+  marked?: string;
+  /** The two runs compared example by example, and the first line shown. */
+  diff?: { a: string; b: string };
+  diffScroll: number;
 }
 
 export type MoveCmd = "up" | "down" | "top" | "bottom" | "pageUp" | "pageDown";
@@ -25,10 +31,12 @@ export type EvalsAction =
   | { type: "openExample" }
   | { type: "toggleCompare" }
   | { type: "cycleFilter" }
+  | { type: "mark"; runId: string }
+  | { type: "openDiff"; runId: string }
   | { type: "back" };
 
 export function initialEvals(): EvalsState {
-  return { level: "results", resultCursor: 0, compareCursor: 0, exampleCursor: 0, detailScroll: 0, filter: "all" };
+  return { level: "results", resultCursor: 0, compareCursor: 0, exampleCursor: 0, detailScroll: 0, filter: "all", diffScroll: 0 };
 }
 
 export function moveCursor(cursor: number, cmd: MoveCmd, count: number, page: number): number {
@@ -62,6 +70,7 @@ export function evalsReducer(s: EvalsState, a: EvalsAction): EvalsState {
       if (s.level === "results") return { ...s, resultCursor: moveCursor(s.resultCursor, a.cmd, a.count, a.page) };
       if (s.level === "compare") return { ...s, compareCursor: moveCursor(s.compareCursor, a.cmd, a.count, a.page) };
       if (s.level === "examples") return { ...s, exampleCursor: moveCursor(s.exampleCursor, a.cmd, a.count, a.page) };
+      if (s.level === "diff") return { ...s, diffScroll: moveCursor(s.diffScroll, a.cmd, a.count, a.page) };
       // Detail: the count is the number of lines, the cursor is the scroll position.
       return { ...s, detailScroll: moveCursor(s.detailScroll, a.cmd, a.count, a.page) };
     case "openResult":
@@ -77,7 +86,14 @@ export function evalsReducer(s: EvalsState, a: EvalsAction): EvalsState {
       const next = EXAMPLE_FILTERS[(EXAMPLE_FILTERS.indexOf(s.filter) + 1) % EXAMPLE_FILTERS.length]!;
       return { ...s, filter: next, exampleCursor: 0 };
     }
+    case "mark":
+      if (s.level !== "results") return s;
+      return { ...s, marked: s.marked === a.runId ? undefined : a.runId };
+    case "openDiff":
+      if (s.level !== "results" || s.marked === undefined || s.marked === a.runId) return s;
+      return { ...s, level: "diff", diff: { a: s.marked, b: a.runId }, diffScroll: 0 };
     case "back":
+      if (s.level === "diff") return { ...s, level: "results", diff: undefined };
       if (s.level === "example") return { ...s, level: "examples" };
       if (s.level === "examples") return { ...s, level: "results", open: undefined };
       if (s.level === "compare") return { ...s, level: "results" };

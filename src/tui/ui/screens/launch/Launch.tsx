@@ -1,7 +1,8 @@
 // Launch: a form generated from the recipe's zod schema (defaults filled, descriptions shown,
-// values checked as typed), the log path and what to do if it exists; launching starts the recipe
-// in the background and opens its dashboard.
-import { type ReactNode, useEffect, useReducer, useState } from "react";
+// values checked as typed, fields under the schema's groups, `/` filters them by name), the log
+// path and what to do if it exists; launching starts the recipe in the background and opens its
+// dashboard.
+import { type ReactNode, useEffect, useMemo, useReducer, useState } from "react";
 import { join } from "node:path";
 import { Box, Text } from "ink";
 import { loadRecipe, parseConfigArgs } from "../../../../config/index.ts";
@@ -11,8 +12,8 @@ import { windowStart } from "../../../core/textEdit.ts";
 import { useServices, useUIActions } from "../../../state/contexts.tsx";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { FormRowView } from "./FormRowView.tsx";
-import { type LaunchForm, formArgs, formProblem, formRows, makeForm } from "./launchForm.ts";
-import { initialLaunch, launchReducer } from "./launchState.ts";
+import { type LaunchForm, formArgs, formProblem, formRows, logPathExists, makeForm } from "./launchForm.ts";
+import { handlesBack, initialLaunch, launchReducer } from "./launchState.ts";
 
 export type LaunchRoute = { name: "launch"; recipe: string; preset?: readonly string[]; logPath?: string };
 
@@ -56,7 +57,9 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
     })();
   };
 
-  const rowsList = form ? formRows(form) : [];
+  const logPath = form?.logPath;
+  const existing = useMemo(() => (logPath === undefined ? false : logPathExists(logPath)), [logPath]);
+  const rowsList = form ? formRows(form, existing) : [];
   const row = rowsList[Math.min(s.cursor, rowsList.length - 1)];
 
   const launch = (f: LaunchForm): void => {
@@ -72,11 +75,16 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
   };
 
   useScreenKeys({
-    capturing: editing !== undefined,
-    onRaw: (input, key) => dispatch({ type: "type", input, key }),
+    capturing: editing !== undefined || s.filtering,
+    onRaw: (input, key) => dispatch(s.filtering ? { type: "filterKey", input, key, existing } : { type: "type", input, key }),
     onCommand: (cmd) => {
       if (!form) return false;
-      if (cmd === "submit" || (cmd === "open" && row?.kind === "launch")) launch(form);
+      if (cmd === "back") {
+        if (!handlesBack(s)) return false;
+        dispatch({ type: "clearFilter" });
+      } else if (cmd === "filter") dispatch({ type: "startFilter" });
+      else if (cmd === "nextPane") dispatch({ type: "nextGroup", existing });
+      else if (cmd === "submit" || (cmd === "open" && row?.kind === "launch")) launch(form);
       else if (cmd === "estimate") runEstimate(form);
       else if (cmd === "open" && row) dispatch({ type: "activate", row });
       else if (["up", "down", "top", "bottom", "pageUp", "pageDown"].includes(cmd)) dispatch({ type: "move", cmd, count: rowsList.length, page: Math.max(1, rows - 6) });
@@ -91,7 +99,7 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
   const label = Math.min(34, Math.max(12, ...form.fields.map((f) => f.path.length)) + 2);
   const value = Math.min(40, Math.max(16, Math.floor(width * 0.3)));
   const widths = { label, value, desc: Math.max(0, width - label - value - 4) };
-  const listRows = Math.max(3, rows - 5 - (estimate ? 1 : 0));
+  const listRows = Math.max(3, rows - 5 - (estimate ? 1 : 0) - (s.filtering || form.filter ? 1 : 0));
   const start = windowStart(s.cursor, rowsList.length, listRows);
   const problem = formProblem(form);
   const selected = row?.field;
@@ -99,11 +107,16 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
     <Box flexDirection="column">
       <Text wrap="truncate">
         <Text bold color={theme.accent}>{`Launch ${form.recipe}`}</Text>
-        <Text color={theme.muted}>{`  engine ${services.engineLabel}  ·  enter edits/cycles, ctrl+s launches, e estimates`}</Text>
+        <Text color={theme.muted}>{`  engine ${services.engineLabel}  ·  enter edits/cycles/folds, / filters, ctrl+s launches, e estimates`}</Text>
       </Text>
+      {s.filtering || form.filter ? (
+        <Text color={theme.accent} wrap="truncate">
+          {fit(`/ ${form.filter}${s.filtering ? "▏" : ""}  (${rowsList.filter((r) => r.kind === "field").length} of ${form.fields.length} fields${s.filtering ? "; enter keeps, esc clears" : "; esc clears"})`, width)}
+        </Text>
+      ) : null}
       {rowsList.slice(start, start + listRows).map((r, i) => (
         <FormRowView
-          key={r.kind === "field" ? r.field!.path : r.kind}
+          key={r.kind === "field" ? r.field!.path : r.kind === "group" ? `group:${r.group!.group}` : r.kind}
           form={form}
           row={r}
           selected={start + i === s.cursor}

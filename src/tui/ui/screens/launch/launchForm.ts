@@ -1,15 +1,28 @@
-// The launch form's model, pure: rows from the recipe's schema fields, text values validated as
+// The launch form's model, pure: rows from the recipe's schema fields under their groups (the
+// groups `--help` shows; some start folded), narrowed by a name filter, text values validated as
 // typed with the same coercion as `key=value`, and the argument list a launch passes.
 import type { z } from "zod";
-import { type ConfigField, coerceFieldValue, listConfigFields, parseConfigArgs } from "../../../../config/index.ts";
+import {
+  COLLAPSED_FIELD_GROUPS,
+  type ConfigField,
+  FIELD_GROUPS,
+  FIELD_GROUP_TITLES,
+  type FieldGroup,
+  coerceFieldValue,
+  groupConfigFields,
+  listConfigFields,
+  parseConfigArgs,
+} from "../../../../config/index.ts";
 import { EXISTING_DIR_CHOICES, type ExistingDirChoice, hasContent } from "../../../../runs/index.ts";
 
 /** Fields the form manages itself rather than as schema rows. */
 export const MANAGED_FIELDS = new Set(["log_path", "behavior_if_log_dir_exists"]);
 
 export interface FormRow {
-  kind: "logPath" | "ifExists" | "field" | "launch";
+  kind: "logPath" | "ifExists" | "group" | "field" | "launch";
   field?: ConfigField;
+  /** A group header: its group, title and how many of its fields are shown / changed. */
+  group?: { group: FieldGroup; title: string; shown: number; total: number; changed: number; collapsed: boolean };
 }
 
 export interface LaunchForm {
@@ -19,6 +32,10 @@ export interface LaunchForm {
   values: Record<string, string>;
   logPath: string;
   ifExists: ExistingDirChoice;
+  /** Groups shown as their header only. */
+  collapsed: readonly FieldGroup[];
+  /** Fields whose path holds every word of this (case-insensitive); empty shows all. */
+  filter: string;
 }
 
 export function defaultText(field: ConfigField): string {
@@ -35,7 +52,19 @@ export function makeForm(recipe: string, schema: z.ZodObject, logPath: string, p
     const eq = a.indexOf("=");
     if (eq > 0 && a.slice(0, eq) in values) values[a.slice(0, eq)] = a.slice(eq + 1);
   }
-  return { recipe, schema, fields, values, logPath, ifExists: "new" };
+  return { recipe, schema, fields, values, logPath, ifExists: "new", collapsed: [...COLLAPSED_FIELD_GROUPS], filter: "" };
+}
+
+/** Whether a field's name matches the filter: every space-separated word is part of its path. */
+export function matchesFilter(field: ConfigField, filter: string): boolean {
+  const words = filter.toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+  const path = field.path.toLowerCase();
+  return words.every((w) => path.includes(w));
+}
+
+export function toggleGroup(form: LaunchForm, group: FieldGroup): LaunchForm {
+  const collapsed = form.collapsed.includes(group) ? form.collapsed.filter((g) => g !== group) : [...form.collapsed, group];
+  return { ...form, collapsed };
 }
 
 /** Whether the log path already holds something (the form then asks what to do with it). */
@@ -43,12 +72,45 @@ export function logPathExists(path: string): boolean {
   return hasContent(path);
 }
 
-export function formRows(form: LaunchForm): FormRow[] {
-  const rows: FormRow[] = [{ kind: "logPath" }];
-  if (logPathExists(form.logPath)) rows.push({ kind: "ifExists" });
-  for (const f of form.fields) rows.push({ kind: "field", field: f });
+/**
+ * The rows on screen, group by group in `--help`'s order. The log path and the if-exists choice
+ * (the run group's fields the form manages itself) always show under the run group's header. A
+ * filter opens every group with a match and hides the others; without one, folded groups show
+ * their header only. `existing` says whether the log path holds a run (the caller looks, so this
+ * stays pure).
+ */
+export function formRows(form: LaunchForm, existing: boolean): FormRow[] {
+  const rows: FormRow[] = [];
+  const filtering = form.filter.trim() !== "";
+  const byGroup = new Map(groupConfigFields(form.fields).map((g) => [g.group, g.fields]));
+  for (const group of FIELD_GROUPS) {
+    const fields = byGroup.get(group) ?? [];
+    const shown = filtering ? fields.filter((f) => matchesFilter(f, form.filter)) : fields;
+    const managed: FormRow[] = group === "run" ? [{ kind: "logPath" }, ...(existing ? [{ kind: "ifExists" as const }] : [])] : [];
+    if (shown.length === 0 && managed.length === 0) continue;
+    const collapsed = !filtering && form.collapsed.includes(group);
+    const changed = fields.filter((f) => form.values[f.path] !== defaultText(f)).length;
+    rows.push({ kind: "group", group: { group, title: FIELD_GROUP_TITLES[group], shown: shown.length, total: fields.length, changed, collapsed } });
+    rows.push(...managed);
+    if (!collapsed) for (const f of shown) rows.push({ kind: "field", field: f });
+  }
   rows.push({ kind: "launch" });
   return rows;
+}
+
+/** Where the cursor lands after the rows changed: the first field row, else the launch button. */
+export function firstFieldRow(rows: readonly FormRow[]): number {
+  const i = rows.findIndex((r) => r.kind === "field");
+  return i >= 0 ? i : rows.length - 1;
+}
+
+/** The next group header after `cursor` (wrapping), for tab. */
+export function nextGroupRow(rows: readonly FormRow[], cursor: number): number {
+  for (let k = 1; k <= rows.length; k++) {
+    const i = (cursor + k) % rows.length;
+    if (rows[i]!.kind === "group") return i;
+  }
+  return cursor;
 }
 
 /** The error for one value as typed, or undefined when it is acceptable. */

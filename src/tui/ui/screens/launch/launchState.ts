@@ -1,8 +1,9 @@
 // Launch screen state, pure: the form once the recipe's schema has loaded, the cursor over its
-// rows and the text being edited. Rows come from formRows (they depend on the log path).
+// rows, the text being edited and the field filter being typed. Rows come from formRows (they
+// depend on the log path, so actions that move the cursor over new rows say whether it exists).
 import type { Key } from "ink";
 import { editText, moveCursor } from "../../../core/textEdit.ts";
-import { IF_EXISTS_CHOICES, type FormRow, type LaunchForm, cycleOption } from "./launchForm.ts";
+import { IF_EXISTS_CHOICES, type FormRow, type LaunchForm, cycleOption, firstFieldRow, formRows, nextGroupRow, toggleGroup } from "./launchForm.ts";
 
 export interface LaunchState {
   form?: LaunchForm;
@@ -10,6 +11,8 @@ export interface LaunchState {
   cursor: number;
   /** The row being edited and its text so far. */
   editing?: { row: FormRow; text: string };
+  /** The field filter has the keyboard. */
+  filtering: boolean;
 }
 
 export type LaunchAction =
@@ -17,9 +20,18 @@ export type LaunchAction =
   | { type: "failed"; error: string }
   | { type: "move"; cmd: string; count: number; page: number }
   | { type: "activate"; row: FormRow }
-  | { type: "type"; input: string; key: Key };
+  | { type: "type"; input: string; key: Key }
+  | { type: "startFilter" }
+  | { type: "filterKey"; input: string; key: Key; existing: boolean }
+  | { type: "clearFilter" }
+  | { type: "nextGroup"; existing: boolean };
 
-export const initialLaunch: LaunchState = { cursor: 0 };
+export const initialLaunch: LaunchState = { cursor: 0, filtering: false };
+
+/** Whether Esc clears the filter rather than leaving the screen. */
+export function handlesBack(s: LaunchState): boolean {
+  return (s.form?.filter ?? "") !== "";
+}
 
 function commit(form: LaunchForm, row: FormRow, text: string): LaunchForm {
   if (row.kind === "logPath") return { ...form, logPath: text };
@@ -41,6 +53,7 @@ export function launchReducer(s: LaunchState, a: LaunchAction): LaunchState {
       const { form } = s;
       if (!form) return s;
       const row = a.row;
+      if (row.kind === "group" && row.group) return { ...s, form: toggleGroup(form, row.group.group) };
       if (row.kind === "ifExists") {
         return { ...s, form: { ...form, ifExists: IF_EXISTS_CHOICES[(IF_EXISTS_CHOICES.indexOf(form.ifExists) + 1) % IF_EXISTS_CHOICES.length] } };
       }
@@ -57,5 +70,19 @@ export function launchReducer(s: LaunchState, a: LaunchAction): LaunchState {
       if (a.key.return) return { ...s, form: commit(form, editing.row, editing.text), editing: undefined };
       return { ...s, editing: { ...editing, text: editText(editing.text, a.input, a.key) } };
     }
+    case "startFilter":
+      return s.form ? { ...s, filtering: true } : s;
+    case "filterKey": {
+      const { form } = s;
+      if (!form) return s;
+      if (a.key.escape) return { ...s, filtering: false, form: { ...form, filter: "" }, cursor: 0 };
+      if (a.key.return) return { ...s, filtering: false };
+      const next = { ...form, filter: editText(form.filter, a.input, a.key) };
+      return { ...s, form: next, cursor: firstFieldRow(formRows(next, a.existing)) };
+    }
+    case "clearFilter":
+      return s.form ? { ...s, form: { ...s.form, filter: "" }, cursor: 0 } : s;
+    case "nextGroup":
+      return s.form ? { ...s, cursor: nextGroupRow(formRows(s.form, a.existing), s.cursor) } : s;
   }
 }
