@@ -68,6 +68,8 @@ export const serveCommand = defineCommand<ServeArgs>({
       throw err;
     }
     process.stdout.write(`cookbook serve: listening on ${server.url}${apiKey !== undefined ? " (X-API-Key required)" : ""}\n`);
+    // stdout keeps its one line (callers read the port from it); the OpenAI base URL goes to stderr.
+    process.stderr.write(`[serve] OpenAI API at ${server.url}/v1${apiKey !== undefined ? " (Authorization: Bearer <key>)" : ""}\n`);
     await new Promise<void>((resolve) => {
       const stop = (): void => {
         process.off("SIGINT", stop);

@@ -96,13 +96,21 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
   mkdirSync(staging, { recursive: true });
   let done = false;
   let commit: string | null = null;
+  // The first optional file the hub did not have: when it had none at all, the repository itself
+  // is missing, and that 404 says so better than "incomplete".
+  let firstMissing: HubHttpError | null = null;
+  let gotAny = false;
   const get = async (file: string, optional: boolean): Promise<boolean> => {
     try {
       const responseHeaders = await downloadHubFile(`${base}/${file}`, join(staging, file), { headers, fetch: fetchImpl, log });
       commit ??= responseHeaders.get("x-repo-commit");
+      gotAny = true;
       return true;
     } catch (err) {
-      if (optional && err instanceof HubHttpError && err.status === 404) return false;
+      if (optional && err instanceof HubHttpError && err.status === 404) {
+        firstMissing ??= err;
+        return false;
+      }
       throw err;
     }
   };
@@ -121,6 +129,7 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
       }
     }
     const why = missingFor(staging, need);
+    if (why !== null && !gotAny && firstMissing !== null) throw firstMissing;
     if (why !== null) throw new Error(`downloaded files are incomplete: the folder ${why}`);
     const rev = commit !== null && /^[\w.-]+$/.test(commit) ? commit : "main";
     const finalDir = join(repoDir, "snapshots", rev);

@@ -33,3 +33,22 @@ test("a reset connection and a 503 are retried; a 404 is not", async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a repository the hub does not have is reported as its 404, not as an incomplete download", async () => {
+  const { startFakeHub } = await import("../hub/fakeHub.ts");
+  const { downloadToCache } = await import("../../src/hf/models.ts");
+  const hub = await startFakeHub({});
+  const home = mkdtempSync(join(tmpdir(), "hub-missing-"));
+  try {
+    for (const need of ["tokenizer", "model"] as const) {
+      await assert.rejects(downloadToCache("acme/none", need, { HF_ENDPOINT: hub.url, HF_HOME: home }, { log: () => undefined }), (err: unknown) => {
+        assert.ok(err instanceof HubHttpError && err.status === 404, String(err));
+        assert.match((err as Error).message, /acme\/none\/resolve\/main\/config\.json/);
+        return true;
+      });
+    }
+  } finally {
+    await hub.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+});

@@ -2,7 +2,12 @@
 // `skyrl: true`): explicit nulls, short sampler paths, prompt logprobs without the leading null.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readCheckpoints } from "../../../src/runs/checkpoints.ts";
 import { HttpServiceClient } from "../../../src/tinker/http/serviceClient.ts";
+import { CheckpointManager } from "../../../src/training/checkpoints.ts";
 import { alignPromptLogprobs } from "../../../src/tinker/http/samplingClient.ts";
 import { modelInputFromInts } from "../../../src/tinker/modelInput.ts";
 import { FakeClock, MemoryLogger, startFakeServer } from "./fakeServer.ts";
@@ -37,6 +42,23 @@ test("SkyRL answers: named and ephemeral sampler saves with null fields, the sho
     assert.equal(info.model_id, tc.modelId);
     assert.equal(info.model_data.model_name, undefined);
   });
+});
+
+test("a checkpoint saved on SkyRL is recorded in checkpoints.jsonl with the sampler path as SkyRL gave it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "skyrl-ckpt-"));
+  try {
+    await withSkyrl(async (service) => {
+      const tc = await service.createLoraTrainingClient("tiny", { rank: 8 });
+      const policy = { save_every: 2, ttl_seconds: null, rolling_save_every: 0, rolling_ttl_seconds: 10 };
+      const manager = new CheckpointManager(tc, policy, { logDir: dir, restClient: service.createRestClient() });
+      await manager.save(2, { batch: 2 });
+      const [record] = readCheckpoints(dir);
+      assert.equal(record?.sampler_path, "tinker://sess:train:0/000002");
+      assert.equal(record?.state_path, "tinker://sess:train:0/weights/000002");
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("SkyRL REST: checkpoints without optional fields; the archive of a short sampler path by its bare name", async () => {
