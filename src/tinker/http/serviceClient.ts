@@ -4,6 +4,7 @@ import { z } from "zod";
 import type {
   CreateLoraTrainingClientOptions,
   SamplingClient,
+  ServerProbe,
   ServiceClient,
   TrainingClient,
 } from "../clients.ts";
@@ -34,6 +35,10 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
     this.session = new HttpSession(this.ctx);
     this.rest = new HttpRestClient(this.ctx);
     this.sampleSemaphore = new Semaphore(() => this.ctx.flags.sampleMaxConcurrentRequests);
+  }
+
+  probeServer(): Promise<ServerProbe> {
+    return this.session.probe();
   }
 
   getServerCapabilities(): Promise<ServerCapabilities> {
