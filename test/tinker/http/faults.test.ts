@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { TrainingClient } from "../../../src/tinker/clients.ts";
 import type { Datum } from "../../../src/tinker/types.ts";
 import { ceDatum, client, makeEnv, randomTokens, serve, type Env, type Served } from "../../server/helpers.ts";
-import { startProxy, type Fault, type Proxy } from "./proxy.ts";
+import { startProxy, type Exchange, type Fault, type Proxy } from "./proxy.ts";
 
 let env: Env;
 let served: Served;
@@ -83,7 +83,7 @@ test("training through 429, 503, a reset upload, a hung request and a lost answe
     for (const f of faulted.filter((e) => e.path !== "/api/v1/retrieve_future")) {
       const key = f.requestHeaders["x-idempotency-key"];
       assert.ok(typeof key === "string" && key.length > 0, `${f.path} ${f.fault}: no idempotency key`);
-      const answered = proxy.exchanges.find((e) => e.index > f.index && e.requestHeaders["x-idempotency-key"] === key && e.status === 200);
+      const answered: Exchange | undefined = proxy.exchanges.find((e) => e.index > f.index && e.requestHeaders["x-idempotency-key"] === key && e.status === 200);
       assert.ok(answered !== undefined, `${f.path} ${f.fault} (exchange ${f.index}) was never sent again successfully`);
       assert.deepEqual(answered.requestBody, f.fault === "reset_upload" ? answered.requestBody : f.requestBody, "the retry carries the same body");
     }
