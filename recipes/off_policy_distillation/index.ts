@@ -12,7 +12,7 @@ import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { TeacherScoreEvaluator } from "../../src/distillation/onPolicyTrain.ts";
 import { softTargetBatch } from "../../src/distillation/softTargets.ts";
-import { createTeacher, TeacherConfigSchema } from "../../src/distillation/teacher.ts";
+import { checkTeacher, createTeacher, TeacherConfigSchema } from "../../src/distillation/teacher.ts";
 import { resolveRendererName } from "../../src/modelInfo.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { ARITHMETIC_FEWSHOT, ArithmeticTestDataset } from "../../src/rl/envs/arithmetic.ts";
@@ -25,6 +25,7 @@ import { readJsonlRows } from "./data.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 import { withTrainingRun } from "../../src/training/run.ts";
+import type { ServiceClient } from "../../src/tinker/clients.ts";
 import type { Datum } from "../../src/tinker/types.ts";
 
 export const configSchema = overrideDefaults(
@@ -52,7 +53,8 @@ export const configSchema = overrideDefaults(
 export type OffPolicyDistillationConfig = z.output<typeof configSchema>;
 
 async function main(config: OffPolicyDistillationConfig, context?: RecipeContext): Promise<void> {
-  await withTrainingRun(config, { context }, async (run) => {
+  const requires = (service: ServiceClient) => checkTeacher(service, config.teacher, { recipe: "off_policy_distillation", topk: config.n_teacher_targets });
+  await withTrainingRun(config, { context, requires }, async (run) => {
     const tokenizer = await getTokenizer(config.model_name);
     const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), tokenizer);
     const teacher = await createTeacher(run.serviceClient, config.teacher);

@@ -15,6 +15,9 @@ interface ServeArgs {
   "session-timeout"?: number;
   "max-body-mb"?: number;
   "long-poll"?: number;
+  models?: string;
+  "max-lora-rank"?: number;
+  "topk-prompt-logprobs"?: boolean;
 }
 
 const d = ServeOptionsSchema.shape;
@@ -29,7 +32,10 @@ export const serveCommand = defineCommand<ServeArgs>({
       .option("kernels", { type: "string", choices: ["native", "reference"], describe: d.kernels.description })
       .option("session-timeout", { type: "number", describe: `${d.sessionTimeoutSec.description}, in seconds (default 300)` })
       .option("max-body-mb", { type: "number", describe: "Largest request body in MiB (default 64)" })
-      .option("long-poll", { type: "number", describe: `${d.longPollSec.description}, in seconds (default 30)` }),
+      .option("long-poll", { type: "number", describe: `${d.longPollSec.description}, in seconds (default 30)` })
+      .option("models", { type: "string", describe: `${d.models.description} (comma-separated)` })
+      .option("max-lora-rank", { type: "number", describe: d.maxLoraRank.description })
+      .option("topk-prompt-logprobs", { type: "boolean", describe: `${d.topkPromptLogprobs.description} (--no-topk-prompt-logprobs; default on)` }),
   handler: async (argv) => {
     const options: ServeOptions = {};
     if (argv.host !== undefined) options.host = argv.host;
@@ -41,6 +47,9 @@ export const serveCommand = defineCommand<ServeArgs>({
     if (argv["session-timeout"] !== undefined) options.sessionTimeoutSec = argv["session-timeout"];
     if (argv["max-body-mb"] !== undefined) options.maxBodyBytes = Math.round(argv["max-body-mb"] * 1024 * 1024);
     if (argv["long-poll"] !== undefined) options.longPollSec = argv["long-poll"];
+    if (argv.models !== undefined) options.models = argv.models.split(",").map((m) => m.trim()).filter((m) => m.length > 0);
+    if (argv["max-lora-rank"] !== undefined) options.maxLoraRank = argv["max-lora-rank"];
+    if (argv["topk-prompt-logprobs"] !== undefined) options.topkPromptLogprobs = argv["topk-prompt-logprobs"];
     // glibc keeps freed tensor memory unless told otherwise at process start (src/server/allocator.ts).
     const allocator = await import("../server/allocator.ts");
     if (allocator.needsAllocatorTuning()) {

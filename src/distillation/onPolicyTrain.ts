@@ -10,7 +10,7 @@ import { main as rlMain, type RLMainOptions, type RLRunResult } from "../rl/trai
 import type { AdvantageHook } from "../rl/trainStep.ts";
 import type { Metrics, RLDataset, RLDatasetBuilder } from "../rl/types.ts";
 import { CompositeDistillationDataset, datasetIndexOf, incorporateTeacherKl } from "./onPolicy.ts";
-import { createTeacher, type Teacher, type TeacherConfig } from "./teacher.ts";
+import { checkTeacher, createTeacher, type Teacher, type TeacherConfig } from "./teacher.ts";
 
 export interface DistillationDataset {
   builder: RLDatasetBuilder;
@@ -65,6 +65,8 @@ export async function runOnPolicyDistillation(
   const serviceClient = mainOptions.serviceClient ?? (await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {}));
   const teachers: Teacher[] = [];
   try {
+    // Refused before any rollout when a teacher's server does not serve its model.
+    for (const d of datasets) await checkTeacher(serviceClient, d.teacher, { recipe: "on_policy_distillation" });
     for (const d of datasets) teachers.push(await createTeacher(serviceClient, d.teacher));
     const built = await Promise.all(datasets.map((d) => d.builder.build()));
     const train = new CompositeDistillationDataset(built.map((b) => b.train));

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { createServiceClient } from "../service.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
+import { checkServerServes, describeServer, requireTopkPromptLogprobs } from "../training/capabilities.ts";
 
 export const TeacherConfigSchema = z.object({
   base_model: z.string().min(1).describe("Teacher model: a model name or a local Hugging Face folder"),
@@ -34,5 +35,34 @@ export async function createTeacher(serviceClient: ServiceClient, config: Teache
     if (own !== null) await own.close();
     const what = config.load_checkpoint_path ?? config.base_model;
     throw new Error(`teacher ${JSON.stringify(what)}${config.base_url !== null ? ` at ${config.base_url}` : ""}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Refuses before training when the teacher's server cannot serve it: its base model not served
+ * (sampling the base weights), or no top-k prompt logprobs when `topk` > 0 (asked once, on a
+ * two-token prompt). The embedded engine is not asked; it has both.
+ */
+export async function checkTeacher(serviceClient: ServiceClient, config: TeacherConfig, needs: { recipe: string; topk?: number }): Promise<void> {
+  const own = config.base_url !== null ? await createServiceClient({ baseUrl: config.base_url }) : null;
+  const service = own ?? serviceClient;
+  try {
+    if (service.engineKind === "embedded") return;
+    if (config.load_checkpoint_path === null) {
+      await checkServerServes(service, { model: config.base_model, field: "teacher.base_model", recipe: needs.recipe });
+    }
+    if (needs.topk !== undefined && needs.topk > 0) {
+      const teacher = await createTeacher(service, config);
+      await requireTopkPromptLogprobs(teacher.client, needs.topk, {
+        recipe: needs.recipe,
+        server: describeServer(service),
+        role: "the teacher's soft targets",
+        alternatives:
+          "Serve the teacher where they are available: teacher.base_url=local (the embedded engine on this machine), the hosted Tinker service, or `cookbook serve`; " +
+          "or distill on-policy (on_policy_distillation needs only the teacher's logprob of each sampled token).",
+      });
+    }
+  } finally {
+    if (own !== null) await own.close();
   }
 }

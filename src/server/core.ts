@@ -8,6 +8,7 @@ import type { EmbeddedRestClient, EmbeddedServiceClient } from "../engine/index.
 import { ArchiveSigner } from "./archives.ts";
 import { FairScheduler } from "./fairScheduler.ts";
 import { toHttpError, zodDetail } from "./errors.ts";
+import { ServedFeatures } from "./features.ts";
 import { FutureStore, type FinishedValue } from "./futures.ts";
 import { HttpError, parseJsonBody } from "./http.ts";
 import type { ResolvedServeOptions } from "./options.ts";
@@ -42,6 +43,8 @@ export class ServerCore {
   readonly archives = new ArchiveSigner();
   /** Turns at the engine, round-robin between sessions (src/server/fairScheduler.ts). */
   readonly scheduler: FairScheduler;
+  /** The configured narrowing of models, LoRA rank and top-k prompt logprobs. */
+  readonly features: ServedFeatures;
 
   constructor(
     readonly service: EmbeddedServiceClient,
@@ -52,6 +55,7 @@ export class ServerCore {
     this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession, options.seqGapTimeoutSec * 1000);
     this.rest = service.createRestClient();
     this.scheduler = new FairScheduler(options.maxSampleTokens);
+    this.features = new ServedFeatures(options);
   }
 
   /** Parses a JSON body against `schema`: 400 for bad JSON, 422 naming the fields for a bad shape. */

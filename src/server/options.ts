@@ -29,6 +29,16 @@ export const ServeOptionsSchema = z.object({
     .positive()
     .default(120)
     .describe("How long a model's later requests wait for a missing seq_id before they fail with an error naming the gap"),
+  models: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe("Serve only these base models (training and base-model sampling); default: every model the engine finds"),
+  maxLoraRank: z.number().int().positive().optional().describe("Largest LoRA rank create_model accepts (advertised as max_lora_rank in get_server_capabilities)"),
+  topkPromptLogprobs: z
+    .boolean()
+    .default(true)
+    .describe("Answer top-k prompt logprobs; false refuses them with a 400, as SkyRL tx's JAX backend does"),
 });
 
 export type ServeOptions = z.input<typeof ServeOptionsSchema>;

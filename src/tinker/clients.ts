@@ -60,6 +60,8 @@ export interface ServiceClient {
   readonly engineKind: "embedded" | "remote";
   /** One quick look at the server (no retries); remote engines only. */
   probeServer?(): Promise<ServerProbe>;
+  /** The server's base URL (remote engines), for messages that must say which server. */
+  readonly baseUrl?: string;
   getServerCapabilities(): Promise<ServerCapabilities>;
   createLoraTrainingClient(baseModel: string, options?: CreateLoraTrainingClientOptions): Promise<TrainingClient>;
   createTrainingClientFromState(path: string, options?: { userMetadata?: Record<string, string> }): Promise<TrainingClient>;

@@ -44,3 +44,6 @@ export class TimeoutError extends TinkerError {}
 
 /** The configuration (base URL, engine choice, environment) cannot work as given. */
 export class ConfigurationError extends TinkerError {}
+
+/** The server lacks something the caller needs (a model, a LoRA rank, an option); found before any work. */
+export class UnsupportedByServerError extends ConfigurationError {}

@@ -1,5 +1,8 @@
 // tinker:// checkpoint paths (spec §4.3): `tinker://<model_id>/weights/<name>` for training state
-// and `tinker://<model_id>/sampler_weights/<name>` for sampler weights.
+// and `tinker://<model_id>/sampler_weights/<name>` for sampler weights. SkyRL tx answers a named
+// sampler save with the short form `tinker://<model_id>/<name>` (and accepts both back), so the
+// short form parses as sampler weights too. Callers keep the path string they were given; the
+// parsed form only says what it points at.
 import { InvalidArgumentError } from "./errors.ts";
 
 export type CheckpointKind = "weights" | "sampler_weights";
@@ -10,6 +13,8 @@ export interface TinkerPath {
   name: string;
   /** The two-segment id REST URLs use: `<kind>/<name>`. */
   checkpointId: string;
+  /** "short" for SkyRL's `tinker://<model_id>/<name>` sampler path, else "full". */
+  form: "full" | "short";
 }
 
 const PREFIX = "tinker://";
@@ -31,16 +36,18 @@ export function isTinkerPath(path: string): boolean {
 }
 
 export function parseTinkerPath(path: string): TinkerPath {
-  const expected = `expected tinker://<model_id>/weights/<name> or tinker://<model_id>/sampler_weights/<name>`;
+  const expected = `expected tinker://<model_id>/weights/<name>, tinker://<model_id>/sampler_weights/<name> or tinker://<model_id>/<name> (sampler weights)`;
   if (!path.startsWith(PREFIX)) {
     throw new InvalidArgumentError(`not a tinker path: ${JSON.stringify(path)}; ${expected}`);
   }
   const parts = path.slice(PREFIX.length).split("/");
-  if (parts.length !== 3) {
+  if (parts.length !== 2 && parts.length !== 3) {
     throw new InvalidArgumentError(`bad tinker path ${JSON.stringify(path)}: has ${parts.length} segments after tinker://; ${expected}`);
   }
-  const [modelId, kind, name] = parts as [string, string, string];
+  const modelId = parts[0]!;
   if (modelId.length === 0) throw new InvalidArgumentError(`bad tinker path ${JSON.stringify(path)}: empty model id; ${expected}`);
+  const kind = parts.length === 3 ? parts[1]! : "sampler_weights";
+  const name = parts[parts.length - 1]!;
   if (kind !== "weights" && kind !== "sampler_weights") {
     throw new InvalidArgumentError(`bad tinker path ${JSON.stringify(path)}: middle segment is ${JSON.stringify(kind)}; ${expected}`);
   }
@@ -49,7 +56,7 @@ export function parseTinkerPath(path: string): TinkerPath {
   } catch (err) {
     throw new InvalidArgumentError(`bad tinker path ${JSON.stringify(path)}: ${(err as Error).message}`);
   }
-  return { modelId, kind, name, checkpointId: `${kind}/${name}` };
+  return { modelId, kind, name, checkpointId: `${kind}/${name}`, form: parts.length === 3 ? "full" : "short" };
 }
 
 export function formatTinkerPath(p: { modelId: string; kind: CheckpointKind; name: string }): string {

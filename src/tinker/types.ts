@@ -52,7 +52,8 @@ export const DatumSchema = z.object({
 });
 
 /**
- * The two ways SDKs serialise a request body (spec §3), normalised to one: SDK 0.3–0.16 send
+ * The two ways SDKs serialise a request body (spec §3), normalised to one (the HTTP client reads
+ * every response through it too, since servers differ in the same way): SDK 0.3–0.16 send
  * fields the caller set to `None` as `null` and omit unset defaults; SDK ≥ 0.18 omit `None` and
  * send defaults. A `null` object field therefore means "unset" and is dropped here, after which
  * the schemas' own defaults fill every omitted field. Array elements are left alone (a `null`
@@ -109,7 +110,8 @@ export const ForwardBackwardInputSchema = z.object({
 export const ForwardBackwardOutputSchema = z.object({
   loss_fn_output_type: z.string(),
   loss_fn_outputs: z.array(z.record(z.string(), TensorDataSchema)),
-  metrics: z.record(z.string(), z.number()),
+  /** Required before SDK 0.25, a default since; some servers leave it out when there is none. */
+  metrics: z.record(z.string(), z.number()).default({}),
 });
 
 export const AdamParamsSchema = z.object({
@@ -172,7 +174,9 @@ export const GetInfoResponseSchema = z.object({
   model_name: z.string().optional(),
 });
 export const ServerCapabilitiesSchema = z.object({
-  supported_models: z.array(z.object({ model_name: z.string(), max_context_length: z.number().int().optional() })),
+  supported_models: z.array(z.object({ model_name: z.string().optional(), max_context_length: z.number().int().optional() })),
+  /** `cookbook serve --max-lora-rank`'s ceiling; the hosted service and SkyRL tx do not say. */
+  max_lora_rank: z.number().int().positive().optional(),
 });
 export const SaveWeightsResponseSchema = z.object({ path: z.string() });
 export const LoadWeightsResponseSchema = z.object({ path: z.string().optional(), model_id: z.string().optional() });
@@ -188,6 +192,44 @@ export const TrainingRunsListSchema = z.object({
   training_runs: z.array(TrainingRunSchema),
   cursor: z.object({ offset: z.number().int(), limit: z.number().int(), total_count: z.number().int() }),
 });
+/** The first answer of every future-returning request. */
+export const UntypedFutureSchema = z.object({ request_id: z.string(), model_id: z.string().optional() });
+export const CreateModelResponseSchema = z.object({ model_id: z.string() });
+export const CreateSessionResponseSchema = z.object({
+  session_id: z.string(),
+  info_message: z.string().nullable().optional(),
+  warning_message: z.string().nullable().optional(),
+  error_message: z.string().nullable().optional(),
+});
+export const CreateSamplingSessionResponseSchema = z.object({ sampling_session_id: z.string() });
+export const GetSamplerResponseSchema = z.object({ sampler_id: z.string(), base_model: z.string(), model_path: z.string().nullable().optional() });
+export const CheckpointArchiveUrlResponseSchema = z.object({ url: z.string(), expires: z.string().optional() });
+
+/**
+ * Every JSON answer the HTTP client reads, by name. The client reads them all through
+ * `parseResponse` (src/tinker/http/context.ts), which treats `null` like an absent field before
+ * the schema sees it; test/tinker/http/responses.test.ts feeds each one its documented shape.
+ */
+export const RESPONSE_SCHEMAS = {
+  UntypedFuture: UntypedFutureSchema,
+  CreateSessionResponse: CreateSessionResponseSchema,
+  CreateModelResponse: CreateModelResponseSchema,
+  CreateSamplingSessionResponse: CreateSamplingSessionResponseSchema,
+  GetSamplerResponse: GetSamplerResponseSchema,
+  ServerCapabilities: ServerCapabilitiesSchema,
+  GetInfoResponse: GetInfoResponseSchema,
+  ForwardBackwardOutput: ForwardBackwardOutputSchema,
+  OptimStepResponse: OptimStepResponseSchema,
+  SaveWeightsResponse: SaveWeightsResponseSchema,
+  LoadWeightsResponse: LoadWeightsResponseSchema,
+  SaveWeightsForSamplerResponse: SaveWeightsForSamplerResponseSchema,
+  SampleResponse: SampleResponseSchema,
+  WeightsInfo: WeightsInfoSchema,
+  TrainingRun: TrainingRunSchema,
+  TrainingRunsList: TrainingRunsListSchema,
+  CheckpointsList: CheckpointsListSchema,
+  CheckpointArchiveUrlResponse: CheckpointArchiveUrlResponseSchema,
+} as const;
 
 export type EncodedTextChunk = z.infer<typeof EncodedTextChunkSchema>;
 export type ModelInputChunk = z.infer<typeof ModelInputChunkSchema>;
@@ -219,3 +261,4 @@ export type LoadWeightsResponse = z.infer<typeof LoadWeightsResponseSchema>;
 export type SaveWeightsForSamplerResponse = z.infer<typeof SaveWeightsForSamplerResponseSchema>;
 export type CheckpointsList = z.infer<typeof CheckpointsListSchema>;
 export type TrainingRunsList = z.infer<typeof TrainingRunsListSchema>;
+export type GetSamplerResponse = z.infer<typeof GetSamplerResponseSchema>;

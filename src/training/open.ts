@@ -5,6 +5,7 @@
 import { readCheckpoints, type CheckpointRecord } from "../runs/checkpoints.ts";
 import { truncateMetricsFrom } from "../runs/resume.ts";
 import type { TrainingClient } from "../tinker/clients.ts";
+import { explainCreateModelFailure } from "./capabilities.ts";
 import type { TrainingRunConfig } from "./config.ts";
 import { trainingMetadata, type TrainingRun } from "./run.ts";
 
@@ -67,7 +68,11 @@ export async function openTrainingClient(run: TrainingRun, config: TrainingRunCo
     trainingClient = await run.serviceClient.createTrainingClientFromState(config.load_checkpoint_path, { userMetadata });
     run.log.info(`loaded weights from ${config.load_checkpoint_path} (fresh optimizer)`);
   } else {
-    trainingClient = await run.serviceClient.createLoraTrainingClient(config.model_name, { rank: config.lora_rank, seed: config.seed, userMetadata });
+    try {
+      trainingClient = await run.serviceClient.createLoraTrainingClient(config.model_name, { rank: config.lora_rank, seed: config.seed, userMetadata });
+    } catch (err) {
+      throw explainCreateModelFailure(err, run.serviceClient, { model: config.model_name, field: "model_name", loraRank: config.lora_rank, recipe: run.recipeName });
+    }
   }
   dropRowsFrom(run, 0);
   return { trainingClient, resume: undefined, startStep: 0 };

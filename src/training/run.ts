@@ -10,6 +10,7 @@ import type { RunControl } from "../runs/control.ts";
 import { withRun, type RunSession } from "../runs/session.ts";
 import { createServiceClient } from "../service.ts";
 import type { ServiceClient } from "../tinker/clients.ts";
+import { checkServerServes } from "./capabilities.ts";
 import type { TrainingRunConfig } from "./config.ts";
 import { ServerLossResumer } from "./serverLoss.ts";
 
@@ -28,6 +29,11 @@ export interface TrainingRunOptions {
   session?: RunSession;
   /** Polled instead of the session's signal handlers (tests, callers with their own control). */
   runControl?: RunControl;
+  /**
+   * What else the recipe needs from the server (a teacher's model, top-k prompt logprobs), checked
+   * with the base model and LoRA rank before the run directory is touched; throws to refuse.
+   */
+  requires?: (service: ServiceClient) => Promise<void>;
 }
 
 /** What a loop gets to train with. */
@@ -83,6 +89,14 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
   };
   try {
     if (options.session !== undefined) return await enter(options.session);
+    await checkServerServes(serviceClient, {
+      model: config.model_name,
+      field: "model_name",
+      // Weights loaded from a checkpoint bring their own rank.
+      ...(config.load_checkpoint_path === null ? { loraRank: config.lora_rank } : {}),
+      recipe: recipeName,
+    });
+    await options.requires?.(serviceClient);
     let result = onExit;
     await withRun(
       {

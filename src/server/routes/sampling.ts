@@ -12,6 +12,7 @@ import { CreateSamplingSessionSchema, SampleSchema } from "../schemas.ts";
 
 async function newSampler(core: Parameters<Handler>[0], modelPath: string | undefined, baseModel: string | undefined): Promise<SamplingClient> {
   if (modelPath === undefined && baseModel === undefined) throw new HttpError(422, "pass model_path (a tinker:// path) or base_model");
+  if (modelPath === undefined && baseModel !== undefined) core.features.checkModel(baseModel);
   if (modelPath !== undefined) {
     if (!isTinkerPath(modelPath)) throw new HttpError(400, `model_path ${JSON.stringify(modelPath)} must start with tinker://`);
     try {
@@ -49,6 +50,7 @@ export const getSampler: Handler = (core, call) => {
 
 export const asample: Handler = async (core, call) => {
   const body = core.parse(call, SampleSchema);
+  core.features.checkTopk(body.topk_prompt_logprobs);
   let e: SamplerEntry;
   if (body.sampling_session_id) {
     e = core.registry.sampler(body.sampling_session_id);

@@ -24,7 +24,7 @@ export const CLIENT_FLAGS = {
 
 export const healthz: Handler = () => ({ json: { status: "ok" } });
 
-export const capabilities: Handler = async (core) => ({ json: await core.service.getServerCapabilities() });
+export const capabilities: Handler = async (core) => ({ json: core.features.capabilities(await core.service.getServerCapabilities()) });
 
 export const clientConfig: Handler = () => ({ json: CLIENT_FLAGS });
 

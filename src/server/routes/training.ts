@@ -100,6 +100,8 @@ export const createModel: Handler = (core, call) => {
     throw new HttpError(409, `model_seq_id ${body.model_seq_id} of session ${session.id} was already used for a different create_model request`);
   }
   const lora = body.lora_config ?? { rank: 32, train_mlp: true, train_attn: true, train_unembed: true };
+  core.features.checkModel(body.base_model);
+  core.features.checkLoraRank(lora.rank);
   const requestId = core.detached(async () => {
     const training = await core.service.createLoraTrainingClient(body.base_model, {
       rank: lora.rank,

@@ -2,6 +2,7 @@
 // flags, and typed JSON calls.
 import type { z } from "zod";
 import { TinkerError } from "../errors.ts";
+import { dropNullFields } from "../types.ts";
 import type { Clock } from "./clock.ts";
 import type { Logger, ResolvedHttpOptions } from "./options.ts";
 import { pollFuture, type PollSpec } from "./poll.ts";
@@ -100,11 +101,27 @@ export class HttpContext {
   }
 }
 
+/**
+ * Reads a JSON answer liberally: a `null` field counts as absent (servers built on pydantic, SkyRL
+ * tx among them, send `"path": null` where the hosted service leaves the field out), unknown
+ * fields are dropped by the schemas, and only what the client needs must be there.
+ */
 export function parseResponse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const r = schema.safeParse(value);
+  const r = schema.safeParse(dropNullFields(value));
   if (!r.success) {
-    const issues = r.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    const issues = r.error.issues
+      .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}${valueAt(value, i.path) === null ? " (the server sent null)" : ""}`)
+      .join("; ");
     throw new TinkerError(`unexpected response from ${what}: ${issues}`);
   }
   return r.data;
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let v = value;
+  for (const k of path) {
+    if (typeof v !== "object" || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
 }

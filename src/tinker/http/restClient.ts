@@ -1,13 +1,15 @@
 // RestClient over HTTP (spec §2.5): session-less queries about training runs and checkpoints.
-import { z } from "zod";
 import type { RestClient } from "../clients.ts";
 import { parseTinkerPath } from "../paths.ts";
 import {
+  CheckpointArchiveUrlResponseSchema,
   CheckpointsListSchema,
+  GetSamplerResponseSchema,
   TrainingRunSchema,
   TrainingRunsListSchema,
   WeightsInfoSchema,
   type CheckpointsList,
+  type GetSamplerResponse,
   type TrainingRun,
   type TrainingRunsList,
   type WeightsInfo,
@@ -73,11 +75,21 @@ export class HttpRestClient implements RestClient {
   /** A signed download URL for a checkpoint archive (redirect not followed; 503 = still packing). */
   async getCheckpointArchiveUrlFromTinkerPath(tinkerPath: string): Promise<{ url: string; expires: Date }> {
     const p = parseTinkerPath(tinkerPath);
-    const req = {
-      method: "GET" as const,
-      path: `/api/v1/training_runs/${seg(p.modelId)}/checkpoints/${p.kind}/${seg(p.name)}/archive`,
-      headers: { Accept: "application/json" },
-    };
+    const full = `${p.kind}/${seg(p.name)}`;
+    // SkyRL tx's archive route takes the bare name of a sampler checkpoint; the short path form is
+    // its own, and a full-form sampler path that is unknown under its kind is tried bare too.
+    const ids = p.kind !== "sampler_weights" ? [full] : p.form === "short" ? [seg(p.name), full] : [full, seg(p.name)];
+    for (let i = 0; ; i++) {
+      try {
+        return await this.archiveUrl(`/api/v1/training_runs/${seg(p.modelId)}/checkpoints/${ids[i]!}/archive`);
+      } catch (err) {
+        if (!(err instanceof APIStatusError && err.status === 404 && i + 1 < ids.length)) throw err;
+      }
+    }
+  }
+
+  private async archiveUrl(path: string): Promise<{ url: string; expires: Date }> {
+    const req = { method: "GET" as const, path, headers: { Accept: "application/json" } };
     const defaultExpiry = (): Date => new Date(this.ctx.clock.now() + 15 * 60_000);
     for (let attempt = 1; ; attempt++) {
       const res = await this.ctx.send(req, { budgetMs: 0 }).catch((err: unknown) => {
@@ -94,15 +106,12 @@ export class HttpRestClient implements RestClient {
         const d = exp === null ? undefined : new Date(exp);
         return { url: location, expires: d !== undefined && !Number.isNaN(d.getTime()) ? d : defaultExpiry() };
       }
-      const body = parseResponse(z.object({ url: z.string(), expires: z.string().optional() }), res.body(), `GET ${req.path}`);
+      const body = parseResponse(CheckpointArchiveUrlResponseSchema, res.body(), `GET ${req.path}`);
       return { url: body.url, expires: body.expires !== undefined ? new Date(body.expires) : defaultExpiry() };
     }
   }
 
-  getSampler(samplerId: string): Promise<{ sampler_id: string; base_model: string; model_path?: string | null }> {
-    return this.ctx.call(
-      { method: "GET", path: `/api/v1/samplers/${seg(samplerId)}` },
-      z.object({ sampler_id: z.string(), base_model: z.string(), model_path: z.string().nullable().optional() }),
-    );
+  getSampler(samplerId: string): Promise<GetSamplerResponse> {
+    return this.ctx.call({ method: "GET", path: `/api/v1/samplers/${seg(samplerId)}` }, GetSamplerResponseSchema);
   }
 }

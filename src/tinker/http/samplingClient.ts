@@ -2,6 +2,7 @@
 // protobuf or JSON results, and resubmission of expired requests.
 import type { SampleOptions, SamplingClient } from "../clients.ts";
 import { InvalidArgumentError, TinkerError } from "../errors.ts";
+import { modelInputLength } from "../modelInput.ts";
 import { SampleResponseSchema, SamplingParamsSchema, type ModelInput, type SampleResponse, type SamplingParams } from "../types.ts";
 import { parseResponse, type HttpContext } from "./context.ts";
 import { decodeSampleResponse } from "./proto/messages.ts";
@@ -58,7 +59,7 @@ export class HttpSamplingClient implements SamplingClient {
       if (typeof id !== "string") throw new TinkerError(`unexpected response from POST /api/v1/asample: no request_id`);
       return id;
     };
-    return this.semaphore.run(async () => {
+    const res = await this.semaphore.run(async () => {
       const requestId = await submit();
       return this.ctx.poll({
         requestId,
@@ -67,6 +68,7 @@ export class HttpSamplingClient implements SamplingClient {
         resubmit: submit,
       });
     });
+    return alignPromptLogprobs(res, prompt);
   }
 
   async computeLogprobs(prompt: ModelInput): Promise<(number | null)[]> {
@@ -74,4 +76,31 @@ export class HttpSamplingClient implements SamplingClient {
     if (res.prompt_logprobs === undefined) throw new TinkerError("computeLogprobs: the server returned no prompt_logprobs");
     return res.prompt_logprobs;
   }
+}
+
+/**
+ * Prompt logprobs have one entry per prompt token, the first null (nothing predicts it). SkyRL tx
+ * leaves that first entry out; it is put back here so callers can index by token position
+ * whichever server answered. Any other length is an error rather than a silent misalignment.
+ */
+export function alignPromptLogprobs(res: SampleResponse, prompt: ModelInput): SampleResponse {
+  if (res.prompt_logprobs === undefined && res.topk_prompt_logprobs === undefined) return res;
+  let n: number;
+  try {
+    n = modelInputLength(prompt);
+  } catch {
+    // An image without expected_tokens: the prompt's length is only known to the server.
+    return res;
+  }
+  const align = <T>(list: (T | null)[] | undefined, field: string): (T | null)[] | undefined => {
+    if (list === undefined || list.length === n) return list;
+    if (list.length === n - 1) return [null, ...list];
+    throw new TinkerError(`sample result: ${field} has ${list.length} entries for a prompt of ${n} tokens; expected ${n} (or ${n - 1} without the leading null)`);
+  };
+  const out: SampleResponse = { ...res };
+  const lp = align(res.prompt_logprobs, "prompt_logprobs");
+  if (lp !== undefined) out.prompt_logprobs = lp;
+  const topk = align(res.topk_prompt_logprobs, "topk_prompt_logprobs");
+  if (topk !== undefined) out.topk_prompt_logprobs = topk;
+  return out;
 }

@@ -1,6 +1,5 @@
 // ServiceClient over HTTP: the entry point for a hosted Tinker service or a Tinker-compatible
 // server. The session is created lazily, on first training or sampling use (REST needs none).
-import { z } from "zod";
 import type {
   CreateLoraTrainingClientOptions,
   SamplingClient,
@@ -10,7 +9,13 @@ import type {
 } from "../clients.ts";
 import { InvalidArgumentError } from "../errors.ts";
 import { isTinkerPath } from "../paths.ts";
-import { LoraConfigSchema, ServerCapabilitiesSchema, type ServerCapabilities } from "../types.ts";
+import {
+  CreateModelResponseSchema,
+  CreateSamplingSessionResponseSchema,
+  LoraConfigSchema,
+  ServerCapabilitiesSchema,
+  type ServerCapabilities,
+} from "../types.ts";
 import { systemClock } from "./clock.ts";
 import { HttpContext, parseResponse } from "./context.ts";
 import { resolveHttpOptions, type HttpClientOptions } from "./options.ts";
@@ -19,9 +24,6 @@ import { HttpSamplingClient } from "./samplingClient.ts";
 import { Semaphore } from "./semaphore.ts";
 import { HttpSession } from "./session.ts";
 import { HttpTrainingClient, submitFutureRequest, withOptional, type SamplerFactory } from "./trainingClient.ts";
-
-const CreateModelResultSchema = z.object({ model_id: z.string() });
-const CreateSamplingSessionSchema = z.object({ sampling_session_id: z.string() });
 
 export class HttpServiceClient implements ServiceClient, SamplerFactory {
   readonly engineKind = "remote" as const;
@@ -39,6 +41,10 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
 
   probeServer(): Promise<ServerProbe> {
     return this.session.probe();
+  }
+
+  get baseUrl(): string {
+    return this.ctx.opts.baseUrl;
   }
 
   getServerCapabilities(): Promise<ServerCapabilities> {
@@ -68,7 +74,7 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
     const requestId = await submitFutureRequest(this.ctx, req, "CreateModel");
     const { model_id } = await this.ctx.poll({
       requestId,
-      parseJson: (v) => parseResponse(CreateModelResultSchema, v, "create_model result"),
+      parseJson: (v) => parseResponse(CreateModelResponseSchema, v, "create_model result"),
       resubmit: () => submitFutureRequest(this.ctx, req, "CreateModel"),
     });
     return new HttpTrainingClient(this.ctx, this, model_id, baseModel);
@@ -100,7 +106,7 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
           { base_model: baseModel, model_path: modelPath },
         ),
       },
-      CreateSamplingSessionSchema,
+      CreateSamplingSessionResponseSchema,
     );
     let resolvedBase = baseModel;
     try {

@@ -1,17 +1,10 @@
 // The session (spec §4.2): client/config flags, create_session, and a heartbeat every 10 s that
 // never blocks other work and only warns when it keeps failing.
-import { z } from "zod";
 import type { ServerProbe } from "../clients.ts";
 import { APIConnectionError, APIStatusError } from "../errors.ts";
+import { CreateSessionResponseSchema } from "../types.ts";
 import { flagsFromConfig, type HttpContext } from "./context.ts";
 import { SDK_VERSION } from "./options.ts";
-
-const CreateSessionResponseSchema = z.object({
-  session_id: z.string(),
-  info_message: z.string().nullable().optional(),
-  warning_message: z.string().nullable().optional(),
-  error_message: z.string().nullable().optional(),
-});
 
 /** Warn when heartbeats have failed for this long (the server drops sessions soon after). */
 export const HEARTBEAT_WARN_AFTER_MS = 120_000;

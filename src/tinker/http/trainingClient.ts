@@ -1,6 +1,6 @@
 // TrainingClient over HTTP: every request gets the model's next seq_id and is submitted in order;
 // the returned future polls retrieve_future in the background (spec §2.3, §9).
-import { z } from "zod";
+import type { z } from "zod";
 import type { CustomLossFn, SamplingClient, TinkerFuture, TrainingClient } from "../clients.ts";
 import { forwardBackwardCustom } from "../customLoss.ts";
 import { validateData } from "../datum.ts";
@@ -16,6 +16,7 @@ import {
   OptimStepResponseSchema,
   SaveWeightsForSamplerResponseSchema,
   SaveWeightsResponseSchema,
+  UntypedFutureSchema,
   type AdamParams,
   type Datum,
   type ForwardBackwardOutput,
@@ -29,8 +30,6 @@ import { splitIntoChunks } from "./chunking.ts";
 import { parseResponse, type HttpContext } from "./context.ts";
 import { decodeForwardBackwardOutput, encodeForwardBackwardRequest, PROTOBUF_CONTENT_TYPE } from "./proto/messages.ts";
 import type { HttpRequest } from "./transport.ts";
-
-export const UntypedFutureSchema = z.object({ request_id: z.string(), model_id: z.string().optional() });
 
 /** What a training client needs from its service client to make samplers. */
 export interface SamplerFactory {

@@ -7,6 +7,11 @@ export interface FakeTinkerOptions {
   clientConfig?: Record<string, unknown> | "404";
   tryAgainFirst?: boolean;
   heartbeatStatus?: () => number;
+  /**
+   * Answer as SkyRL tx does: optional fields as explicit nulls, short `tinker://<id>/<name>`
+   * sampler paths, prompt logprobs without the leading null, fewer fields in REST answers.
+   */
+  skyrl?: boolean;
 }
 
 export class FakeTinker {
@@ -36,7 +41,7 @@ export class FakeTinker {
           ? { status: 404, json: { detail: "Not Found" } }
           : { json: this.o.clientConfig };
       case "POST /api/v1/create_session":
-        return { json: { session_id: "sess", info_message: "welcome" } };
+        return { json: { session_id: "sess", info_message: "welcome", ...(this.o.skyrl ? { warning_message: null, error_message: null, type: "create_session" } : {}) } };
       case "POST /api/v1/session_heartbeat":
         return { status: this.o.heartbeatStatus?.() ?? 200, json: { type: "session_heartbeat" } };
       case "GET /api/v1/get_server_capabilities":
@@ -66,25 +71,41 @@ export class FakeTinker {
         return future({ path: String(body["path"]), type: "load_weights" });
       case "POST /api/v1/save_weights_for_sampler":
         logSeq();
+        if (this.o.skyrl) {
+          const named = typeof body["path"] === "string";
+          return future({
+            path: named ? `tinker://${String(body["model_id"])}/${String(body["path"])}` : null,
+            sampling_session_id: named ? null : `sampling_${String(body["sampling_session_seq_id"])}`,
+            type: "save_weights_for_sampler",
+          });
+        }
         return future(
           body["path"] !== undefined
             ? { path: `tinker://${String(body["model_id"])}/sampler_weights/${String(body["path"])}` }
             : { sampling_session_id: `eph-${String(body["sampling_session_seq_id"])}` },
         );
       case "POST /api/v1/get_info":
+        if (this.o.skyrl) {
+          return { json: { model_id: body["model_id"], status: "ready", model_data: { base_model: "tiny", lora_config: { rank: 8 }, model_name: null } } };
+        }
         return { json: { model_id: body["model_id"], model_data: { model_name: "tiny", tokenizer_id: "org/tok:main" }, is_lora: true, lora_rank: 8 } };
       case "POST /api/v1/weights_info":
         return { json: { base_model: "tiny", is_lora: true, lora_rank: 8, train_mlp: true, train_attn: false, train_unembed: false } };
       case "POST /api/v1/create_sampling_session":
         this.samplingSessions++;
         return { json: { sampling_session_id: `samp-${String(body["sampling_session_seq_id"])}` } };
-      case "POST /api/v1/asample":
+      case "POST /api/v1/asample": {
         this.seqLog.push({ modelId: String(body["sampling_session_id"]), seqId: Number(body["seq_id"]), path: req.path });
+        // Token t of the prompt gets logprob -t, so alignment is checkable.
+        const prompt = (body["prompt"] as { chunks: { tokens: number[] }[] }).chunks.flatMap((c) => c.tokens);
+        const scored = prompt.slice(1).map((t) => -t);
         return future({
           type: "sample",
           sequences: Array.from({ length: Number(body["num_samples"]) }, (_, i) => ({ stop_reason: "length", tokens: [i], logprobs: [-1] })),
-          prompt_logprobs: body["prompt_logprobs"] ? [null, -2] : undefined,
+          prompt_logprobs: body["prompt_logprobs"] ? (this.o.skyrl ? scored : [null, ...scored]) : this.o.skyrl ? null : undefined,
+          ...(this.o.skyrl ? { topk_prompt_logprobs: null } : {}),
         });
+      }
       case "POST /api/v1/retrieve_future": {
         const id = String(body["request_id"]);
         if (this.pendingOnce.delete(id)) return { json: { type: "try_again", request_id: id, queue_state: "active" } };
@@ -102,7 +123,13 @@ export class FakeTinker {
           return { json: { sampler_id: req.path.split("/").pop(), base_model: "tiny" } };
         }
         if (req.method === "DELETE" && req.path.startsWith("/api/v1/training_runs/")) return { status: 204 };
+        if (this.o.skyrl && req.method === "GET" && /^\/api\/v1\/training_runs\/[^/]+\/checkpoints\/[^/]+\/archive$/.test(req.path)) {
+          return { status: 302, headers: { location: `${req.path.replace(/archive$/, "download")}` } };
+        }
         if (req.method === "GET" && req.path.endsWith("/checkpoints")) {
+          if (this.o.skyrl) {
+            return { json: { checkpoints: [{ checkpoint_id: "s1", checkpoint_type: "sampler", time: "2026-11-26T10:00:00", tinker_path: "tinker://m/sampler_weights/s1" }] } };
+          }
           return { json: { checkpoints: [{ checkpoint_id: "weights/a", checkpoint_type: "training", time: "t", tinker_path: "tinker://m/weights/a" }] } };
         }
         return { status: 404, json: { detail: `no route ${route}` } };

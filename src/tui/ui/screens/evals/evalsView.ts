@@ -4,6 +4,7 @@ import type { EvalRunView } from "../../../../eval/reader.ts";
 import type { BenchmarkComparison } from "../../../../eval/reader.ts";
 import type { TrajectoryRecord } from "../../../../eval/store.ts";
 import { formatMetricValue, headlineMetric } from "../../../../eval/summary.ts";
+import { isTinkerPath, parseTinkerPath } from "../../../../tinker/paths.ts";
 import type { ExampleFilter } from "./evalsState.ts";
 
 export interface ResultRow {
@@ -23,10 +24,15 @@ function fit(text: string, width: number): string {
   return width <= 1 ? text.slice(0, width) : `${text.slice(0, width - 1)}…`;
 }
 
-/** Short model label: the tail of a tinker path (`<id>/sampler_weights/final` → `<id>…/final`). */
+/** Short model label: a tinker path without its kind segment (`<id>/sampler_weights/final` → `<id>/final`). */
 export function shortModel(model: string): string {
-  const m = /^tinker:\/\/([^/]+)\/(?:sampler_weights|weights)\/(.+)$/.exec(model);
-  return m === null ? model : `${m[1]}/${m[2]}`;
+  if (!isTinkerPath(model)) return model;
+  try {
+    const p = parseTinkerPath(model);
+    return `${p.modelId}/${p.name}`;
+  } catch {
+    return model;
+  }
 }
 
 /** One row per (eval run, benchmark), newest run first. */
