@@ -18,7 +18,7 @@ import { createServiceClient } from "../service.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
 import { isTinkerPath } from "../tinker/paths.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
-import { IncrementalDecoder, streamReply } from "./chatStream.ts";
+import { IncrementalDecoder, streamReply } from "../replyStream.ts";
 import { defineCommand } from "./types.ts";
 
 export const ChatOptionsSchema = z.object({

@@ -11,7 +11,7 @@ import { toHttpError, zodDetail } from "./errors.ts";
 import { ServedFeatures } from "./features.ts";
 import { FutureStore, type FinishedValue } from "./futures.ts";
 import { HttpError, parseJsonBody } from "./http.ts";
-import type { ResolvedServeOptions } from "./options.ts";
+import type { ResolvedServeOptions, ServeHooks } from "./options.ts";
 import { Registry, type ModelEntry } from "./registry.ts";
 
 export interface Call {
@@ -50,6 +50,7 @@ export class ServerCore {
     readonly service: EmbeddedServiceClient,
     readonly options: ResolvedServeOptions,
     readonly log: (line: string) => void,
+    readonly hooks: Pick<ServeHooks, "wrapOpenAISampler"> = {},
   ) {
     this.futures = new FutureStore(options.futureRetentionSec * 1000, options.deliveredRetentionSec * 1000);
     this.registry = new Registry(service, options.sessionTimeoutSec * 1000, log, options.maxSamplersPerSession, options.seqGapTimeoutSec * 1000);

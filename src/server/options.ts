@@ -1,6 +1,7 @@
 // Options of `cookbook serve` / startServer: one zod schema for types, defaults and help text.
 import { z } from "zod";
 import type { ResolveOptions } from "../engine/index.ts";
+import type { SamplingClient } from "../tinker/clients.ts";
 
 export const ServeOptionsSchema = z.object({
   host: z.string().min(1).default("127.0.0.1").describe("Address to bind; anything but loopback requires an API key"),
@@ -50,4 +51,9 @@ export interface ServeHooks {
   resolve?: ResolveOptions;
   /** Where the server's own lines go (default stderr). Never receives the API key. */
   log?: (line: string) => void;
+  /**
+   * Wraps the sampler behind an OpenAI `model` (tests script a model's reply, e.g. a tool call a
+   * tiny random model would never write, to exercise the parsing path end to end).
+   */
+  wrapOpenAISampler?: (client: SamplingClient, model: string) => SamplingClient;
 }

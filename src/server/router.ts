@@ -1,6 +1,7 @@
 // The endpoint table: method + path pattern → handler. Captured path segments are URL-decoded.
 import type { Handler } from "./core.ts";
 import { HttpError } from "./http.ts";
+import * as openai from "./openai/routes.ts";
 import * as rest from "./routes/rest.ts";
 import * as sampling from "./routes/sampling.ts";
 import * as session from "./routes/session.ts";
@@ -14,6 +15,8 @@ interface Route {
 
 const SEG = "([^/]+)";
 const r = (method: string, path: string, handler: Handler): Route => ({ method, pattern: new RegExp(`^/api/v1/${path}$`), handler });
+/** The OpenAI API lives beside the Tinker one, under /v1. */
+const o = (method: string, path: string, handler: Handler): Route => ({ method, pattern: new RegExp(`^/v1/${path}$`), handler });
 
 const ROUTES: Route[] = [
   r("GET", "healthz", session.healthz),
@@ -48,6 +51,11 @@ const ROUTES: Route[] = [
   r("GET", "checkpoints", rest.listUserCheckpoints),
   r("GET", `training_runs/${SEG}/checkpoints/${SEG}/${SEG}/archive`, rest.checkpointArchive),
   r("GET", `checkpoint_archives/${SEG}`, rest.downloadArchive),
+  o("GET", "models", openai.listModels),
+  // Model ids may be tinker:// paths, slashes and all.
+  o("GET", "models/(.+)", openai.getModel),
+  o("POST", "completions", openai.completions),
+  o("POST", "chat/completions", openai.chatCompletions),
 ];
 
 /** The handler and decoded path parameters for a request; 404 / 405 otherwise. */

@@ -22,6 +22,20 @@ export interface RunningServer {
 
 const HEALTHZ = "/api/v1/healthz";
 const ARCHIVE_DOWNLOAD = "/api/v1/checkpoint_archives/";
+const OPENAI = "/v1/";
+
+function bearerToken(header: string | undefined): string | undefined {
+  const m = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header);
+  return m === null ? undefined : m[1]!.trim();
+}
+
+/** OpenAI clients read `{error: {message, type, param, code}}`; handlers may have built one already. */
+function openAIErrorBody(e: HttpError): unknown {
+  if (typeof e.detail === "object" && e.detail !== null && "error" in e.detail) return e.detail;
+  const message = typeof e.detail === "string" ? e.detail : JSON.stringify(e.detail);
+  const type = e.status === 401 ? "authentication_error" : e.status >= 500 ? "server_error" : "invalid_request_error";
+  return { error: { message, type, param: null, code: null } };
+}
 
 export async function startServer(options: ServeOptions = {}, hooks: ServeHooks = {}): Promise<RunningServer> {
   const parsed = ServeOptionsSchema.strict().safeParse(options);
@@ -34,7 +48,7 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
   }
   const log = hooks.log ?? ((line: string) => process.stderr.write(`[serve] ${line}\n`));
   const service = createEmbeddedServiceClient({ storeDir: o.storeDir, kernels: o.kernels, resolve: hooks.resolve });
-  const core = new ServerCore(service, o, log);
+  const core = new ServerCore(service, o, log, hooks);
   const authorized = apiKeyChecker(o.apiKey);
   const inflight = new Set<AbortController>();
 
@@ -51,9 +65,11 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
       const url = new URL(req.url ?? "/", "http://server");
       pathname = url.pathname;
       // Signed archive URLs carry their own authorisation (src/server/archives.ts).
-      if (pathname !== HEALTHZ && !pathname.startsWith(ARCHIVE_DOWNLOAD) && !authorized(req.headers["x-api-key"])) {
+      // OpenAI clients present the key as a bearer token.
+      const presented = req.headers["x-api-key"] ?? bearerToken(req.headers.authorization);
+      if (pathname !== HEALTHZ && !pathname.startsWith(ARCHIVE_DOWNLOAD) && !authorized(presented)) {
         req.resume();
-        throw new HttpError(401, "missing or invalid X-API-Key");
+        throw new HttpError(401, "missing or invalid X-API-Key (or Authorization: Bearer)");
       }
       const { handler, params } = route(method, pathname);
       const encoding = String(req.headers["content-encoding"] ?? "identity").toLowerCase();
@@ -70,7 +86,7 @@ export async function startServer(options: ServeOptions = {}, hooks: ServeHooks 
     } catch (err) {
       const e = toHttpError(err);
       if (e.status >= 500) log(`${method} ${pathname} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      const body = typeof e.detail === "object" && e.detail !== null ? e.detail : { detail: e.detail };
+      const body = pathname.startsWith(OPENAI) ? openAIErrorBody(e) : typeof e.detail === "object" && e.detail !== null ? e.detail : { detail: e.detail };
       sendJson(res, e.status, body, e.headers);
     }
   };

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChatOptionsSchema, openChatTarget, runChat, type ChatTarget } from "../../src/commands/chat.ts";
-import { CHUNK_SCHEDULE, IncrementalDecoder, streamReply } from "../../src/commands/chatStream.ts";
+import { CHUNK_SCHEDULE, IncrementalDecoder, streamReply } from "../../src/replyStream.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { startServer } from "../../src/server/server.ts";
 import type { SamplingClient } from "../../src/tinker/clients.ts";

@@ -1,13 +1,14 @@
-// Streaming a reply over the Tinker sampling API, which answers a request only when it is done: the
+// Streaming a reply over the Tinker sampling API (cookbook chat, the OpenAI endpoint of cookbook
+// serve), which answers a request only when it is done: the
 // reply is sampled in chunks of growing size (4, 8, 16, then 32 tokens), each continuing from the
 // prompt plus everything sampled so far, so the first words show after a few tokens instead of
 // after the whole reply. Stop strings are checked across chunk boundaries here (the sampler only
 // sees one chunk), and text is decoded incrementally: bytes of a half-finished UTF-8 character and
 // the start of a possible stop string are held back until the next tokens settle them.
-import { mixSeed, type StopCondition } from "../completers.ts";
-import type { SamplingClient } from "../tinker/clients.ts";
-import type { ModelInput } from "../tinker/types.ts";
-import type { Tokenizer } from "../tokenizers/types.ts";
+import { mixSeed, type StopCondition } from "./completers.ts";
+import type { SamplingClient } from "./tinker/clients.ts";
+import type { ModelInput } from "./tinker/types.ts";
+import type { Tokenizer } from "./tokenizers/types.ts";
 
 export const CHUNK_SCHEDULE = [4, 8, 16, 32] as const;
 
