@@ -1,15 +1,23 @@
 // Deciding whether a failed loop resumes on a server that went away: only failures a lost server
 // produces, only once it answers again, only when it forgot our session or never got the
 // request, and not forever when no new checkpoint is ever recorded.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendCheckpoint } from "../../src/runs/checkpoints.ts";
 import type { ServerProbe, ServiceClient } from "../../src/tinker/clients.ts";
 import { APIConnectionError, APIStatusError, InvalidArgumentError, RequestFailedError } from "../../src/tinker/errors.ts";
 import { MAX_RESUMES_WITHOUT_PROGRESS, mayMeanServerLoss, ServerLossResumer, waitForServer } from "../../src/training/serverLoss.ts";
+
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const runDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), "server-loss-"));
+  dirs.push(d);
+  return d;
+};
 
 function probing(answers: ServerProbe[]): { client: ServiceClient; probes: () => number } {
   let i = 0;
@@ -69,7 +77,7 @@ test("waitForServer backs off 1, 2, 4 s … until the server answers, and gives 
 });
 
 test("a restarted server that forgot our session is resumed on; one that still knows it is not, unless the request never got through", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "server-loss-"));
+  const dir = runDir();
   const { r, warnings } = resumer(dir);
   assert.equal(await r.shouldResume(lost404, probing(["unreachable", "session_lost"]).client), true);
   assert.match(warnings.join("\n"), /does not answer .*HTTP 404.*waiting up to 60 s/);
@@ -91,7 +99,7 @@ test("a restarted server that forgot our session is resumed on; one that still k
 });
 
 test("a server that stays away past server_wait_seconds ends the run with the failure", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "server-loss-"));
+  const dir = runDir();
   const { r, warnings, time } = resumer(dir, 10_000);
   assert.equal(await r.shouldResume(new APIConnectionError("ECONNREFUSED"), probing(["unreachable"]).client), false);
   assert.ok(time.now() <= 10_000);
@@ -99,7 +107,7 @@ test("a server that stays away past server_wait_seconds ends the run with the fa
 });
 
 test(`resumes stop after ${MAX_RESUMES_WITHOUT_PROGRESS} in a row without a new checkpoint, and the count starts again after one`, async () => {
-  const dir = mkdtempSync(join(tmpdir(), "server-loss-"));
+  const dir = runDir();
   const { r, warnings } = resumer(dir);
   const lost = () => probing(["session_lost"]).client;
   for (let i = 0; i < MAX_RESUMES_WITHOUT_PROGRESS; i++) assert.equal(await r.shouldResume(lost404, lost()), true, `resume ${i + 1}`);

@@ -78,6 +78,11 @@ export async function startProxy(upstream: string, plan: (req: ProxyRequest) => 
       req.once("end", cut);
       return;
     }
+    // A client that gave up (its timeout) before the answer came got nothing: keep status 0.
+    let clientGone = false;
+    res.once("close", () => {
+      if (!res.writableFinished) clientGone = true;
+    });
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       ex.requestBody = Buffer.concat(chunks);
@@ -95,6 +100,7 @@ export async function startProxy(upstream: string, plan: (req: ProxyRequest) => 
           req.socket.destroy();
           return;
         }
+        if (clientGone) return;
         ex.status = status;
         ex.responseHeaders = headers;
         ex.responseBody = body;
