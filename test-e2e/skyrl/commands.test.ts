@@ -61,14 +61,15 @@ test("cookbook chat answers from the SkyRL checkpoint with piped input", skipWit
   assert.ok(reply.length > 0, `no reply; stderr: ${res.stderr}`);
 });
 
-test("cookbook download unpacks the SkyRL state and sampler archives", skipWithoutSkyrl, async () => {
-  for (const key of ["state_path", "sampler_path"] as const) {
-    const out = join(root, `download-${key}`);
-    ok(await cookbook(["download", String(final[key]), "--base-url", skyrlUrl(), "-o", out], env), `cookbook download ${key}`);
-    const got = files(out);
-    assert.ok(got.length > 0, `${key}: nothing unpacked`);
-    assert.ok(got.some((f) => f.endsWith(".safetensors")), `${key}: no weights among ${got.join(", ")}`);
-  }
+test("cookbook download unpacks the SkyRL sampler archive; the training checkpoint, which SkyRL does not archive, is refused saying so", skipWithoutSkyrl, async () => {
+  const out = join(root, "download-sampler");
+  ok(await cookbook(["download", String(final["sampler_path"]), "--base-url", skyrlUrl(), "-o", out], env), "cookbook download");
+  assert.deepEqual(files(out), ["adapter_config.json", "adapter_model.safetensors"]);
+  const config = JSON.parse(readFileSync(join(out, "adapter_config.json"), "utf8")) as { r: number };
+  assert.equal(config.r, RANK);
+  const state = await cookbook(["download", String(final["state_path"]), "--base-url", skyrlUrl(), "-o", join(root, "download-state")], env);
+  assert.equal(state.code, 1);
+  assert.match(state.stderr, /archives sampler checkpoints only/);
 });
 
 test("cookbook export writes a PEFT adapter of the trained rank from the SkyRL checkpoint", skipWithoutSkyrl, async () => {
