@@ -1,9 +1,10 @@
 // The live SkyRL tx suite's plumbing. SkyRL tx is not something this project installs or builds
 // (docs/remote.md says how a developer starts one); the suite runs against the server that
 // SKYRL_TX_URL points at and is skipped, saying so, when it is not set.
+import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { finished, startCookbook, type Finished } from "../faults/helpers.ts";
+import { finished, startCookbook, tempDir, type Finished } from "../faults/helpers.ts";
 
 export const SKYRL_URL = process.env["SKYRL_TX_URL"]?.replace(/\/+$/, "") || undefined;
 
@@ -50,4 +51,40 @@ export async function cookbook(args: string[], env: NodeJS.ProcessEnv, options: 
 export function ok(result: Finished, what: string): Finished {
   if (result.code !== 0) throw new Error(`${what} exited ${result.code ?? result.signal}:\n${result.stderr.slice(-4000)}`);
   return result;
+}
+
+/**
+ * `cookbook run <recipe>` on the served model with a few steps, in a temporary folder; its
+ * metrics rows and checkpoint records.
+ */
+export async function train(recipe: string, args: string[]): Promise<{ rows: Row[]; checkpoints: Row[]; logDir: string }> {
+  const root = tempDir(`skyrl-${recipe}-`);
+  const env = { COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" };
+  const logDir = join(root, recipe);
+  const model = await servedModel();
+  ok(await cookbook(["run", recipe, `base_url=${skyrlUrl()}`, `model_name=${model}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", ...args], env), `cookbook run ${recipe}`);
+  return { rows: metricsOf(logDir), checkpoints: checkpointsOf(logDir), logDir };
+}
+
+export const num = (row: Row | undefined, key: string): number => {
+  const v = row?.[key];
+  assert.equal(typeof v, "number", `metric ${key} in ${JSON.stringify(row)}`);
+  return v as number;
+};
+
+export function assertSteps(rows: Row[], n: number): void {
+  assert.deepEqual(
+    rows.map((r) => r["step"]),
+    Array.from({ length: n }, (_, i) => i),
+    "one metrics row per step",
+  );
+}
+
+/** The final record, with SkyRL's state path and its sampler path as given (tinker://<id>/<name>). */
+export function assertFinal(checkpoints: Row[]): Row {
+  const final = checkpoints.find((c) => c["final"] === true);
+  assert.ok(final !== undefined, `no final checkpoint in ${JSON.stringify(checkpoints)}`);
+  assert.match(String(final["state_path"]), /^tinker:\/\/[^/]+\/weights\/final$/);
+  assert.match(String(final["sampler_path"]), /^tinker:\/\/[^/]+\/(sampler_weights\/)?final$/);
+  return final;
 }
