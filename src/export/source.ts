@@ -9,6 +9,7 @@ import { missingFor, resolveModel, type ResolveOptions } from "../engine/resolve
 import { CheckpointStore, defaultStoreDir, LORA_ALPHA, type CheckpointMeta } from "../engine/store.ts";
 import { chooseEngine, createServiceClient } from "../service.ts";
 import type { RestClient } from "../tinker/clients.ts";
+import { APIStatusError } from "../tinker/errors.ts";
 import { parseTinkerPath } from "../tinker/paths.ts";
 import { ExportError } from "./folder.ts";
 import { readJsonFile } from "./merged.ts";
@@ -99,8 +100,14 @@ export async function locateCheckpoint(tinkerPath: string, options: LocateOption
   const service = await createServiceClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, env });
   try {
     const rest = service.createRestClient();
-    // Fails early with the server's own 404 when the checkpoint does not exist there.
-    await rest.getWeightsInfoByTinkerPath(tinkerPath);
+    // Fails early with the server's own 404 when the checkpoint does not exist there. SkyRL tx
+    // describes training checkpoints only and answers a sampler path with 400; its archive route
+    // then says whether the checkpoint exists.
+    try {
+      await rest.getWeightsInfoByTinkerPath(tinkerPath);
+    } catch (err) {
+      if (!(err instanceof APIStatusError && err.status === 400 && p.kind === "sampler_weights")) throw err;
+    }
     try {
       return await fromArchive(rest, tinkerPath, options.fetch ?? fetch);
     } catch (err) {

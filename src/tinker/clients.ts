@@ -48,9 +48,18 @@ export type CustomLossFn = (
   logprobs: Float32Array[],
 ) => { loss: number; gradients: Float32Array[]; metrics?: Record<string, number> };
 
+/**
+ * What a remote server knows of this client right now: "alive" (it answers and still has our
+ * session, or we have none yet), "session_lost" (it answers but no longer knows our session: it
+ * restarted or dropped us, and the models we trained in it are gone), "unreachable".
+ */
+export type ServerProbe = "alive" | "session_lost" | "unreachable";
+
 export interface ServiceClient {
   /** "embedded" (in-process engine) or "remote" (HTTP to a Tinker-compatible server). */
   readonly engineKind: "embedded" | "remote";
+  /** One quick look at the server (no retries); remote engines only. */
+  probeServer?(): Promise<ServerProbe>;
   /** The server's base URL (remote engines), for messages that must say which server. */
   readonly baseUrl?: string;
   getServerCapabilities(): Promise<ServerCapabilities>;

@@ -12,6 +12,7 @@ import { createServiceClient } from "../service.ts";
 import type { ServiceClient } from "../tinker/clients.ts";
 import { checkServerServes } from "./capabilities.ts";
 import type { TrainingRunConfig } from "./config.ts";
+import { ServerLossResumer } from "./serverLoss.ts";
 
 export type TrainingOutcome = "completed" | "already_complete" | "stopped" | "exit";
 
@@ -59,8 +60,9 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
 ): Promise<R> {
   const recipeName = options.context?.recipeName ?? options.defaultRecipeName ?? "training";
   const ownsService = options.serviceClient === undefined;
-  const serviceClient = options.serviceClient ?? (await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {}));
-  const enter = (session: RunSession) =>
+  const newServiceClient = () => createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
+  let serviceClient = options.serviceClient ?? (await newServiceClient());
+  const enterOnce = (session: RunSession) =>
     body({
       recipeName,
       logDir: session.logDir,
@@ -70,6 +72,21 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
       session,
       serviceClient,
     });
+  // On a remote server the run outlives the server: when it goes away, the loop is entered again
+  // with a new client once it is back, and resumes from its last checkpoint.
+  const enter = async (session: RunSession): Promise<R> => {
+    if (!ownsService || serviceClient.probeServer === undefined || config.server_wait_seconds === 0) return enterOnce(session);
+    const resumer = new ServerLossResumer({ logDir: session.logDir, baseUrl: config.base_url ?? "the server", log: session.log, waitMs: config.server_wait_seconds * 1000 });
+    for (;;) {
+      try {
+        return await enterOnce(session);
+      } catch (err) {
+        if (!(await resumer.shouldResume(err, serviceClient))) throw err;
+        await serviceClient.close();
+        serviceClient = await newServiceClient();
+      }
+    }
+  };
   try {
     if (options.session !== undefined) return await enter(options.session);
     await checkServerServes(serviceClient, {

@@ -15,8 +15,8 @@ export function tempDir(prefix = "cookbook-faults-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export function startCookbook(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...process.env, ...env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+export function startCookbook(args: string[], env: NodeJS.ProcessEnv, stdin: "ignore" | "pipe" = "ignore"): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...process.env, ...env, FORCE_COLOR: "0" }, stdio: [stdin, "pipe", "pipe"] });
 }
 
 export interface Finished {

@@ -47,8 +47,14 @@ export async function downloadCheckpoint(
     },
   });
   try {
-    // strict: a damaged archive is an error, not a warning; entries stay inside `tmp`.
-    await pipeline(Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>), count, extract({ cwd: tmp, strict: true }));
+    // A damaged archive is an error, not a warning; entries stay inside `tmp`. Notes are not
+    // damage: SkyRL tx's archives hold a "/" entry, which is only reported as stripped.
+    let damage: Error | undefined;
+    const onwarn = (code: string, message: string | Error): void => {
+      if (code !== "TAR_ENTRY_INFO") damage ??= new Error(`${code}: ${message instanceof Error ? message.message : message}`);
+    };
+    await pipeline(Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>), count, extract({ cwd: tmp, onwarn }));
+    if (damage !== undefined) throw damage;
     if (Number.isFinite(expected) && bytes !== expected) throw new TinkerError(`the archive of ${tinkerPath} ended after ${bytes} of ${expected} bytes`);
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);

@@ -83,7 +83,16 @@ export class HttpRestClient implements RestClient {
       try {
         return await this.archiveUrl(`/api/v1/training_runs/${seg(p.modelId)}/checkpoints/${ids[i]!}/archive`);
       } catch (err) {
-        if (!(err instanceof APIStatusError && err.status === 404 && i + 1 < ids.length)) throw err;
+        if (err instanceof APIStatusError && err.status === 404 && i + 1 < ids.length) continue;
+        // SkyRL tx archives sampler checkpoints only; its router answers a training one with 405.
+        if (err instanceof APIStatusError && p.kind === "weights" && (err.status === 404 || err.status === 405)) {
+          throw new APIStatusError(
+            `${err.message}; the server at ${this.ctx.opts.baseUrl} offers no archive of this training checkpoint (SkyRL tx archives sampler checkpoints only): download the run's sampler checkpoint of the same name instead`,
+            err.status,
+            err.body,
+          );
+        }
+        throw err;
       }
     }
   }

@@ -3,6 +3,7 @@
 import type {
   CreateLoraTrainingClientOptions,
   SamplingClient,
+  ServerProbe,
   ServiceClient,
   TrainingClient,
 } from "../clients.ts";
@@ -36,6 +37,10 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
     this.session = new HttpSession(this.ctx);
     this.rest = new HttpRestClient(this.ctx);
     this.sampleSemaphore = new Semaphore(() => this.ctx.flags.sampleMaxConcurrentRequests);
+  }
+
+  probeServer(): Promise<ServerProbe> {
+    return this.session.probe();
   }
 
   get baseUrl(): string {

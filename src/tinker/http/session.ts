@@ -1,6 +1,7 @@
 // The session (docs/protocol.md#session-bootstrap-and-heartbeat): client/config flags, create_session, and a heartbeat every 10 s that
 // never blocks other work and only warns when it keeps failing.
-import { APIStatusError } from "../errors.ts";
+import type { ServerProbe } from "../clients.ts";
+import { APIConnectionError, APIStatusError } from "../errors.ts";
 import { CreateSessionResponseSchema } from "../types.ts";
 import { flagsFromConfig, type HttpContext } from "./context.ts";
 import { SDK_VERSION } from "./options.ts";
@@ -109,6 +110,30 @@ export class HttpSession {
           `session heartbeats have failed for ${Math.round((now - this.lastHeartbeatOk) / 1000)} s (last: ${failure}); the server may terminate the session`,
         ),
       );
+    }
+  }
+
+  /** One heartbeat (or, before the session exists, a health check) that tells whether the server still knows us. */
+  async probe(): Promise<ServerProbe> {
+    const pending = this.sessionId;
+    let sessionId: string | undefined;
+    try {
+      sessionId = pending === undefined ? undefined : await pending;
+    } catch {
+      sessionId = undefined;
+    }
+    const req =
+      sessionId === undefined
+        ? { method: "GET" as const, path: "/api/v1/healthz", timeoutMs: HEARTBEAT_TIMEOUT_MS }
+        : { method: "POST" as const, path: "/api/v1/session_heartbeat", json: { session_id: sessionId, type: "session_heartbeat" }, timeoutMs: HEARTBEAT_TIMEOUT_MS };
+    try {
+      const res = await this.ctx.transport.send(req);
+      if (sessionId !== undefined && res.status === 404) return "session_lost";
+      // A 5xx or a proxy's 502 while the server behind it starts is not an answer from it yet.
+      return res.status >= 500 ? "unreachable" : "alive";
+    } catch (err) {
+      if (err instanceof APIConnectionError) return "unreachable";
+      throw err;
     }
   }
 
