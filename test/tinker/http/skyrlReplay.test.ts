@@ -1,4 +1,4 @@
-// SkyRL tx's recorded answers (fixtures/skyrl, captured by test-e2e/skyrl/record.ts from a real
+// SkyRL tx's recorded answers (fixtures/skyrl, captured by test-skyrl/record.ts from a real
 // SkyRL tx) replayed to `cookbook run` as it is: CI has no SkyRL, so this is what keeps our client
 // compatible with what SkyRL actually sends (null fields, `tinker://<id>/<name>` sampler paths,
 // its metric names and future shapes). Each recorded run must finish again from the recorded

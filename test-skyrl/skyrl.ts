@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { finished, startCookbook, tempDir, type Finished } from "../faults/helpers.ts";
+import { finished, startCookbook, tempDir, type Finished } from "../test-e2e/faults/helpers.ts";
 
 export const SKYRL_URL = process.env["SKYRL_TX_URL"]?.replace(/\/+$/, "") || undefined;
 

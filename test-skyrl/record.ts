@@ -2,17 +2,17 @@
 // (test/tinker/http/skyrlReplay.test.ts) that checks in CI, without SkyRL, that our client still
 // accepts SkyRL's actual answers. It starts nothing: point SKYRL_TX_URL at a server started as
 // docs/remote.md describes, then
-//   SKYRL_TX_URL=http://127.0.0.1:8000 node --import tsx test-e2e/skyrl/record.ts [sl_basic|rl_basic ...]
+//   SKYRL_TX_URL=http://127.0.0.1:8000 node --import tsx test-skyrl/record.ts [sl_basic|rl_basic ...]
 // Writes fixtures/skyrl/<recipe>.jsonl (the exchanges, bodies as sent, no headers) and
 // fixtures/skyrl/<recipe>.run.json (the arguments, the served model, the run's metrics and
 // checkpoint records, which the replay must reproduce).
 import { mkdirSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeFileAtomic } from "../../src/files/durable.ts";
-import { startProxy } from "../../test/tinker/http/proxy.ts";
-import { toRecorded } from "../../test/tinker/http/recording.ts";
-import { REPO, tempDir } from "../faults/helpers.ts";
+import { writeFileAtomic } from "../src/files/durable.ts";
+import { startProxy } from "../test/tinker/http/proxy.ts";
+import { toRecorded } from "../test/tinker/http/recording.ts";
+import { REPO, tempDir } from "../test-e2e/faults/helpers.ts";
 import { checkpointsOf, cookbook, metricsOf, ok, servedModel, skyrlUrl } from "./skyrl.ts";
 
 /** Short runs: a few steps, a periodic and a final checkpoint (sl), an ephemeral sampler per step (rl). */

@@ -5,8 +5,8 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
-import { tempDir } from "../faults/helpers.ts";
+import { readSafetensorsHeader } from "../src/engine/safetensors/index.ts";
+import { tempDir } from "../test-e2e/faults/helpers.ts";
 import { checkpointsOf, cookbook, ok, servedModel, skipWithoutSkyrl, skyrlUrl, SKYRL_URL, type Row } from "./skyrl.ts";
 
 const root = tempDir("skyrl-commands-");
