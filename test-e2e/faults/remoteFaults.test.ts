@@ -1,5 +1,5 @@
 // `cookbook run sl_basic base_url=…` against `cookbook serve` through a proxy that keeps answering
-// 429 and 503 in the server's place and resetting connections while forward_backward bodies upload.
+// 429 and 503 in the server's place and resetting every third forward_backward upload mid-body.
 // The recipe must finish by itself and log exactly the metrics of a run without faults (same seed,
 // same server): every fault was retried, nothing was trained twice or skipped.
 import { test } from "node:test";
@@ -24,9 +24,11 @@ test("sl_basic through 429s, 503s and uploads reset mid-body logs the metrics of
   const env = serveEnv({ COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" });
   const server = await startServe(join(root, "store"), env);
   let n = 0;
+  let uploads = 0;
   const plan = (req: { path: string }): Fault | undefined => {
     n++;
-    if (req.path === "/api/v1/forward_backward" && n % 5 === 0) return { kind: "reset_upload" };
+    // Counted on their own, so the faults land whatever else the client asks in between.
+    if (req.path === "/api/v1/forward_backward" && ++uploads % 3 === 1) return { kind: "reset_upload" };
     if (n % 7 === 0) return { kind: "answer", status: 503, json: { detail: "overloaded" } };
     if (n % 11 === 0) return { kind: "answer", status: 429, headers: { "retry-after-ms": "100" }, json: { detail: "slow down" } };
     return undefined;
