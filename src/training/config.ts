@@ -14,12 +14,14 @@ export const runFields = {
     renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one, else role_colon)"),
     load_checkpoint_path: z.string().nullable().default(null).describe("Start from these weights with a fresh optimizer (ignored when resuming)"),
     base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
+    behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
+  }),
+  ...inGroup("advanced", {
     server_wait_seconds: z
       .number()
       .min(0)
       .default(600)
       .describe("With base_url: how long to wait for a server that went away (killed, restarted) before giving up; once it answers the run resumes from its last checkpoint (0 = fail at once)"),
-    behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
   }),
   ...inGroup("tracking", {
     tensorboard: z.boolean().default(false).describe("Also write the metrics as TensorBoard event files in <log_path>/tensorboard"),
