@@ -138,9 +138,10 @@ if (command !== "batch" || flag !== "--root") { console.error("usage: batch <fil
 const dir = join(root, "fake");
 mkdirSync(dir, { recursive: true });
 const state = (phase) => writeFileSync(join(dir, "batch.json"), JSON.stringify({ experiment: "fake", file, pid: process.pid, updated_at: new Date().toISOString(), phase, runs: [] }));
+// The handler first: the test signals as soon as it has seen the output below.
+process.on("SIGINT", () => { state("stopped"); process.exit(0); });
 state("training");
 console.log("batch started in " + process.cwd());
-process.on("SIGINT", () => { state("stopped"); process.exit(0); });
 setInterval(() => {}, 1000);
 `;
 
