@@ -21,7 +21,8 @@ import { CheckpointManager } from "../training/checkpoints.ts";
 import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
-import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
+import { withTrainingRun, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
 import { mapWithConcurrency } from "./concurrency.ts";
 import type { SdftPrompts } from "./sdftData.ts";
 import { readAsTeacher, sdftDatum } from "./sdftStep.ts";
@@ -62,20 +63,10 @@ export interface SdftTask {
   testSet(renderer: Renderer): { student: RLDataset; teacher: RLDataset } | null;
 }
 
-export interface SdftRunResult {
-  startStep: number;
-  endStep: number;
-  stoppedAt: number;
-  outcome: TrainingOutcome;
-}
+export type SdftRunResult = LoopResult;
 
 export async function main(config: SdftConfig, task: SdftTask, renderer: Renderer, options: TrainingRunOptions = {}): Promise<SdftRunResult> {
-  return withTrainingRun(config, { defaultRecipeName: "sdft", ...options }, (run) => runSdft(config, task, renderer, run), {
-    startStep: 0,
-    endStep: 0,
-    stoppedAt: 0,
-    outcome: "exit",
-  });
+  return withTrainingRun(config, { defaultRecipeName: "sdft", ...options }, (run) => runSdft(config, task, renderer, run), EXITED);
 }
 
 interface StepData {
@@ -141,41 +132,30 @@ async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, r
   }
   const teacher = await run.serviceClient.createSamplingClient({ modelPath: teacherPath });
   const evals = config.eval_every > 0 ? evaluators(config, task, renderer) : null;
-  const checkpoints = new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log });
   const loopState = (step: number) => ({ ...positionOf(step, total), teacher_sampler_path: teacherPath });
-  if (startStep >= total) {
-    run.log.info("training was already complete; nothing to do");
-    return { startStep, endStep: total, stoppedAt: startStep, outcome: "already_complete" };
-  }
   // The demonstrated teacher's score on the held-out questions: what the student is pulled toward.
-  const teacherScore = evals !== null ? await evals.teacher.evaluate(teacher) : {};
+  const teacherScore = evals !== null && startStep < total ? await evals.teacher.evaluate(teacher) : {};
   run.log.info(`SDFT on steps ${startStep}..${total - 1} (${config.topk > 0 ? `top-${config.topk} soft targets` : "importance sampling, advantage lp_teacher − lp_student"})`);
-  for (let step = startStep; step < total; step++) {
-    if (run.control.stopRequested) {
-      await checkpoints.save(step, loopState(step));
-      run.log.info(`stopped at step ${step}; checkpoint saved`);
-      return { startStep, endStep: total, stoppedAt: step, outcome: "stopped" };
-    }
-    const timer = new StepTimer();
+  const trainOneStep = async (step: number, timer: StepTimer): Promise<Record<string, number>> => {
     const metrics: Record<string, number> = {};
     if (evals !== null && step % config.eval_every === 0) {
       Object.assign(metrics, teacherScore, await timer.span("evaluation", async () => evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())));
     }
     const lr = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, total);
     const data = await sdftStep(config, task, renderer, trainingClient, teacher, step, lr, timer);
-    Object.assign(metrics, data.metrics, { learning_rate: lr, progress: (step + 1) / total });
-    const next = step + 1;
-    if (next < total && (checkpoints.isPeriodic(next) || run.control.consumeCheckpointRequest())) {
-      await timer.span("save_checkpoint", () => checkpoints.save(next, loopState(next)));
-    } else if (next < total && checkpoints.isRolling(next)) {
-      await checkpoints.saveRolling(next, loopState(next));
-    }
-    Object.assign(metrics, timer.metrics());
-    run.metrics.logMetrics(metrics, step);
-  }
-  // The weights after the last step, scored like every other evaluation row.
-  if (evals !== null) run.metrics.logMetrics({ ...teacherScore, ...(await evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())) }, total);
-  await checkpoints.saveFinal(loopState(total));
-  run.log.info("training completed");
-  return { startStep, endStep: total, stoppedAt: total, outcome: "completed" };
+    return Object.assign(metrics, data.metrics, { learning_rate: lr, progress: (step + 1) / total });
+  };
+  return runSynchronousSteps({
+    run,
+    checkpoints: new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log }),
+    startStep,
+    endStep: total,
+    loopState,
+    step: trainOneStep,
+    // The weights after the last step, scored like every other evaluation row.
+    finalEvaluation:
+      evals !== null && finalEvaluationDue(config.eval_every, 1)
+        ? async () => ({ ...teacherScore, ...(await evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())) })
+        : null,
+  });
 }
