@@ -25,7 +25,8 @@ import { FromConversationFileBuilder } from "../../src/supervised/data.ts";
 import { main as supervisedMain } from "../../src/supervised/train.ts";
 import type { SamplingClient } from "../../src/tinker/clients.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
-import { overrideDefaults } from "../../src/training/config.ts";
+import { LoraRankSchema, overrideDefaults } from "../../src/training/config.ts";
+import { writeJsonAtomic } from "../../src/files/durable.ts";
 import { withTrainingRun, type TrainingRun } from "../../src/training/run.ts";
 import { CLASSIFY_SYSTEM_PROMPT, categoryOf, promptText, splitPrompts } from "./task.ts";
 import { trainPromptedTeacher } from "./teacher.ts";
@@ -44,7 +45,7 @@ export const configSchema = overrideDefaults(
     max_length: z.number().int().positive().default(512).describe("Truncate examples to this many tokens"),
     teacher_sft_steps: z.number().int().min(1).default(40).describe("Stage 1 (no `teacher`): steps teaching the teacher to follow system_prompt"),
     teacher_learning_rate: z.number().positive().default(5e-3).describe("Stage 1 learning rate (linear decay)"),
-    teacher_lora_rank: z.number().int().positive().default(16).describe("Stage 1 LoRA rank"),
+    teacher_lora_rank: LoraRankSchema.default(16).describe("Stage 1 LoRA rank (a power of two)"),
     plain_chats_file: z.string().default(fixtureDataPath("chats_train.jsonl")).describe("Stage 1: chats without the system prompt, mixed in so the teacher only obeys when prompted"),
   }),
   { batch_size: 16,
@@ -76,13 +77,11 @@ async function promptedTeacher(run: TrainingRun, config: PromptDistillationConfi
   const plain = readConversationFile(config.plain_chats_file).map((r) => r.messages);
   run.log.info(`stage 1: teaching ${config.model_name} to follow the system prompt (${config.teacher_sft_steps} steps)`);
   await trainPromptedTeacher(client, renderer, prompted, plain, {
-    steps: config.teacher_sft_steps, batchSize: config.batch_size, learningRate: config.teacher_learning_rate, maxLength: config.max_length,
+    steps: config.teacher_sft_steps, batchSize: config.batch_size, optimizer: { ...config, learning_rate: config.teacher_learning_rate }, maxLength: config.max_length,
     onProgress: (step, loss) => run.log.info(`stage 1 step ${step}: loss ${loss.toFixed(4)}`),
   });
   const saved = await (await client.saveWeightsForSampler("prompted_teacher")).result();
-  const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify({ sampler_path: saved.path }) + "\n");
-  fs.renameSync(tmp, file);
+  writeJsonAtomic(file, { sampler_path: saved.path });
   return client.createSamplingClient(saved.path);
 }
 

@@ -6,7 +6,6 @@
 // record the next batch and the teacher's path, so a resumed run trains against the same teacher.
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { LrScheduleSchema } from "../config/common.ts";
 import { mixSeed } from "../completers.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
@@ -18,7 +17,7 @@ import type { RLDataset } from "../rl/types.ts";
 import type { SamplingClient, TrainingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { adamParams, adapterFields, checkpointFields, lrScheduleFields, optimizerFields, overrideDefaults, runFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
 import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
@@ -27,31 +26,33 @@ import { mapWithConcurrency } from "./concurrency.ts";
 import type { SdftPrompts } from "./sdftData.ts";
 import { readAsTeacher, sdftDatum } from "./sdftStep.ts";
 
-export const SdftConfigSchema = z.object({
-  ...runFields,
-  ...adapterFields,
-  ...checkpointFields,
-  ...inGroup("optimizer", {
-    learning_rate: z.number().positive().default(2e-5).describe("Peak Adam learning rate"),
-    lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
-    max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
-    topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
+export const SdftConfigSchema = overrideDefaults(
+  z.object({
+    ...runFields,
+    ...adapterFields,
+    ...checkpointFields,
+    ...optimizerFields,
+    ...lrScheduleFields,
+    ...inGroup("optimizer", {
+      max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
+      topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
+    }),
+    ...inGroup("data", {
+      groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
+      group_size: z.number().int().positive().default(1).describe("Student answers sampled per question"),
+      max_tokens: z.number().int().positive().default(256).describe("Longest student answer"),
+      temperature: z.number().positive().default(1).describe("Student sampling temperature"),
+    }),
+    ...inGroup("evaluation", {
+      eval_every: z.number().int().min(0).default(10).describe("Score the student on the held-out questions every N steps and at the end (0 = never)"),
+      eval_temperature: z.number().positive().default(1).describe("Sampling temperature of the held-out evaluation"),
+    }),
+    ...inGroup("advanced", {
+      teacher_concurrency: z.number().int().positive().default(32).describe("Teacher calls in flight at once"),
+    }),
   }),
-  ...adamFields,
-  ...inGroup("data", {
-    groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
-    group_size: z.number().int().positive().default(1).describe("Student answers sampled per question"),
-    max_tokens: z.number().int().positive().default(256).describe("Longest student answer"),
-    temperature: z.number().positive().default(1).describe("Student sampling temperature"),
-  }),
-  ...inGroup("evaluation", {
-    eval_every: z.number().int().min(0).default(10).describe("Score the student on the held-out questions every N steps and at the end (0 = never)"),
-    eval_temperature: z.number().positive().default(1).describe("Sampling temperature of the held-out evaluation"),
-  }),
-  ...inGroup("advanced", {
-    teacher_concurrency: z.number().int().positive().default(32).describe("Teacher calls in flight at once"),
-  }),
-});
+  { learning_rate: 2e-5 },
+);
 export type SdftConfig = z.output<typeof SdftConfigSchema>;
 
 /** Questions with golden answers: the training stream, the held-out set, and both views of each. */
@@ -102,7 +103,7 @@ async function sdftStep(config: SdftConfig, task: SdftTask, renderer: Renderer, 
   const lossFn = config.topk > 0 ? "cross_entropy" : "importance_sampling";
   await timer.span("train_step", async () => {
     const fb = await trainingClient.forwardBackward(items.map((d) => d.datum), lossFn);
-    const opt = await trainingClient.optimStep({ learning_rate: lr, beta1: config.adam_beta1, beta2: config.adam_beta2, eps: config.adam_eps });
+    const opt = await trainingClient.optimStep(adamParams(config, lr));
     await fb.result();
     await opt.result();
   });

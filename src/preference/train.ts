@@ -5,7 +5,6 @@
 // trains each batch exactly once.
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { LrScheduleSchema } from "../config/common.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
@@ -13,7 +12,7 @@ import { positionOf, resumeStep } from "../training/position.ts";
 import type { SupervisedDatasetBuilder } from "../supervised/types.ts";
 import type { Datum } from "../tinker/types.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { adamParams, adapterFields, checkpointFields, lrScheduleFields, optimizerFields, overrideDefaults, runFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { EXITED, epochSeed, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
 import { withTrainingRun, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
@@ -23,22 +22,24 @@ import { tensorDataToNumbers } from "../tinker/tensorData.ts";
 import { getTokenizer, type Tokenizer } from "../tokenizers/index.ts";
 import { DpoEvaluator, dpoTrainStep } from "./dpoStep.ts";
 
-export const DpoConfigSchema = z.object({
-  ...runFields,
-  ...adapterFields,
-  ...checkpointFields,
-  ...inGroup("optimizer", {
-    learning_rate: z.number().positive().default(1e-5).describe("Peak Adam learning rate"),
-    lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
-    num_epochs: z.number().int().positive().default(1).describe("Passes over the comparisons"),
-    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
-    dpo_beta: z.number().positive().default(0.1).describe("β: scale of the implied reward β·(log π − log π_ref)"),
+export const DpoConfigSchema = overrideDefaults(
+  z.object({
+    ...runFields,
+    ...adapterFields,
+    ...checkpointFields,
+    ...optimizerFields,
+    ...lrScheduleFields,
+    ...inGroup("optimizer", {
+      num_epochs: z.number().int().positive().default(1).describe("Passes over the comparisons"),
+      max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
+      dpo_beta: z.number().positive().default(0.1).describe("β: scale of the implied reward β·(log π − log π_ref)"),
+    }),
+    ...inGroup("evaluation", {
+      eval_every: z.number().int().min(0).default(10).describe("Held-out DPO metrics and test/nll every N steps and at the end (0 = never)"),
+    }),
   }),
-  ...adamFields,
-  ...inGroup("evaluation", {
-    eval_every: z.number().int().min(0).default(10).describe("Held-out DPO metrics and test/nll every N steps and at the end (0 = never)"),
-  }),
-});
+  { learning_rate: 1e-5 },
+);
 export type DpoConfig = z.output<typeof DpoConfigSchema>;
 export type DpoConfigInput = z.input<typeof DpoConfigSchema>;
 
@@ -92,7 +93,7 @@ async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilde
     const batch: Datum[] = train.getBatch(pos.batch);
     const lr = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, total);
     const stepMetrics = await timer.span("train_step", () =>
-      dpoTrainStep(trainingClient, reference, batch, config.dpo_beta, { learning_rate: lr, beta1: config.adam_beta1, beta2: config.adam_beta2, eps: config.adam_eps }),
+      dpoTrainStep(trainingClient, reference, batch, config.dpo_beta, adamParams(config, lr)),
     );
     return Object.assign(metrics, stepMetrics, { learning_rate: lr, progress: (step + 1) / total, epoch: pos.epoch });
   };

@@ -21,6 +21,7 @@ import { getTokenizer } from "../tokenizers/index.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
 import { EXITED, epochSeed, finalEvaluationDue, StepCadence, type LoopResult } from "../training/cadence.ts";
 import { CheckpointManager, type PendingSave, type SavedPaths } from "../training/checkpoints.ts";
+import { adamParams } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
 import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
@@ -225,12 +226,7 @@ async function submitBatch(loop: Loop, position: LoopPosition): Promise<Submitte
   }
   // Both requests are queued before either is awaited.
   const fwdBwd = await trainingClient.forwardBackward(data, "cross_entropy");
-  const optim = await trainingClient.optimStep({
-    learning_rate: learningRate,
-    beta1: config.adam_beta1,
-    beta2: config.adam_beta2,
-    eps: config.adam_eps,
-  });
+  const optim = await trainingClient.optimStep(adamParams(config, learningRate));
   return { position, data, fwdBwd, optim, metrics, timer, save: null };
 }
 

@@ -305,7 +305,7 @@ test("trainStep splits data across substeps and returns trainer logprobs in orde
     loss_fn_inputs: { target_tokens: { data: [2], dtype: "int64" }, logprobs: { data: [lp], dtype: "float32" }, advantages: { data: [1], dtype: "float32" }, mask: { data: [1], dtype: "float32" } },
   });
   const metrics: Record<string, number> = {};
-  const lps = await trainStep([mk(-1), mk(-2), mk(-3)], tc, { learningRate: 0.1, numSubsteps: 5, lossFn: "ppo" }, metrics);
+  const lps = await trainStep([mk(-1), mk(-2), mk(-3)], tc, { adam: { learning_rate: 0.1, beta1: 0.9, beta2: 0.95, eps: 1e-8 }, numSubsteps: 5, lossFn: "ppo" }, metrics);
   assert.deepEqual(lps, [[-1], [-2], [-3]]);
   assert.equal(tc.forwardBackwardBatches.length, 3, "never more substeps than datums");
   assert.equal(metrics["optim/grad_norm"], 0.5);

@@ -13,6 +13,7 @@ import type { SamplingClient, TrainingClient } from "../../tinker/clients.ts";
 import type { Datum } from "../../tinker/types.ts";
 import { saveAtBoundary, type StepCadence } from "../../training/cadence.ts";
 import type { CheckpointManager } from "../../training/checkpoints.ts";
+import { adamParams } from "../../training/config.ts";
 import type { ResolvedRLConfig } from "../config.ts";
 import { computeAdvantages } from "../dataProcessing.ts";
 import type { SamplingClientEvaluator } from "../evaluator.ts";
@@ -133,7 +134,7 @@ export async function doTrainStepAndGetSampler(
       prepared.dataD,
       ctx.trainingClient,
       {
-        learningRate: ctx.config.learning_rate,
+        adam: adamParams(ctx.config),
         numSubsteps: ctx.config.num_substeps,
         lossFn: ctx.config.loss_fn,
         lossFnConfig: ctx.config.loss_fn_config,
