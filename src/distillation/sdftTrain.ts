@@ -17,7 +17,7 @@ import type { RLDataset } from "../rl/types.ts";
 import type { SamplingClient, TrainingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adamParams, adapterFields, checkpointFields, lrScheduleFields, optimizerFields, overrideDefaults, runFields } from "../training/config.ts";
+import { adamParams, lrScheduleFields, overrideDefaults, trainingLoopFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
 import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
@@ -28,10 +28,7 @@ import { readAsTeacher, sdftDatum } from "./sdftStep.ts";
 
 export const SdftConfigSchema = overrideDefaults(
   z.object({
-    ...runFields,
-    ...adapterFields,
-    ...checkpointFields,
-    ...optimizerFields,
+    ...trainingLoopFields,
     ...lrScheduleFields,
     ...inGroup("optimizer", {
       max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),

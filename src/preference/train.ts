@@ -12,7 +12,7 @@ import { positionOf, resumeStep } from "../training/position.ts";
 import type { SupervisedDatasetBuilder } from "../supervised/types.ts";
 import type { Datum } from "../tinker/types.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adamParams, adapterFields, checkpointFields, lrScheduleFields, optimizerFields, overrideDefaults, runFields } from "../training/config.ts";
+import { adamParams, epochLoopFields, overrideDefaults, trainingLoopFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { EXITED, epochSeed, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
 import { withTrainingRun, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
@@ -24,14 +24,9 @@ import { DpoEvaluator, dpoTrainStep } from "./dpoStep.ts";
 
 export const DpoConfigSchema = overrideDefaults(
   z.object({
-    ...runFields,
-    ...adapterFields,
-    ...checkpointFields,
-    ...optimizerFields,
-    ...lrScheduleFields,
+    ...trainingLoopFields,
+    ...epochLoopFields,
     ...inGroup("optimizer", {
-      num_epochs: z.number().int().positive().default(1).describe("Passes over the comparisons"),
-      max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
       dpo_beta: z.number().positive().default(0.1).describe("β: scale of the implied reward β·(log π − log π_ref)"),
     }),
     ...inGroup("evaluation", {

@@ -4,18 +4,11 @@
 import { z } from "zod";
 import { benchmarkEvalFields } from "../eval/inline.ts";
 import { inGroup } from "../config/groups.ts";
-import { adapterFields, checkpointFields, lrScheduleFields, optimizerFields, runFields } from "../training/config.ts";
+import { epochLoopFields, trainingLoopFields } from "../training/config.ts";
 
 export const SupervisedConfigSchema = z.object({
-  ...runFields,
-  ...adapterFields,
-  ...checkpointFields,
-  ...optimizerFields,
-  ...lrScheduleFields,
-  ...inGroup("optimizer", {
-    num_epochs: z.number().int().positive().default(1).describe("Passes over the training data"),
-    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
-  }),
+  ...trainingLoopFields,
+  ...epochLoopFields,
   ...inGroup("evaluation", {
     eval_every: z.number().int().min(0).default(10).describe("Run the evaluators (test/nll) every N steps, before the step (0 = never)"),
     infrequent_eval_every: z.number().int().min(0).default(100).describe("Run the infrequent evaluators every N steps (0 = never)"),

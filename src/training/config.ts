@@ -69,6 +69,18 @@ export const lrScheduleFields = inGroup("optimizer", {
   lr_schedule: LrScheduleSchema.default("linear").describe("linear: 1−t; cosine: ½(1+cos πt); constant: 1 (t = step / total steps)"),
 });
 
+/** Everything a loop that trains an adapter has: run, adapter, checkpoints, optimizer. */
+export const trainingLoopFields = { ...runFields, ...adapterFields, ...checkpointFields, ...optimizerFields };
+
+/** Loops that pass over a dataset in epochs, with a learning-rate schedule over the whole run. */
+export const epochLoopFields = {
+  ...lrScheduleFields,
+  ...inGroup("optimizer", {
+    num_epochs: z.number().int().positive().default(1).describe("Passes over the training data"),
+    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
+  }),
+};
+
 const OptimizerConfigSchema = z.object(optimizerFields);
 export type OptimizerConfig = z.output<typeof OptimizerConfigSchema>;
 const AdamConfigSchema = z.object(adamFields);
