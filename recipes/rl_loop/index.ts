@@ -5,7 +5,7 @@
 // src/rl/train.ts (used by rl_basic, math_rl and guess_number).
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { mixSeed } from "../../src/completers.ts";
+import { mixSeed } from "../../src/random/seeds.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { seededShuffle } from "../../src/data/shuffle.ts";

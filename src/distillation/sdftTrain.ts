@@ -6,7 +6,7 @@
 // record the next batch and the teacher's path, so a resumed run trains against the same teacher.
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { mixSeed } from "../completers.ts";
+import { mixSeed } from "../random/seeds.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";

@@ -8,7 +8,7 @@ import { iterationHtmlPath, writeRolloutHtml } from "../../log/transcripts/html.
 import { iterationDir, writeRolloutSummaries } from "../../log/transcripts/rolloutSummaries.ts";
 import { trajectoryText, type Decode, type SummaryGroup } from "../../log/transcripts/types.ts";
 import { checkpointName } from "../../runs/checkpoints.ts";
-import { mixSeed } from "../../completers.ts";
+import { mixSeed } from "../../random/seeds.ts";
 import type { SamplingClient, TrainingClient } from "../../tinker/clients.ts";
 import type { Datum } from "../../tinker/types.ts";
 import { saveAtBoundary, type StepCadence } from "../../training/cadence.ts";
