@@ -27,7 +27,7 @@ import type { SamplingClient } from "../../src/tinker/clients.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { LoraRankSchema, overrideDefaults } from "../../src/training/config.ts";
 import { writeJsonAtomic } from "../../src/files/durable.ts";
-import { withTrainingRun, type TrainingRun } from "../../src/training/run.ts";
+import { withTrainingRun, type TrainingContext } from "../../src/training/run.ts";
 import { CLASSIFY_SYSTEM_PROMPT, categoryOf, promptText, splitPrompts } from "./task.ts";
 import { trainPromptedTeacher } from "./teacher.ts";
 
@@ -62,7 +62,7 @@ export type PromptDistillationConfig = z.output<typeof configSchema>;
 const TEACHER_FILE = "prompted_teacher.json";
 
 /** Stage 1, or the stage-1 teacher of an earlier attempt of this run (its sampler path is kept in the run directory). */
-async function promptedTeacher(run: TrainingRun, config: PromptDistillationConfig, renderer: Renderer, train: Message[][]): Promise<SamplingClient> {
+async function promptedTeacher(run: TrainingContext, config: PromptDistillationConfig, renderer: Renderer, train: Message[][]): Promise<SamplingClient> {
   if (config.teacher !== null) return (await createTeacher(run.serviceClient, config.teacher)).client;
   const file = path.join(run.logDir, TEACHER_FILE);
   if (fs.existsSync(file)) {
@@ -86,7 +86,7 @@ async function promptedTeacher(run: TrainingRun, config: PromptDistillationConfi
 }
 
 /** The teacher's answers (with the system prompt) to `prompts`, cached in `file` as labelled conversations. */
-async function teacherLabels(run: TrainingRun, file: string, teacher: SamplingClient, renderer: Renderer, config: PromptDistillationConfig, prompts: Message[][]): Promise<string[]> {
+async function teacherLabels(run: TrainingContext, file: string, teacher: SamplingClient, renderer: Renderer, config: PromptDistillationConfig, prompts: Message[][]): Promise<string[]> {
   if (fs.existsSync(file)) {
     const rows = readConversationFile(file).map((r) => r.messages);
     if (rows.length === prompts.length && rows.every((m, i) => promptText(m.slice(0, -1)) === promptText(prompts[i]!))) {

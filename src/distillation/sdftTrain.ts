@@ -21,7 +21,7 @@ import { adamParams, lrScheduleFields, overrideDefaults, trainingLoopFields } fr
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
 import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
-import { withTrainingRun, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { mapWithConcurrency } from "./concurrency.ts";
 import type { SdftPrompts } from "./sdftData.ts";
 import { readAsTeacher, sdftDatum } from "./sdftStep.ts";
@@ -116,7 +116,7 @@ function evaluators(config: SdftConfig, task: SdftTask, renderer: Renderer): { s
   };
 }
 
-async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, run: TrainingRun): Promise<SdftRunResult> {
+async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, run: TrainingContext): Promise<SdftRunResult> {
   const total = config.max_steps;
   const { trainingClient, resume, startStep } = await openTrainingClient(run, config, {
     stepOf: (record) => resumeStep(record, total, `${run.logDir}/checkpoints.jsonl`),

@@ -15,7 +15,7 @@ import { CheckpointManager } from "../training/checkpoints.ts";
 import { adamParams, epochLoopFields, overrideDefaults, trainingLoopFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { EXITED, epochSeed, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
-import { withTrainingRun, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { join } from "node:path";
 import { appendJsonl } from "../log/jsonl.ts";
 import { tensorDataToNumbers } from "../tinker/tensorData.ts";
@@ -48,7 +48,7 @@ export async function main(config: DpoConfig, datasetBuilder: SupervisedDatasetB
   return withTrainingRun(config, { defaultRecipeName: "dpo", ...options }, (run) => runDpo(config, datasetBuilder, run), EXITED);
 }
 
-async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilder, run: TrainingRun): Promise<DpoRunResult> {
+async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilder, run: TrainingContext): Promise<DpoRunResult> {
   // Data problems surface before a model is loaded.
   const { train, test } = await datasetBuilder.build();
   const nBatches = train.length;
@@ -124,7 +124,7 @@ class PairLog {
     readonly texts: Array<{ prompt: string; chosen: string; rejected: string }>,
   ) {}
 
-  static async open(run: TrainingRun, modelName: string, data: readonly Datum[]): Promise<PairLog | null> {
+  static async open(run: TrainingContext, modelName: string, data: readonly Datum[]): Promise<PairLog | null> {
     let tokenizer: Tokenizer;
     try {
       tokenizer = await getTokenizer(modelName);

@@ -8,7 +8,7 @@ import { resolveRendererName } from "../modelInfo.ts";
 import { EXITED, finalEvaluationDue, StepCadence, type LoopResult } from "../training/cadence.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
 import { openTrainingClient } from "../training/open.ts";
-import { withTrainingRun, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { resolveRLConfig, type RLConfig } from "./config.ts";
 import { RLTestSetEvaluator, type SamplingClientEvaluator } from "./evaluator.ts";
 import { StepTimer } from "../log/timing.ts";
@@ -45,7 +45,7 @@ export async function main(config: RLConfig, datasetBuilder: RLDatasetBuilder, o
   );
 }
 
-async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, run: TrainingRun, options: RLMainOptions): Promise<RLRunResult> {
+async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, run: TrainingContext, options: RLMainOptions): Promise<RLRunResult> {
   const { train: dataset, test } = await datasetBuilder.build();
   const { trainingClient, startStep: startBatch } = await openTrainingClient(run, config, {
     rendererName: resolveRendererName(config.model_name, config.renderer_name),

@@ -24,7 +24,7 @@ import { CheckpointManager, type PendingSave, type SavedPaths } from "../trainin
 import { adamParams } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
-import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingOutcome, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { computeBpb, computeMeanNll } from "./common.ts";
 import type { SupervisedConfig } from "./config.ts";
 import { NLLEvaluator } from "./nllEvaluator.ts";
@@ -55,7 +55,7 @@ interface SubmittedBatch {
 
 interface Loop {
   config: SupervisedConfig;
-  run: TrainingRun;
+  run: TrainingContext;
   trainingClient: TrainingClient;
   checkpoints: CheckpointManager;
   dataset: SupervisedDataset;
@@ -86,7 +86,7 @@ export async function main(
   );
 }
 
-async function loadTokenizer(config: SupervisedConfig, options: SupervisedMainOptions, run: TrainingRun): Promise<Tokenizer | null> {
+async function loadTokenizer(config: SupervisedConfig, options: SupervisedMainOptions, run: TrainingContext): Promise<Tokenizer | null> {
   if (options.tokenizer !== undefined) return options.tokenizer;
   try {
     return await getTokenizer(config.model_name);
@@ -103,7 +103,7 @@ function positionState(position: LoopPosition, elapsedTokens: number): Record<st
 async function runSupervised(
   config: SupervisedConfig,
   datasetBuilder: SupervisedDatasetBuilder,
-  run: TrainingRun,
+  run: TrainingContext,
   options: SupervisedMainOptions,
 ): Promise<SupervisedRunResult> {
   // Data problems surface before a model is loaded.

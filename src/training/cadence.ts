@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import type { RunControl } from "../runs/control.ts";
 import { StepTimer } from "../log/timing.ts";
 import type { CheckpointManager } from "./checkpoints.ts";
-import type { TrainingOutcome, TrainingRun } from "./run.ts";
+import type { TrainingOutcome, TrainingContext } from "./run.ts";
 
 /** Why a full checkpoint is due at a boundary. */
 export type SaveReason = "periodic" | "requested" | "stop" | "tokens" | "seconds";
@@ -120,7 +120,7 @@ export function finalEvaluationDue(evalEvery: number, evaluatorCount: number): b
 
 /** A loop whose steps run one after another (DPO, SDFT): what differs from loop to loop. */
 export interface SynchronousSteps {
-  run: TrainingRun;
+  run: TrainingContext;
   checkpoints: CheckpointManager;
   startStep: number;
   endStep: number;
