@@ -15,10 +15,11 @@ import { toRecorded } from "../test/tinker/http/recording.ts";
 import { REPO, tempDir } from "../test-e2e/faults/helpers.ts";
 import { checkpointsOf, cookbook, metricsOf, ok, servedModel, skyrlUrl } from "./skyrl.ts";
 
-/** Short runs: a few steps, a periodic and a final checkpoint (sl), an ephemeral sampler per step (rl). */
+/** Short runs: a few steps, a periodic and a final checkpoint (sl), an ephemeral sampler per step (rl), the base model as reference (dpo). */
 export const RECORDED_RUNS: Record<string, string[]> = {
   sl_basic: ["max_steps=3", "batch_size=2", "save_every=2", "eval_every=0", "test_size=0", "lora_rank=4", "max_length=128", "seed=0"],
   rl_basic: ["max_steps=2", "group_size=4", "groups_per_batch=2", "save_every=1", "lora_rank=4", "max_tokens=8", "seed=0"],
+  dpo: ["max_steps=3", "batch_size=4", "save_every=2", "eval_every=0", "test_size=0", "lora_rank=8", "max_length=128", "learning_rate=1e-3", "seed=0"],
 };
 
 export const FIXTURE_DIR = join(REPO, "fixtures", "skyrl");

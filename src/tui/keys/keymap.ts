@@ -37,7 +37,7 @@ export const COMMON = {
   jumpTranscripts: { id: "jumpTranscripts", keys: ["t"], description: "Open the transcripts of the step under the cursor", hint: "transcripts@step" },
 } as const satisfies Record<string, Binding>;
 
-export const SHARED_BINDINGS: readonly ScopedBinding[] = [
+export const SHARED_BINDINGS = [
   { scope: "global", id: "quit", keys: ["q"], description: "Quit the UI (runs keep going in the background)", hint: "quit" },
   { scope: "global", id: "back", keys: ["escape"], description: "Back / cancel", hint: "back" },
   { scope: "global", id: "help", keys: ["?"], description: "Show or hide this help", hint: "help" },
@@ -49,7 +49,18 @@ export const SHARED_BINDINGS: readonly ScopedBinding[] = [
   { scope: "list", id: "pageDown", keys: ["pagedown", "ctrl+d"], description: "Page down" },
   { scope: "run", ...COMMON.stopRun },
   { scope: "run", id: "checkpointNow", keys: ["C"], description: "Save a checkpoint now (SIGUSR1)", hint: "ckpt now" },
-];
+] as const satisfies readonly ScopedBinding[];
+
+/** The command ids a list of bindings declares (declare the list `as const satisfies readonly Binding[]`). */
+export type CommandOf<B extends readonly Binding[]> = B[number]["id"];
+
+type SharedCommand<S extends SharedScope> = Extract<(typeof SHARED_BINDINGS)[number], { scope: S }>["id"];
+/** Commands every screen may receive (the app handles them when the screen does not). */
+export type GlobalCommand = SharedCommand<"global">;
+/** Cursor commands of screens that share the `list` scope. */
+export type ListCommand = SharedCommand<"list">;
+/** Commands of run screens: stop, checkpoint now, and `pane:<screen>` switches. */
+export type RunCommand = SharedCommand<"run"> | `pane:${string}`;
 
 const NAMED: Record<string, (k: Key) => boolean> = {
   escape: (k) => k.escape,

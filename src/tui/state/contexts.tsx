@@ -15,13 +15,16 @@ export interface UIState extends AppState {
   size: TermSize;
 }
 
-/** What a screen does with keys: commands from the keymap, or raw keys while it edits text. */
-export interface ScreenKeyHandler {
+/**
+ * What a screen does with keys: commands from the keymap, or raw keys while it edits text. `C` is
+ * the screen's command ids (its bindings' and the shared scopes'), so a misspelt command is a type error.
+ */
+export interface ScreenKeyHandler<C extends string = string> {
   /** True while a text field or dialog owns the keyboard (only `inText` bindings still resolve). */
   capturing: boolean;
   onRaw?: (input: string, key: Key) => void;
   /** Returns true when the command was handled (otherwise the app handles back/quit...). */
-  onCommand: (cmd: string) => boolean;
+  onCommand(cmd: C): boolean;
   /** Who installed it: a screen unmounting only removes its own handler, not its successor's. */
   owner?: object;
 }

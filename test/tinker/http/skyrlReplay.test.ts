@@ -53,7 +53,7 @@ function answered(exchanges: RecordedExchange[], path: string, key: string): unk
 const runs = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith(".run.json")) : [];
 
 test("the SkyRL recordings are there and hold what this test is about", () => {
-  assert.deepEqual(runs.sort(), ["rl_basic.run.json", "sl_basic.run.json"]);
+  assert.deepEqual(runs.sort(), ["dpo.run.json", "rl_basic.run.json", "sl_basic.run.json"]);
   const sl = readRecording(join(FIXTURES, "sl_basic.jsonl"));
   const rl = readRecording(join(FIXTURES, "rl_basic.jsonl"));
   const all = [...sl, ...rl];
@@ -64,6 +64,12 @@ test("the SkyRL recordings are there and hold what this test is about", () => {
   // Named sampler saves come back as tinker://<id>/<name>, without the sampler_weights segment.
   const paths = answered(sl, "/api/v1/retrieve_future", "path").filter((p): p is string => typeof p === "string");
   assert.ok(paths.some((p) => /^tinker:\/\/[^/]+\/[^/]+$/.test(p)), `a two-segment sampler path among ${paths.join(", ")}`);
+  // DPO's reference is the base model, never a sampler checkpoint of the model it trains (SkyRL
+  // samples those with the current weights), and the recorded run learned.
+  const dpo = JSON.parse(readFileSync(join(FIXTURES, "dpo.run.json"), "utf8")) as RecordedRun;
+  assert.ok(dpo.checkpoints.every((c) => typeof c["reference_base_model"] === "string" && c["reference_sampler_path"] === undefined));
+  const losses = dpo.metrics.map((r) => Number(r["dpo_loss"]));
+  assert.ok(Math.abs(losses[0]! - Math.LN2) < 0.05 && losses.at(-1)! < Math.LN2, `dpo_loss ${losses.join(", ")}`);
 });
 
 for (const file of runs) {
@@ -91,7 +97,9 @@ for (const file of runs) {
       assert.equal(child.status, 0, `cookbook run ${run.recipe} against the replay failed:\n${child.stderr.slice(-3000)}\nunanswered: ${replay.unanswered.join("\n")}`);
       assert.deepEqual(replay.unanswered, []);
       assert.deepEqual(readJsonl(join(logDir, "metrics.jsonl")).map(untimed), run.metrics.map(untimed));
-      assert.deepEqual(readJsonl(join(logDir, "checkpoints.jsonl")), run.checkpoints);
+      // Records that name the served model (DPO's reference_base_model) name it as this checkout does.
+      const localModel = (v: unknown): unknown => JSON.parse(JSON.stringify(v).split(JSON.stringify(run.served_model).slice(1, -1)).join(JSON.stringify(model).slice(1, -1)));
+      assert.deepEqual(readJsonl(join(logDir, "checkpoints.jsonl")), localModel(run.checkpoints));
       assert.deepEqual(
         replay.unused().map((e) => `${e.method} ${e.path} ${JSON.stringify(e.request)} ${e.status} ${JSON.stringify(e.response).slice(0, 100)}`),
         [],

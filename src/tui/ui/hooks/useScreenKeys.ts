@@ -4,7 +4,7 @@
 import { useEffect, useRef } from "react";
 import { type ScreenKeyHandler, useUIActions } from "../../state/contexts.tsx";
 
-export function useScreenKeys(handler: ScreenKeyHandler): void {
+export function useScreenKeys<C extends string>(handler: ScreenKeyHandler<C>): void {
   const { setKeyHandler, releaseKeyHandler } = useUIActions();
   const owner = useRef({}).current;
   setKeyHandler({ ...handler, owner });

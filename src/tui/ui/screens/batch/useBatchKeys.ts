@@ -4,6 +4,7 @@ import type { Dispatch } from "react";
 import { basename } from "node:path";
 import type { BatchListing, BatchView } from "../../../../experiments/batches.ts";
 import type { Route } from "../../../state/app.ts";
+import type { BatchCommand } from "./batchKeys.ts";
 import { type ScreenKeyHandler, useServices, useUIActions, useUIState } from "../../../state/contexts.tsx";
 import { type BatchScreenAction, type BatchScreenState, batchPlace, filterFiles, handlesBack, launchTarget } from "./batchState.ts";
 
@@ -18,7 +19,7 @@ export interface BatchKeysInput {
   rows: number;
 }
 
-export function useBatchKeys({ state: s, dispatch, batches, view, files, rows }: BatchKeysInput): ScreenKeyHandler {
+export function useBatchKeys({ state: s, dispatch, batches, view, files, rows }: BatchKeysInput): ScreenKeyHandler<BatchCommand> {
   const services = useServices();
   const actions = useUIActions();
   const { overlays } = useUIState();

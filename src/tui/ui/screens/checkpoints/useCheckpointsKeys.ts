@@ -7,6 +7,7 @@ import type { Message } from "../../../../renderers/index.ts";
 import { checkpointPath, deleteCheckpoint, startFromCheckpoint } from "../../../services/checkpointActions.ts";
 import { osc52 } from "../../../services/clipboard.ts";
 import type { ChatSession } from "../../../services/sampler.ts";
+import type { CheckpointsCommand } from "./checkpointsKeys.ts";
 import { type ScreenKeyHandler, useServices, useUIActions } from "../../../state/contexts.tsx";
 import { type CheckpointsAction, type CheckpointsState, capturing, confirmReady, pendingMessage } from "./checkpointsState.ts";
 
@@ -20,7 +21,7 @@ export interface CheckpointsKeysInput {
   config: Record<string, unknown> | undefined;
 }
 
-export function useCheckpointsKeys({ runDir, state: s, dispatch, list, config }: CheckpointsKeysInput): ScreenKeyHandler {
+export function useCheckpointsKeys({ runDir, state: s, dispatch, list, config }: CheckpointsKeysInput): ScreenKeyHandler<CheckpointsCommand> {
   const services = useServices();
   const actions = useUIActions();
   const selected = list[Math.min(s.cursor, list.length - 1)];
@@ -64,7 +65,7 @@ export function useCheckpointsKeys({ runDir, state: s, dispatch, list, config }:
     );
   };
 
-  const chatCommand = (cmd: string): boolean => {
+  const chatCommand = (cmd: CheckpointsCommand): boolean => {
     if (cmd === "chatFocus") dispatch({ type: "toggleFocus" });
     else if (MOVES.includes(cmd)) dispatch({ type: "move", cmd, count: 0 });
     else if (cmd === "chatOptionUp" || cmd === "chatOptionDown") dispatch({ type: "stepOption", direction: cmd === "chatOptionUp" ? 1 : -1 });
@@ -75,7 +76,7 @@ export function useCheckpointsKeys({ runDir, state: s, dispatch, list, config }:
     return true;
   };
 
-  const command = (cmd: string): boolean => {
+  const command = (cmd: CheckpointsCommand): boolean => {
     if (MOVES.includes(cmd)) dispatch({ type: "move", cmd, count: list.length });
     else if (cmd === "checkpointNow") {
       services.processes.checkpoint(runDir);

@@ -1,7 +1,7 @@
 // The dashboard's own bindings.
-import { type Binding, COMMON } from "../../../keys/keymap.ts";
+import { type Binding, COMMON, type CommandOf, type GlobalCommand, type ListCommand, type RunCommand } from "../../../keys/keymap.ts";
 
-export const DASHBOARD_KEYS: readonly Binding[] = [
+export const DASHBOARD_KEYS = [
   { ...COMMON.open, description: "Open the transcripts of the step under the cursor (picker: toggle the item)" },
   { ...COMMON.filter, description: "Filter metrics (words, !word excludes)" },
   COMMON.resumeRun,
@@ -16,4 +16,7 @@ export const DASHBOARD_KEYS: readonly Binding[] = [
   COMMON.cursorLeft,
   COMMON.cursorRight,
   COMMON.jumpTranscripts,
-];
+] as const satisfies readonly Binding[];
+
+/** Every command the dashboard screen receives: its own bindings' and those of the scopes it shares. */
+export type DashboardCommand = CommandOf<typeof DASHBOARD_KEYS> | GlobalCommand | ListCommand | RunCommand;

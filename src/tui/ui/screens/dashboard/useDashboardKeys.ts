@@ -5,6 +5,7 @@ import type { Key } from "ink";
 import { resumeRun } from "../../../services/runActions.ts";
 import type { RunSnapshot } from "../../../services/runTailer.ts";
 import { listRuns } from "../../../services/runsPoller.ts";
+import type { DashboardCommand } from "./dashboardKeys.ts";
 import { type ScreenKeyHandler, useServices, useUIActions } from "../../../state/contexts.tsx";
 import type { DashboardAction, DashboardState } from "./dashboardState.ts";
 
@@ -21,12 +22,12 @@ export interface DashboardKeysInput {
   configCount: number;
 }
 
-export function useDashboardKeys({ runDir, state: s, dispatch, snap, charts, pickerItems, cursorStep, configCount }: DashboardKeysInput): ScreenKeyHandler {
+export function useDashboardKeys({ runDir, state: s, dispatch, snap, charts, pickerItems, cursorStep, configCount }: DashboardKeysInput): ScreenKeyHandler<DashboardCommand> {
   const services = useServices();
   const actions = useUIActions();
   const picker = s.picker;
 
-  const pickerCommand = (cmd: string): boolean => {
+  const pickerCommand = (cmd: DashboardCommand): boolean => {
     if (!picker) return false;
     if (MOVES.includes(cmd)) dispatch({ type: "pickerMove", cmd, count: pickerItems.length });
     else if (cmd === "filter") dispatch({ type: "pickerTyping" });
@@ -40,7 +41,7 @@ export function useDashboardKeys({ runDir, state: s, dispatch, snap, charts, pic
     return true;
   };
 
-  const command = (cmd: string): boolean => {
+  const command = (cmd: DashboardCommand): boolean => {
     switch (cmd) {
       case "smoothing":
         dispatch({ type: "toggleSmoothing" });

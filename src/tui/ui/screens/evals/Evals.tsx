@@ -10,6 +10,7 @@ import { EvalStore, evalStoreDirFor, type TrajectoryRecord } from "../../../../e
 import { theme } from "../../../core/palette.ts";
 import { useServices } from "../../../state/contexts.tsx";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
+import type { EvalsCommand } from "./evalsKeys.ts";
 import { evalsReducer, handlesBack, initialEvals, type MoveCmd } from "./evalsState.ts";
 import { EXAMPLE_HEADER, compareLines, exampleDetailLines, exampleLine, filterExamples, resultRows, resultTableLines } from "./evalsView.ts";
 
@@ -59,9 +60,9 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
   const count =
     s.level === "results" ? results.length : s.level === "compare" ? comparison.length : s.level === "examples" ? shown.length : s.level === "diff" ? Math.max(1, diffLines.length - listRows + 1) : Math.max(1, detail.length - listRows + 1);
   const under = results[Math.min(s.resultCursor, results.length - 1)];
-  useScreenKeys({
+  useScreenKeys<EvalsCommand>({
     capturing: false,
-    onCommand: (cmd: string) => {
+    onCommand: (cmd) => {
       if (MOVES.includes(cmd)) {
         dispatch({ type: "move", cmd: cmd as MoveCmd, count, page: Math.max(1, listRows - 1) });
         return true;

@@ -1,7 +1,7 @@
 // The home screen's own bindings (the registry puts them in the keymap under its key scope).
-import { type Binding, COMMON } from "../../../keys/keymap.ts";
+import { type Binding, COMMON, type CommandOf, type GlobalCommand, type ListCommand } from "../../../keys/keymap.ts";
 
-export const HOME_KEYS: readonly Binding[] = [
+export const HOME_KEYS = [
   COMMON.nextPane,
   COMMON.open,
   { ...COMMON.filter, description: "Filter the runs (name, recipe, status, model)" },
@@ -12,4 +12,7 @@ export const HOME_KEYS: readonly Binding[] = [
   COMMON.stopRun,
   COMMON.resumeRun,
   { id: "deleteRun", keys: ["D"], description: "Delete the run directory (type its name to confirm; live runs are refused)", hint: "delete" },
-];
+] as const satisfies readonly Binding[];
+
+/** Every command the home screen receives: its own bindings' and those of the scopes it shares. */
+export type HomeCommand = CommandOf<typeof HOME_KEYS> | GlobalCommand | ListCommand;

@@ -4,6 +4,7 @@ import type { Dispatch } from "react";
 import { deleteRefusal, deleteRunDir } from "../../../../runs/index.ts";
 import { resumeRun } from "../../../services/runActions.ts";
 import type { RunRow } from "../../../services/runsPoller.ts";
+import type { HomeCommand } from "./homeKeys.ts";
 import { type ScreenKeyHandler, useServices, useUIActions } from "../../../state/contexts.tsx";
 import { type HomeAction, type HomeState, dialogConfirmed, homePlace } from "./homeState.ts";
 import type { Route } from "../../../state/app.ts";
@@ -16,7 +17,7 @@ export interface HomeKeysInput {
   rows: number;
 }
 
-export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKeysInput): ScreenKeyHandler {
+export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKeysInput): ScreenKeyHandler<HomeCommand> {
   const services = useServices();
   const actions = useUIActions();
   const selectedRun = shown[Math.min(s.runCursor, shown.length - 1)];

@@ -11,6 +11,7 @@ import { theme } from "../../../core/palette.ts";
 import { windowStart } from "../../../core/textEdit.ts";
 import { useServices, useUIActions } from "../../../state/contexts.tsx";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
+import type { LaunchCommand } from "./launchKeys.ts";
 import { FormRowView } from "./FormRowView.tsx";
 import { type LaunchForm, formArgs, formProblem, formRows, logPathExists, makeForm } from "./launchForm.ts";
 import { handlesBack, initialLaunch, launchReducer } from "./launchState.ts";
@@ -74,7 +75,7 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
     );
   };
 
-  useScreenKeys({
+  useScreenKeys<LaunchCommand>({
     capturing: editing !== undefined || s.filtering,
     onRaw: (input, key) => dispatch(s.filtering ? { type: "filterKey", input, key, existing } : { type: "type", input, key }),
     onCommand: (cmd) => {

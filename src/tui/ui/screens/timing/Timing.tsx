@@ -1,7 +1,7 @@
 // Timing: the time/* metrics of one step as bars (h/l moves between steps, t opens transcripts).
 import { type ReactNode, useReducer } from "react";
 import { Box, Text } from "ink";
-import { type Binding, COMMON } from "../../../keys/keymap.ts";
+import { type Binding, COMMON, type CommandOf, type GlobalCommand, type ListCommand, type RunCommand } from "../../../keys/keymap.ts";
 import { fmtDuration } from "../../../core/format.ts";
 import { theme } from "../../../core/palette.ts";
 import { renderTimingBars, timingBreakdown } from "../../../core/timing.ts";
@@ -12,7 +12,8 @@ import { shownIndex, timingReducer } from "./timingState.ts";
 
 export type TimingRoute = { name: "timing"; runDir: string; step?: number };
 
-export const TIMING_KEYS: readonly Binding[] = [COMMON.cursorLeft, COMMON.cursorRight, COMMON.jumpTranscripts];
+export const TIMING_KEYS = [COMMON.cursorLeft, COMMON.cursorRight, COMMON.jumpTranscripts] as const satisfies readonly Binding[];
+type TimingCommand = CommandOf<typeof TIMING_KEYS> | GlobalCommand | ListCommand | RunCommand;
 
 export function Timing({ route, rows, width }: { route: TimingRoute; rows: number; width: number }): ReactNode {
   const actions = useUIActions();
@@ -23,7 +24,7 @@ export function Timing({ route, rows, width }: { route: TimingRoute; rows: numbe
   });
   const last = snap.rows.length - 1;
   const row = snap.rows[shownIndex(s, last)];
-  useScreenKeys({
+  useScreenKeys<TimingCommand>({
     capturing: false,
     onCommand: (cmd) => {
       if (cmd === "cursorLeft") dispatch({ type: "left", last });

@@ -15,6 +15,7 @@ import { useUIActions } from "../../../state/contexts.tsx";
 import { useRun } from "../../hooks/useRun.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { PairsView } from "./PairsView.tsx";
+import type { TranscriptsCommand } from "./transcriptsKeys.ts";
 import { ExamplesView, GroupView, HistogramView, ListView } from "./TranscriptViews.tsx";
 import { backHandled, effectiveFilter, initialTranscripts, transcriptsReducer } from "./transcriptsState.ts";
 
@@ -57,7 +58,7 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
     dispatch({ type: "applyBin", bin: { label: `${fmtNum(hist.edges[i])}..${fmtNum(hist.edges[i + 1])}`, range: binRange(hist, i) } });
   };
 
-  useScreenKeys({
+  useScreenKeys<TranscriptsCommand>({
     capturing: s.typing,
     onRaw: (input, key) => dispatch({ type: "type", input, key }),
     onCommand: (cmd) => {
