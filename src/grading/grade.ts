@@ -152,3 +152,10 @@ export function gsm8kReference(answerField: string): string | null {
   const ref = normalizeAnswer(answerField.slice(idx + 4));
   return ref === "" ? null : ref;
 }
+
+/** A MATH-style row's reference: its `answer` when given, else the last \boxed{} of its `solution`; null when neither. */
+export function mathReference(answer: unknown, solution: unknown): string | null {
+  if (typeof answer === "string" && answer.trim() !== "") return answer.trim();
+  if (typeof answer === "number" || typeof answer === "bigint") return String(answer);
+  return typeof solution === "string" ? extractBoxed(solution) : null;
+}

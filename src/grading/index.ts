@@ -1,4 +1,4 @@
 // The grading module: one answer checker for RL rewards (`boxed`) and benchmarks (`lenient`).
-export { type AnswerGrade, type GradeMode, type GradeOptions, answersEqual, grade, gradeFirstChunk, gsm8kReference, numberValue } from "./grade.ts";
+export { type AnswerGrade, type GradeMode, type GradeOptions, answersEqual, grade, gradeFirstChunk, gsm8kReference, mathReference, numberValue } from "./grade.ts";
 export { extractBoxed, extractLastNumber, extractLenient } from "./extract.ts";
 export { normalizeAnswer } from "./normalize.ts";
