@@ -41,7 +41,7 @@ export function extractBoxed(text: string): string | null {
   return null;
 }
 
-const NUMBER_RE = /-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*\/\s*\d+)?|-?\.\d+/g;
+const NUMBER_RE = /[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*\/\s*\d+)?|[-\u2212]?\.\d+/g;
 
 /** The last number written in the text ("1,234.5", "-3", "3/4"), or null. */
 export function extractLastNumber(text: string): string | null {

@@ -105,8 +105,16 @@ function dropAssignments(s: string): string {
   return s;
 }
 
+const NUMBER_WORDS = new Map(
+  [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+  ].map((w, i) => [w, String(i)]),
+);
+
 export function normalizeAnswer(answer: string): string {
-  let s = answer.trim();
+  // The typographic minus (U+2212) and en dash some models write for a negative sign.
+  let s = answer.trim().replace(/[\u2212\u2013]/g, "-");
   // Plain numbers (most GSM8K answers) need none of the LaTeX work.
   if (/^-?\d+(?:\.\d+)?$/.test(s)) return s.replace(/^(-?)0+(?=\d)/, "$1").replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
   // Math delimiters and markdown bold.
@@ -134,6 +142,9 @@ export function normalizeAnswer(answer: string): string {
   s = dropAssignments(s);
   s = s.trim().replace(/(?<=[\w)}\]])\.$/, "");
   s = stripOuterBraces(s.trim());
+  // A number written as a word: "one" is 1.
+  const word = NUMBER_WORDS.get(s.trim().toLowerCase());
+  if (word !== undefined) return word;
   // Choice letters: "(C)", "C)", "C." and "\text{(C)}" all say C.
   const choice = /^\(?([A-Ea-e])\)?[.:]?$/.exec(s.trim());
   if (choice !== null) return choice[1]!.toLowerCase();
