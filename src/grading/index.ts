@@ -2,3 +2,11 @@
 export { type AnswerGrade, type GradeMode, type GradeOptions, answersEqual, grade, gradeFirstChunk, gsm8kReference, mathReference, numberValue } from "./grade.ts";
 export { extractBoxed, extractLastNumber, extractLenient } from "./extract.ts";
 export { normalizeAnswer } from "./normalize.ts";
+import { clearNormalizeCache } from "./normalize.ts";
+import { clearSymbolicCache } from "./symbolic.ts";
+
+/** Forgets every cached normalisation and compiled expression (to measure grading of fresh answers). */
+export function clearGradingCaches(): void {
+  clearNormalizeCache();
+  clearSymbolicCache();
+}

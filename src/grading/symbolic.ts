@@ -98,9 +98,11 @@ export function latexToMathjs(latex: string): string | null {
   s = s.replace(/[a-zA-Z]+/g, (w) => (KNOWN_WORDS.has(w) ? ` ${w} ` : ` ${(w.match(IDENTIFIER_PARTS) ?? []).join(" * ")} `));
   // Implicit products mathjs would read as calls: "x (x+1)", ") (", "2 (".
   s = s.replace(/([a-zA-Z0-9.)])\s*\(/g, (w, c: string, offset: number, all: string) => {
-    const before = all.slice(0, offset + 1);
-    const word = /([a-zA-Z0-9]+)$/.exec(before)?.[1];
-    return word !== undefined && KNOWN_WORDS.has(word) ? w : `${c} * (`;
+    // The word ending at `offset` (scanned back, not re-matched on the whole prefix).
+    let start = offset + 1;
+    while (start > 0 && /[a-zA-Z0-9]/.test(all[start - 1]!)) start--;
+    const word = all.slice(start, offset + 1);
+    return word !== "" && KNOWN_WORDS.has(word) ? w : `${c} * (`;
   });
   s = s.replace(/\)\s*([a-zA-Z0-9])/g, ") * $1");
   return s.replace(/\s+/g, " ").trim();
