@@ -2,7 +2,7 @@
 // fixture small; a row's id is its file and line): a second labelled grading corpus, written apart from
 // corpus.jsonl (other answers, other response shapes, generated here rather than by
 // makeGradingCorpus.ts) so that the grader is measured on cases it was not tuned on
-// (docs/evaluation.md#grading-accuracy). Each item is a reference with answers a careful human
+// (docs/eval.md#the-independent-corpus). Each item is a reference with answers a careful human
 // grader accepts (`same`) and near misses they reject (`differ`); every answer is written into
 // responses shaped like real model output, in the RL reward's mode (`boxed`: only the last
 // \boxed{}/\fbox{} counts, no box is a format failure) and the benchmarks' (`lenient`). Labels come

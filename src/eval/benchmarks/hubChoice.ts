@@ -1,5 +1,5 @@
 // Multiple-choice benchmarks from the hub with the Python cookbook's hub ids and prompts
-// (docs/evaluation.md#benchmarks): MMLU-Pro (up to ten options, accuracy per category),
+// (docs/eval.md#benchmarks-from-the-hub): MMLU-Pro (up to ten options, accuracy per category),
 // MMLU-Redux (the 30 re-annotated MMLU subjects, rows marked "ok" only, accuracy per subject) and
 // GPQA-Diamond (options shuffled by a fixed seed). Letters are read by src/eval/choiceGrading.ts.
 import { existsSync, readdirSync, statSync } from "node:fs";

@@ -1,6 +1,6 @@
 // Math benchmarks from their Hugging Face parquet files (a local file or folder, the HF cache, or
 // the hub by id through src/hf/datasets.ts), with the Python cookbook's prompts and hub ids
-// (docs/evaluation.md#benchmarks). Every one is graded by src/grading in lenient mode: the last
+// (docs/eval.md#benchmarks-from-the-hub). Every one is graded by src/grading in lenient mode: the last
 // \boxed{} answer, else a stated final answer, else the last number.
 import { cellString, readSplitRows, type DatasetRow } from "../../hf/parquetRows.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark, type LoadOptions } from "../benchmark.ts";

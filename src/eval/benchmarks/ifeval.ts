@@ -1,7 +1,7 @@
 // IFEval (google/IFEval, split train, 541 prompts): each prompt carries verifiable instructions
 // ("answer in fewer than 50 words", "no commas"...). A response is correct when it follows all of
 // them (prompt-level strict accuracy, the cookbook's score); also reported: instruction-level
-// strict accuracy and both loose accuracies (docs/evaluation.md#ifeval).
+// strict accuracy and both loose accuracies (docs/eval.md#ifeval).
 import { cellString, cellStringList, readSplitRows, type DatasetRow } from "../../hf/parquetRows.ts";
 import { BenchmarkDataError, type BenchmarkGrade, type EvalExample, type GenerationBenchmark } from "../benchmark.ts";
 import { followsInstruction, followsInstructionLoosely, validateInstruction, type InstructionArgs } from "../ifeval/instructions.ts";

@@ -1,4 +1,4 @@
-// IFEval's verifiable instructions (docs/evaluation.md#ifeval): one checker per instruction id
+// IFEval's verifiable instructions (docs/eval.md#ifeval): one checker per instruction id
 // of the google/IFEval dataset, following the rules of the paper's reference checkers (relations
 // are "less than" / "at least", bullets and sections are counted the way the dataset's prompts
 // describe them), plus the "loose" variants that forgive a leading/trailing line and markdown
