@@ -49,6 +49,12 @@ export function extractLastNumber(text: string): string | null {
   return matches === null ? null : matches[matches.length - 1]!.replace(/\s+/g, "");
 }
 
+/** The first number in the text (same forms as extractLastNumber), or null. */
+export function extractFirstNumber(text: string): string | null {
+  const m = text.match(new RegExp(NUMBER_RE.source));
+  return m === null ? null : m[0].replace(/\s+/g, "");
+}
+
 /** A stated answer cut to its first sentence, wrappers and trailing punctuation removed. */
 function statedAnswer(raw: string): string {
   let s = raw.trim();

@@ -4,7 +4,7 @@
 // included); tuples, intervals, sets and matrices element by element; else symbolic equivalence
 // through mathjs (symbolic.ts) under a time limit. A plain-number reference takes only a number
 // literal: an unevaluated expression ("123+456") is not an answer, whatever its value.
-import { extractBoxed, extractLenient } from "./extract.ts";
+import { extractBoxed, extractFirstNumber, extractLenient } from "./extract.ts";
 import { normalizeAnswer, splitTopLevel } from "./normalize.ts";
 import { equivalentExpressions, latexToMathjs } from "./symbolic.ts";
 
@@ -146,6 +146,13 @@ export function gradeFirstChunk(response: string, reference: string): AnswerGrad
   // "579," and "579." end a number, they are not part of it.
   const first = (response.trim().split(/\s+/)[0] ?? "").replace(/[,;:!?.]+$/, "");
   if (first.length === 0) return { correct: false, extracted: null };
+  return { correct: answersEqual(first, reference), extracted: first };
+}
+
+/** Grades on the first number of the response (the tool-use addition task's rule: the model states the sum first). */
+export function gradeFirstNumber(response: string, reference: string): AnswerGrade {
+  const first = extractFirstNumber(response);
+  if (first === null) return { correct: false, extracted: null };
   return { correct: answersEqual(first, reference), extracted: first };
 }
 

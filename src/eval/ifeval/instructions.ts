@@ -170,7 +170,7 @@ const CHECKERS: Record<string, Checker> = {
     return valid.length === 2 && valid[0]!.trim() !== valid[1]!.trim();
   },
   "combination:repeat_prompt": (r, a) => r.trim().toLowerCase().startsWith(str(a, "prompt_to_repeat").trim().toLowerCase()),
-  "startend:end_checker": (r, a) => r.trim().replace(/^"+|"+$/g, "").trim().toLowerCase().endsWith(str(a, "end_phrase").trim().toLowerCase()),
+  "startend:end_checker": (r, a) => r.trim().replace(/^"+|"+$/g, "").toLowerCase().endsWith(str(a, "end_phrase").trim().toLowerCase()),
   "change_case:capital_word_frequency": (r, a) => relation(a, "capital_relation")(wordTokens(r).filter(isUpper).length, num(a, "capital_frequency")),
   "change_case:english_capital": (r) => isUpper(r) && detectLanguage(r) === "en",
   "change_case:english_lowercase": (r) => r.toLowerCase() === r && r.toUpperCase() !== r && detectLanguage(r) === "en",
