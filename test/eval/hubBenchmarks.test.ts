@@ -3,13 +3,13 @@
 // end to end through runBenchmark with scripted answers: known-right answers score 1, known-wrong 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeFileSync, mkdirSync } from "node:fs";
 import { resolveBenchmark } from "../../src/eval/registry.ts";
 import { resolveBenchmarkConfig, type GenerationBenchmark } from "../../src/eval/benchmark.ts";
 import { runBenchmark } from "../../src/eval/runner.ts";
+import { formatMetricValue } from "../../src/eval/summary.ts";
 import { fakeRenderer } from "./fakes.ts";
 import { scriptedSampler, userText, writeParquet } from "./parquetFixtures.ts";
 
@@ -122,6 +122,8 @@ test("mmlu_redux: subject configs, rows not marked ok are dropped, accuracy per 
   assert.equal(result.metrics["accuracy"], 2 / 3);
   assert.equal(result.metrics["accuracy/anatomy"], 0.5);
   assert.equal(result.metrics["accuracy/virology"], 1);
+  assert.equal(formatMetricValue("accuracy/anatomy", result.metrics["accuracy/anatomy"]!), "50.0%");
+  assert.equal(formatMetricValue("instruction_loose_accuracy", 0.75), "75.0%");
   await assert.rejects(resolveBenchmark(`mmlu_redux:${tmp()}`).load() as Promise<unknown>, /no MMLU-Redux subject folders/);
 });
 
