@@ -1,5 +1,6 @@
 // Sampling interfaces at two levels: tokens (what RL rollouts use, since RL trains on tokens)
 // and messages (evaluators, multi-agent opponents). Both wrap a SamplingClient.
+import { mixSeed } from "./random/seeds.ts";
 import type { SamplingClient } from "./tinker/clients.ts";
 import type { ModelInput, StopReason as SamplerStopReason } from "./tinker/types.ts";
 import type { Message, RLRenderer } from "./renderers/policyRenderer.ts";
@@ -34,17 +35,6 @@ export interface TokenCompleter {
   fork?(key: number): TokenCompleter;
 }
 
-/** Mixes integers into a 31-bit seed (splitmix32-style avalanche; stable across platforms). */
-export function mixSeed(...parts: number[]): number {
-  let h = 0x9e3779b9;
-  for (const part of parts) {
-    h = Math.imul(h ^ (part | 0), 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-  }
-  return h >>> 1;
-}
 
 export interface MessageCompleter {
   complete(messages: Message[]): Promise<Message>;

@@ -26,8 +26,8 @@ export { conversationToDatum, datumFromModelInputWeights } from "./supervised/co
 export { TinkerTokenCompleter, TinkerMessageCompleter } from "./completers.ts";
 
 // The training core every loop runs on: shared config fields, the run, resume, checkpoints.
-export { adamFields, adapterFields, checkpointFields, overrideDefaults, runFields } from "./training/config.ts";
-export { withTrainingRun, type TrainingRun } from "./training/run.ts";
+export { adamFields, adamParams, adapterFields, checkpointFields, lrScheduleFields, optimizerFields, overrideDefaults, runFields } from "./training/config.ts";
+export { withTrainingRun, type TrainingContext } from "./training/run.ts";
 export { openTrainingClient } from "./training/open.ts";
 export { CheckpointManager } from "./training/checkpoints.ts";
 export { SupervisedConfigSchema } from "./supervised/config.ts";

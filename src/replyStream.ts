@@ -5,7 +5,8 @@
 // after the whole reply. Stop strings are checked across chunk boundaries here (the sampler only
 // sees one chunk), and text is decoded incrementally: bytes of a half-finished UTF-8 character and
 // the start of a possible stop string are held back until the next tokens settle them.
-import { mixSeed, type StopCondition } from "./completers.ts";
+import type { StopCondition } from "./completers.ts";
+import { mixSeed } from "./random/seeds.ts";
 import type { SamplingClient } from "./tinker/clients.ts";
 import type { ModelInput } from "./tinker/types.ts";
 import type { Tokenizer } from "./tokenizers/types.ts";

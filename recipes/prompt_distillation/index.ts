@@ -25,8 +25,9 @@ import { FromConversationFileBuilder } from "../../src/supervised/data.ts";
 import { main as supervisedMain } from "../../src/supervised/train.ts";
 import type { SamplingClient } from "../../src/tinker/clients.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
-import { overrideDefaults } from "../../src/training/config.ts";
-import { withTrainingRun, type TrainingRun } from "../../src/training/run.ts";
+import { LoraRankSchema, overrideDefaults } from "../../src/training/config.ts";
+import { writeJsonAtomic } from "../../src/files/durable.ts";
+import { withTrainingRun, type TrainingContext } from "../../src/training/run.ts";
 import { CLASSIFY_SYSTEM_PROMPT, categoryOf, promptText, splitPrompts } from "./task.ts";
 import { trainPromptedTeacher } from "./teacher.ts";
 
@@ -44,7 +45,7 @@ export const configSchema = overrideDefaults(
     max_length: z.number().int().positive().default(512).describe("Truncate examples to this many tokens"),
     teacher_sft_steps: z.number().int().min(1).default(40).describe("Stage 1 (no `teacher`): steps teaching the teacher to follow system_prompt"),
     teacher_learning_rate: z.number().positive().default(5e-3).describe("Stage 1 learning rate (linear decay)"),
-    teacher_lora_rank: z.number().int().positive().default(16).describe("Stage 1 LoRA rank"),
+    teacher_lora_rank: LoraRankSchema.default(16).describe("Stage 1 LoRA rank (a power of two)"),
     plain_chats_file: z.string().default(fixtureDataPath("chats_train.jsonl")).describe("Stage 1: chats without the system prompt, mixed in so the teacher only obeys when prompted"),
   }),
   { batch_size: 16,
@@ -61,7 +62,7 @@ export type PromptDistillationConfig = z.output<typeof configSchema>;
 const TEACHER_FILE = "prompted_teacher.json";
 
 /** Stage 1, or the stage-1 teacher of an earlier attempt of this run (its sampler path is kept in the run directory). */
-async function promptedTeacher(run: TrainingRun, config: PromptDistillationConfig, renderer: Renderer, train: Message[][]): Promise<SamplingClient> {
+async function promptedTeacher(run: TrainingContext, config: PromptDistillationConfig, renderer: Renderer, train: Message[][]): Promise<SamplingClient> {
   if (config.teacher !== null) return (await createTeacher(run.serviceClient, config.teacher)).client;
   const file = path.join(run.logDir, TEACHER_FILE);
   if (fs.existsSync(file)) {
@@ -76,18 +77,16 @@ async function promptedTeacher(run: TrainingRun, config: PromptDistillationConfi
   const plain = readConversationFile(config.plain_chats_file).map((r) => r.messages);
   run.log.info(`stage 1: teaching ${config.model_name} to follow the system prompt (${config.teacher_sft_steps} steps)`);
   await trainPromptedTeacher(client, renderer, prompted, plain, {
-    steps: config.teacher_sft_steps, batchSize: config.batch_size, learningRate: config.teacher_learning_rate, maxLength: config.max_length,
+    steps: config.teacher_sft_steps, batchSize: config.batch_size, optimizer: { ...config, learning_rate: config.teacher_learning_rate }, maxLength: config.max_length,
     onProgress: (step, loss) => run.log.info(`stage 1 step ${step}: loss ${loss.toFixed(4)}`),
   });
   const saved = await (await client.saveWeightsForSampler("prompted_teacher")).result();
-  const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify({ sampler_path: saved.path }) + "\n");
-  fs.renameSync(tmp, file);
+  writeJsonAtomic(file, { sampler_path: saved.path });
   return client.createSamplingClient(saved.path);
 }
 
 /** The teacher's answers (with the system prompt) to `prompts`, cached in `file` as labelled conversations. */
-async function teacherLabels(run: TrainingRun, file: string, teacher: SamplingClient, renderer: Renderer, config: PromptDistillationConfig, prompts: Message[][]): Promise<string[]> {
+async function teacherLabels(run: TrainingContext, file: string, teacher: SamplingClient, renderer: Renderer, config: PromptDistillationConfig, prompts: Message[][]): Promise<string[]> {
   if (fs.existsSync(file)) {
     const rows = readConversationFile(file).map((r) => r.messages);
     if (rows.length === prompts.length && rows.every((m, i) => promptText(m.slice(0, -1)) === promptText(prompts[i]!))) {

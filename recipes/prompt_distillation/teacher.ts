@@ -8,11 +8,13 @@ import type { Renderer } from "../../src/renderers/base.ts";
 import type { Message } from "../../src/renderers/types.ts";
 import { conversationToDatum } from "../../src/supervised/common.ts";
 import type { TrainingClient } from "../../src/tinker/clients.ts";
+import { adamParams, type OptimizerConfig } from "../../src/training/config.ts";
 
 export interface TeacherTrainingOptions {
   steps: number;
   batchSize: number;
-  learningRate: number;
+  /** Adam, at the peak learning rate of the linear decay. */
+  optimizer: OptimizerConfig;
   maxLength: number;
   /** Called every 10 steps and at the end with the mean per-example loss. */
   onProgress?: (step: number, loss: number) => void;
@@ -34,7 +36,7 @@ export async function trainPromptedTeacher(
       if (plain.length > 0) data.push(conversationToDatum(plain[(step * half + i) % plain.length]!, renderer, options.maxLength));
     }
     const fb = await client.forwardBackward(data, "cross_entropy");
-    const opt = await client.optimStep({ learning_rate: options.learningRate * (1 - step / options.steps), beta1: 0.9, beta2: 0.95, eps: 1e-8 });
+    const opt = await client.optimStep(adamParams(options.optimizer, options.optimizer.learning_rate * (1 - step / options.steps)));
     const out = await fb.result();
     await opt.result();
     if (options.onProgress !== undefined && (step % 10 === 0 || step === options.steps - 1)) {

@@ -5,7 +5,7 @@
 // src/rl/train.ts (used by rl_basic, math_rl and guess_number).
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { mixSeed } from "../../src/completers.ts";
+import { mixSeed } from "../../src/random/seeds.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { seededShuffle } from "../../src/data/shuffle.ts";
@@ -20,7 +20,7 @@ import { modelInputFromInts, modelInputToInts } from "../../src/tinker/modelInpu
 import type { Datum } from "../../src/tinker/types.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { CheckpointManager } from "../../src/training/checkpoints.ts";
-import { adapterFields, checkpointFields, overrideDefaults, runFields } from "../../src/training/config.ts";
+import { adamParams, adapterFields, checkpointFields, optimizerFields, overrideDefaults, runFields } from "../../src/training/config.ts";
 import { openTrainingClient } from "../../src/training/open.ts";
 import { withTrainingRun, type TrainingOutcome } from "../../src/training/run.ts";
 
@@ -31,10 +31,10 @@ export const configSchema = overrideDefaults(
     ...runFields,
     ...adapterFields,
     ...checkpointFields,
+    ...optimizerFields,
     dataset: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe("JSONL of {\"question\", \"answer\"}, graded on the answer's first word"),
     group_size: loop.group_size,
     groups_per_batch: loop.groups_per_batch,
-    learning_rate: loop.learning_rate,
     max_tokens: loop.max_tokens,
     max_steps: loop.max_steps,
   }),
@@ -114,7 +114,7 @@ async function main(config: RlLoopConfig, context?: RecipeContext): Promise<void
         // 5. One policy-gradient step on everything that had signal.
         if (data.length > 0) {
           const fb = await trainingClient.forwardBackward(data, "importance_sampling");
-          const opt = await trainingClient.optimStep({ learning_rate: config.learning_rate, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
+          const opt = await trainingClient.optimStep(adamParams(config));
           await fb.result();
           await opt.result();
         }

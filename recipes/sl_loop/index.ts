@@ -16,7 +16,7 @@ import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { modelInputLength } from "../../src/tinker/modelInput.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { CheckpointManager } from "../../src/training/checkpoints.ts";
-import { adapterFields, checkpointFields, overrideDefaults, runFields } from "../../src/training/config.ts";
+import { adamParams, adapterFields, checkpointFields, optimizerFields, overrideDefaults, runFields } from "../../src/training/config.ts";
 import { openTrainingClient } from "../../src/training/open.ts";
 import { withTrainingRun, type TrainingOutcome } from "../../src/training/run.ts";
 
@@ -27,9 +27,9 @@ export const configSchema = overrideDefaults(
     ...runFields,
     ...adapterFields,
     ...checkpointFields,
+    ...optimizerFields,
     dataset: chatDatasetFields.dataset,
     batch_size: chatDatasetFields.batch_size,
-    learning_rate: loop.learning_rate,
     max_length: chatDatasetFields.max_length,
     train_on_what: chatDatasetFields.train_on_what,
     max_steps: loop.max_steps,
@@ -81,7 +81,7 @@ async function main(config: SlLoopConfig, context?: RecipeContext): Promise<void
         const data = rows.map((row) => conversationToDatum(row.messages, renderer, config.max_length, config.train_on_what ?? "all_assistant_messages"));
 
         const fwdBwdFuture = await trainingClient.forwardBackward(data, "cross_entropy");
-        const optimFuture = await trainingClient.optimStep({ learning_rate: learningRate, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
+        const optimFuture = await trainingClient.optimStep(adamParams(config, learningRate));
         const fwdBwd = await fwdBwdFuture.result();
         await optimFuture.result();
 

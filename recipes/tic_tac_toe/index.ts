@@ -135,7 +135,7 @@ async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<v
         return environments(config, setup, service, samplerPath);
       },
       context,
-      { serviceClient, evaluators, evalAtEnd: true },
+      { serviceClient, evaluators },
     );
   } finally {
     await serviceClient.close();

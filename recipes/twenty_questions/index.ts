@@ -109,7 +109,7 @@ async function main(config: TwentyQuestionsConfig, context?: RecipeContext): Pro
   }
   const serviceClient = await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
   try {
-    await runRLRecipe({ ...config, load_checkpoint_path: load }, (setup) => environments(config, setup, async () => serviceClient), context, { serviceClient, evalAtEnd: true });
+    await runRLRecipe({ ...config, load_checkpoint_path: load }, (setup) => environments(config, setup, async () => serviceClient), context, { serviceClient });
   } finally {
     await serviceClient.close();
   }

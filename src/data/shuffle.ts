@@ -1,17 +1,7 @@
 // Seeded shuffling: dataset order must be a pure function of the seed, so a resumed run sees the
 // same batches as the run it continues.
 
-/** mulberry32: a small 32-bit generator, plenty for permuting example indices. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../random/seeds.ts";
 
 /** A permutation of 0..n-1 (Fisher–Yates) determined by `seed`. */
 export function seededPermutation(n: number, seed: number): number[] {

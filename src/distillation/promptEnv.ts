@@ -4,7 +4,7 @@
 import { messageText, type Message, type RLRenderer } from "../renderers/policyRenderer.ts";
 import { seededShuffle } from "../data/shuffle.ts";
 import { emptyModelInput } from "../rl/tokenSeq.ts";
-import { EnvGroupBuilder, StopReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type RLDataset, type StepResult } from "../rl/types.ts";
+import { EnvGroupBuilder, EpisodeEndReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type RLDataset, type StepResult } from "../rl/types.ts";
 
 export class PromptOnlyEnv implements Env {
   constructor(readonly renderer: RLRenderer, readonly prompt: readonly Message[]) {}
@@ -20,7 +20,7 @@ export class PromptOnlyEnv implements Env {
       episodeDone: true,
       nextObservation: emptyModelInput(),
       nextStopCondition: this.renderer.getStopSequences(),
-      metrics: { [stopMetric(extra.stopReason === "length" ? StopReason.MAX_TOKENS : StopReason.COMPLETED)]: 1 },
+      metrics: { [stopMetric(extra.stopReason === "length" ? EpisodeEndReason.MAX_TOKENS : EpisodeEndReason.COMPLETED)]: 1 },
       messages: [...this.prompt, { ...message, role: "assistant", content: messageText(message) }],
     };
   }

@@ -42,11 +42,11 @@ export function sdftAdvantages(studentLogprobs: ArrayLike<number>, mask: ArrayLi
   let studentLogprobSum = 0;
   for (let t = 0; t < mask.length; t++) {
     if (!(mask[t]! > 0)) continue;
-    const lpT = teacherCompletionLogprobs[j++];
-    if (lpT === undefined) throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has more`);
-    if (lpT === null) throw new Error(`sdftAdvantages: the teacher has no log-prob for completion token ${j - 1}`);
-    advantages[t] = lpT - studentLogprobs[t]!;
-    teacherLogprobSum += lpT;
+    const teacherLogprob = teacherCompletionLogprobs[j++];
+    if (teacherLogprob === undefined) throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has more`);
+    if (teacherLogprob === null) throw new Error(`sdftAdvantages: the teacher has no log-prob for completion token ${j - 1}`);
+    advantages[t] = teacherLogprob - studentLogprobs[t]!;
+    teacherLogprobSum += teacherLogprob;
     studentLogprobSum += studentLogprobs[t]!;
   }
   if (j !== teacherCompletionLogprobs.length) throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has ${j}`);

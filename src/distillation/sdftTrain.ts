@@ -6,8 +6,7 @@
 // record the next batch and the teacher's path, so a resumed run trains against the same teacher.
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { LrScheduleSchema } from "../config/common.ts";
-import { mixSeed } from "../completers.ts";
+import { mixSeed } from "../random/seeds.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
 import { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
@@ -18,39 +17,39 @@ import type { RLDataset } from "../rl/types.ts";
 import type { SamplingClient, TrainingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
-import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { adamParams, lrScheduleFields, overrideDefaults, trainingLoopFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
-import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
+import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { mapWithConcurrency } from "./concurrency.ts";
 import type { SdftPrompts } from "./sdftData.ts";
 import { readAsTeacher, sdftDatum } from "./sdftStep.ts";
 
-export const SdftConfigSchema = z.object({
-  ...runFields,
-  ...adapterFields,
-  ...checkpointFields,
-  ...inGroup("optimizer", {
-    learning_rate: z.number().positive().default(2e-5).describe("Peak Adam learning rate"),
-    lr_schedule: LrScheduleSchema.default("linear").describe("Learning-rate schedule over the run"),
-    max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
-    topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
+export const SdftConfigSchema = overrideDefaults(
+  z.object({
+    ...trainingLoopFields,
+    ...lrScheduleFields,
+    ...inGroup("optimizer", {
+      max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
+      topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
+    }),
+    ...inGroup("data", {
+      groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
+      group_size: z.number().int().positive().default(1).describe("Student answers sampled per question"),
+      max_tokens: z.number().int().positive().default(256).describe("Longest student answer"),
+      temperature: z.number().positive().default(1).describe("Student sampling temperature"),
+    }),
+    ...inGroup("evaluation", {
+      eval_every: z.number().int().min(0).default(10).describe("Score the student on the held-out questions every N steps and at the end (0 = never)"),
+      eval_temperature: z.number().positive().default(1).describe("Sampling temperature of the held-out evaluation"),
+    }),
+    ...inGroup("advanced", {
+      teacher_concurrency: z.number().int().positive().default(32).describe("Teacher calls in flight at once"),
+    }),
   }),
-  ...adamFields,
-  ...inGroup("data", {
-    groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
-    group_size: z.number().int().positive().default(1).describe("Student answers sampled per question"),
-    max_tokens: z.number().int().positive().default(256).describe("Longest student answer"),
-    temperature: z.number().positive().default(1).describe("Student sampling temperature"),
-  }),
-  ...inGroup("evaluation", {
-    eval_every: z.number().int().min(0).default(10).describe("Score the student on the held-out questions every N steps and at the end (0 = never)"),
-    eval_temperature: z.number().positive().default(1).describe("Sampling temperature of the held-out evaluation"),
-  }),
-  ...inGroup("advanced", {
-    teacher_concurrency: z.number().int().positive().default(32).describe("Teacher calls in flight at once"),
-  }),
-});
+  { learning_rate: 2e-5 },
+);
 export type SdftConfig = z.output<typeof SdftConfigSchema>;
 
 /** Questions with golden answers: the training stream, the held-out set, and both views of each. */
@@ -62,20 +61,10 @@ export interface SdftTask {
   testSet(renderer: Renderer): { student: RLDataset; teacher: RLDataset } | null;
 }
 
-export interface SdftRunResult {
-  startStep: number;
-  endStep: number;
-  stoppedAt: number;
-  outcome: TrainingOutcome;
-}
+export type SdftRunResult = LoopResult;
 
 export async function main(config: SdftConfig, task: SdftTask, renderer: Renderer, options: TrainingRunOptions = {}): Promise<SdftRunResult> {
-  return withTrainingRun(config, { defaultRecipeName: "sdft", ...options }, (run) => runSdft(config, task, renderer, run), {
-    startStep: 0,
-    endStep: 0,
-    stoppedAt: 0,
-    outcome: "exit",
-  });
+  return withTrainingRun(config, { defaultRecipeName: "sdft", ...options }, (run) => runSdft(config, task, renderer, run), EXITED);
 }
 
 interface StepData {
@@ -111,7 +100,7 @@ async function sdftStep(config: SdftConfig, task: SdftTask, renderer: Renderer, 
   const lossFn = config.topk > 0 ? "cross_entropy" : "importance_sampling";
   await timer.span("train_step", async () => {
     const fb = await trainingClient.forwardBackward(items.map((d) => d.datum), lossFn);
-    const opt = await trainingClient.optimStep({ learning_rate: lr, beta1: config.adam_beta1, beta2: config.adam_beta2, eps: config.adam_eps });
+    const opt = await trainingClient.optimStep(adamParams(config, lr));
     await fb.result();
     await opt.result();
   });
@@ -127,7 +116,7 @@ function evaluators(config: SdftConfig, task: SdftTask, renderer: Renderer): { s
   };
 }
 
-async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, run: TrainingRun): Promise<SdftRunResult> {
+async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, run: TrainingContext): Promise<SdftRunResult> {
   const total = config.max_steps;
   const { trainingClient, resume, startStep } = await openTrainingClient(run, config, {
     stepOf: (record) => resumeStep(record, total, `${run.logDir}/checkpoints.jsonl`),
@@ -141,41 +130,30 @@ async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, r
   }
   const teacher = await run.serviceClient.createSamplingClient({ modelPath: teacherPath });
   const evals = config.eval_every > 0 ? evaluators(config, task, renderer) : null;
-  const checkpoints = new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log });
   const loopState = (step: number) => ({ ...positionOf(step, total), teacher_sampler_path: teacherPath });
-  if (startStep >= total) {
-    run.log.info("training was already complete; nothing to do");
-    return { startStep, endStep: total, stoppedAt: startStep, outcome: "already_complete" };
-  }
   // The demonstrated teacher's score on the held-out questions: what the student is pulled toward.
-  const teacherScore = evals !== null ? await evals.teacher.evaluate(teacher) : {};
+  const teacherScore = evals !== null && startStep < total ? await evals.teacher.evaluate(teacher) : {};
   run.log.info(`SDFT on steps ${startStep}..${total - 1} (${config.topk > 0 ? `top-${config.topk} soft targets` : "importance sampling, advantage lp_teacher − lp_student"})`);
-  for (let step = startStep; step < total; step++) {
-    if (run.control.stopRequested) {
-      await checkpoints.save(step, loopState(step));
-      run.log.info(`stopped at step ${step}; checkpoint saved`);
-      return { startStep, endStep: total, stoppedAt: step, outcome: "stopped" };
-    }
-    const timer = new StepTimer();
+  const trainOneStep = async (step: number, timer: StepTimer): Promise<Record<string, number>> => {
     const metrics: Record<string, number> = {};
     if (evals !== null && step % config.eval_every === 0) {
       Object.assign(metrics, teacherScore, await timer.span("evaluation", async () => evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())));
     }
     const lr = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, total);
     const data = await sdftStep(config, task, renderer, trainingClient, teacher, step, lr, timer);
-    Object.assign(metrics, data.metrics, { learning_rate: lr, progress: (step + 1) / total });
-    const next = step + 1;
-    if (next < total && (checkpoints.isPeriodic(next) || run.control.consumeCheckpointRequest())) {
-      await timer.span("save_checkpoint", () => checkpoints.save(next, loopState(next)));
-    } else if (next < total && checkpoints.isRolling(next)) {
-      await checkpoints.saveRolling(next, loopState(next));
-    }
-    Object.assign(metrics, timer.metrics());
-    run.metrics.logMetrics(metrics, step);
-  }
-  // The weights after the last step, scored like every other evaluation row.
-  if (evals !== null) run.metrics.logMetrics({ ...teacherScore, ...(await evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())) }, total);
-  await checkpoints.saveFinal(loopState(total));
-  run.log.info("training completed");
-  return { startStep, endStep: total, stoppedAt: total, outcome: "completed" };
+    return Object.assign(metrics, data.metrics, { learning_rate: lr, progress: (step + 1) / total });
+  };
+  return runSynchronousSteps({
+    run,
+    checkpoints: new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log }),
+    startStep,
+    endStep: total,
+    loopState,
+    step: trainOneStep,
+    // The weights after the last step, scored like every other evaluation row.
+    finalEvaluation:
+      evals !== null && finalEvaluationDue(config.eval_every, 1)
+        ? async () => ({ ...teacherScore, ...(await evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())) })
+        : null,
+  });
 }

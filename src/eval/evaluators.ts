@@ -2,6 +2,7 @@
 // (e.g. held-out NLL through forward), others need a sampler pinned to a snapshot of the weights.
 // The loops call runEvaluators just before submitting a step, so every evaluator sees the
 // weights produced by the step before it.
+import type { Decode } from "../log/transcripts/types.ts";
 import type { SamplingClient, TrainingClient } from "../tinker/clients.ts";
 
 /** Flat metric map; evaluators choose their own keys (conventionally under `test/`). */
@@ -13,14 +14,23 @@ export interface TrainingClientEvaluator {
   evaluate(trainingClient: TrainingClient): Promise<EvalMetrics>;
 }
 
+/** Where an evaluator may leave transcripts for the iteration it ran at (the RL loop passes it). */
+export interface EvalContext {
+  logPath: string;
+  iteration: number;
+  numGroupsToLog: number;
+  exportRollouts: boolean;
+  decode?: Decode;
+}
+
 /**
- * Scores a sampler. `kind` may be left out, so evaluators written against the RL layer's
- * SamplingClientEvaluator (which has no `kind`) fit here too.
+ * Scores a sampler: the one evaluator shape of the SL loop, the RL loop and `cookbook eval`.
+ * `kind` may be left out (a sampler evaluator is the default).
  */
 export interface SamplingClientEvaluator {
   readonly kind?: "sampling_client";
   readonly name?: string;
-  evaluate(samplingClient: SamplingClient): Promise<EvalMetrics>;
+  evaluate(samplingClient: SamplingClient, context?: EvalContext): Promise<EvalMetrics>;
 }
 
 export type Evaluator = TrainingClientEvaluator | SamplingClientEvaluator;

@@ -4,6 +4,7 @@
 // rerun skips what is already there. Metrics are computed from the stored records, so a resumed
 // run reports exactly what an uninterrupted one would.
 import { getTextContent } from "../renderers/content.ts";
+import { stringSeed } from "../random/seeds.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
 import type { Benchmark, EvalExample, GenerationBenchmark, NllBenchmark, NllExample, ResolvedBenchmarkConfig } from "./benchmark.ts";
@@ -62,22 +63,8 @@ export interface BenchmarkRunResult {
 }
 
 /** FNV-1a of a string: a stable per-example seed component. */
-export function hashString(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** A 31-bit seed from the run seed and an example id (splitmix-style mixing). */
-export function exampleSeed(seed: number, exampleId: string): number {
-  let h = Math.imul((seed | 0) ^ 0x9e3779b9, 0x85ebca6b) ^ hashString(exampleId);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 1;
-}
+/** A 31-bit seed from the run seed and an example id. */
+export const exampleSeed = stringSeed;
 
 function withTimeout<T>(promise: Promise<T>, seconds: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

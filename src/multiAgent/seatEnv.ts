@@ -10,7 +10,7 @@ import { emptyModelInput, modelInputLength } from "../rl/tokenSeq.ts";
 import {
   InitialObservationOverflow,
   PARSE_ERROR_MASKED_METRIC_KEY,
-  StopReason,
+  EpisodeEndReason,
   stopMetric,
   type Action,
   type ActionExtra,
@@ -50,7 +50,7 @@ export class SeatEnv<S> implements Env {
   private startedAt = 0;
   private lastPrompt: Message[] = [];
   /** Set when this seat's own turn ended the episode without a game result (mask, budget). */
-  private ownStop: { reason: StopReason; reward: number; metrics: Metrics } | null = null;
+  private ownStop: { reason: EpisodeEndReason; reward: number; metrics: Metrics } | null = null;
   private readonly now: () => number;
 
   constructor(readonly options: SeatEnvOptions<S>) {
@@ -100,13 +100,13 @@ export class SeatEnv<S> implements Env {
     const c = this.coordinator;
     const end = c.end;
     const metrics: Metrics = { turns: this.turns, moves: c.history.length, illegal_moves: this.illegalMoves };
-    if (this.ownStop !== null) return { reward: this.ownStop.reward, metrics: { ...metrics, ...this.ownStop.metrics, illegal_rate: this.ownStop.reason === StopReason.PARSE_ERROR ? 1 : 0, [stopMetric(this.ownStop.reason)]: 1 } };
+    if (this.ownStop !== null) return { reward: this.ownStop.reward, metrics: { ...metrics, ...this.ownStop.metrics, illegal_rate: this.ownStop.reason === EpisodeEndReason.PARSE_ERROR ? 1 : 0, [stopMetric(this.ownStop.reason)]: 1 } };
     if (end === null) throw new Error(`${c.game.name}: the episode of ${c.seatName(this.seat)} ended before its game did`);
     const forfeited = end.forfeitBy === this.seat;
     Object.assign(metrics, {
       illegal_rate: forfeited ? 1 : 0,
       opponent_illegal_rate: end.forfeitBy === otherSeat(this.seat) ? 1 : 0,
-      [stopMetric(forfeited ? StopReason.PARSE_ERROR : StopReason.COMPLETED)]: 1,
+      [stopMetric(forfeited ? EpisodeEndReason.PARSE_ERROR : EpisodeEndReason.COMPLETED)]: 1,
     });
     // A game abandoned by the other seat (its budget or masked turn) has no result to score.
     if (end.abandoned === true) return { reward: 0, metrics: { ...metrics, abandoned: 1 } };
@@ -127,8 +127,8 @@ export class SeatEnv<S> implements Env {
     const prompt = this.render(this.lastPrompt);
     if (this.overflows(modelInputLength(prompt))) {
       this.coordinator.abort("context_overflow");
-      const reward = terminationReward(this.options.rollout.termination_reward, StopReason.CONTEXT_OVERFLOW);
-      return new InitialObservationOverflow(reward, { [stopMetric(StopReason.CONTEXT_OVERFLOW)]: 1 }, { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` });
+      const reward = terminationReward(this.options.rollout.termination_reward, EpisodeEndReason.CONTEXT_OVERFLOW);
+      return new InitialObservationOverflow(reward, { [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 }, { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` });
     }
     return { observation: prompt, stopCondition: this.stop() };
   }
@@ -139,16 +139,16 @@ export class SeatEnv<S> implements Env {
   }
 
   /** Ends this seat's episode on a budget or masked turn; the game is abandoned for both seats. */
-  private stopOwn(reason: StopReason, reward: number, metrics: Metrics, messages: Message[]): StepResult {
+  private stopOwn(reason: EpisodeEndReason, reward: number, metrics: Metrics, messages: Message[]): StepResult {
     this.ownStop = { reason, reward, metrics };
     this.coordinator.abort(reason);
     return this.done(messages);
   }
 
-  private budgetExceeded(): StopReason | null {
+  private budgetExceeded(): EpisodeEndReason | null {
     const limits = this.options.rollout.limits;
-    if (limits.max_sampled_tokens !== null && this.sampledTokens > limits.max_sampled_tokens) return StopReason.MAX_SAMPLED_TOKENS;
-    if (limits.max_wall_seconds !== null && (this.now() - this.startedAt) / 1000 > limits.max_wall_seconds) return StopReason.ROLLOUT_TIMEOUT;
+    if (limits.max_sampled_tokens !== null && this.sampledTokens > limits.max_sampled_tokens) return EpisodeEndReason.MAX_SAMPLED_TOKENS;
+    if (limits.max_wall_seconds !== null && (this.now() - this.startedAt) / 1000 > limits.max_wall_seconds) return EpisodeEndReason.ROLLOUT_TIMEOUT;
     return null;
   }
 
@@ -174,7 +174,7 @@ export class SeatEnv<S> implements Env {
     if (error !== null) {
       this.illegalMoves += 1;
       const policy = rollout.parse_error;
-      if (policy.mode === "mask") return this.stopOwn(StopReason.PARSE_ERROR, 0, { [PARSE_ERROR_MASKED_METRIC_KEY]: 1 }, said);
+      if (policy.mode === "mask") return this.stopOwn(EpisodeEndReason.PARSE_ERROR, 0, { [PARSE_ERROR_MASKED_METRIC_KEY]: 1 }, said);
       const retry = policy.mode === "feedback" && this.illegalMoves <= policy.max_retries && this.turns < rollout.limits.max_turns;
       if (!retry) {
         c.forfeit(this.seat, text, error);
@@ -185,7 +185,7 @@ export class SeatEnv<S> implements Env {
     }
     await this.untilMyTurn();
     if (c.done) return this.done(c.conversation(this.seat));
-    if (this.turns >= rollout.limits.max_turns) return this.stopOwn(StopReason.MAX_TURNS, terminationReward(rollout.termination_reward, StopReason.MAX_TURNS), {}, c.conversation(this.seat));
+    if (this.turns >= rollout.limits.max_turns) return this.stopOwn(EpisodeEndReason.MAX_TURNS, terminationReward(rollout.termination_reward, EpisodeEndReason.MAX_TURNS), {}, c.conversation(this.seat));
     return this.next(0, {}, said);
   }
 
@@ -194,7 +194,7 @@ export class SeatEnv<S> implements Env {
     const messages = this.coordinator.conversation(this.seat);
     const nextObservation = this.render(messages);
     if (this.overflows(modelInputLength(nextObservation))) {
-      return this.stopOwn(StopReason.CONTEXT_OVERFLOW, terminationReward(this.options.rollout.termination_reward, StopReason.CONTEXT_OVERFLOW), {}, messages);
+      return this.stopOwn(EpisodeEndReason.CONTEXT_OVERFLOW, terminationReward(this.options.rollout.termination_reward, EpisodeEndReason.CONTEXT_OVERFLOW), {}, messages);
     }
     this.lastPrompt = messages;
     // The transcript shows what this turn saw and said; the next prompt belongs to the next turn.

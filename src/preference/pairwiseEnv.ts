@@ -4,7 +4,7 @@
 import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
 import { emptyModelInput } from "../rl/tokenSeq.ts";
-import { EnvGroupBuilder, StopReason, stopMetric, type Action, type ActionExtra, type Env, type GroupReward, type InitialObservation, type RLDataset, type StepResult, type Trajectory } from "../rl/types.ts";
+import { EnvGroupBuilder, EpisodeEndReason, stopMetric, type Action, type ActionExtra, type Env, type GroupReward, type InitialObservation, type RLDataset, type StepResult, type Trajectory } from "../rl/types.ts";
 import type { PreferenceModel } from "./preferenceModel.ts";
 
 export const TOURNAMENT_PATTERNS = ["all_pairs_both_ways", "all_pairs_one_way"] as const;
@@ -52,7 +52,7 @@ export class PreferenceEnv implements Env {
       episodeDone: true,
       nextObservation: emptyModelInput(),
       nextStopCondition: this.renderer.getStopSequences(),
-      metrics: { [stopMetric(extra.stopReason === "length" ? StopReason.MAX_TOKENS : StopReason.COMPLETED)]: 1 },
+      metrics: { [stopMetric(extra.stopReason === "length" ? EpisodeEndReason.MAX_TOKENS : EpisodeEndReason.COMPLETED)]: 1 },
       messages: [...this.convoPrefix, { ...message, role: "assistant" }],
     };
   }

@@ -19,7 +19,7 @@ import { createServiceClient } from "../service.ts";
 import { SupervisedConfigSchema } from "../supervised/config.ts";
 import { main as supervisedMain } from "../supervised/train.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
-import { adapterFields, checkpointFields, overrideDefaults, runFields, type CheckpointPolicy } from "../training/config.ts";
+import { adamFields, adapterFields, checkpointFields, overrideDefaults, runFields, type AdamConfig, type CheckpointPolicy } from "../training/config.ts";
 import type { Renderer } from "../renderers/base.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
@@ -37,6 +37,7 @@ export const pipelineFields = {
   ...runFields,
   ...adapterFields,
   ...checkpointFields,
+  ...adamFields,
   ...comparisonSourceFields,
   ...inGroup("evaluation", { eval_every: z.number().int().min(0).default(5).describe("Evaluate every N steps in each stage") }),
 };
@@ -95,14 +96,17 @@ export interface PipelineContext {
     base_url: string | null;
     behavior_if_log_dir_exists: LogDirBehavior;
     eval_every: number;
-  } & CheckpointPolicy;
+  } & CheckpointPolicy &
+    AdamConfig;
   /** The launching command, recorded by each stage under the stage's own recipe name. */
   runArgs: { argv: readonly string[]; commandLine: string };
   log: (line: string) => void;
 }
 
 export async function openPipeline(
-  config: { model_name: string; renderer_name: string | null; base_url: string | null; lora_rank: number; seed: number; eval_every: number; behavior_if_log_dir_exists: string } & CheckpointPolicy & ComparisonSourceConfig,
+  config: { model_name: string; renderer_name: string | null; base_url: string | null; lora_rank: number; seed: number; eval_every: number; behavior_if_log_dir_exists: string } & CheckpointPolicy &
+    AdamConfig &
+    ComparisonSourceConfig,
   context: RecipeContext | undefined,
   log: (line: string) => void,
   options: { standalone?: boolean } = {},
@@ -135,6 +139,9 @@ export async function openPipeline(
       ttl_seconds: config.ttl_seconds,
       rolling_save_every: config.rolling_save_every,
       rolling_ttl_seconds: config.rolling_ttl_seconds,
+      adam_beta1: config.adam_beta1,
+      adam_beta2: config.adam_beta2,
+      adam_eps: config.adam_eps,
     },
     runArgs: { argv: context?.argv ?? process.argv.slice(2), commandLine: context?.commandLine ?? process.argv.join(" ") },
     log,

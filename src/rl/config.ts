@@ -5,7 +5,7 @@ import { z } from "zod";
 import { ConfigError } from "../config/errors.ts";
 import { inGroup } from "../config/groups.ts";
 import { benchmarkEvalFields } from "../eval/inline.ts";
-import { adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { trainingLoopFields } from "../training/config.ts";
 
 export const KLReferenceConfigSchema = z.object({
   base_model: z.string().describe("model whose logprobs the KL penalty pulls toward"),
@@ -27,11 +27,9 @@ export const RLLossFnSchema = z.enum(["importance_sampling", "ppo", "cispo", "dr
 export const RolloutErrorToleranceSchema = z.union([z.boolean(), z.object({ max_retries: z.number().int().min(0) })]);
 
 export const RLConfigSchema = z.object({
-  ...runFields,
-  ...adapterFields,
-  ...checkpointFields,
+  // RL keeps the learning rate constant (the cookbook's RL loop has no schedule).
+  ...trainingLoopFields,
   ...inGroup("optimizer", {
-    learning_rate: z.number().positive().describe("Adam learning rate (constant)"),
     max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many iterations (default: the whole dataset)"),
     loss_fn: RLLossFnSchema.default("importance_sampling").describe("Server-side policy-gradient loss"),
     loss_fn_config: z.record(z.string(), z.number()).nullable().default(null).describe("Loss parameters, e.g. clip thresholds"),

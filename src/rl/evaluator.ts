@@ -1,28 +1,18 @@
 // RL test-set evaluation: roll out every group of a held-out dataset with the current sampler
 // and report its trajectory metrics under a `test/` prefix (docs/cookbook-parity.md#rl-metric-names, evaluation).
 import { join } from "node:path";
-import { mixSeed, TinkerTokenCompleter } from "../completers.ts";
+import { TinkerTokenCompleter } from "../completers.ts";
+import { mixSeed } from "../random/seeds.ts";
 import { iterationDir, writeRolloutSummaries } from "../log/transcripts/rolloutSummaries.ts";
 import { writeRolloutHtml } from "../log/transcripts/html.ts";
 import type { Decode } from "../log/transcripts/types.ts";
+import type { EvalContext, SamplingClientEvaluator } from "../eval/evaluators.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { RolloutErrorCounter, RolloutGroupError, doGroupRollout, toRolloutError, type RolloutStrategy } from "./rollouts.ts";
 import { computeTrajectoryMetrics } from "./trajectoryMetrics.ts";
 import type { EnvGroupBuilder, Metrics, RLDataset, TrajectoryGroup } from "./types.ts";
 
-/** Where an evaluator may leave transcripts for the iteration it ran at. */
-export interface EvalContext {
-  logPath: string;
-  iteration: number;
-  numGroupsToLog: number;
-  exportRollouts: boolean;
-  decode?: Decode;
-}
-
-export interface SamplingClientEvaluator {
-  readonly name?: string;
-  evaluate(samplingClient: SamplingClient, context?: EvalContext): Promise<Metrics>;
-}
+export type { EvalContext, SamplingClientEvaluator } from "../eval/evaluators.ts";
 
 export function datasetToEnvGroupBuilders(dataset: RLDataset): EnvGroupBuilder[] {
   const out: EnvGroupBuilder[] = [];

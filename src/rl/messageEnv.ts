@@ -6,7 +6,7 @@ import type { Message, RLRenderer } from "../renderers/policyRenderer.ts";
 import { emptyModelInput, modelInputLength } from "./tokenSeq.ts";
 import {
   InitialObservationOverflow,
-  StopReason,
+  EpisodeEndReason,
   stopMetric,
   type Action,
   type ActionExtra,
@@ -79,7 +79,7 @@ export class EnvFromMessageEnv implements Env {
     if (this.exceedsContext(length)) {
       return new InitialObservationOverflow(
         this.contextOverflowReward,
-        { max_tokens_reached: 1, [stopMetric(StopReason.MAX_TOKENS)]: 1 },
+        { max_tokens_reached: 1, [stopMetric(EpisodeEndReason.MAX_TOKENS)]: 1 },
         {
           initial_observation_overflow: `initial observation (${length} tokens) + max_generation_tokens (${this.maxGenerationTokens ?? 0}) exceeds max_trajectory_tokens (${this.maxTrajectoryTokens})`,
         },
@@ -100,13 +100,13 @@ export class EnvFromMessageEnv implements Env {
       // episode ends here; earlier turns keep their training signal.
       // The cut-off text still goes to the transcript, so a reader sees what ran long.
       const { message } = this.renderer.parseResponse(action);
-      return this.end(this.contextOverflowReward, { max_tokens_reached: 1, [stopMetric(StopReason.MAX_TOKENS)]: 1 }, {}, [...this.lastMessages, message]);
+      return this.end(this.contextOverflowReward, { max_tokens_reached: 1, [stopMetric(EpisodeEndReason.MAX_TOKENS)]: 1 }, {}, [...this.lastMessages, message]);
     }
     const { message, termination } = this.renderer.parseResponse(action);
     const shown = [...this.lastMessages, message];
     if (termination === "malformed") {
       const metrics: Metrics = { parse_error: 1 };
-      if (this.terminateOnParseError) metrics[stopMetric(StopReason.PARSE_ERROR)] = 1;
+      if (this.terminateOnParseError) metrics[stopMetric(EpisodeEndReason.PARSE_ERROR)] = 1;
       return {
         reward: this.failedParseReward,
         episodeDone: this.terminateOnParseError,
@@ -123,7 +123,7 @@ export class EnvFromMessageEnv implements Env {
     if (!result.episodeDone && this.exceedsContext(modelInputLength(nextObservation))) {
       return this.end(
         this.contextOverflowReward,
-        { ...(result.metrics ?? {}), context_overflow: 1, [stopMetric(StopReason.CONTEXT_OVERFLOW)]: 1 },
+        { ...(result.metrics ?? {}), context_overflow: 1, [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 },
         result.logs ?? {},
         shown,
       );

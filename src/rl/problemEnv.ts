@@ -2,7 +2,7 @@
 import type { StopCondition } from "../completers.ts";
 import { messageText, type Message, type RLRenderer } from "../renderers/policyRenderer.ts";
 import { emptyModelInput } from "./tokenSeq.ts";
-import { EnvGroupBuilder, StopReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type StepResult } from "./types.ts";
+import { EnvGroupBuilder, EpisodeEndReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type StepResult } from "./types.ts";
 
 export interface ProblemEnvOptions {
   convoPrefix?: Message[];
@@ -59,7 +59,7 @@ export abstract class ProblemEnv implements Env {
       nextObservation: emptyModelInput(),
       nextStopCondition: this.stopCondition,
       // One-hot stop reason, so transcripts and `env/all/stop/*` say whether answers were cut off.
-      metrics: { format, correct, [stopMetric(extra.stopReason === "length" ? StopReason.MAX_TOKENS : StopReason.COMPLETED)]: 1 },
+      metrics: { format, correct, [stopMetric(extra.stopReason === "length" ? EpisodeEndReason.MAX_TOKENS : EpisodeEndReason.COMPLETED)]: 1 },
       logs: { reference_answer: this.getReferenceAnswer(), format_valid: format === 1, correct: correct === 1, format_coef: this.formatCoef },
       messages: [...this.conversation(), { ...message, role: message.role || "assistant" }],
     };

@@ -5,9 +5,10 @@
 import { benchmarkEvaluatorsFromConfig } from "../eval/inline.ts";
 import type { Decode } from "../log/transcripts/types.ts";
 import { resolveRendererName } from "../modelInfo.ts";
+import { EXITED, finalEvaluationDue, StepCadence, type LoopResult } from "../training/cadence.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
 import { openTrainingClient } from "../training/open.ts";
-import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { resolveRLConfig, type RLConfig } from "./config.ts";
 import { RLTestSetEvaluator, type SamplingClientEvaluator } from "./evaluator.ts";
 import { StepTimer } from "../log/timing.ts";
@@ -26,22 +27,9 @@ export interface RLMainOptions extends TrainingRunOptions {
   decode?: Decode;
   /** Per-token advantage shaping applied to every minibatch in every mode (on-policy distillation). */
   advantageHook?: AdvantageHook;
-  /**
-   * Also run the evaluators on the final weights and log them at step endBatch (the loop's own
-   * evaluations run before a step trains, so the last trained weights are otherwise never scored).
-   */
-  evalAtEnd?: boolean;
 }
 
-export interface RLRunResult {
-  startBatch: number;
-  endBatch: number;
-  /** The first iteration not trained (endBatch unless stopped by SIGINT, or async mode ran out of fresh groups). */
-  stoppedAt: number;
-  stoppedBySignal: boolean;
-  /** "exit" when the user chose exit at the log-dir prompt; nothing ran. */
-  outcome: TrainingOutcome;
-}
+export type RLRunResult = LoopResult;
 
 /**
  * Runs RL training on an already parsed config (a recipe's config, which extends the loop's, is
@@ -53,11 +41,11 @@ export async function main(config: RLConfig, datasetBuilder: RLDatasetBuilder, o
     config,
     { defaultRecipeName: "rl", ...options },
     (run) => runRL(resolved, datasetBuilder, run, options),
-    { startBatch: 0, endBatch: 0, stoppedAt: 0, stoppedBySignal: false, outcome: "exit" },
+    EXITED,
   );
 }
 
-async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, run: TrainingRun, options: RLMainOptions): Promise<RLRunResult> {
+async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, run: TrainingContext, options: RLMainOptions): Promise<RLRunResult> {
   const { train: dataset, test } = await datasetBuilder.build();
   const { trainingClient, startStep: startBatch } = await openTrainingClient(run, config, {
     rendererName: resolveRendererName(config.model_name, config.renderer_name),
@@ -80,6 +68,7 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
           ...(reference.load_checkpoint_path !== null ? { modelPath: reference.load_checkpoint_path } : {}),
         })
       : null;
+  const checkpoints = new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log });
   const ctx: Ctx = {
     config,
     logPath: run.logDir,
@@ -93,19 +82,20 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
     strategy,
     klReference,
     advantageHook: options.advantageHook ?? null,
-    checkpoints: new CheckpointManager(trainingClient, config, { logDir: run.logDir, restClient: run.serviceClient.createRestClient(), log: run.log }),
-    control: run.control,
+    checkpoints,
+    cadence: new StepCadence(checkpoints, run.control, endBatch),
     decode: options.decode,
     startBatch,
     endBatch,
   };
   if (startBatch >= endBatch) {
     run.log.info("training was already complete; nothing to do");
-    return { startBatch, endBatch, stoppedAt: startBatch, stoppedBySignal: false, outcome: "already_complete" };
+    return { startStep: startBatch, endStep: endBatch, stoppedAt: startBatch, outcome: "already_complete" };
   }
   const mode = config.async_config !== null ? doAsyncTraining : config.stream_minibatch_config !== null ? doSyncStreamingTraining : doSyncTraining;
   const { stoppedAt, bySignal: stoppedBySignal } = await mode(ctx);
-  if (!stoppedBySignal && options.evalAtEnd === true && ctx.evaluators.length > 0 && config.eval_every > 0) {
+  // The weights after the last step, scored like every other evaluation row.
+  if (!stoppedBySignal && finalEvaluationDue(config.eval_every, ctx.evaluators.length)) {
     const timer = new StepTimer();
     const sampler = await ctx.trainingClient.saveWeightsAndGetSamplingClient();
     const metrics = await timer.span("run_evals", () => runEvaluations(ctx, sampler, stoppedAt));
@@ -115,5 +105,5 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
     await ctx.checkpoints.saveFinal({ batch: stoppedAt });
     run.log.info("training completed");
   }
-  return { startBatch, endBatch, stoppedAt, stoppedBySignal, outcome: stoppedBySignal ? "stopped" : "completed" };
+  return { startStep: startBatch, endStep: endBatch, stoppedAt, outcome: stoppedBySignal ? "stopped" : "completed" };
 }

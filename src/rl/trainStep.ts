@@ -7,11 +7,6 @@ import { incorporateKlPenalty } from "./metrics.ts";
 import { computeTrajectoryMetrics } from "./trajectoryMetrics.ts";
 import type { TrajectoryGroup } from "./types.ts";
 
-/** RL keeps Adam's betas fixed and the learning rate constant. */
-export function rlAdamParams(learningRate: number): AdamParams {
-  return { learning_rate: learningRate, beta1: 0.9, beta2: 0.95, eps: 1e-8 };
-}
-
 /** `n` contiguous slices whose sizes differ by at most one (the first ones are larger). */
 export function splitList<T>(items: readonly T[], n: number): T[][] {
   if (n <= 0) throw new Error(`splitList: cannot split into ${n} parts`);
@@ -36,7 +31,8 @@ export function trainingLogprobsFromOutput(output: ForwardBackwardOutput): numbe
 }
 
 export interface TrainStepOptions {
-  learningRate: number;
+  /** Every substep's optim_step (RL keeps the learning rate constant). */
+  adam: AdamParams;
   numSubsteps: number;
   lossFn: LossFnName;
   lossFnConfig?: Record<string, number> | null;
@@ -56,7 +52,7 @@ export async function trainStep(
 ): Promise<number[][]> {
   const batches = splitList(dataD, Math.min(options.numSubsteps, dataD.length)).filter((b) => b.length > 0);
   if (batches.length === 0) return [];
-  const adam = rlAdamParams(options.learningRate);
+  const adam = options.adam;
   const config = options.lossFnConfig ?? undefined;
   const enqueue = async (batch: readonly Datum[]) => {
     const fb = await trainingClient.forwardBackward(batch.map(removeMask), options.lossFn, config);

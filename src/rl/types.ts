@@ -13,7 +13,7 @@ export type Metrics = Record<string, number>;
 export type Logs = Record<string, string | number | boolean>;
 
 /** Why a trajectory ended; recorded as a one-hot `stop/<reason>` metric on its last transition. */
-export const StopReason = {
+export const EpisodeEndReason = {
   COMPLETED: "completed",
   TOOL_STOPPED: "tool_stopped",
   MAX_TURNS: "max_turns",
@@ -24,13 +24,13 @@ export const StopReason = {
   PARSE_ERROR: "parse_error",
   ROLLOUT_TIMEOUT: "rollout_timeout",
 } as const;
-export type StopReason = (typeof StopReason)[keyof typeof StopReason];
+export type EpisodeEndReason = (typeof EpisodeEndReason)[keyof typeof EpisodeEndReason];
 
 export const STOP_METRIC_PREFIX = "stop/";
 /** A transition carrying this metric (value ≥ 1) trains nothing: mask 0, advantage 0. */
 export const PARSE_ERROR_MASKED_METRIC_KEY = "parse_error_masked";
 
-export function stopMetric(reason: StopReason): string {
+export function stopMetric(reason: EpisodeEndReason): string {
   return `${STOP_METRIC_PREFIX}${reason}`;
 }
 

@@ -2,21 +2,13 @@
 // made of the training core's shared field groups plus what only this loop has. Keys are
 // snake_case so `key=value` command lines match the Python cookbook's.
 import { z } from "zod";
-import { LrScheduleSchema } from "../config/common.ts";
 import { benchmarkEvalFields } from "../eval/inline.ts";
 import { inGroup } from "../config/groups.ts";
-import { adamFields, adapterFields, checkpointFields, runFields } from "../training/config.ts";
+import { epochLoopFields, trainingLoopFields } from "../training/config.ts";
 
 export const SupervisedConfigSchema = z.object({
-  ...runFields,
-  ...adapterFields,
-  ...checkpointFields,
-  ...inGroup("optimizer", {
-    learning_rate: z.number().positive().default(1e-4).describe("Peak Adam learning rate"),
-    lr_schedule: LrScheduleSchema.default("linear").describe("linear: 1−t; cosine: ½(1+cos πt); constant: 1 (t = step / total steps)"),
-    num_epochs: z.number().int().positive().default(1).describe("Passes over the training data"),
-    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
-  }),
+  ...trainingLoopFields,
+  ...epochLoopFields,
   ...inGroup("evaluation", {
     eval_every: z.number().int().min(0).default(10).describe("Run the evaluators (test/nll) every N steps, before the step (0 = never)"),
     infrequent_eval_every: z.number().int().min(0).default(100).describe("Run the infrequent evaluators every N steps (0 = never)"),
@@ -26,7 +18,6 @@ export const SupervisedConfigSchema = z.object({
     save_every_tokens: z.number().int().min(0).default(0).describe("Also checkpoint after this many trained tokens since the last save (0 = off)"),
     save_every_seconds: z.number().min(0).default(0).describe("Also checkpoint after this many seconds since the last save (0 = off)"),
   }),
-  ...adamFields,
   ...inGroup("advanced", {
     async_periodic_saves: z.boolean().default(false).describe("Do not wait for periodic saves before logging the step"),
     submit_ahead: z.number().int().min(0).default(1).describe("Batches submitted before the oldest one's results are awaited (0 = no pipelining)"),

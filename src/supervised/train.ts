@@ -7,7 +7,6 @@
 // next step is queued, and record the *next* (epoch, batch) to train: a resumed run continues
 // exactly there, with no batch trained twice and none skipped. (The Python loop records the batch
 // it just trained and saves after the next one was already queued; see docs/cookbook-parity.md#known-cookbook-bugs.)
-import { performance } from "node:perf_hooks";
 import { colorizeExample, exampleSegments } from "../display.ts";
 import { buildEvaluators, runEvaluators, type EvalMetrics, type Evaluator, type EvaluatorBuilder } from "../eval/evaluators.ts";
 import { benchmarkEvaluatorsFromConfig } from "../eval/inline.ts";
@@ -20,10 +19,12 @@ import { modelInputLength } from "../tinker/modelInput.ts";
 import type { Datum, ForwardBackwardOutput, OptimStepResponse, TensorData } from "../tinker/types.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
 import type { Tokenizer } from "../tokenizers/types.ts";
+import { EXITED, epochSeed, finalEvaluationDue, StepCadence, type LoopResult } from "../training/cadence.ts";
 import { CheckpointManager, type PendingSave, type SavedPaths } from "../training/checkpoints.ts";
+import { adamParams } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
-import { withTrainingRun, type TrainingOutcome, type TrainingRun, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingOutcome, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { computeBpb, computeMeanNll } from "./common.ts";
 import type { SupervisedConfig } from "./config.ts";
 import { NLLEvaluator } from "./nllEvaluator.ts";
@@ -40,13 +41,7 @@ export interface SupervisedMainOptions extends TrainingRunOptions {
   tokenizer?: Tokenizer | null;
 }
 
-export interface SupervisedRunResult {
-  startStep: number;
-  endStep: number;
-  /** The first step not trained. */
-  stoppedAt: number;
-  outcome: TrainingOutcome;
-}
+export type SupervisedRunResult = LoopResult;
 
 interface SubmittedBatch {
   position: LoopPosition;
@@ -60,7 +55,7 @@ interface SubmittedBatch {
 
 interface Loop {
   config: SupervisedConfig;
-  run: TrainingRun;
+  run: TrainingContext;
   trainingClient: TrainingClient;
   checkpoints: CheckpointManager;
   dataset: SupervisedDataset;
@@ -87,11 +82,11 @@ export async function main(
     config,
     { defaultRecipeName: "supervised", ...options },
     (run) => runSupervised(config, datasetBuilder, run, options),
-    { startStep: 0, endStep: 0, stoppedAt: 0, outcome: "exit" },
+    EXITED,
   );
 }
 
-async function loadTokenizer(config: SupervisedConfig, options: SupervisedMainOptions, run: TrainingRun): Promise<Tokenizer | null> {
+async function loadTokenizer(config: SupervisedConfig, options: SupervisedMainOptions, run: TrainingContext): Promise<Tokenizer | null> {
   if (options.tokenizer !== undefined) return options.tokenizer;
   try {
     return await getTokenizer(config.model_name);
@@ -108,7 +103,7 @@ function positionState(position: LoopPosition, elapsedTokens: number): Record<st
 async function runSupervised(
   config: SupervisedConfig,
   datasetBuilder: SupervisedDatasetBuilder,
-  run: TrainingRun,
+  run: TrainingContext,
   options: SupervisedMainOptions,
 ): Promise<SupervisedRunResult> {
   // Data problems surface before a model is loaded.
@@ -159,7 +154,7 @@ async function runSupervised(
     return { startStep, endStep, stoppedAt, outcome: "stopped" };
   }
   // The weights after the last step, scored like every other eval row.
-  if (config.eval_every > 0 && evaluators.length > 0) {
+  if (finalEvaluationDue(config.eval_every, evaluators.length)) {
     const timer = new StepTimer();
     const metrics = await timer.span("evals", () => runEvaluators(evaluators, trainingClient));
     run.metrics.logMetrics({ ...metrics, ...timer.metrics() }, endStep);
@@ -171,10 +166,8 @@ async function runSupervised(
 
 async function trainLoop(loop: Loop, startStep: number): Promise<{ stoppedAt: number; stopped: boolean }> {
   const { config, dataset, nBatches, endStep, checkpoints } = loop;
-  const control = loop.run.control;
+  const cadence = new StepCadence(checkpoints, loop.run.control, endStep, config, loop.elapsedTokens);
   const pending: SubmittedBatch[] = [];
-  let tokensAtLastSave = loop.elapsedTokens;
-  let timeAtLastSave = performance.now();
   let step = startStep;
   let stopped = false;
   let epochSet = -1;
@@ -182,36 +175,23 @@ async function trainLoop(loop: Loop, startStep: number): Promise<{ stoppedAt: nu
   let last: SubmittedBatch | undefined;
   for (; step < endStep; step++) {
     // A checkpoint after the most recent step must be queued before anything else changes the weights.
-    if (last !== undefined && last.save === null) {
-      const requested = control.consumeCheckpointRequest();
-      const periodic =
-        checkpoints.isPeriodic(step) ||
-        (config.save_every_tokens > 0 && loop.elapsedTokens - tokensAtLastSave >= config.save_every_tokens) ||
-        (config.save_every_seconds > 0 && (performance.now() - timeAtLastSave) / 1000 >= config.save_every_seconds);
-      const state = positionState(positionOf(step, nBatches), loop.elapsedTokens);
-      let save: PendingSave | null = null;
-      if (periodic || requested || control.stopRequested) {
-        save = await checkpoints.enqueue(step, state);
-        tokensAtLastSave = loop.elapsedTokens;
-        timeAtLastSave = performance.now();
-        if (requested) loop.run.log.info(`checkpoint requested: saving after step ${step - 1}`);
-      } else if (checkpoints.isRolling(step)) {
-        save = await checkpoints.enqueue(step, state, { rolling: true });
-      }
-      if (save !== null) {
-        last.save = save;
-        // A finished step's row is already logged, so its checkpoint is recorded right away.
-        if (!pending.includes(last)) await recordSave(loop, save);
-      }
+    const boundary = last !== undefined ? cadence.decide(step, loop.elapsedTokens) : null;
+    if (last !== undefined && boundary !== null && boundary.save !== null) {
+      if (boundary.save === "full") cadence.savedAt(loop.elapsedTokens);
+      const save = await checkpoints.enqueue(step, positionState(positionOf(step, nBatches), loop.elapsedTokens), { rolling: boundary.save === "rolling" });
+      if (boundary.reason === "requested") loop.run.log.info(`checkpoint requested: saving after step ${step - 1}`);
+      last.save = save;
+      // A finished step's row is already logged, so its checkpoint is recorded right away.
+      if (!pending.includes(last)) await recordSave(loop, save);
     }
-    if (control.stopRequested) {
+    if (boundary?.stop ?? cadence.stopRequested) {
       stopped = true;
       break;
     }
     const position = positionOf(step, nBatches);
     if (position.epoch !== epochSet) {
       loop.run.log.info(`starting epoch ${position.epoch}`);
-      dataset.setEpoch(position.epoch);
+      dataset.setEpoch(epochSeed(config.seed, position.epoch));
       epochSet = position.epoch;
     }
     const submitted = await submitBatch(loop, position);
@@ -246,12 +226,7 @@ async function submitBatch(loop: Loop, position: LoopPosition): Promise<Submitte
   }
   // Both requests are queued before either is awaited.
   const fwdBwd = await trainingClient.forwardBackward(data, "cross_entropy");
-  const optim = await trainingClient.optimStep({
-    learning_rate: learningRate,
-    beta1: config.adam_beta1,
-    beta2: config.adam_beta2,
-    eps: config.adam_eps,
-  });
+  const optim = await trainingClient.optimStep(adamParams(config, learningRate));
   return { position, data, fwdBwd, optim, metrics, timer, save: null };
 }
 

@@ -10,7 +10,7 @@ import { emptyModelInput, modelInputLength } from "../rl/tokenSeq.ts";
 import {
   InitialObservationOverflow,
   PARSE_ERROR_MASKED_METRIC_KEY,
-  StopReason,
+  EpisodeEndReason,
   stopMetric,
   type Action,
   type ActionExtra,
@@ -83,7 +83,7 @@ export class AgentToolEnv implements Env {
     const prompt = this.options.renderer.buildGenerationPrompt(this.messages);
     if (this.overflows(modelInputLength(prompt))) {
       const reward = this.options.rollout.termination_reward.context_overflow;
-      return new InitialObservationOverflow(reward, { [stopMetric(StopReason.CONTEXT_OVERFLOW)]: 1 }, { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` });
+      return new InitialObservationOverflow(reward, { [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 }, { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` });
     }
     return { observation: prompt, stopCondition: this.stop() };
   }
@@ -98,7 +98,7 @@ export class AgentToolEnv implements Env {
     };
   }
 
-  private end(reason: StopReason, reward: number, metrics: Metrics = {}): StepResult {
+  private end(reason: EpisodeEndReason, reward: number, metrics: Metrics = {}): StepResult {
     return {
       reward,
       episodeDone: true,
@@ -110,13 +110,13 @@ export class AgentToolEnv implements Env {
     };
   }
 
-  private endOnBudget(reason: StopReason, metrics: Metrics = {}): StepResult {
+  private endOnBudget(reason: EpisodeEndReason, metrics: Metrics = {}): StepResult {
     return this.end(reason, terminationReward(this.options.rollout.termination_reward, reason), metrics);
   }
 
   private continueWith(reward: number, metrics: Metrics = {}): StepResult {
     const nextObservation = this.options.renderer.buildGenerationPrompt(this.messages);
-    if (this.overflows(modelInputLength(nextObservation))) return this.endOnBudget(StopReason.CONTEXT_OVERFLOW, metrics);
+    if (this.overflows(modelInputLength(nextObservation))) return this.endOnBudget(EpisodeEndReason.CONTEXT_OVERFLOW, metrics);
     return { reward, episodeDone: false, nextObservation, nextStopCondition: this.stop(), metrics, logs: {}, messages: [...this.messages] };
   }
 
@@ -134,12 +134,12 @@ export class AgentToolEnv implements Env {
     const parsed = this.parse(action);
     this.messages.push(parsed.message);
 
-    if (extra.stopReason === "length") return this.endOnBudget(StopReason.MAX_TOKENS, { max_tokens_reached: 1 });
+    if (extra.stopReason === "length") return this.endOnBudget(EpisodeEndReason.MAX_TOKENS, { max_tokens_reached: 1 });
     if (this.limits.max_sampled_tokens !== null && this.sampledTokens > this.limits.max_sampled_tokens) {
-      return this.endOnBudget(StopReason.MAX_SAMPLED_TOKENS);
+      return this.endOnBudget(EpisodeEndReason.MAX_SAMPLED_TOKENS);
     }
     if (this.limits.max_wall_seconds !== null && (this.now() - this.startedAt) / 1000 > this.limits.max_wall_seconds) {
-      return this.endOnBudget(StopReason.ROLLOUT_TIMEOUT);
+      return this.endOnBudget(EpisodeEndReason.ROLLOUT_TIMEOUT);
     }
 
     const unparsed = parsed.message.unparsed_tool_calls ?? [];
@@ -151,12 +151,12 @@ export class AgentToolEnv implements Env {
     const calls = parsed.message.tool_calls ?? [];
     if (calls.length === 0) {
       const grade = await this.options.grade(parsed.message, this.messages);
-      return this.end(StopReason.COMPLETED, grade.reward, grade.metrics ?? {});
+      return this.end(EpisodeEndReason.COMPLETED, grade.reward, grade.metrics ?? {});
     }
 
     const metrics: Metrics = {};
     if (this.limits.max_tool_calls !== null && this.toolCalls + calls.length > this.limits.max_tool_calls) {
-      return this.endOnBudget(StopReason.MAX_TOOL_CALLS);
+      return this.endOnBudget(EpisodeEndReason.MAX_TOOL_CALLS);
     }
     let stopEpisode = false;
     for (const call of calls) {
@@ -167,8 +167,8 @@ export class AgentToolEnv implements Env {
       this.messages.push(this.format.toolResultMessage(call, result.content));
       if (result.stopEpisode) stopEpisode = true;
     }
-    if (stopEpisode) return this.end(StopReason.TOOL_STOPPED, 0, metrics);
-    if (this.turns >= this.limits.max_turns) return this.endOnBudget(StopReason.MAX_TURNS, metrics);
+    if (stopEpisode) return this.end(EpisodeEndReason.TOOL_STOPPED, 0, metrics);
+    if (this.turns >= this.limits.max_turns) return this.endOnBudget(EpisodeEndReason.MAX_TURNS, metrics);
     return this.continueWith(0, metrics);
   }
 
@@ -189,9 +189,9 @@ export class AgentToolEnv implements Env {
 
   private onParseError(error: string): StepResult {
     const policy = this.options.rollout.parse_error;
-    if (policy.mode === "mask") return this.end(StopReason.PARSE_ERROR, 0, { [PARSE_ERROR_MASKED_METRIC_KEY]: 1 });
+    if (policy.mode === "mask") return this.end(EpisodeEndReason.PARSE_ERROR, 0, { [PARSE_ERROR_MASKED_METRIC_KEY]: 1 });
     const retriesLeft = policy.mode === "feedback" && this.parseErrors <= policy.max_retries && this.turns < this.limits.max_turns;
-    if (!retriesLeft) return this.end(StopReason.PARSE_ERROR, policy.reward);
+    if (!retriesLeft) return this.end(EpisodeEndReason.PARSE_ERROR, policy.reward);
     this.messages.push({ role: "user", content: `Your last message could not be parsed: ${error}. Try again.` });
     return this.continueWith(policy.reward);
   }

@@ -3,7 +3,7 @@
 // seconds an episode may use; what a response that does not parse does; and what reward an episode
 // gets when a budget, rather than a final answer, ends it.
 import { z } from "zod";
-import { StopReason } from "../rl/types.ts";
+import { EpisodeEndReason } from "../rl/types.ts";
 
 export const RolloutLimitsSchema = z.object({
   max_turns: z.number().int().positive().describe("Policy turns per episode"),
@@ -77,18 +77,18 @@ export const ROLLOUT_PRESETS = { simple: simpleRolloutConfig, agentic: agenticRo
 export type RolloutPresetName = keyof typeof ROLLOUT_PRESETS;
 
 /** The termination reward for a stop reason that is a budget (0 for completed and the like). */
-export function terminationReward(policy: TerminationRewardPolicy, reason: StopReason): number {
+export function terminationReward(policy: TerminationRewardPolicy, reason: EpisodeEndReason): number {
   switch (reason) {
-    case StopReason.MAX_TURNS:
+    case EpisodeEndReason.MAX_TURNS:
       return policy.max_turns;
-    case StopReason.MAX_TOKENS:
-    case StopReason.MAX_SAMPLED_TOKENS:
+    case EpisodeEndReason.MAX_TOKENS:
+    case EpisodeEndReason.MAX_SAMPLED_TOKENS:
       return policy.max_tokens;
-    case StopReason.CONTEXT_OVERFLOW:
+    case EpisodeEndReason.CONTEXT_OVERFLOW:
       return policy.context_overflow;
-    case StopReason.MAX_TOOL_CALLS:
+    case EpisodeEndReason.MAX_TOOL_CALLS:
       return policy.max_tool_calls;
-    case StopReason.ROLLOUT_TIMEOUT:
+    case EpisodeEndReason.ROLLOUT_TIMEOUT:
       return policy.rollout_timeout;
     default:
       return 0;

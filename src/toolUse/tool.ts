@@ -8,7 +8,7 @@ export interface ToolResult {
   /** Text shown to the model as the tool message. */
   content: string;
   isError: boolean;
-  /** Ends the episode after this call (StopReason tool_stopped). */
+  /** Ends the episode after this call (EpisodeEndReason tool_stopped). */
   stopEpisode?: boolean;
   /** Numbers averaged into the training logs. */
   metrics?: Record<string, number>;

@@ -3,7 +3,9 @@
 // builder's fields and overrides defaults with `overrideDefaults`. `--help`, the TUI launch form,
 // validation and the loop all read the resulting object; nothing is copied by hand.
 import { z } from "zod";
-import { LogDirBehaviorSchema } from "../config/common.ts";
+import { LogDirBehaviorSchema, LrScheduleSchema } from "../config/common.ts";
+import { isValidLoraRank, LORA_RANK_RULE } from "../tinker/loraRank.ts";
+import type { AdamParams } from "../tinker/types.ts";
 import { inGroup } from "../config/groups.ts";
 
 /** Where the run lives, which model and engine it uses, and how it starts. */
@@ -30,9 +32,12 @@ export const runFields = {
   }),
 };
 
+/** A LoRA rank, checked when the config is parsed (before the run directory exists). */
+export const LoraRankSchema = z.number().int().positive().refine(isValidLoraRank, { message: `a LoRA rank must be ${LORA_RANK_RULE}` });
+
 /** The trained adapter. */
 export const adapterFields = inGroup("run", {
-  lora_rank: z.number().int().positive().default(32).describe("LoRA rank of the trained adapter"),
+  lora_rank: LoraRankSchema.default(32).describe("LoRA rank of the trained adapter (a power of two)"),
   seed: z.number().int().default(0).describe("Seed of the adapter's initialization (and of the data order and sampling where the loop has them)"),
 });
 
@@ -44,12 +49,47 @@ export const checkpointFields = inGroup("checkpoints", {
   rolling_ttl_seconds: z.number().int().positive().default(7200).describe("Lifetime of rolling resume points"),
 });
 
-/** Adam's constants, for the loops that expose them. */
+/** Adam's constants (a pipeline of stages shares them and gives each stage its own learning rate). */
 export const adamFields = inGroup("optimizer", {
   adam_beta1: z.number().min(0).lt(1).default(0.9).describe("Adam β1"),
   adam_beta2: z.number().min(0).lt(1).default(0.95).describe("Adam β2"),
   adam_eps: z.number().positive().default(1e-8).describe("Adam ε"),
 });
+
+/** The optimizer every loop steps with: Adam, its learning rate (a loop overrides the default) and constants. */
+export const optimizerFields = {
+  ...inGroup("optimizer", {
+    learning_rate: z.number().positive().default(1e-4).describe("Adam learning rate (the peak of lr_schedule where the loop has one)"),
+  }),
+  ...adamFields,
+};
+
+/** How the learning rate moves over a run, for the loops that schedule it. */
+export const lrScheduleFields = inGroup("optimizer", {
+  lr_schedule: LrScheduleSchema.default("linear").describe("linear: 1−t; cosine: ½(1+cos πt); constant: 1 (t = step / total steps)"),
+});
+
+/** Everything a loop that trains an adapter has: run, adapter, checkpoints, optimizer. */
+export const trainingLoopFields = { ...runFields, ...adapterFields, ...checkpointFields, ...optimizerFields };
+
+/** Loops that pass over a dataset in epochs, with a learning-rate schedule over the whole run. */
+export const epochLoopFields = {
+  ...lrScheduleFields,
+  ...inGroup("optimizer", {
+    num_epochs: z.number().int().positive().default(1).describe("Passes over the training data"),
+    max_steps: z.number().int().positive().nullable().default(null).describe("Stop after this many steps (default: num_epochs × batches)"),
+  }),
+};
+
+const OptimizerConfigSchema = z.object(optimizerFields);
+export type OptimizerConfig = z.output<typeof OptimizerConfigSchema>;
+const AdamConfigSchema = z.object(adamFields);
+export type AdamConfig = z.output<typeof AdamConfigSchema>;
+
+/** One optim_step's parameters: the config's Adam at this step's learning rate. */
+export function adamParams(config: OptimizerConfig, learningRate: number = config.learning_rate): AdamParams {
+  return { learning_rate: learningRate, beta1: config.adam_beta1, beta2: config.adam_beta2, eps: config.adam_eps };
+}
 
 const RunConfigSchema = z.object({ ...runFields, ...adapterFields });
 /** What the shared run machinery reads from any loop's config. */

@@ -7,7 +7,7 @@ import { truncateMetricsFrom } from "../runs/resume.ts";
 import type { TrainingClient } from "../tinker/clients.ts";
 import { explainCreateModelFailure } from "./capabilities.ts";
 import type { TrainingRunConfig } from "./config.ts";
-import { trainingMetadata, type TrainingRun } from "./run.ts";
+import { trainingMetadata, type TrainingContext } from "./run.ts";
 
 export interface OpenedTrainingClient {
   trainingClient: TrainingClient;
@@ -35,7 +35,7 @@ export function resumeCandidates(logDir: string): CheckpointRecord[] {
     .reverse();
 }
 
-export async function openTrainingClient(run: TrainingRun, config: TrainingRunConfig, options: OpenTrainingClientOptions = {}): Promise<OpenedTrainingClient> {
+export async function openTrainingClient(run: TrainingContext, config: TrainingRunConfig, options: OpenTrainingClientOptions = {}): Promise<OpenedTrainingClient> {
   const stepOf = options.stepOf ?? defaultStepOf;
   const userMetadata = trainingMetadata(run, options.rendererName ?? config.renderer_name);
   const failures: string[] = [];
@@ -79,7 +79,7 @@ export async function openTrainingClient(run: TrainingRun, config: TrainingRunCo
 }
 
 /** Rows at or after the start step were written after the last checkpoint and will be written again. */
-function dropRowsFrom(run: TrainingRun, step: number): void {
+function dropRowsFrom(run: TrainingContext, step: number): void {
   const dropped = truncateMetricsFrom(run.logDir, step);
   if (dropped > 0) run.log.info(`dropped ${dropped} metrics rows from step ${step} on (they will be logged again)`);
 }

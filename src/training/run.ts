@@ -37,7 +37,7 @@ export interface TrainingRunOptions {
 }
 
 /** What a loop gets to train with. */
-export interface TrainingRun {
+export interface TrainingContext {
   recipeName: string;
   logDir: string;
   log: RunLog;
@@ -55,7 +55,7 @@ export interface TrainingRun {
 export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
   config: TrainingRunConfig,
   options: TrainingRunOptions,
-  body: (run: TrainingRun) => Promise<R>,
+  body: (run: TrainingContext) => Promise<R>,
   onExit: R,
 ): Promise<R> {
   const recipeName = options.context?.recipeName ?? options.defaultRecipeName ?? "training";
@@ -124,7 +124,7 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
 }
 
 /** The training client's metadata: which recipe and renderer made these weights. */
-export function trainingMetadata(run: TrainingRun, rendererName: string | null): Record<string, string> {
+export function trainingMetadata(run: TrainingContext, rendererName: string | null): Record<string, string> {
   const metadata: Record<string, string> = { recipe_name: run.recipeName };
   if (rendererName !== null) metadata["renderer_name"] = rendererName;
   return metadata;

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mixSeed, TinkerMessageCompleter, TinkerTokenCompleter, requireLogprobs } from "../../src/completers.ts";
+import { TinkerMessageCompleter, TinkerTokenCompleter, requireLogprobs } from "../../src/completers.ts";
+import { mixSeed } from "../../src/random/seeds.ts";
 import type { RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { FakeSamplingClient, ints } from "./fakes.ts";
 

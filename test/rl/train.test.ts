@@ -69,7 +69,7 @@ test("sync loop: fb+optim enqueued back to back per substep, metrics, checkpoint
   const logPath = tmpRun();
   const { training, service, builder } = setup();
   const result = await main({ ...base(logPath), num_substeps: 2, save_every: 2, eval_every: 0 }, builder, service, quiet);
-  assert.deepEqual(result, { startBatch: 0, endBatch: 3, stoppedAt: 3, stoppedBySignal: false, outcome: "completed" });
+  assert.deepEqual(result, { startStep: 0, endStep: 3, stoppedAt: 3, outcome: "completed" });
   assert.deepEqual(service.created, ["lora:fake-model"]);
 
   // Per iteration: fb, opt, fb, opt all enqueued before the first result is awaited.
@@ -135,7 +135,7 @@ test("resume continues from the last resumable checkpoint with its optimizer sta
   await main({ ...base(logPath), max_steps: 2 }, first.builder, first.service, quiet);
   const second = setup({ batches: 3 });
   const result = await main({ ...base(logPath), behavior_if_log_dir_exists: "resume" }, second.builder, second.service, quiet);
-  assert.equal(result.startBatch, 2);
+  assert.equal(result.startStep, 2);
   assert.equal(result.outcome, "completed");
   assert.deepEqual(second.service.created, ["state+optim:tinker://fake-run/weights/final"]);
   assert.deepEqual(readJsonl(join(logPath, "metrics.jsonl")).map((m) => m.step), [0, 1, 2]);
@@ -233,7 +233,7 @@ test("async off-policy mode trains on groups no staler than max_steps_off_policy
   const strictPath = tmpRun();
   const strict = setup({ batches: 3, groups: 2, groupSize: 2 });
   const r = await main({ ...base(strictPath), async_config: { max_steps_off_policy: 0, groups_per_batch: 2 } }, strict.builder, strict.service, quiet);
-  assert.equal(r.stoppedBySignal, false);
+  assert.notEqual(r.outcome, "stopped");
   const strictMetrics = readJsonl(join(strictPath, "metrics.jsonl"));
   assert.ok(strictMetrics.length >= 1);
   for (const m of strictMetrics) assert.equal(m["sampling_client/step_min"], m.step);
@@ -305,7 +305,7 @@ test("trainStep splits data across substeps and returns trainer logprobs in orde
     loss_fn_inputs: { target_tokens: { data: [2], dtype: "int64" }, logprobs: { data: [lp], dtype: "float32" }, advantages: { data: [1], dtype: "float32" }, mask: { data: [1], dtype: "float32" } },
   });
   const metrics: Record<string, number> = {};
-  const lps = await trainStep([mk(-1), mk(-2), mk(-3)], tc, { learningRate: 0.1, numSubsteps: 5, lossFn: "ppo" }, metrics);
+  const lps = await trainStep([mk(-1), mk(-2), mk(-3)], tc, { adam: { learning_rate: 0.1, beta1: 0.9, beta2: 0.95, eps: 1e-8 }, numSubsteps: 5, lossFn: "ppo" }, metrics);
   assert.deepEqual(lps, [[-1], [-2], [-3]]);
   assert.equal(tc.forwardBackwardBatches.length, 3, "never more substeps than datums");
   assert.equal(metrics["optim/grad_norm"], 0.5);

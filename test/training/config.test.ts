@@ -6,7 +6,8 @@ import { z } from "zod";
 import { listConfigFields } from "../../src/config/fields.ts";
 import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
-import { overrideDefaults } from "../../src/training/config.ts";
+import { adapterFields, optimizerFields, overrideDefaults } from "../../src/training/config.ts";
+import { recipes } from "../../recipes/registry.ts";
 
 test("overrideDefaults replaces defaults, keeps descriptions and validation, and fills required fields", () => {
   const schema = overrideDefaults(RLConfigSchema.extend({ extra: z.number().default(1).describe("an env field") }), {
@@ -44,4 +45,31 @@ test("each loop declares learning rate and LoRA rank once; recipes inherit them"
       assert.equal(shape[key]!.description, loop.shape[key as keyof typeof loop.shape].description, `${name}.${key} is the loop's field`);
     }
   }
+});
+
+test("a LoRA rank that is not a power of two is refused when the config is parsed, before any run directory exists", () => {
+  const schema = z.object(adapterFields);
+  const error = schema.safeParse({ lora_rank: 24 });
+  assert.equal(error.success, false);
+  assert.match(error.error?.issues[0]?.message ?? "", /power of two/);
+  assert.deepEqual(error.error?.issues[0]?.path, ["lora_rank"]);
+  assert.equal(schema.parse({ lora_rank: 16 }).lora_rank, 16);
+});
+
+test("every training recipe declares the optimizer once: learning_rate and Adam's constants from optimizerFields", async () => {
+  const optimizerKeys = Object.keys(optimizerFields);
+  let training = 0;
+  for (const entry of recipes) {
+    const recipe = (await entry.load()).default;
+    assert.ok(recipe !== undefined, entry.name);
+    const shape = (recipe.configSchema as z.ZodObject).shape as Record<string, z.ZodType>;
+    if (!("lora_rank" in shape) || !("learning_rate" in shape)) continue;
+    training += 1;
+    for (const key of optimizerKeys) {
+      assert.ok(key in shape, `${entry.name}: no ${key}`);
+      assert.equal(shape[key]!.description, (optimizerFields as Record<string, z.ZodType>)[key]!.description, `${entry.name}.${key}: declared again`);
+    }
+    assert.equal(shape["lora_rank"]!.safeParse(24).success, false, `${entry.name}: lora_rank=24 is accepted`);
+  }
+  assert.ok(training >= 17, `only ${training} training recipes found`);
 });

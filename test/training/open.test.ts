@@ -13,9 +13,9 @@ import type { RunSession } from "../../src/runs/session.ts";
 import type { ServiceClient, TrainingClient } from "../../src/tinker/clients.ts";
 import { TrainingRunConfigFields } from "./helpers.ts";
 import { openTrainingClient } from "../../src/training/open.ts";
-import type { TrainingRun } from "../../src/training/run.ts";
+import type { TrainingContext } from "../../src/training/run.ts";
 
-function fakeRun(dir: string, loadable: Set<string>): { run: TrainingRun; calls: string[] } {
+function fakeRun(dir: string, loadable: Set<string>): { run: TrainingContext; calls: string[] } {
   const calls: string[] = [];
   const client = { kind: "training" } as unknown as TrainingClient;
   const serviceClient = {

@@ -1,6 +1,7 @@
 // Builds the model's tensors from HF weights and a trainable setup: which tensors are frozen,
 // which carry gradients, and the LoRA adapters with their PEFT names (docs/numerics.md#lora-adapters).
 import { InvalidArgumentError } from "../../tinker/errors.ts";
+import { isValidLoraRank, LORA_RANK_RULE } from "../../tinker/loraRank.ts";
 import {
   ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, projectionHasBias, projectionPrefix, projectionShape,
   shapeSize, type ModelConfig, type ProjectionName,
@@ -49,8 +50,8 @@ export function validateSetup(setup: TrainableSetup): void {
   if (setup.mode === "full") return;
   if (setup.mode !== "lora") throw new InvalidArgumentError(`trainable setup: mode must be "lora" or "full", got ${JSON.stringify((setup as { mode: unknown }).mode)}`);
   const r = setup.rank;
-  if (!Number.isInteger(r) || r < 1 || (r & (r - 1)) !== 0) {
-    throw new InvalidArgumentError(`LoRA rank must be a positive power of two (1, 2, 4, ..., 32, ...), got ${r}`);
+  if (!isValidLoraRank(r)) {
+    throw new InvalidArgumentError(`LoRA rank must be ${LORA_RANK_RULE}, got ${r}`);
   }
   if (!setup.trainAttn && !setup.trainMlp && !setup.trainUnembed) {
     throw new InvalidArgumentError("LoRA setup trains nothing: at least one of train_attn, train_mlp, train_unembed must be true");

@@ -1,18 +1,7 @@
 // Seeded random streams keyed by (seed, tensor name), so an initialisation never depends on the
 // order tensors are created in (docs/numerics.md#determinism-and-seeds). xoshiro128** seeded through splitmix32.
 
-function hashString(s: string, h: number): number {
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
-function splitmix32(state: { s: number }): number {
-  state.s = (state.s + 0x9e3779b9) | 0;
-  let z = state.s;
-  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-  return (z ^ (z >>> 16)) >>> 0;
-}
+import { fnv1a, splitmix32 } from "../../random/seeds.ts";
 
 export class RandomStream {
   private a: number;
@@ -24,7 +13,7 @@ export class RandomStream {
     // Fold the whole (possibly > 2^32) integer seed in, then the key.
     const lo = seed >>> 0;
     const hi = Math.floor(seed / 4294967296) >>> 0;
-    const state = { s: hashString(key, hashString(`${lo}:${hi}`, 0x811c9dc5)) };
+    const state = { s: fnv1a(key, fnv1a(`${lo}:${hi}`)) };
     this.a = splitmix32(state);
     this.b = splitmix32(state);
     this.c = splitmix32(state);

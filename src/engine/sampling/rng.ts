@@ -6,11 +6,7 @@
 // s + i (as SkyRL-tx does), so sample i of a seeded request reproduces sample 0 of a request with
 // seed s + i. Without a seed, the engine draws a random s per request.
 
-function mix32(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
+import { fmix32 as mix32 } from "../../random/seeds.ts";
 
 /** Uniform in [0, 1) with 53 random bits, keyed by a (non-negative safe integer) seed and a step. */
 export function uniformAt(seed: number, step: number): number {

@@ -8,7 +8,7 @@ import { cellInt, cellString, cellStringList, readSplitRows, type DatasetRow } f
 import { seededPermutation } from "../../data/shuffle.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark } from "../benchmark.ts";
 import { CHOICE_LETTERS, gradeChoice } from "../choiceGrading.ts";
-import { hashString } from "../runner.ts";
+import { stringSeed } from "../../random/seeds.ts";
 
 /** "(A) first\n(B) second…": the cookbook's layout for lettered options. */
 export function formatParenChoices(choices: readonly string[]): string {
@@ -127,7 +127,7 @@ export function gpqaBenchmark(source: string | null): GenerationBenchmark {
         const question = cellString(r, "Question").trim();
         const correct = cellString(r, "Correct Answer").trim();
         const options_ = [correct, ...[1, 2, 3].map((k) => cellString(r, `Incorrect Answer ${k}`).trim())];
-        const order = seededPermutation(options_.length, (GPQA_SHUFFLE_SEED ^ hashString(question)) | 0);
+        const order = seededPermutation(options_.length, stringSeed(GPQA_SHUFFLE_SEED, question));
         const choices = order.map((k) => options_[k]!);
         const rid = r.values["Record ID"];
         return {

@@ -10,7 +10,7 @@ import { GUESS_MAX_TURNS, GUESS_SYSTEM_PROMPT, GUESS_UPPER_BOUND } from "../../d
 import { Prng } from "../../data/synthetic/prng.ts";
 import { EnvFromMessageEnv, type MessageEnv, type MessageStepResult } from "../messageEnv.ts";
 import { messageText, type Message, type RLRenderer } from "../../renderers/policyRenderer.ts";
-import { EnvGroupBuilder, StopReason, stopMetric, type Env, type RLDataset, type RLDatasetBuilder } from "../types.ts";
+import { EnvGroupBuilder, EpisodeEndReason, stopMetric, type Env, type RLDataset, type RLDatasetBuilder } from "../types.ts";
 
 export type GuessRewardShape = "binary" | "interval";
 
@@ -81,7 +81,7 @@ export class GuessNumberEnv implements MessageEnv {
         reward: this.formatPenalty,
         episodeDone: true,
         nextMessages: [...this.history, { role: "assistant", content: text }],
-        metrics: { format: 0, correct: 0, turns: this.turns, [stopMetric(StopReason.PARSE_ERROR)]: 1 },
+        metrics: { format: 0, correct: 0, turns: this.turns, [stopMetric(EpisodeEndReason.PARSE_ERROR)]: 1 },
         logs: { target: this.target, answer: text.slice(0, 200) },
       };
     }
@@ -109,7 +109,7 @@ export class GuessNumberEnv implements MessageEnv {
       Object.assign(metrics, {
         correct: correct ? 1 : 0,
         turns: this.turns,
-        [stopMetric(correct ? StopReason.COMPLETED : StopReason.MAX_TURNS)]: 1,
+        [stopMetric(correct ? EpisodeEndReason.COMPLETED : EpisodeEndReason.MAX_TURNS)]: 1,
       });
     }
     return {

@@ -8,11 +8,12 @@ import { iterationHtmlPath, writeRolloutHtml } from "../../log/transcripts/html.
 import { iterationDir, writeRolloutSummaries } from "../../log/transcripts/rolloutSummaries.ts";
 import { trajectoryText, type Decode, type SummaryGroup } from "../../log/transcripts/types.ts";
 import { checkpointName } from "../../runs/checkpoints.ts";
-import type { RunControl } from "../../runs/control.ts";
-import { mixSeed } from "../../completers.ts";
+import { mixSeed } from "../../random/seeds.ts";
 import type { SamplingClient, TrainingClient } from "../../tinker/clients.ts";
 import type { Datum } from "../../tinker/types.ts";
+import { saveAtBoundary, type StepCadence } from "../../training/cadence.ts";
 import type { CheckpointManager } from "../../training/checkpoints.ts";
+import { adamParams } from "../../training/config.ts";
 import type { ResolvedRLConfig } from "../config.ts";
 import { computeAdvantages } from "../dataProcessing.ts";
 import type { SamplingClientEvaluator } from "../evaluator.ts";
@@ -37,7 +38,8 @@ export interface Ctx {
   klReference: SamplingClient | null;
   advantageHook: AdvantageHook | null;
   checkpoints: CheckpointManager;
-  control: RunControl;
+  /** When to save and stop between iterations. */
+  cadence: StepCadence;
   decode?: Decode;
   startBatch: number;
   endBatch: number;
@@ -85,10 +87,11 @@ export async function runEvaluations(ctx: Ctx, samplingClient: SamplingClient, s
 
 /**
  * A fresh sampler on the current weights: at a periodic checkpoint step the saved sampler
- * weights (state + sampler, with TTL), otherwise an ephemeral snapshot.
+ * weights (state + sampler, with TTL), otherwise an ephemeral snapshot (also after the last
+ * step, where the final checkpoint follows).
  */
 export async function samplerAfterStep(ctx: Ctx, step: number, timer: StepTimer): Promise<SamplingClient> {
-  if (step > ctx.startBatch && ctx.checkpoints.isPeriodic(step)) {
+  if (step > ctx.startBatch && ctx.cadence.periodicAt(step)) {
     const paths = await timer.span("save_checkpoint", () => ctx.checkpoints.save(step, { batch: step }));
     if (paths.sampler_path === undefined) throw new Error(`checkpoint ${checkpointName(step)} saved no sampler weights`);
     return ctx.trainingClient.createSamplingClient(paths.sampler_path);
@@ -131,7 +134,7 @@ export async function doTrainStepAndGetSampler(
       prepared.dataD,
       ctx.trainingClient,
       {
-        learningRate: ctx.config.learning_rate,
+        adam: adamParams(ctx.config),
         numSubsteps: ctx.config.num_substeps,
         lossFn: ctx.config.loss_fn,
         lossFnConfig: ctx.config.loss_fn_config,
@@ -187,26 +190,15 @@ export interface ModeResult {
   bySignal: boolean;
 }
 
-/** Logs the step, then honours SIGUSR1/SIGINT. Returns true when the loop must stop. */
+/** Makes the boundary's save, logs the step, and says whether the loop must stop (SIGINT). */
 export async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<string, number>, timer: StepTimer): Promise<boolean> {
-  // No resume point right before the final checkpoint.
-  if (iBatch + 1 < ctx.endBatch && ctx.checkpoints.isRolling(iBatch + 1)) await ctx.checkpoints.saveRolling(iBatch + 1, { batch: iBatch + 1 });
+  const boundary = ctx.cadence.decide(iBatch + 1);
+  // A periodic checkpoint was already saved with the sampler the next iteration samples with.
+  await saveAtBoundary(ctx.cadence, boundary, { batch: boundary.next }, timer, ctx.runLog, { skipPeriodic: true });
   Object.assign(metrics, ctx.errorCounter.getMetrics(), timer.metrics());
   ctx.metricsLogger.logMetrics(metrics, iBatch);
-  const control = ctx.control;
-  const next = iBatch + 1;
-  // On the last iteration the final checkpoint follows anyway.
-  if (next >= ctx.endBatch) return false;
-  if (control.stopRequested || control.consumeCheckpointRequest()) {
-    // Resuming from this record restarts at the next batch; a periodic save this step already covers it.
-    if (!ctx.checkpoints.isPeriodic(next)) await ctx.checkpoints.save(next, { batch: next });
-    ctx.runLog.info(`checkpoint ${checkpointName(next)} saved on request`);
-  }
-  if (control.stopRequested) {
-    ctx.runLog.info(`stopping after iteration ${iBatch} (SIGINT)`);
-    return true;
-  }
-  return false;
+  if (boundary.stop) ctx.runLog.info(`stopping after iteration ${iBatch} (SIGINT)`);
+  return boundary.stop;
 }
 
 /** Where a group sits in the data stream: its batch, its index in the batch, and how often it was requeued. */

@@ -9,7 +9,8 @@ import { removeMask } from "../dataProcessing.ts";
 import { computeSamplingClientMetrics } from "../metrics.ts";
 import type { StampedGroup } from "../offPolicy.ts";
 import { computeTrajectoryMetrics } from "../trajectoryMetrics.ts";
-import { prepareMinibatch, rlAdamParams, trainingLogprobsFromOutput } from "../trainStep.ts";
+import { adamParams } from "../../training/config.ts";
+import { prepareMinibatch, trainingLogprobsFromOutput } from "../trainStep.ts";
 import {
   baseMetrics,
   evalDue,
@@ -48,7 +49,7 @@ export async function trainStepStreaming(
   const allData: Datum[] = [];
   const allLogprobs: number[][] = [];
   const allGroups: StampedGroup[] = [];
-  const adam = rlAdamParams(ctx.config.learning_rate);
+  const adam = adamParams(ctx.config);
   for (let substep = 0; substep < ctx.config.num_substeps; substep++) {
     const futures: TinkerFuture<ForwardBackwardOutput>[] = [];
     let pending: (StampedGroup | null)[] = [];

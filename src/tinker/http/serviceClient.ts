@@ -8,6 +8,7 @@ import type {
   TrainingClient,
 } from "../clients.ts";
 import { InvalidArgumentError } from "../errors.ts";
+import { isValidLoraRank, LORA_RANK_RULE } from "../loraRank.ts";
 import { isTinkerPath } from "../paths.ts";
 import {
   CreateModelResponseSchema,
@@ -59,8 +60,8 @@ export class HttpServiceClient implements ServiceClient, SamplerFactory {
       throw new InvalidArgumentError("createLoraTrainingClient: at least one of trainMlp, trainAttn, trainUnembed must be true");
     }
     const rank = options.rank ?? 32;
-    if (!Number.isInteger(rank) || rank <= 0 || (rank & (rank - 1)) !== 0) {
-      throw new InvalidArgumentError(`createLoraTrainingClient: rank is ${rank}; expected a positive power of two`);
+    if (!isValidLoraRank(rank)) {
+      throw new InvalidArgumentError(`createLoraTrainingClient: rank is ${rank}; expected ${LORA_RANK_RULE}`);
     }
     const loraConfig = LoraConfigSchema.parse(
       withOptional({ rank, train_mlp: trainMlp, train_attn: trainAttn, train_unembed: trainUnembed }, { seed: options.seed }),

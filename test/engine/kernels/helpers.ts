@@ -2,19 +2,11 @@
 // central finite-difference gradient.
 
 import assert from "node:assert/strict";
+import { mulberry32 } from "../../../src/random/seeds.ts";
 import type { FloatArray } from "../../../src/engine/kernels/types.ts";
 
-/** mulberry32: small, seedable, good enough for test data. Returns floats in [0, 1). */
-export function makeRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded uniform numbers in [0, 1) for test data. */
+export const makeRng = mulberry32;
 
 export function randF64(n: number, rng: () => number, scale = 1): Float64Array {
   const out = new Float64Array(n);

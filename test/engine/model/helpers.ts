@@ -1,21 +1,14 @@
 // Shared fixtures for the model tests: tiny configs, float64 models with non-trivial weights,
 // batches, and a finite-difference gradient checker.
 import assert from "node:assert/strict";
+import { mulberry32 } from "../../../src/random/seeds.ts";
 import { referenceKernels } from "../../../src/engine/kernels/reference.ts";
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel, type SequenceInput, type TrainableSetup } from "../../../src/engine/model/model.ts";
 import type { LossFnName } from "../../../src/tinker/types.ts";
 
-export function makeRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded uniform numbers in [0, 1) for test data. */
+export const makeRng = mulberry32;
 
 /** head_dim (4) * heads (4) != hidden (12) on purpose, and GQA with 2 query heads per KV head. */
 export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Partial<ModelConfig> = {}): ModelConfig {
