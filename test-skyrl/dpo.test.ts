@@ -1,17 +1,14 @@
 // dpo against a live SkyRL tx (SKYRL_TX_URL): the DPO loss starts at log 2 (policy = reference),
 // accuracy and margin every step, the final checkpoint recorded, and the policy moving away from
-// its reference. The last part fails on SkyRL tx a9564572e (JAX backend): a sampling client on a
-// named sampler checkpoint of a model that is still training samples with the model's current
-// weights, not the saved ones, so the reference moves with the policy (margin exactly 0, loss
-// log 2 every step). Marked todo with that reason until SkyRL or the recipe changes.
+// its reference. On SkyRL tx a sampling client on a sampler checkpoint of a model still in
+// training samples with the model's current weights, so a snapshot cannot be the reference; the
+// loop uses the base model (or a frozen copy of load_checkpoint_path) instead
+// (src/training/startingWeights.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { assertFinal, assertSteps, num, skipWithoutSkyrl, train } from "./skyrl.ts";
 
-const REFERENCE_MOVES =
-  "SkyRL tx samples a checkpoint of a model still in training with its current weights, so DPO's reference snapshot moves with the policy";
-
-test("dpo: the DPO loss, accuracy and margin every step, the final checkpoint recorded, the policy leaving its reference", { ...skipWithoutSkyrl, todo: REFERENCE_MOVES }, async () => {
+test("dpo: the DPO loss, accuracy and margin every step, the final checkpoint recorded, the policy leaving its reference", skipWithoutSkyrl, async () => {
   const { rows, checkpoints } = await train("dpo", ["max_steps=3", "batch_size=4", "save_every=0", "eval_every=0", "test_size=0", "lora_rank=8", "max_length=128"]);
   assertSteps(rows, 3);
   for (const r of rows) {

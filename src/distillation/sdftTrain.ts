@@ -3,7 +3,7 @@
 // each answer after the question with its golden answer demonstrated; the student is trained
 // toward the teacher on its own tokens (top-K forward KL through soft cross_entropy targets, or
 // per-token importance sampling with advantage lp_teacher − lp_student when topk = 0). Checkpoints
-// record the next batch and the teacher's path, so a resumed run trains against the same teacher.
+// record the next batch and the pinned teacher, so a resumed run trains against the same teacher.
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
 import { mixSeed } from "../random/seeds.ts";
@@ -20,6 +20,7 @@ import { CheckpointManager } from "../training/checkpoints.ts";
 import { adamParams, lrScheduleFields, overrideDefaults, trainingLoopFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
+import { frozenStartingWeights } from "../training/startingWeights.ts";
 import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
 import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { mapWithConcurrency } from "./concurrency.ts";
@@ -122,15 +123,12 @@ async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, r
     stepOf: (record) => resumeStep(record, total, `${run.logDir}/checkpoints.jsonl`),
     rendererName: resolveRendererName(config.model_name, config.renderer_name),
   });
-  // The teacher: the starting weights, pinned once; a resumed run reads the same snapshot back.
-  let teacherPath = typeof resume?.["teacher_sampler_path"] === "string" ? resume["teacher_sampler_path"] : undefined;
-  if (teacherPath === undefined) {
-    teacherPath = (await (await trainingClient.saveWeightsForSampler("sdft_teacher")).result()).path;
-    run.log.info(`teacher: the starting weights shown a demonstration (${teacherPath})`);
-  }
-  const teacher = await run.serviceClient.createSamplingClient({ modelPath: teacherPath });
+  // The teacher: the starting weights (shown a demonstration), pinned so they never move.
+  const pinned = await frozenStartingWeights(run, config, "teacher", resume);
+  run.log.info(`teacher: the starting weights shown a demonstration (${pinned.description})`);
+  const teacher = pinned.sampler;
   const evals = config.eval_every > 0 ? evaluators(config, task, renderer) : null;
-  const loopState = (step: number) => ({ ...positionOf(step, total), teacher_sampler_path: teacherPath });
+  const loopState = (step: number) => ({ ...positionOf(step, total), ...pinned.record });
   // The demonstrated teacher's score on the held-out questions: what the student is pulled toward.
   const teacherScore = evals !== null && startStep < total ? await evals.teacher.evaluate(teacher) : {};
   run.log.info(`SDFT on steps ${startStep}..${total - 1} (${config.topk > 0 ? `top-${config.topk} soft targets` : "importance sampling, advantage lp_teacher − lp_student"})`);

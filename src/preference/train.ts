@@ -1,6 +1,6 @@
 // The DPO loop (docs/cookbook-parity.md#dpo-preference-rl-and-distillation, the cookbook's train_dpo): synchronous steps of interleaved chosen /
-// rejected datums; the reference is a sampler snapshot of the initial weights, saved once with no
-// TTL so a resumed run compares against the very same reference; the loss goes through
+// rejected datums; the reference is the starting weights, pinned (src/training/startingWeights.ts)
+// and recorded so a resumed run compares against the very same reference; the loss goes through
 // forward_backward_custom. Checkpoints record the next (epoch, batch) to train, so a resumed run
 // trains each batch exactly once.
 import { z } from "zod";
@@ -14,6 +14,7 @@ import type { Datum } from "../tinker/types.ts";
 import { CheckpointManager } from "../training/checkpoints.ts";
 import { adamParams, epochLoopFields, overrideDefaults, trainingLoopFields } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
+import { frozenStartingWeights } from "../training/startingWeights.ts";
 import { EXITED, epochSeed, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
 import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { join } from "node:path";
@@ -59,18 +60,15 @@ async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilde
     rendererName: resolveRendererName(config.model_name, config.renderer_name),
   });
   const serviceClient = run.serviceClient;
-  // The reference: the initial weights, pinned once. A resumed run reads the same snapshot back.
-  let referencePath = typeof resume?.["reference_sampler_path"] === "string" ? resume["reference_sampler_path"] : undefined;
-  if (referencePath === undefined) {
-    referencePath = (await (await trainingClient.saveWeightsForSampler("reference")).result()).path;
-    run.log.info(`reference policy: ${referencePath}`);
-  }
-  const reference = await serviceClient.createSamplingClient({ modelPath: referencePath });
+  // The reference: the weights the run starts from, pinned so they never move.
+  const pinned = await frozenStartingWeights(run, config, "reference", resume);
+  run.log.info(`reference policy: ${pinned.description}`);
+  const reference = pinned.sampler;
   const evaluator = test !== null && test.length > 0 ? new DpoEvaluator(test.getBatch(0), reference, config.dpo_beta) : null;
   const pairLog = evaluator !== null ? await PairLog.open(run, config.model_name, evaluator.data) : null;
   const loopState = (step: number) => {
     const p = positionOf(step, nBatches);
-    return { epoch: p.epoch, batch: p.batch, reference_sampler_path: referencePath };
+    return { epoch: p.epoch, batch: p.batch, ...pinned.record };
   };
   run.log.info(`DPO on steps ${startStep}..${total - 1} (${nBatches} batches per epoch, β=${config.dpo_beta})`);
   let epoch = -1;
