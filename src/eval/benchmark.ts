@@ -65,6 +65,8 @@ export interface EvalExample {
   reference: string;
   /** Multiple-choice options, when the benchmark has them. */
   choices?: string[];
+  /** Subject or category: accuracy is also reported per group (`accuracy/<group>`). */
+  group?: string;
 }
 
 /** One conversation whose assistant turns are scored by likelihood. */
@@ -84,12 +86,22 @@ interface BenchmarkBase {
   readonly defaults: BenchmarkDefaults;
 }
 
+/**
+ * A graded response. `details` are numbers kept with the sample (e.g. IFEval's instructions
+ * followed) for the benchmark's own `extraMetrics`.
+ */
+export interface BenchmarkGrade extends AnswerGrade {
+  details?: Record<string, number>;
+}
+
 export interface GenerationBenchmark extends BenchmarkBase {
   readonly kind: "generation";
   /** Open-ended answers: an LLM judge, when configured, replaces `grade`. */
   readonly judgeable?: boolean;
   load(options?: LoadOptions): Promise<EvalExample[]>;
-  grade(response: string, example: EvalExample): AnswerGrade;
+  grade(response: string, example: EvalExample): BenchmarkGrade;
+  /** Metrics beyond accuracy, from the finished samples' `details` (one list per example, example order). */
+  extraMetrics?(details: (Record<string, number> | undefined)[][]): Record<string, number>;
 }
 
 export interface NllBenchmark extends BenchmarkBase {

@@ -118,7 +118,7 @@ async function sampleExample(options: RunBenchmarkOptions, benchmark: Generation
         return { ...base, extracted: null, correct: verdict.correct, score: verdict.score, judge_explanation: verdict.explanation };
       }
       const grade = benchmark.grade(text, example);
-      return { ...base, extracted: grade.extracted, correct: grade.correct };
+      return { ...base, extracted: grade.extracted, correct: grade.correct, ...(grade.details !== undefined ? { details: grade.details } : {}) };
     }),
   );
 }
@@ -148,7 +148,12 @@ function sampleAccuracy(r: TrajectoryRecord): number {
 }
 
 /** The metrics of a benchmark from its records (one per example, in example order). */
-export function computeBenchmarkMetrics(benchmark: Benchmark, records: readonly TrajectoryRecord[], numSamples: number): Record<string, number> {
+export function computeBenchmarkMetrics(
+  benchmark: Benchmark,
+  records: readonly TrajectoryRecord[],
+  numSamples: number,
+  groups?: ReadonlyMap<string, string>,
+): Record<string, number> {
   const n = records.length;
   const errors = records.filter((r) => r.error !== undefined).length;
   if (benchmark.kind === "nll") {
@@ -168,6 +173,20 @@ export function computeBenchmarkMetrics(benchmark: Benchmark, records: readonly 
     metrics["mean_response_tokens"] = samples.reduce((a, s) => a + (s.num_tokens ?? 0), 0) / samples.length;
     const scored = samples.filter((s) => s.score !== undefined);
     if (scored.length > 0) metrics["judge_score"] = scored.reduce((a, s) => a + s.score!, 0) / scored.length;
+  }
+  if (groups !== undefined && groups.size > 0) {
+    const byGroup = new Map<string, number[]>();
+    for (const r of records) {
+      const g = groups.get(r.example_id);
+      if (g === undefined) continue;
+      const list = byGroup.get(g) ?? [];
+      list.push(sampleAccuracy(r));
+      byGroup.set(g, list);
+    }
+    for (const [g, accs] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) metrics[`accuracy/${g}`] = accs.reduce((a, b) => a + b, 0) / accs.length;
+  }
+  if (benchmark.extraMetrics !== undefined) {
+    Object.assign(metrics, benchmark.extraMetrics(records.map((r) => (r.error !== undefined ? [] : r.samples.map((s) => s.details)))));
   }
   if (numSamples > 1) {
     // Failed examples count as 0 correct out of num_samples.
@@ -226,5 +245,7 @@ export async function runBenchmark(options: RunBenchmarkOptions): Promise<Benchm
     report();
   });
   const records = examples.map((e) => byId.get(e.id)!);
-  return { benchmark: benchmark.name, metrics: computeBenchmarkMetrics(benchmark, records, config.num_samples), records, reused };
+  const groups = new Map<string, string>();
+  for (const e of examples) if ("group" in e && e.group !== undefined) groups.set(e.id, e.group);
+  return { benchmark: benchmark.name, metrics: computeBenchmarkMetrics(benchmark, records, config.num_samples, groups), records, reused };
 }

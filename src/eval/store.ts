@@ -53,6 +53,8 @@ export interface SampleRecord {
   judge_explanation?: string;
   stop_reason?: string;
   num_tokens?: number;
+  /** The benchmark's per-sample numbers (BenchmarkGrade.details), when it gives any. */
+  details?: Record<string, number>;
 }
 
 export interface TrajectoryRecord {

@@ -13,7 +13,10 @@ export function formatMetricValue(key: string, value: number): string {
   if (!Number.isFinite(value)) return "—";
   if (key === "num_examples" || key === "errors" || key === "num_tokens") return String(Math.round(value));
   if (key === "nll") return value.toFixed(4);
-  if (key === "accuracy" || key.startsWith("pass@") || key === "judge_score" || key === "extracted_rate") return `${(value * 100).toFixed(1)}%`;
+  // Shares: accuracy and its per-group (`accuracy/<subject>`) and per-kind (`…_accuracy`) variants.
+  if (key === "accuracy" || key.startsWith("accuracy/") || key.endsWith("_accuracy") || key.startsWith("pass@") || key === "judge_score" || key === "extracted_rate") {
+    return `${(value * 100).toFixed(1)}%`;
+  }
   return value.toFixed(3);
 }
 

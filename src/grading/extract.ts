@@ -41,12 +41,18 @@ export function extractBoxed(text: string): string | null {
   return null;
 }
 
-const NUMBER_RE = /-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*\/\s*\d+)?|-?\.\d+/g;
+const NUMBER_RE = /[-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*\/\s*\d+)?|[-\u2212]?\.\d+/g;
 
 /** The last number written in the text ("1,234.5", "-3", "3/4"), or null. */
 export function extractLastNumber(text: string): string | null {
   const matches = text.match(NUMBER_RE);
   return matches === null ? null : matches[matches.length - 1]!.replace(/\s+/g, "");
+}
+
+/** The first number in the text (same forms as extractLastNumber), or null. */
+export function extractFirstNumber(text: string): string | null {
+  const m = text.match(new RegExp(NUMBER_RE.source));
+  return m === null ? null : m[0].replace(/\s+/g, "");
 }
 
 /** A stated answer cut to its first sentence, wrappers and trailing punctuation removed. */

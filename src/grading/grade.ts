@@ -4,7 +4,7 @@
 // included); tuples, intervals, sets and matrices element by element; else symbolic equivalence
 // through mathjs (symbolic.ts) under a time limit. A plain-number reference takes only a number
 // literal: an unevaluated expression ("123+456") is not an answer, whatever its value.
-import { extractBoxed, extractLenient } from "./extract.ts";
+import { extractBoxed, extractFirstNumber, extractLenient } from "./extract.ts";
 import { normalizeAnswer, splitTopLevel } from "./normalize.ts";
 import { equivalentExpressions, latexToMathjs } from "./symbolic.ts";
 
@@ -28,15 +28,14 @@ const DEFAULT_TIME_LIMIT_MS = 250;
 export function numberValue(normalized: string): number | null {
   const s = normalized.replace(/^\+/, "");
   if (/^-?(\d+\.?\d*|\.\d+)$/.test(s)) return Number(s);
-  let m = /^(-?)(?:\\frac\{(\d+\.?\d*)\}\{(\d+\.?\d*)\}|\(?(\d+\.?\d*)\)?\/\(?(\d+\.?\d*)\)?)$/.exec(s);
+  // A fraction of numbers, a minus sign in front, on top or below: \frac{-3}{4}, 5/(-3).
+  let m = /^(-?)(?:\\frac\{(-?\d+\.?\d*)\}\{(-?\d+\.?\d*)\}|\(?(-?\d+\.?\d*)\)?\/\(?(-?\d+\.?\d*)\)?)$/.exec(s);
   if (m !== null) {
     const den = Number(m[3] ?? m[5]);
     if (den === 0) return null;
     const v = Number(m[2] ?? m[4]) / den;
     return m[1] === "-" ? -v : v;
   }
-  m = /^(-?)\\frac\{-(\d+\.?\d*)\}\{(\d+\.?\d*)\}$/.exec(s);
-  if (m !== null && Number(m[3]) !== 0) return (m[1] === "-" ? 1 : -1) * (Number(m[2]) / Number(m[3]));
   // A mixed number: 3\frac{1}{2}.
   m = /^(-?)(\d+)\\frac\{(\d+)\}\{(\d+)\}$/.exec(s);
   if (m !== null && Number(m[4]) !== 0) return (m[1] === "-" ? -1 : 1) * (Number(m[2]) + Number(m[3]) / Number(m[4]));
@@ -46,8 +45,13 @@ export function numberValue(normalized: string): number | null {
   return null;
 }
 
+/**
+ * Equal up to rounding: integers exactly (3,000,001 is not 3,000,000), other numbers to a relative
+ * 1e-6 (so 1.6e-18 and 1.6e-19 differ, while a float's last digits do not matter).
+ */
 function sameNumber(a: number, b: number): boolean {
-  return Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
+  if (Number.isSafeInteger(a) && Number.isSafeInteger(b)) return a === b;
+  return Math.abs(a - b) <= 1e-6 * Math.max(Math.abs(a), Math.abs(b)) + 1e-300;
 }
 
 /** A bracketed list: its brackets and elements (`(1,2]` → "(", "]", ["1","2"]), or null. */
@@ -145,10 +149,24 @@ export function gradeFirstChunk(response: string, reference: string): AnswerGrad
   return { correct: answersEqual(first, reference), extracted: first };
 }
 
+/** Grades on the first number of the response (the tool-use addition task's rule: the model states the sum first). */
+export function gradeFirstNumber(response: string, reference: string): AnswerGrade {
+  const first = extractFirstNumber(response);
+  if (first === null) return { correct: false, extracted: null };
+  return { correct: answersEqual(first, reference), extracted: first };
+}
+
 /** GSM8K's `answer` field ends with "#### <number>"; that number (separators removed) is the reference, or null. */
 export function gsm8kReference(answerField: string): string | null {
   const idx = answerField.lastIndexOf("####");
   if (idx < 0) return null;
   const ref = normalizeAnswer(answerField.slice(idx + 4));
   return ref === "" ? null : ref;
+}
+
+/** A MATH-style row's reference: its `answer` when given, else the last \boxed{} of its `solution`; null when neither. */
+export function mathReference(answer: unknown, solution: unknown): string | null {
+  if (typeof answer === "string" && answer.trim() !== "") return answer.trim();
+  if (typeof answer === "number" || typeof answer === "bigint") return String(answer);
+  return typeof solution === "string" ? extractBoxed(solution) : null;
 }

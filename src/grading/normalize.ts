@@ -105,48 +105,90 @@ function dropAssignments(s: string): string {
   return s;
 }
 
+const NUMBER_WORDS = new Map(
+  [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+  ].map((w, i) => [w, String(i)]),
+);
+
 export function normalizeAnswer(answer: string): string {
-  let s = answer.trim();
+  const hit = normalized.get(answer);
+  if (hit !== undefined) return hit;
+  const out = normalizeUncached(answer);
+  if (normalized.size >= NORMALIZED_CACHE_SIZE) normalized.clear();
+  normalized.set(answer, out);
+  return out;
+}
+
+function normalizeUncached(answer: string): string {
+  // The typographic minus (U+2212) and en dash some models write for a negative sign.
+  let s = answer.trim().replace(/[\u2212\u2013]/g, "-");
   // Plain numbers (most GSM8K answers) need none of the LaTeX work.
   if (/^-?\d+(?:\.\d+)?$/.test(s)) return s.replace(/^(-?)0+(?=\d)/, "$1").replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  // Each rewrite below runs only when its trigger character is there: most answers are short
+  // and need few of them, and skipping a regex pass is what makes grading fast.
+  const slash = s.includes("\\");
   // Math delimiters and markdown bold.
-  s = s.replace(/^\$+|\$+$/g, "").replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "").trim();
-  s = s.replace(/\*\*/g, "");
-  s = s.replace(/\\displaystyle|\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\!/g, "");
-  s = s.replace(/\\[dt]frac/g, "\\frac");
+  if (s.includes("$") || slash) s = s.replace(/^\$+|\$+$/g, "").replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "").trim();
+  if (s.includes("*")) s = s.replace(/\*\*/g, "");
+  if (slash) {
+    s = s.replace(/\\displaystyle|\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\!/g, "");
+    s = s.replace(/\\[dt]frac/g, "\\frac");
+  }
   // Degrees, percent, money.
-  s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°|\\circ|\\degree/g, "");
-  s = s.replace(/\\%|%|\\percent/g, "");
-  s = s.replace(/\\\$|\$|\\text\{\s*\\?\$\s*\}|¢|€|£/g, "");
+  if (slash || s.includes("°")) s = s.replace(/\^\s*\{?\s*\\circ\s*\}?|°|\\circ|\\degree/g, "");
+  if (s.includes("%") || slash) s = s.replace(/\\%|%|\\percent/g, "");
+  if (s.includes("$") || slash || /[¢€£]/.test(s)) s = s.replace(/\\\$|\$|\\text\{\s*\\?\$\s*\}|¢|€|£/g, "");
   s = s.trim();
   // Thousands separators: 2{,}019, 2\,019, 2\;019, 2\ 019 and 1,234,567 (not tuple commas).
-  s = s.replace(/(\d)\{,\}(?=\d{3})/g, "$1");
-  s = s.replace(/(\d)(?<!\\)\\[,;: ](?=\d{3}(?!\d))/g, "$1");
-  if (!/^[([{\\]/.test(s)) {
-    for (let guard = 0; guard < 6 && /\d,\d{3}(?!\d)/.test(s); guard++) s = s.replace(/(^|[^\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_w, pre: string, num: string) => pre + num.replace(/,/g, ""));
+  if (slash || s.includes(",")) {
+    s = s.replace(/(\d)\{,\}(?=\d{3})/g, "$1");
+    s = s.replace(/(\d)(?<!\\)\\[,;: ](?=\d{3}(?!\d))/g, "$1");
+    if (!/^[([{\\]/.test(s)) {
+      for (let guard = 0; guard < 6 && /\d,\d{3}(?!\d)/.test(s); guard++) s = s.replace(/(^|[^\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_w, pre: string, num: string) => pre + num.replace(/,/g, ""));
+    }
   }
-  s = s.replace(/(?<!\\)\\[,;: ]|\\q?quad|~/g, " ");
+  if (slash || s.includes("~")) s = s.replace(/(?<!\\)\\[,;: ]|\\q?quad|~/g, " ");
   // Wrappers whose content is the answer.
   if (s.includes("\\")) s = replaceCommand(s, "(?:mathbf|textbf|boldsymbol|bm|mathrm|textrm|mathit|textit|operatorname)", (inner) => `{${inner}}`);
   // Units after a number: "155 \text{ apples}", "12 cm^2", "5 hours".
   if (/[a-zA-Z]/.test(s)) s = dropUnit(s);
   if (s.includes("\\")) s = replaceCommand(s, "(?:text|mbox|textnormal)", (inner) => inner.trim());
-  s = dropAssignments(s);
+  if (s.includes("=") || s.includes("\\in")) s = dropAssignments(s);
   s = s.trim().replace(/(?<=[\w)}\]])\.$/, "");
   s = stripOuterBraces(s.trim());
+  // A number written as a word: "one" is 1.
+  const word = NUMBER_WORDS.get(s.trim().toLowerCase());
+  if (word !== undefined) return word;
   // Choice letters: "(C)", "C)", "C." and "\text{(C)}" all say C.
   const choice = /^\(?([A-Ea-e])\)?[.:]?$/.exec(s.trim());
   if (choice !== null) return choice[1]!.toLowerCase();
   // Braces around single characters: x^{2} → x^2, \sqrt3 → \sqrt{3} (one canonical form).
-  s = s.replace(/([\^_])\s*\{\s*([^{}\s])\s*\}/g, "$1$2");
-  s = s.replace(/\\sqrt\s*([^{\s[])/g, "\\sqrt{$1}");
-  s = s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}");
-  s = s.replace(/\\frac\s*\{([^{}]*)\}\s*(\d)/g, "\\frac{$1}{$2}");
-  s = s.replace(/(^|[^\\a-zA-Z0-9.}])\{([^{}\\])\}/g, "$1$2");
+  if (s.includes("{")) s = s.replace(/([\^_])\s*\{\s*([^{}\s])\s*\}/g, "$1$2");
+  if (s.includes("\\")) {
+    s = s.replace(/\\sqrt\s*([^{\s[])/g, "\\sqrt{$1}");
+    s = s.replace(/\\frac\s*(\d)\s*(\d)/g, "\\frac{$1}{$2}");
+    s = s.replace(/\\frac\s*\{([^{}]*)\}\s*(\d)/g, "\\frac{$1}{$2}");
+  }
+  if (s.includes("{")) s = s.replace(/(^|[^\\a-zA-Z0-9.}])\{([^{}\\])\}/g, "$1$2");
   s = stripOuterParens(s.replace(/\s+/g, ""));
-  // Leading zeros and a bare leading point: 007 → 7, .5 → 0.5 (not inside longer numbers).
-  s = s.replace(/(^|[^\d.])0+(?=\d)/g, "$1").replace(/(^|[^\d])\.(\d)/g, "$10.$2");
-  // A number with trailing decimal zeros: 18.00 → 18, 2.50 → 2.5.
-  s = s.replace(/(\d+\.\d*?)0+(?!\d)/g, "$1").replace(/(\d)\.(?!\d)/g, "$1");
+  if (s.includes("0") || s.includes(".")) {
+    // Leading zeros and a bare leading point: 007 → 7, .5 → 0.5 (not inside longer numbers).
+    s = s.replace(/(^|[^\d.])0+(?=\d)/g, "$1").replace(/(^|[^\d])\.(\d)/g, "$10.$2");
+    // A number with trailing decimal zeros: 18.00 → 18, 2.50 → 2.5.
+    s = s.replace(/(\d+\.\d*?)0+(?!\d)/g, "$1").replace(/(\d)\.(?!\d)/g, "$1");
+  }
   return s.toLowerCase();
+}
+
+/**
+ * Normalised answers by their text. A reference is graded once per sample of its group and a
+ * model repeats its answers, so most lookups hit; the cache is emptied when it fills.
+ */
+const normalized = new Map<string, string>();
+const NORMALIZED_CACHE_SIZE = 8192;
+
+export function clearNormalizeCache(): void {
+  normalized.clear();
 }

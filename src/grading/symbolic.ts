@@ -25,6 +25,8 @@ function mathjs(): MathJsInstance {
 /** Functions and constants mathjs knows; any other identifier is a product of single-letter variables. */
 const KNOWN_WORDS = new Set(["sqrt", "nthRoot", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log", "log10", "log2", "exp", "abs", "Infinity", "floor", "ceil"]);
 const CONSTANTS = new Set(["pi", "e", "i", "Infinity"]);
+/** A glued identifier's parts: known names (longest first), else single letters. */
+const IDENTIFIER_PARTS = new RegExp(`${[...KNOWN_WORDS].sort((a, b) => b.length - a.length).join("|")}|[a-zA-Z]`, "g");
 
 /** `{…}` or one character at the start of `s`: its text and the characters it took. */
 function readGroup(s: string): { value: string; length: number } | null {
@@ -91,13 +93,16 @@ export function latexToMathjs(latex: string): string | null {
     .replace(/\{/g, "(")
     .replace(/\}/g, ")");
   if (s.includes("\\")) return null;
-  // Identifiers: known names stay, anything else is a product of letters ("xy" is x·y).
-  s = s.replace(/[a-zA-Z]+/g, (w) => (KNOWN_WORDS.has(w) ? ` ${w} ` : ` ${w.split("").join(" * ")} `));
+  // Identifiers: known names stay, anything else is a product of letters ("xy" is x·y) and of
+  // the known names inside it ("isqrt(3)", from i\sqrt{3}, is i·sqrt(3)).
+  s = s.replace(/[a-zA-Z]+/g, (w) => (KNOWN_WORDS.has(w) ? ` ${w} ` : ` ${(w.match(IDENTIFIER_PARTS) ?? []).join(" * ")} `));
   // Implicit products mathjs would read as calls: "x (x+1)", ") (", "2 (".
   s = s.replace(/([a-zA-Z0-9.)])\s*\(/g, (w, c: string, offset: number, all: string) => {
-    const before = all.slice(0, offset + 1);
-    const word = /([a-zA-Z0-9]+)$/.exec(before)?.[1];
-    return word !== undefined && KNOWN_WORDS.has(word) ? w : `${c} * (`;
+    // The word ending at `offset` (scanned back, not re-matched on the whole prefix).
+    let start = offset + 1;
+    while (start > 0 && /[a-zA-Z0-9]/.test(all[start - 1]!)) start--;
+    const word = all.slice(start, offset + 1);
+    return word !== "" && KNOWN_WORDS.has(word) ? w : `${c} * (`;
   });
   s = s.replace(/\)\s*([a-zA-Z0-9])/g, ") * $1");
   return s.replace(/\s+/g, " ").trim();

@@ -7,6 +7,7 @@ import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
 import type { Datum } from "../tinker/types.ts";
 import { Prng } from "../data/synthetic/prng.ts";
+import { gradeFirstNumber } from "../grading/index.ts";
 import { datumFromModelInputWeights } from "../supervised/common.ts";
 import { SupervisedDatasetFromRows } from "../supervised/data.ts";
 import type { SupervisedDatasetBuilder } from "../supervised/types.ts";
@@ -51,10 +52,9 @@ export function sampleProblem(rng: Prng, digits: number, op: TaskOp = "+"): Addi
   return { a: rng.int(lo, hi), b: rng.int(lo, hi) };
 }
 
-/** 1 when the answer's first integer is the exact result. */
+/** 1 when the answer's first number is the exact result (src/grading's `gradeFirstNumber`). */
 export function gradeAddition(p: AdditionProblem, answer: Message): number {
-  const m = /-?\d+/.exec(answerText(answer));
-  return m !== null && Number(m[0]) === problemAnswer(p) ? 1 : 0;
+  return gradeFirstNumber(answerText(answer), String(problemAnswer(p))).correct ? 1 : 0;
 }
 
 export class AdditionToolGroupBuilder extends EnvGroupBuilder {

@@ -5,6 +5,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { EvalStore } from "../../src/eval/store.ts";
+import { followsInstruction } from "../../src/eval/ifeval/instructions.ts";
+import { writeParquet } from "../eval/parquetFixtures.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const BIN = join(REPO, "bin/cookbook.js");
@@ -51,4 +53,48 @@ test("cookbook eval errors: unknown benchmark, unknown setting, missing benchmar
   const none = await cookbook(["eval", "tiny-chat"]);
   assert.equal(none.code, 2);
   assert.match(none.stderr, /name at least one benchmark/);
+});
+
+test("cookbook eval tiny-chat ifeval and mmlu_redux on local parquet: per-subject accuracy, IFEval verdicts stored per sample", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cookbook-eval-hub-"));
+  const fields = { num_words: "int64", relation: "string" } as const;
+  writeParquet(join(dir, "ifeval.parquet"), [
+    { name: "key", type: "int64", data: [1, 2] },
+    { name: "prompt", type: "string", data: ["Say hi in fewer than 50 words.", "Write a word without commas."] },
+    { name: "instruction_id_list", type: "string_list", data: [["length_constraints:number_words"], ["punctuation:no_comma"]] },
+    { name: "kwargs", type: "struct_list", fields, data: [[{ num_words: 50, relation: "less than" }], [{}]] },
+  ]);
+  for (const subject of ["anatomy", "virology"]) {
+    writeParquet(join(dir, "redux", subject, "test-00000-of-00001.parquet"), [
+      { name: "question", type: "string", data: ["Q1?", "Q2?"] },
+      { name: "choices", type: "string_list", data: [["a", "b", "c", "d"], ["a", "b", "c", "d"]] },
+      { name: "answer", type: "int64", data: [0, 1] },
+      { name: "error_type", type: "string", data: ["ok", "ok"] },
+    ]);
+  }
+  const store = join(dir, "store");
+  const r = await cookbook(["eval", "tiny-chat", `ifeval:${join(dir, "ifeval.parquet")}`, `mmlu_redux:${join(dir, "redux")}`, "max_tokens=16", `store=${store}`]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^ifeval\s+tiny-chat\s+accuracy\s+\d+\.\d%\s+2\s+0$/m);
+  assert.match(r.stdout, /^mmlu_redux\s+tiny-chat\s+accuracy\s+\d+\.\d%\s+4\s+0$/m);
+  const s = new EvalStore(store);
+  const [run] = s.listIndex();
+  const redux = s.readResult(run!.run_id, "mmlu_redux")!.metrics;
+  const reduxRecords = s.readTrajectories(run!.run_id, "mmlu_redux");
+  for (const subject of ["anatomy", "virology"]) {
+    const mine = reduxRecords.filter((t) => t.example_id.startsWith(`${subject}/`));
+    assert.equal(redux[`accuracy/${subject}`], mine.filter((t) => t.samples[0]!.correct).length / mine.length);
+  }
+  // Every stored IFEval verdict is what the checker says of the stored response.
+  const records = s.readTrajectories(run!.run_id, "ifeval");
+  assert.equal(records.length, 2);
+  for (const t of records) {
+    const { instruction_id_list, kwargs } = JSON.parse(t.reference) as { instruction_id_list: string[]; kwargs: Record<string, unknown>[] };
+    const sample = t.samples[0]!;
+    assert.equal(sample.correct, followsInstruction(instruction_id_list[0]!, sample.response, kwargs[0]!), sample.response);
+    assert.equal(sample.details?.["instructions"], 1);
+  }
+  const metrics = s.readResult(run!.run_id, "ifeval")!.metrics;
+  assert.equal(metrics["prompt_strict_accuracy"], records.filter((t) => t.samples[0]!.correct).length / 2);
+  assert.equal(typeof metrics["instruction_loose_accuracy"], "number");
 });

@@ -19,6 +19,9 @@ test("problems have the asked digits and grading wants the exact result", () => 
   }
   assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "579" }), 1);
   assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "578" }), 0);
+  // The first number counts, in any of the grader's forms: a thousands separator, not a prefix of a decimal.
+  assert.equal(gradeAddition({ a: 567, b: 468 }, { role: "assistant", content: "The sum is 1,035. (567 + 468)" }), 1);
+  assert.equal(gradeAddition({ a: 123, b: 456 }, { role: "assistant", content: "579.5" }), 0);
   for (let i = 0; i < 50; i++) {
     const p = sampleProblem(rng, 3, "-");
     assert.ok(p.a <= 999 && p.b >= 100 && p.a - p.b >= 10 && p.a - p.b <= 99, JSON.stringify(p));
