@@ -4,7 +4,7 @@
 // checkpoint fails here with its file named, not deep in a matmul.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "./model/config.ts";
+import { expectedTensorShapes, parseModelConfig, type ModelConfig, type ModelType } from "./model/config.ts";
 import { HalfArray, type BaseArray } from "./kernels/halfArray.ts";
 import { readModelSafetensors, readModelSafetensorsResident } from "./safetensors/directory.ts";
 import type { ResidentTensor } from "./safetensors/resident.ts";
@@ -93,7 +93,8 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
 
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
-  const arch = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM" }[config.modelType];
+  const archs: Record<ModelType, string> = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM" };
+  const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
     architectures: [arch],
     model_type: config.modelType,

@@ -1,7 +1,7 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
-// (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences). Only llama / qwen2 / qwen3 decoders are supported; anything the maths
-// here does not implement (other rope scalings, MLP biases, sliding windows) is rejected by name
-// rather than silently ignored.
+// (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
+// The decoder families are llama / qwen2 / qwen3 / olmo2; anything the maths here does not implement
+// (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
   type: "llama3";
@@ -11,8 +11,11 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2"] as const;
+export type ModelType = (typeof MODEL_TYPES)[number];
+
 export interface ModelConfig {
-  modelType: "llama" | "qwen2" | "qwen3";
+  modelType: ModelType;
   vocabSize: number;
   hiddenSize: number;
   intermediateSize: number;
@@ -29,6 +32,18 @@ export interface ModelConfig {
   attentionBias: boolean;
   /** Qwen3: RMSNorm over each head of q and k before RoPE. */
   qkNorm: boolean;
+  /**
+   * What the q/k norm spans: each head ("head", qwen3, weights [head_dim]) or the whole projection
+   * ("projection", olmo2, weights [heads·head_dim]). Absent means "head".
+   */
+  qkNormScope?: "head" | "projection";
+  /**
+   * Where a layer's RMSNorms sit. "pre" (absent; llama, qwen): the attention and the MLP read a
+   * normed residual (input_layernorm, post_attention_layernorm). "post" (olmo2): each block reads the
+   * residual as it is and its output is normed before it is added (post_attention_layernorm,
+   * post_feedforward_layernorm).
+   */
+  normPlacement?: "pre" | "post";
   bosTokenId?: number;
   eosTokenId?: number | number[];
 }
@@ -56,6 +71,32 @@ export function projectionShape(config: ModelConfig, proj: ProjectionName): [num
     case "up_proj": return [F, D];
     case "down_proj": return [D, F];
   }
+}
+
+/** The HF names of a layer's RMSNorm weights by role; null where the family has none. */
+export interface LayerNormNames {
+  /** Normalises the attention's input. */
+  attnIn: string | null;
+  /** Normalises the attention's output before the residual add. */
+  attnOut: string | null;
+  /** Normalises the MLP's input. */
+  mlpIn: string | null;
+  /** Normalises the MLP's output before the residual add. */
+  mlpOut: string | null;
+}
+
+export function layerNormNames(config: ModelConfig, layer: number): LayerNormNames {
+  const at = (n: string): string => `model.layers.${layer}.${n}.weight`;
+  if (config.normPlacement === "post") {
+    return { attnIn: null, attnOut: at("post_attention_layernorm"), mlpIn: null, mlpOut: at("post_feedforward_layernorm") };
+  }
+  return { attnIn: at("input_layernorm"), attnOut: null, mlpIn: at("post_attention_layernorm"), mlpOut: null };
+}
+
+/** Widths of the q and k norm weights ([head_dim] each, or the whole projections). */
+export function qkNormWidths(config: ModelConfig): [number, number] {
+  const d = config.headDim;
+  return config.qkNormScope === "projection" ? [config.numHeads * d, config.numKvHeads * d] : [d, d];
 }
 
 export function projectionPrefix(layer: number, proj: ProjectionName): string {
@@ -101,17 +142,19 @@ class FieldReader {
   }
 }
 
-const DEFAULT_MAX_POSITIONS: Record<ModelConfig["modelType"], number> = { llama: 2048, qwen2: 32768, qwen3: 32768 };
+const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048 };
+/** transformers' rms_norm_eps default per family. */
+const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5 };
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
 export function parseModelConfig(json: unknown, source: string): ModelConfig {
   if (!isObject(json)) throw new Error(`${source}: expected a JSON object, got ${Array.isArray(json) ? "an array" : typeof json}`);
   const r: FieldReader = new FieldReader(json, source);
   const rawType = json.model_type;
-  if (rawType !== "llama" && rawType !== "qwen2" && rawType !== "qwen3") {
-    r.fail("model_type", `one of "llama", "qwen2", "qwen3" (the decoder families this engine implements)`, rawType);
+  if (!(MODEL_TYPES as readonly unknown[]).includes(rawType)) {
+    r.fail("model_type", `one of ${MODEL_TYPES.map((t) => `"${t}"`).join(", ")} (the decoder families this engine implements)`, rawType);
   }
-  const modelType: ModelConfig["modelType"] = rawType;
+  const modelType = rawType as ModelType;
   const act = json.hidden_act;
   if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
   if (json.mlp_bias === true) r.fail("mlp_bias", "false (MLP biases are not implemented)", json.mlp_bias);
@@ -150,14 +193,18 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     numHeads,
     numKvHeads,
     headDim,
-    rmsNormEps: r.positive("rms_norm_eps", 1e-6),
+    rmsNormEps: r.positive("rms_norm_eps", DEFAULT_RMS_EPS[modelType]),
     ropeTheta,
     ropeScaling,
     maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
     tieWordEmbeddings: r.bool("tie_word_embeddings", false),
     attentionBias,
-    qkNorm: modelType === "qwen3",
+    qkNorm: modelType === "qwen3" || modelType === "olmo2",
   };
+  if (modelType === "olmo2") {
+    config.qkNormScope = "projection";
+    config.normPlacement = "post";
+  }
   const bos = json.bos_token_id;
   if (typeof bos === "number" && Number.isInteger(bos)) config.bosTokenId = bos;
   const eos = json.eos_token_id;
@@ -191,21 +238,21 @@ function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Lla
 
 /** Every tensor the checkpoint must hold, HF names → [out, in] or [n]. lm_head is omitted when tied. */
 export function expectedTensorShapes(config: ModelConfig): Map<string, number[]> {
-  const { hiddenSize: D, vocabSize: V, headDim: d } = config;
+  const { hiddenSize: D, vocabSize: V } = config;
   const shapes = new Map<string, number[]>();
   shapes.set("model.embed_tokens.weight", [V, D]);
   for (let l = 0; l < config.numLayers; l++) {
-    shapes.set(`model.layers.${l}.input_layernorm.weight`, [D]);
     for (const proj of [...ATTENTION_PROJECTIONS, ...MLP_PROJECTIONS]) {
       const shape = projectionShape(config, proj);
       shapes.set(`${projectionPrefix(l, proj)}.weight`, shape);
       if (projectionHasBias(config, proj)) shapes.set(`${projectionPrefix(l, proj)}.bias`, [shape[0]]);
     }
     if (config.qkNorm) {
-      shapes.set(`model.layers.${l}.self_attn.q_norm.weight`, [d]);
-      shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [d]);
+      const [qw, kw] = qkNormWidths(config);
+      shapes.set(`model.layers.${l}.self_attn.q_norm.weight`, [qw]);
+      shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [kw]);
     }
-    shapes.set(`model.layers.${l}.post_attention_layernorm.weight`, [D]);
+    for (const name of Object.values(layerNormNames(config, l))) if (name !== null) shapes.set(name, [D]);
   }
   shapes.set("model.norm.weight", [D]);
   if (!config.tieWordEmbeddings) shapes.set("lm_head.weight", [V, D]);

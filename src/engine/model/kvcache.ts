@@ -5,7 +5,7 @@
 // attention over the sequence. The LoRA path is the same as in training.
 import type { FloatArray } from "../kernels/types.ts";
 import { allocActivations } from "./activations.ts";
-import { qkvForward } from "./attention.ts";
+import { attentionOutputForward, qkvForward } from "./attention.ts";
 import type { BatchContext } from "./context.ts";
 import { linearForward } from "./linear.ts";
 import { mlpBlockForward } from "./mlp.ts";
@@ -116,8 +116,7 @@ export function forwardIncremental(
         sc.attn.subarray(i * qw, (i + 1) * qw), lens, 1, H, Hkv, d, maxT, c.attnScale,
       );
     }
-    linearForward(k, p.o, sc.attn, n, sc.tmp, la.hr.o, sc.ones);
-    k.add(x, sc.tmp, la.h, n * D);
+    attentionOutputForward(c, p, la, x, sc.attn, sc);
     mlpBlockForward(c, p, la, acts.residual[l + 1], sc);
   }
   for (let i = 0; i < n; i++) cache.lengths[slots[i]] = positions[i] + 1;

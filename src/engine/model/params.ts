@@ -2,8 +2,8 @@
 // which carry gradients, and the LoRA adapters with their PEFT names (docs/numerics.md#lora-adapters).
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, projectionHasBias, projectionPrefix, projectionShape,
-  shapeSize, type ModelConfig, type ProjectionName,
+  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, layerNormNames, projectionHasBias, projectionPrefix, projectionShape,
+  qkNormWidths, shapeSize, type ModelConfig, type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
 import type { BaseArray } from "../kernels/halfArray.ts";
@@ -16,15 +16,22 @@ export type TrainableSetup =
 /** Tinker's fixed LoRA alpha (docs/numerics.md#lora-scale): scale = 32 / rank. */
 export const LORA_ALPHA = 32;
 
+/** A layer's weights. The norms follow config.ts's layerNormNames: null where the family has none. */
 export interface LayerParams {
-  readonly inputNorm: Tensor;
+  /** Norm of the attention's input. */
+  readonly inputNorm: Tensor | null;
   readonly q: Linear;
   readonly k: Linear;
   readonly v: Linear;
   readonly o: Linear;
   readonly qNorm: Tensor | null;
   readonly kNorm: Tensor | null;
-  readonly postNorm: Tensor;
+  /** Norm of the attention's output before the residual add (olmo2). */
+  readonly attnOutNorm: Tensor | null;
+  /** Norm of the MLP's input (HF's post_attention_layernorm in llama and qwen). */
+  readonly postNorm: Tensor | null;
+  /** Norm of the MLP's output before the residual add (olmo2). */
+  readonly mlpOutNorm: Tensor | null;
   readonly gate: Linear;
   readonly up: Linear;
   readonly down: Linear;
@@ -164,17 +171,22 @@ function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Lin
 
 export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, dtype: Dtype): ModelParams {
   const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map() };
-  const { hiddenSize: D, vocabSize: V, headDim: d } = config;
+  const { hiddenSize: D, vocabSize: V } = config;
+  const [qNormWidth, kNormWidth] = qkNormWidths(config);
   const embed = matrixTensor(ctx, "model.embed_tokens.weight", [V, D]);
   const layers: LayerParams[] = [];
+  const norm = (name: string | null): Tensor | null => (name === null ? null : vectorTensor(ctx, name, [D]));
   for (let l = 0; l < config.numLayers; l++) {
-    const inputNorm = vectorTensor(ctx, `model.layers.${l}.input_layernorm.weight`, [D]);
+    const names = layerNormNames(config, l);
+    const inputNorm = norm(names.attnIn);
     const [q, k, v, o] = ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
-    const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [d]) : null;
-    const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [d]) : null;
-    const postNorm = vectorTensor(ctx, `model.layers.${l}.post_attention_layernorm.weight`, [D]);
+    const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
+    const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
+    const attnOutNorm = norm(names.attnOut);
+    const postNorm = norm(names.mlpIn);
     const [gate, up, down] = MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
-    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, postNorm, gate, up, down });
+    const mlpOutNorm = norm(names.mlpOut);
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, mlpOutNorm });
   }
   const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);

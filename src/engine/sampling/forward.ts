@@ -152,19 +152,25 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
   for (let i = 0; i < n; i++) lens[i] = positions[i] + 1;
   const scale = 1 / Math.sqrt(d);
 
+  // Post-norm families (olmo2) have no input norms: the projections read x itself.
+  const qkProjection = c.qkNormScope === "projection";
   k.embeddingForward(w.embed, tokens, x, n, D);
   for (let l = 0; l < c.numLayers; l++) {
     const p = w.layers[l];
-    k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
-    project(k, p.q, xn, n, qw, D, qRaw ?? q, lora);
+    let xin = x;
+    if (p.inputNorm !== null) {
+      k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
+      xin = xn;
+    }
+    project(k, p.q, xin, n, qw, D, qRaw ?? q, lora);
     addBias(k, qRaw ?? q, p.qBias, n, qw, ones);
-    project(k, p.k, xn, n, kw, D, kRaw ?? kk, lora);
+    project(k, p.k, xin, n, kw, D, kRaw ?? kk, lora);
     addBias(k, kRaw ?? kk, p.kBias, n, kw, ones);
-    project(k, p.v, xn, n, kw, D, vv, lora);
+    project(k, p.v, xin, n, kw, D, vv, lora);
     addBias(k, vv, p.vBias, n, kw, ones);
     if (qRaw !== null && kRaw !== null && p.qNorm !== null && p.kNorm !== null) {
-      k.rmsnormForward(qRaw, p.qNorm, q, rstd, n * H, d, eps);
-      k.rmsnormForward(kRaw, p.kNorm, kk, rstd, n * Hkv, d, eps);
+      k.rmsnormForward(qRaw, p.qNorm, q, rstd, qkProjection ? n : n * H, qkProjection ? qw : d, eps);
+      k.rmsnormForward(kRaw, p.kNorm, kk, rstd, qkProjection ? n : n * Hkv, qkProjection ? kw : d, eps);
     }
     k.rope(q, positions, m.invFreq, n, H, d, false);
     k.rope(kk, positions, m.invFreq, n, Hkv, d, false);
@@ -172,12 +178,18 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
     k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale);
     project(k, p.o, attn, n, D, qw, tmp, lora);
     addBias(k, tmp, p.oBias, n, D, ones);
+    if (p.attnOutNorm !== null) k.rmsnormForward(tmp, p.attnOutNorm, tmp, rstd, n, D, eps);
     k.add(x, tmp, x, n * D);
-    k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
-    project(k, p.gate, xn, n, F, D, gate, lora);
-    project(k, p.up, xn, n, F, D, up, lora);
+    xin = x;
+    if (p.postNorm !== null) {
+      k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
+      xin = xn;
+    }
+    project(k, p.gate, xin, n, F, D, gate, lora);
+    project(k, p.up, xin, n, F, D, up, lora);
     k.swigluForward(gate, up, gate, n * F);
     project(k, p.down, gate, n, D, F, tmp, lora);
+    if (p.mlpOutNorm !== null) k.rmsnormForward(tmp, p.mlpOutNorm, tmp, rstd, n, D, eps);
     k.add(x, tmp, x, n * D);
   }
   let src = x;

@@ -7,7 +7,7 @@
 import { toFloat32, type BaseArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
+  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, layerNormNames, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
 } from "../model/config.ts";
 import { LORA_ALPHA, peftName } from "../model/params.ts";
 
@@ -25,8 +25,9 @@ export interface Projection {
   lora: LoraFactors | null;
 }
 
+/** Norms as in the training model's LayerParams: null where the family has none. */
 export interface InferenceLayer {
-  inputNorm: Float32Array;
+  inputNorm: Float32Array | null;
   q: Projection;
   k: Projection;
   v: Projection;
@@ -37,7 +38,9 @@ export interface InferenceLayer {
   oBias: Float32Array | null;
   qNorm: Float32Array | null;
   kNorm: Float32Array | null;
-  postNorm: Float32Array;
+  attnOutNorm: Float32Array | null;
+  postNorm: Float32Array | null;
+  mlpOutNorm: Float32Array | null;
   gate: Projection;
   up: Projection;
   down: Projection;
@@ -128,16 +131,20 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   const bias = (l: number, p: ProjectionName): Float32Array | null =>
     projectionHasBias(config, p) ? needVector(base, `${projectionPrefix(l, p)}.bias`) : null;
   const layers: InferenceLayer[] = [];
+  const norm = (name: string | null): Float32Array | null => (name === null ? null : needVector(base, name));
   for (let l = 0; l < config.numLayers; l++) {
     const [q, kk, v, o] = ATTENTION_PROJECTIONS.map((p) => proj(l, p));
     const [gate, up, down] = MLP_PROJECTIONS.map((p) => proj(l, p));
+    const norms = layerNormNames(config, l);
     layers.push({
-      inputNorm: needVector(base, `model.layers.${l}.input_layernorm.weight`),
+      inputNorm: norm(norms.attnIn),
       q, k: kk, v, o,
       qBias: bias(l, "q_proj"), kBias: bias(l, "k_proj"), vBias: bias(l, "v_proj"), oBias: bias(l, "o_proj"),
       qNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
       kNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
-      postNorm: needVector(base, `model.layers.${l}.post_attention_layernorm.weight`),
+      attnOutNorm: norm(norms.attnOut),
+      postNorm: norm(norms.mlpIn),
+      mlpOutNorm: norm(norms.mlpOut),
       gate, up, down,
     });
   }

@@ -42,6 +42,20 @@ describe("parseModelConfig", () => {
     assert.deepEqual(s3.get("model.layers.3.self_attn.k_norm.weight"), [128]);
   });
 
+  it("olmo2: q/k norms over the whole projections, post-norms instead of input norms, eps 1e-5 by default", () => {
+    const o = parseModelConfig({ ...smollm, model_type: "olmo2", head_dim: undefined, rms_norm_eps: undefined, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 16 }, "o");
+    assert.equal(o.headDim, 128);
+    assert.equal(o.rmsNormEps, 1e-5);
+    assert.equal(o.qkNormScope, "projection");
+    assert.equal(o.normPlacement, "post");
+    const s = expectedTensorShapes(o);
+    assert.deepEqual(s.get("model.layers.1.self_attn.q_norm.weight"), [2048]);
+    assert.deepEqual(s.get("model.layers.1.self_attn.k_norm.weight"), [2048]);
+    assert.deepEqual(s.get("model.layers.1.post_attention_layernorm.weight"), [2048]);
+    assert.deepEqual(s.get("model.layers.1.post_feedforward_layernorm.weight"), [2048]);
+    assert.ok(!s.has("model.layers.1.input_layernorm.weight"));
+  });
+
   it("reads llama3 rope scaling under rope_scaling (type or rope_type) and rope_parameters", () => {
     const scaling = { rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
     const a = parseModelConfig({ ...smollm, rope_theta: 500000, rope_scaling: scaling }, "a");
@@ -54,7 +68,7 @@ describe("parseModelConfig", () => {
   });
 
   it("errors name the source and the field", () => {
-    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3".*got "gpt2"/);
+    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3", "olmo2".*got "gpt2"/);
     assert.throws(() => parseModelConfig({ ...smollm, hidden_size: undefined }, "x.json"), /x.json: required field "hidden_size" is missing/);
     assert.throws(() => parseModelConfig({ ...smollm, num_hidden_layers: 2.5 }, "x.json"), /field "num_hidden_layers" must be an integer >= 1, got 2.5/);
     assert.throws(() => parseModelConfig({ ...smollm, num_key_value_heads: 4 }, "x.json"), /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/);

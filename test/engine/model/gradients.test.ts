@@ -18,6 +18,9 @@ describe("full-mode gradients (float64 finite differences)", () => {
     ["llama attention_bias: o_proj bias too", tinyConfig("llama", { attentionBias: true }), ["model.layers.0.self_attn.o_proj.bias"]],
     ["qwen3: q_norm and k_norm", tinyConfig("qwen3"), ["model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight"]],
     ["llama3 rope scaling", LLAMA3_SCALED, ["model.layers.0.self_attn.q_proj.weight"]],
+    ["olmo2: post-norms and q/k norms over the whole projection", tinyConfig("olmo2"), [
+      "model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight", "model.layers.0.post_feedforward_layernorm.weight",
+    ]],
   ];
   for (const [name, config, mustInclude] of cases) {
     it(name, () => {
@@ -27,7 +30,7 @@ describe("full-mode gradients (float64 finite differences)", () => {
       for (const n of mustInclude) assert.ok(checked.includes(n), `${n} was not checked`);
       for (const p of PROJS) assert.ok(checked.some((n) => n.endsWith(`${p}.weight`)), `${p} not checked`);
       assert.ok(checked.includes("model.layers.1.post_attention_layernorm.weight"));
-      assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
+      if (config.normPlacement !== "post") assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
     });
   }
 });
@@ -39,6 +42,7 @@ describe("LoRA gradients (float64 finite differences)", () => {
     ["qwen2", tinyConfig("qwen2")],
     ["qwen3 tied", tinyConfig("qwen3", { tieWordEmbeddings: true })],
     ["llama3 rope scaling", LLAMA3_SCALED],
+    ["olmo2", tinyConfig("olmo2")],
   ] as Array<[string, ModelConfig]>) {
     it(`${name}: A and B of q,k,v,o,gate,up,down and lm_head`, () => {
       const model = makeModel64(config, LORA_ALL);

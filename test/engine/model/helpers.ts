@@ -34,7 +34,8 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
     maxPositionEmbeddings: 64,
     tieWordEmbeddings: false,
     attentionBias: modelType === "qwen2",
-    qkNorm: modelType === "qwen3",
+    qkNorm: modelType === "qwen3" || modelType === "olmo2",
+    ...(modelType === "olmo2" ? { qkNormScope: "projection" as const, normPlacement: "post" as const } : {}),
     ...overrides,
   };
 }

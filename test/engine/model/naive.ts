@@ -1,5 +1,5 @@
 // An independent, deliberately naive decoder forward (plain number arrays, per-token loops, no
-// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3, to check the
+// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3 / olmo2, to check the
 // engine's forward against. One sequence at a time.
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 
@@ -79,15 +79,22 @@ export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): numbe
     const qs: number[][][] = [];
     const ks: number[][][] = [];
     const vs: number[][][] = [];
+    // olmo2: no input norms; each block's output is normed before the residual add.
+    const post = c.normPlacement === "post";
+    const wholeQk = c.qkNormScope === "projection";
     for (let t = 0; t < xs.length; t++) {
-      const n = rmsnorm(xs[t], get(w, `${pre}.input_layernorm.weight`), eps);
-      const q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, H * d, bias("q_proj"));
-      const k = matvec(get(w, `${pre}.self_attn.k_proj.weight`), n, Hkv * d, bias("k_proj"));
+      const n = post ? xs[t] : rmsnorm(xs[t], get(w, `${pre}.input_layernorm.weight`), eps);
+      let q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, H * d, bias("q_proj"));
+      let k = matvec(get(w, `${pre}.self_attn.k_proj.weight`), n, Hkv * d, bias("k_proj"));
       const v = matvec(get(w, `${pre}.self_attn.v_proj.weight`), n, Hkv * d, bias("v_proj"));
+      if (c.qkNorm && wholeQk) {
+        q = rmsnorm(q, get(w, `${pre}.self_attn.q_norm.weight`), eps);
+        k = rmsnorm(k, get(w, `${pre}.self_attn.k_norm.weight`), eps);
+      }
       const heads = (vec: number[], nh: number, norm: string): number[][] =>
         Array.from({ length: nh }, (_, h) => {
           let hv = vec.slice(h * d, (h + 1) * d);
-          if (c.qkNorm) hv = rmsnorm(hv, get(w, `${pre}.self_attn.${norm}.weight`), eps);
+          if (c.qkNorm && !wholeQk) hv = rmsnorm(hv, get(w, `${pre}.self_attn.${norm}.weight`), eps);
           return hv;
         });
       qs.push(heads(q, H, "q_norm").map((hv) => rotate(hv, t, freqs)));
@@ -114,13 +121,15 @@ export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): numbe
           attnOut.push(o);
         }
       }
-      const o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), attnOut, D, bias("o_proj"));
+      let o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), attnOut, D, bias("o_proj"));
+      if (post) o = rmsnorm(o, get(w, `${pre}.post_attention_layernorm.weight`), eps);
       const hres = xs[t].map((v, i) => v + o[i]);
-      const n2 = rmsnorm(hres, get(w, `${pre}.post_attention_layernorm.weight`), eps);
+      const n2 = post ? hres : rmsnorm(hres, get(w, `${pre}.post_attention_layernorm.weight`), eps);
       const gate = matvec(get(w, `${pre}.mlp.gate_proj.weight`), n2, c.intermediateSize);
       const up = matvec(get(w, `${pre}.mlp.up_proj.weight`), n2, c.intermediateSize);
       const act = gate.map((g, i) => silu(g) * up[i]);
-      const down = matvec(get(w, `${pre}.mlp.down_proj.weight`), act, D);
+      let down = matvec(get(w, `${pre}.mlp.down_proj.weight`), act, D);
+      if (post) down = rmsnorm(down, get(w, `${pre}.post_feedforward_layernorm.weight`), eps);
       next.push(hres.map((v, i) => v + down[i]));
     }
     xs = next;

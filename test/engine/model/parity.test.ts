@@ -43,6 +43,7 @@ describe("forward parity with a naive implementation (float64)", () => {
     ["qwen2 (q,k,v biases)", tinyConfig("qwen2")],
     ["qwen3 (q/k norms)", tinyConfig("qwen3", { tieWordEmbeddings: true })],
     ["plain MHA (numKvHeads = numHeads)", tinyConfig("llama", { numKvHeads: 4 })],
+    ["olmo2 (post-norms, q/k norms over the whole projection)", tinyConfig("olmo2")],
   ];
   for (const [name, config] of cases) {
     it(name, () => {

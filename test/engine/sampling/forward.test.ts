@@ -27,6 +27,7 @@ for (const variant of [
   { name: "llama, untied", json: tinyConfigJson() },
   { name: "qwen3 (q/k norm), tied", json: tinyConfigJson({ model_type: "qwen3", tie_word_embeddings: true }) },
   { name: "qwen2 (biases)", json: tinyConfigJson({ model_type: "qwen2" }) },
+  { name: "olmo2 (post-norms, whole-projection q/k norms)", json: tinyConfigJson({ model_type: "olmo2" }) },
 ]) {
   test(`prompt logprobs through the KV cache equal the training forward (${variant.name}, trained LoRA merged)`, () => {
     const config = parseModelConfig(variant.json, "tiny");
