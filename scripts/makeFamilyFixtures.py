@@ -7,12 +7,14 @@ own log-probabilities of a fixed token sequence in reference.json. The unit test
 
 Run with the e2e venv's python (torch + transformers 5.x):
     ~/.cache/tinker-cookbook-ts/e2e-venv/bin/python scripts/makeFamilyFixtures.py [--out DIR] [--family NAME ...]
-    [--vocab N]
-The e2e tests call it with --out to build the same models in a temporary folder.
+    [--vocab N] [--tokenizer-from MODEL_DIR]
+The e2e tests call it with --out (and tiny-chat's tokenizer, vocab 1024) to build the same models in
+a temporary folder that recipes can train.
 """
 import argparse
 import json
 import os
+import shutil
 
 import torch
 import transformers
@@ -31,7 +33,7 @@ FAMILIES = {
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=128,
+        max_position_embeddings=512,
         rms_norm_eps=1e-6,
         rope_theta=10000.0,
         tie_word_embeddings=False,
@@ -60,10 +62,18 @@ def logprobs(model, tokens):
     return [lp[i, tokens[i + 1]].item() for i in range(len(tokens) - 1)]
 
 
-def build(family, out_dir, vocab):
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def build(family, out_dir, vocab, tokenizer_from=None):
     spec = dict(FAMILIES[family])
     model_type = spec.pop("model_type")
-    config = AutoConfig.for_model(model_type, vocab_size=vocab, bos_token_id=0, eos_token_id=1, pad_token_id=None, **spec)
+    bos, eos = 0, 1
+    if tokenizer_from:
+        with open(os.path.join(tokenizer_from, "config.json")) as f:
+            source = json.load(f)
+        bos, eos = source.get("bos_token_id", bos), source.get("eos_token_id", eos)
+    config = AutoConfig.for_model(model_type, vocab_size=vocab, bos_token_id=bos, eos_token_id=eos, pad_token_id=None, **spec)
     torch.manual_seed(SEED)
     model = AutoModelForCausalLM.from_config(config, attn_implementation="eager", dtype=torch.float32)
     generator = torch.Generator().manual_seed(SEED)
@@ -88,6 +98,8 @@ def build(family, out_dir, vocab):
         gen = os.path.join(d, "generation_config.json")
         if os.path.exists(gen):
             os.remove(gen)
+        for name in TOKENIZER_FILES if tokenizer_from else ():
+            shutil.copyfile(os.path.join(tokenizer_from, name), os.path.join(d, name))
     with open(os.path.join(fp32_dir, "reference.json"), "w") as f:
         json.dump(reference, f, indent=1)
         f.write("\n")
@@ -100,9 +112,10 @@ def main():
     parser.add_argument("--out", default=os.path.join(here, "..", "fixtures", "families"))
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
     parser.add_argument("--vocab", type=int, default=64)
+    parser.add_argument("--tokenizer-from", help="a model folder whose tokenizer files (and bos/eos ids) the models get")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    built = [build(family, args.out, args.vocab) for family in (args.family or sorted(FAMILIES))]
+    built = [build(family, args.out, args.vocab, args.tokenizer_from) for family in (args.family or sorted(FAMILIES))]
     print(json.dumps({"built": built}))
 
 
