@@ -39,6 +39,27 @@ FAMILIES = {
         tie_word_embeddings=False,
         attention_bias=False,
     ),
+    # Two sliding layers with a 5-token window (shorter than the sequence, so the mask matters) and
+    # their own RoPE base, one global layer; query_pre_attn_scalar differs from head_dim.
+    "gemma3_text": dict(
+        model_type="gemma3_text",
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        query_pre_attn_scalar=12,
+        sliding_window=5,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+            "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        },
+        max_position_embeddings=512,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+    ),
 }
 
 

@@ -93,7 +93,9 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
 
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
-  const archs: Record<ModelType, string> = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM" };
+  const archs: Record<ModelType, string> = {
+    llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM", gemma3_text: "Gemma3ForCausalLM",
+  };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
     architectures: [arch],
@@ -120,6 +122,19 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     torch_dtype: "float32",
   };
   if (config.modelType !== "qwen2") json.attention_bias = config.attentionBias;
+  if (config.modelType === "gemma3_text") {
+    delete json.hidden_act;
+    delete json.rope_theta;
+    delete json.rope_scaling;
+    json.hidden_activation = "gelu_pytorch_tanh";
+    json.query_pre_attn_scalar = config.queryPreAttnScalar;
+    json.sliding_window = config.slidingWindow;
+    json.layer_types = (config.slidingLayers ?? []).map((s) => (s ? "sliding_attention" : "full_attention"));
+    json.rope_parameters = {
+      full_attention: { rope_type: "default", rope_theta: config.ropeTheta },
+      sliding_attention: { rope_type: "default", rope_theta: config.ropeThetaLocal ?? config.ropeTheta },
+    };
+  }
   if (config.bosTokenId !== undefined) json.bos_token_id = config.bosTokenId;
   if (config.eosTokenId !== undefined) json.eos_token_id = config.eosTokenId;
   return json;

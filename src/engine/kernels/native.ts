@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DecodeKernels } from "./decodeTypes.ts";
+import { gegluBackward, gegluForward } from "./reference.ts";
 import { HALF_CODES, HalfArray } from "./halfArray.ts";
 import type { FloatArray, Kernels } from "./types.ts";
 
@@ -118,6 +119,9 @@ export function loadNativeKernels(): NativeKernels {
     attentionDecodeSlots: addon.attentionDecodeSlots,
     swigluForward: addon.swigluForward,
     swigluBackward: addon.swigluBackward,
+    // Gemma's GELU-tanh gate is elementwise and cheap next to the GEMMs: the TypeScript kernel serves.
+    gegluForward,
+    gegluBackward,
     logprobsForward: addon.logprobsForward,
     logprobsBackward: addon.logprobsBackward,
     adamw: addon.adamw,

@@ -39,7 +39,7 @@ export interface LayerActivations {
   kRstd: FloatArray | null;
   /** Attention output before o_proj, [T, H*d]. */
   attn: FloatArray;
-  /** Post-norm families (olmo2): o_proj's and down_proj's outputs before their norms, [T, D], and those norms' statistics. */
+  /** Families with output norms (olmo2, gemma3): o_proj's and down_proj's outputs before their norms, [T, D], and those norms' statistics. */
   attnOut: FloatArray | null;
   attnOutRstd: FloatArray | null;
   mlpOut: FloatArray | null;
@@ -106,7 +106,7 @@ function loraBuf(dtype: Dtype, lin: Linear, T: number): FloatArray | null {
 function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number, probsSize: number): LayerActivations {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const qk = config.qkNorm;
-  const post = (n: number): FloatArray | null => (config.normPlacement === "post" ? allocFloat(dtype, n) : null);
+  const post = (n: number): FloatArray | null => (p.attnOutNorm !== null || p.mlpOutNorm !== null ? allocFloat(dtype, n) : null);
   return {
     h: allocFloat(dtype, T * D),
     rstd1: allocFloat(dtype, T),

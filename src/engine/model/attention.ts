@@ -13,7 +13,7 @@ import type { LayerParams } from "./params.ts";
 /** The attention's input: the normed x in sc.xn, or x itself when the family has no input norm. */
 function attentionInput(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch): FloatArray {
   if (p.inputNorm === null) return x;
-  c.k.rmsnormForward(x, p.inputNorm.data, sc.xn, la.rstd1, c.T, c.config.hiddenSize, c.config.rmsNormEps);
+  c.k.rmsnormForward(x, c.normWeight(p.inputNorm), sc.xn, la.rstd1, c.T, c.config.hiddenSize, c.config.rmsNormEps);
   return sc.xn;
 }
 
@@ -34,8 +34,8 @@ export function qkvForward(c: BatchContext, p: LayerParams, la: LayerActivations
   linearForward(k, p.v, xin, T, la.v, la.hr.v, sc.ones);
   if (p.qNorm !== null && p.kNorm !== null && la.qRaw && la.kRaw && la.qRstd && la.kRstd) {
     const [qRows, qDim, kRows, kDim] = qkNormRows(c);
-    k.rmsnormForward(la.qRaw, p.qNorm.data, la.q, la.qRstd, qRows, qDim, eps);
-    k.rmsnormForward(la.kRaw, p.kNorm.data, la.k, la.kRstd, kRows, kDim, eps);
+    k.rmsnormForward(la.qRaw, c.normWeight(p.qNorm), la.q, la.qRstd, qRows, qDim, eps);
+    k.rmsnormForward(la.kRaw, c.normWeight(p.kNorm), la.k, la.kRstd, kRows, kDim, eps);
   }
   k.rope(la.q, c.positions, c.invFreq, T, H, d, false);
   k.rope(la.k, c.positions, c.invFreq, T, Hkv, d, false);
@@ -47,7 +47,7 @@ export function attentionOutputForward(c: BatchContext, p: LayerParams, la: Laye
   const D = config.hiddenSize;
   if (p.attnOutNorm !== null && la.attnOut !== null && la.attnOutRstd !== null) {
     linearForward(k, p.o, attn, T, la.attnOut, la.hr.o, sc.ones);
-    k.rmsnormForward(la.attnOut, p.attnOutNorm.data, sc.tmp, la.attnOutRstd, T, D, config.rmsNormEps);
+    k.rmsnormForward(la.attnOut, c.normWeight(p.attnOutNorm), sc.tmp, la.attnOutRstd, T, D, config.rmsNormEps);
   } else {
     linearForward(k, p.o, attn, T, sc.tmp, la.hr.o, sc.ones);
   }
@@ -59,7 +59,7 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
   const { k, config } = c;
   const { numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   qkvForward(c, p, la, x, sc);
-  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale);
+  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale, c.window);
   attentionOutputForward(c, p, la, x, la.attn, sc);
 }
 
@@ -78,7 +78,7 @@ export function attentionBlockBackward(
   const xin = attentionInput(c, p, la, x, sc);
   let dOut = sc.dres;
   if (p.attnOutNorm !== null && la.attnOut !== null && la.attnOutRstd !== null) {
-    k.rmsnormBackward(sc.dres, la.attnOut, p.attnOutNorm.data, la.attnOutRstd, sc.dtmp, p.attnOutNorm.grad, T, D);
+    k.rmsnormBackward(sc.dres, la.attnOut, c.normWeight(p.attnOutNorm), la.attnOutRstd, sc.dtmp, p.attnOutNorm.grad, T, D);
     dOut = sc.dtmp;
   }
   linearBackward(k, p.o, la.attn, T, la.hr.o, dOut, sc.dattn, 0, sc.dhr, sc.ones);
@@ -93,8 +93,8 @@ export function attentionBlockBackward(
   let dk = sc.dk;
   if (p.qNorm !== null && p.kNorm !== null && la.qRaw && la.kRaw && la.qRstd && la.kRstd && sc.dqRaw && sc.dkRaw) {
     const [qRows, qDim, kRows, kDim] = qkNormRows(c);
-    k.rmsnormBackward(sc.dq, la.qRaw, p.qNorm.data, la.qRstd, sc.dqRaw, p.qNorm.grad, qRows, qDim);
-    k.rmsnormBackward(sc.dk, la.kRaw, p.kNorm.data, la.kRstd, sc.dkRaw, p.kNorm.grad, kRows, kDim);
+    k.rmsnormBackward(sc.dq, la.qRaw, c.normWeight(p.qNorm), la.qRstd, sc.dqRaw, p.qNorm.grad, qRows, qDim);
+    k.rmsnormBackward(sc.dk, la.kRaw, c.normWeight(p.kNorm), la.kRstd, sc.dkRaw, p.kNorm.grad, kRows, kDim);
     dq = sc.dqRaw;
     dk = sc.dkRaw;
   }
@@ -108,7 +108,7 @@ export function attentionBlockBackward(
     k.add(sc.dres, dxn, sc.dres, T * D);
     return;
   }
-  k.rmsnormBackward(dxn, x, p.inputNorm.data, la.rstd1, sc.dtmp, p.inputNorm.grad, T, D);
+  k.rmsnormBackward(dxn, x, c.normWeight(p.inputNorm), la.rstd1, sc.dtmp, p.inputNorm.grad, T, D);
   k.add(sc.dres, sc.dtmp, sc.dres, T * D);
 }
 
@@ -132,7 +132,7 @@ function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc:
     const kk = la.k.subarray(a * kw, b * kw);
     const v = la.v.subarray(a * kw, b * kw);
     // The output goes to scratch: only the probabilities are wanted.
-    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale);
+    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale, c.window);
     k.attentionBackward(
       sc.dattn.subarray(a * qw, b * qw), q, kk, v, sc.probs,
       sc.dq.subarray(a * qw, b * qw), sc.dk.subarray(a * kw, b * kw), sc.dv.subarray(a * kw, b * kw),

@@ -1,6 +1,6 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
 // (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
-// The decoder families are llama / qwen2 / qwen3 / olmo2; anything the maths here does not implement
+// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text; anything the maths here does not implement
 // (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
@@ -11,7 +11,7 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
-export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2"] as const;
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text"] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 
 export interface ModelConfig {
@@ -41,11 +41,35 @@ export interface ModelConfig {
    * Where a layer's RMSNorms sit. "pre" (absent; llama, qwen): the attention and the MLP read a
    * normed residual (input_layernorm, post_attention_layernorm). "post" (olmo2): each block reads the
    * residual as it is and its output is normed before it is added (post_attention_layernorm,
-   * post_feedforward_layernorm).
+   * post_feedforward_layernorm). "sandwich" (gemma3): both, with pre_feedforward_layernorm as the
+   * MLP's input norm.
    */
-  normPlacement?: "pre" | "post";
+  normPlacement?: "pre" | "post" | "sandwich";
+  /** Gemma: every RMSNorm scales by (1 + weight) rather than by weight (its weights start at 0). */
+  normOffset?: boolean;
+  /** Gemma: token embeddings are multiplied by this (fp32 sqrt(hidden_size)); the tied head is not. */
+  embedScale?: number;
+  /** The MLP gate's activation: "silu" (absent) or "gelu_tanh" (gelu_pytorch_tanh, Gemma). */
+  hiddenAct?: "silu" | "gelu_tanh";
+  /** Gemma: attention scores scale by query_pre_attn_scalar^-0.5 instead of head_dim^-0.5. */
+  queryPreAttnScalar?: number;
+  /** Per layer: true where the layer attends over a sliding window of slidingWindow keys (Gemma's layer_types). */
+  slidingLayers?: boolean[];
+  slidingWindow?: number;
+  /** RoPE base of the sliding-window layers (Gemma's local rope_theta); absent means ropeTheta. */
+  ropeThetaLocal?: number;
   bosTokenId?: number;
   eosTokenId?: number | number[];
+}
+
+/** The attention scores' scale: query_pre_attn_scalar^-0.5 (Gemma) or head_dim^-0.5. */
+export function attentionScale(config: ModelConfig): number {
+  return 1 / Math.sqrt(config.queryPreAttnScalar ?? config.headDim);
+}
+
+/** The window of layer `l`: its number of keys, or 0 for full causal attention. */
+export function layerWindow(config: ModelConfig, l: number): number {
+  return config.slidingLayers?.[l] === true ? (config.slidingWindow ?? 0) : 0;
 }
 
 export type ProjectionName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj";
@@ -89,6 +113,12 @@ export function layerNormNames(config: ModelConfig, layer: number): LayerNormNam
   const at = (n: string): string => `model.layers.${layer}.${n}.weight`;
   if (config.normPlacement === "post") {
     return { attnIn: null, attnOut: at("post_attention_layernorm"), mlpIn: null, mlpOut: at("post_feedforward_layernorm") };
+  }
+  if (config.normPlacement === "sandwich") {
+    return {
+      attnIn: at("input_layernorm"), attnOut: at("post_attention_layernorm"),
+      mlpIn: at("pre_feedforward_layernorm"), mlpOut: at("post_feedforward_layernorm"),
+    };
   }
   return { attnIn: at("input_layernorm"), attnOut: null, mlpIn: at("post_attention_layernorm"), mlpOut: null };
 }
@@ -142,9 +172,9 @@ class FieldReader {
   }
 }
 
-const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048 };
+const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048, gemma3_text: 131072 };
 /** transformers' rms_norm_eps default per family. */
-const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5 };
+const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5, gemma3_text: 1e-6 };
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
 export function parseModelConfig(json: unknown, source: string): ModelConfig {
@@ -155,8 +185,20 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     r.fail("model_type", `one of ${MODEL_TYPES.map((t) => `"${t}"`).join(", ")} (the decoder families this engine implements)`, rawType);
   }
   const modelType = rawType as ModelType;
-  const act = json.hidden_act;
-  if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
+  const gemma = modelType === "gemma3_text";
+  if (gemma) {
+    // Gemma reads hidden_activation; hidden_act is an older spelling of the same field.
+    const field = json.hidden_activation !== undefined && json.hidden_activation !== null ? "hidden_activation" : "hidden_act";
+    const act = json[field] ?? "gelu_pytorch_tanh";
+    if (act !== "gelu_pytorch_tanh") r.fail(field, `"gelu_pytorch_tanh"`, act);
+    for (const f of ["final_logit_softcapping", "attn_logit_softcapping"]) {
+      if (json[f] !== undefined && json[f] !== null) r.fail(f, "null (logit soft-capping is not implemented)", json[f]);
+    }
+    if (json.use_bidirectional_attention === true) r.fail("use_bidirectional_attention", "false (only causal attention is implemented)", true);
+  } else {
+    const act = json.hidden_act;
+    if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
+  }
   if (json.mlp_bias === true) r.fail("mlp_bias", "false (MLP biases are not implemented)", json.mlp_bias);
   if (json.use_sliding_window === true) r.fail("use_sliding_window", "false (sliding-window attention is not implemented)", true);
 
@@ -168,6 +210,7 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   }
   let headDimDefault: number | undefined;
   if (modelType === "qwen3") headDimDefault = 128;
+  else if (gemma) headDimDefault = 256;
   else if (hiddenSize % numHeads === 0) headDimDefault = hiddenSize / numHeads;
   const headDim = r.int("head_dim", headDimDefault);
   if (headDim % 2 !== 0) r.fail("head_dim", "an even number (RoPE rotates pairs)", headDim);
@@ -177,7 +220,8 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   const ropeTheta = ropeParams && ropeParams.rope_theta !== undefined
     ? r.positive("rope_theta", 10000, ropeParams, "rope_parameters.rope_theta")
     : r.positive("rope_theta", 10000);
-  const scalingJson = json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
+  // Gemma keeps one rope entry per layer type (parseGemma reads them).
+  const scalingJson = gemma ? null : json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
   const ropeScaling = parseRopeScaling(scalingJson, r, json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters");
 
   let attentionBias: boolean;
@@ -197,10 +241,11 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     ropeTheta,
     ropeScaling,
     maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
-    tieWordEmbeddings: r.bool("tie_word_embeddings", false),
+    tieWordEmbeddings: r.bool("tie_word_embeddings", gemma),
     attentionBias,
-    qkNorm: modelType === "qwen3" || modelType === "olmo2",
+    qkNorm: modelType === "qwen3" || modelType === "olmo2" || gemma,
   };
+  if (gemma) parseGemma(json, r, config);
   if (modelType === "olmo2") {
     config.qkNormScope = "projection";
     config.normPlacement = "post";
@@ -211,6 +256,41 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   if (typeof eos === "number" && Number.isInteger(eos)) config.eosTokenId = eos;
   else if (Array.isArray(eos) && eos.every((e) => typeof e === "number" && Number.isInteger(e))) config.eosTokenId = eos as number[];
   return config;
+}
+
+/** Gemma 3's layer pattern, norms, scales and per-layer-type RoPE bases. */
+function parseGemma(json: Json, r: FieldReader, config: ModelConfig): void {
+  config.normPlacement = "sandwich";
+  config.normOffset = true;
+  config.hiddenAct = "gelu_tanh";
+  config.embedScale = Math.fround(Math.sqrt(config.hiddenSize));
+  config.queryPreAttnScalar = r.positive("query_pre_attn_scalar", 256);
+  const L = config.numLayers;
+  let types: unknown = json.layer_types;
+  if (types === undefined || types === null) {
+    // transformers' default: every sliding_window_pattern-th layer (1-based) is global.
+    const pattern = r.int("sliding_window_pattern", 6);
+    types = Array.from({ length: L }, (_, i) => ((i + 1) % pattern === 0 ? "full_attention" : "sliding_attention"));
+  }
+  if (!Array.isArray(types) || types.length !== L || types.some((t) => t !== "full_attention" && t !== "sliding_attention")) {
+    r.fail("layer_types", `a list of ${L} "full_attention" / "sliding_attention" entries (one per layer)`, types);
+  }
+  config.slidingLayers = types.map((t) => t === "sliding_attention");
+  config.slidingWindow = r.int("sliding_window", 4096);
+  // rope_parameters holds one entry per layer type; older configs say rope_theta / rope_local_base_freq.
+  const params = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const theta = (type: string, legacy: string, fallback: number): number => {
+    const entry = params[type];
+    if (entry === undefined || entry === null) return r.positive(legacy, fallback);
+    if (!isObject(entry)) r.fail(`rope_parameters.${type}`, "an object", entry);
+    const ropeType = entry.rope_type ?? entry.type ?? "default";
+    if (ropeType !== "default") r.fail(`rope_parameters.${type}.rope_type`, `"default" (other Gemma rope scalings are not implemented)`, ropeType);
+    return r.positive("rope_theta", fallback, entry, `rope_parameters.${type}.rope_theta`);
+  };
+  config.ropeTheta = theta("full_attention", "rope_theta", 1_000_000);
+  config.ropeThetaLocal = theta("sliding_attention", "rope_local_base_freq", 10_000);
+  if (json.rope_scaling !== undefined && json.rope_scaling !== null) r.fail("rope_scaling", "null (Gemma rope scaling is not implemented)", json.rope_scaling);
+  config.ropeScaling = null;
 }
 
 function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Llama3RopeScaling {

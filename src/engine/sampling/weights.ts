@@ -27,6 +27,7 @@ export interface Projection {
 
 /** Norms as in the training model's LayerParams: null where the family has none. */
 export interface InferenceLayer {
+  // Norm weights are what the kernels multiply by (1 + w for Gemma, see needNorm).
   inputNorm: Float32Array | null;
   q: Projection;
   k: Projection;
@@ -72,6 +73,12 @@ function need(weights: Map<string, BaseArray>, name: string): BaseArray {
 /** A norm weight or bias as float32 (a loader keeps only matrices in 16 bits; widen any other). */
 function needVector(weights: Map<string, BaseArray>, name: string): Float32Array {
   return toFloat32(need(weights, name));
+}
+
+/** An RMSNorm weight as the kernels multiply by it: 1 + w for Gemma (a new array), else w. */
+function needNorm(config: ModelConfig, weights: Map<string, BaseArray>, name: string): Float32Array {
+  const w = needVector(weights, name);
+  return config.normOffset === true ? Float32Array.from(w, (x) => 1 + x) : w;
 }
 
 /**
@@ -131,7 +138,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   const bias = (l: number, p: ProjectionName): Float32Array | null =>
     projectionHasBias(config, p) ? needVector(base, `${projectionPrefix(l, p)}.bias`) : null;
   const layers: InferenceLayer[] = [];
-  const norm = (name: string | null): Float32Array | null => (name === null ? null : needVector(base, name));
+  const norm = (name: string | null): Float32Array | null => (name === null ? null : needNorm(config, base, name));
   for (let l = 0; l < config.numLayers; l++) {
     const [q, kk, v, o] = ATTENTION_PROJECTIONS.map((p) => proj(l, p));
     const [gate, up, down] = MLP_PROJECTIONS.map((p) => proj(l, p));
@@ -140,8 +147,8 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       inputNorm: norm(norms.attnIn),
       q, k: kk, v, o,
       qBias: bias(l, "q_proj"), kBias: bias(l, "k_proj"), vBias: bias(l, "v_proj"), oBias: bias(l, "o_proj"),
-      qNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
-      kNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
+      qNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
+      kNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
       attnOutNorm: norm(norms.attnOut),
       postNorm: norm(norms.mlpIn),
       mlpOutNorm: norm(norms.mlpOut),
@@ -158,7 +165,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
     }
   }
   const maxRank = adapter !== null && used.size > 0 ? adapter.rank : 0;
-  return { config, embed, layers, finalNorm: needVector(base, "model.norm.weight"), head, maxRank };
+  return { config, embed, layers, finalNorm: needNorm(config, base, "model.norm.weight"), head, maxRank };
 }
 
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */

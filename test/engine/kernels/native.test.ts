@@ -257,6 +257,45 @@ for (const { heads, kv, d, lengths } of attentionCases) {
   });
 }
 
+test("sliding-window attention (forward, backward through the zeroed probs, decode) matches the reference", () => {
+  const N = native();
+  const rng = makeRng(120);
+  const [heads, kv, d, window] = [6, 2, 64, 17];
+  const lengths = [70, 130, 3];
+  const starts = seqStartsOf(lengths);
+  const total = starts[lengths.length];
+  const q = randF32(total * heads * d, rng, 2);
+  const k = randF32(total * kv * d, rng, 2);
+  const v = randF32(total * kv * d, rng);
+  const out = new Float32Array(total * heads * d);
+  const probs = new Float32Array(probsSize(lengths, heads)).fill(NaN);
+  N.attentionForward(q, k, v, out, probs, starts, heads, kv, d, 0.125, window);
+  const outR = new Float64Array(out.length);
+  const probsR = new Float64Array(probs.length);
+  R.attentionForward(f64(q), f64(k), f64(v), outR, probsR, starts, heads, kv, d, 0.125, window);
+  assertClose(out, outR, 1e-4, 1e-5, "windowed attention out");
+  assertClose(probs, probsR, 1e-4, 1e-6, "windowed attention probs");
+  const dout = randF32(out.length, rng);
+  const [dq, dk, dv] = [q, k, v].map((a) => new Float32Array(a.length));
+  N.attentionBackward(dout, q, k, v, probs, dq!, dk!, dv!, starts, heads, kv, d, 0.125);
+  const [dqR, dkR, dvR] = [q, k, v].map((a) => new Float64Array(a.length));
+  R.attentionBackward(f64(dout), f64(q), f64(k), f64(v), f64(probs), dqR!, dkR!, dvR!, starts, heads, kv, d, 0.125);
+  assertClose(dq!, dqR!, 1e-3, 1e-5, "windowed attention dq");
+  assertClose(dk!, dkR!, 1e-3, 1e-5, "windowed attention dk");
+  assertClose(dv!, dvR!, 1e-3, 1e-5, "windowed attention dv");
+  const maxLen = 200;
+  const kc = randF32(3 * kv * maxLen * d, rng, 2);
+  const vc = randF32(3 * kv * maxLen * d, rng);
+  const slots = new Int32Array([1, 1, 0, 2]);
+  const lens = new Int32Array([10, 11, 200, 1]);
+  const qd = randF32(slots.length * heads * d, rng, 2);
+  const o = new Float32Array(qd.length);
+  const oR = new Float64Array(qd.length);
+  N.attentionDecodeSlots(qd, kc, vc, o, slots, lens, slots.length, heads, kv, d, maxLen, 0.125, window);
+  R.attentionDecodeSlots(f64(qd), f64(kc), f64(vc), oR, slots, lens, slots.length, heads, kv, d, maxLen, 0.125, window);
+  assertClose(o, oR, 1e-4, 1e-5, "windowed attentionDecodeSlots");
+});
+
 test("attentionDecode matches the reference", () => {
   const N = native();
   const rng = makeRng(105);

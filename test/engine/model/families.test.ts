@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { getKernels, referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import type { Kernels } from "../../../src/engine/kernels/types.ts";
-import { loadBaseModelDir, loadModelDir } from "../../../src/engine/loadModel.ts";
+import { loadBaseModelDir, loadModelDir, modelConfigToHfJson } from "../../../src/engine/loadModel.ts";
+import { parseModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
 import { inferenceModel } from "../../../src/engine/sampling/forward.ts";
 import { computePromptLogprobs } from "../../../src/engine/sampling/scheduler.ts";
@@ -44,7 +45,7 @@ function worst(got: ArrayLike<number | null>, expected: number[]): number {
 }
 
 test("every family in the engine has a fixture", () => {
-  assert.deepEqual(families, ["olmo2"]);
+  assert.deepEqual(families, ["gemma3_text", "olmo2"]);
 });
 
 for (const family of families) {
@@ -59,6 +60,11 @@ for (const family of families) {
       const diff = worst(trainingLogprobs(dir, k, ref.tokens), ref.logprobs);
       assert.ok(diff < TOLERANCE, `${k.name} kernels: logprobs differ from transformers by ${diff}`);
     }
+  });
+
+  test(`${family}: the config.json the engine writes for a model built in code reads back as the same config`, () => {
+    const { config } = loadModelDir(dir);
+    assert.deepEqual(parseModelConfig(modelConfigToHfJson(config), "written"), config);
   });
 
   test(`${family}: the sampler's KV-cache forward gives the same logprobs`, () => {

@@ -21,6 +21,10 @@ describe("full-mode gradients (float64 finite differences)", () => {
     ["olmo2: post-norms and q/k norms over the whole projection", tinyConfig("olmo2"), [
       "model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight", "model.layers.0.post_feedforward_layernorm.weight",
     ]],
+    ["gemma3: (1 + w) sandwich norms, sliding and global layers, GELU-tanh, scaled tied embeddings", tinyConfig("gemma3_text"), [
+      "model.layers.0.pre_feedforward_layernorm.weight", "model.layers.1.post_feedforward_layernorm.weight",
+      "model.layers.0.self_attn.q_norm.weight", "model.embed_tokens.weight", "model.norm.weight",
+    ]],
   ];
   for (const [name, config, mustInclude] of cases) {
     it(name, () => {
@@ -43,6 +47,7 @@ describe("LoRA gradients (float64 finite differences)", () => {
     ["qwen3 tied", tinyConfig("qwen3", { tieWordEmbeddings: true })],
     ["llama3 rope scaling", LLAMA3_SCALED],
     ["olmo2", tinyConfig("olmo2")],
+    ["gemma3 (tied, sliding window)", tinyConfig("gemma3_text")],
   ] as Array<[string, ModelConfig]>) {
     it(`${name}: A and B of q,k,v,o,gate,up,down and lm_head`, () => {
       const model = makeModel64(config, LORA_ALL);

@@ -44,6 +44,7 @@ describe("forward parity with a naive implementation (float64)", () => {
     ["qwen3 (q/k norms)", tinyConfig("qwen3", { tieWordEmbeddings: true })],
     ["plain MHA (numKvHeads = numHeads)", tinyConfig("llama", { numKvHeads: 4 })],
     ["olmo2 (post-norms, q/k norms over the whole projection)", tinyConfig("olmo2")],
+    ["gemma3 (sliding window of 2 in layer 0, (1 + w) norms, GELU-tanh, scaled embeddings)", tinyConfig("gemma3_text")],
   ];
   for (const [name, config] of cases) {
     it(name, () => {

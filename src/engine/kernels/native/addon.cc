@@ -97,7 +97,7 @@ Napi::Value AttentionForward(const Napi::CallbackInfo& info) {
                         a.f32(2, "v", T * Hkv * d, "tokens*nKvHeads*headDim"),
                         a.f32(3, "out", T * H * d, "tokens*nHeads*headDim"),
                         a.f32_or_null(4, "probs", H * s.probs_size, "nHeads*sum(len^2)"), s.starts, s.num_seqs, H,
-                        Hkv, d, scale);
+                        Hkv, d, scale, a.optional_size(10, "window", 0));
   return info.Env().Undefined();
 }
 
@@ -138,7 +138,8 @@ Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
   ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"),
                        a.f32(1, "kCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
                        a.f32(2, "vCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
-                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), nullptr, lens, n, H, Hkv, d, max_len, scale);
+                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), nullptr, lens, n, H, Hkv, d, max_len, scale,
+                       a.optional_size(11, "window", 0));
   return info.Env().Undefined();
 }
 
@@ -159,7 +160,7 @@ Napi::Value AttentionDecodeSlots(const Napi::CallbackInfo& info) {
                    std::to_string(num_slots - 1));
   ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"), a.f32(1, "kCache", 0, ""),
                        a.f32(2, "vCache", 0, ""), a.f32(3, "out", n * H * d, "n*nHeads*headDim"), slots, lens, n, H,
-                       Hkv, d, max_len, scale);
+                       Hkv, d, max_len, scale, a.optional_size(12, "window", 0));
   return info.Env().Undefined();
 }
 
