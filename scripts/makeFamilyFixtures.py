@@ -60,6 +60,22 @@ FAMILIES = {
         rms_norm_eps=1e-6,
         tie_word_embeddings=True,
     ),
+    # Layer 1 has no rotary embedding (NoPE) and, as transformers lays it out by default, slides.
+    "smollm3": dict(
+        model_type="smollm3",
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        no_rope_layers=[1, 0, 1],
+        use_sliding_window=True,
+        sliding_window=5,
+        max_position_embeddings=512,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+    ),
 }
 
 

@@ -89,6 +89,9 @@ const BY_ORG: Record<string, Row[]> = {
     ["gemma-3-270m", "3", "270M", false, ROLE_COLON],
     ["gemma-3-1b-pt", "3", "1B", false, ROLE_COLON],
   ],
+  HuggingFaceTB: [
+    ["SmolLM3-3B-Base", "3", "3B", false, ROLE_COLON],
+  ],
   nvidia: [
     ["NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "3", "30B-A3B", true, NEMOTRON3],
     ["NVIDIA-Nemotron-3-Super-120B-A12B-BF16", "3", "120B-A12B", true, NEMOTRON3_SUPER],

@@ -94,7 +94,7 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
   const archs: Record<ModelType, string> = {
-    llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM", gemma3_text: "Gemma3ForCausalLM",
+    llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM", gemma3_text: "Gemma3ForCausalLM", smollm3: "SmolLM3ForCausalLM", phi3: "Phi3ForCausalLM",
   };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
@@ -134,6 +134,18 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
       full_attention: { rope_type: "default", rope_theta: config.ropeTheta },
       sliding_attention: { rope_type: "default", rope_theta: config.ropeThetaLocal ?? config.ropeTheta },
     };
+  }
+  if (config.modelType === "phi3") {
+    delete json.attention_bias;
+    json.sliding_window = config.slidingWindow ?? null;
+  }
+  if (config.modelType === "smollm3") {
+    json.no_rope_layers = Array.from({ length: config.numLayers }, (_, l) => (config.ropeLayers?.[l] === false ? 0 : 1));
+    if (config.slidingLayers !== undefined) {
+      json.use_sliding_window = true;
+      json.sliding_window = config.slidingWindow;
+      json.layer_types = config.slidingLayers.map((s) => (s ? "sliding_attention" : "full_attention"));
+    }
   }
   if (config.bosTokenId !== undefined) json.bos_token_id = config.bosTokenId;
   if (config.eosTokenId !== undefined) json.eos_token_id = config.eosTokenId;

@@ -37,6 +37,7 @@ export function qkvForward(c: BatchContext, p: LayerParams, la: LayerActivations
     k.rmsnormForward(la.qRaw, c.normWeight(p.qNorm), la.q, la.qRstd, qRows, qDim, eps);
     k.rmsnormForward(la.kRaw, c.normWeight(p.kNorm), la.k, la.kRstd, kRows, kDim, eps);
   }
+  if (!c.rope) return;
   k.rope(la.q, c.positions, c.invFreq, T, H, d, false);
   k.rope(la.k, c.positions, c.invFreq, T, Hkv, d, false);
 }
@@ -87,8 +88,10 @@ export function attentionBlockBackward(
   } else {
     attentionBackwardPerSequence(c, la, sc);
   }
-  k.rope(sc.dq, c.positions, c.invFreq, T, H, d, true);
-  k.rope(sc.dk, c.positions, c.invFreq, T, Hkv, d, true);
+  if (c.rope) {
+    k.rope(sc.dq, c.positions, c.invFreq, T, H, d, true);
+    k.rope(sc.dk, c.positions, c.invFreq, T, Hkv, d, true);
+  }
   let dq = sc.dq;
   let dk = sc.dk;
   if (p.qNorm !== null && p.kNorm !== null && la.qRaw && la.kRaw && la.qRstd && la.kRstd && sc.dqRaw && sc.dkRaw) {

@@ -1,6 +1,6 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
 // (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
-// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text; anything the maths here does not implement
+// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3; anything the maths here does not implement
 // (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
@@ -11,7 +11,7 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
-export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text"] as const;
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3"] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 
 export interface ModelConfig {
@@ -58,6 +58,14 @@ export interface ModelConfig {
   slidingWindow?: number;
   /** RoPE base of the sliding-window layers (Gemma's local rope_theta); absent means ropeTheta. */
   ropeThetaLocal?: number;
+  /**
+   * Phi-3: q, k, v are stored as one qkv_proj ([H·d + 2·Hkv·d, D], rows in that order) and gate, up
+   * as one gate_up_proj ([2F, D], gate first). The engine keeps them fused (LoRA adapts the fused
+   * matrix, as PEFT does) and computes each part through row views of it.
+   */
+  fusedProjections?: boolean;
+  /** Per layer: false where the layer applies no rotary embedding (SmolLM3's NoPE layers); absent means all rope. */
+  ropeLayers?: boolean[];
   bosTokenId?: number;
   eosTokenId?: number | number[];
 }
@@ -67,14 +75,30 @@ export function attentionScale(config: ModelConfig): number {
   return 1 / Math.sqrt(config.queryPreAttnScalar ?? config.headDim);
 }
 
+/** Whether layer `l` rotates q and k (false for SmolLM3's NoPE layers). */
+export function layerUsesRope(config: ModelConfig, l: number): boolean {
+  return config.ropeLayers?.[l] !== false;
+}
+
 /** The window of layer `l`: its number of keys, or 0 for full causal attention. */
 export function layerWindow(config: ModelConfig, l: number): number {
   return config.slidingLayers?.[l] === true ? (config.slidingWindow ?? 0) : 0;
 }
 
-export type ProjectionName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj";
+export type ProjectionName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj" | "qkv_proj" | "gate_up_proj";
 export const ATTENTION_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj"] as const;
 export const MLP_PROJECTIONS = ["gate_proj", "up_proj", "down_proj"] as const;
+const FUSED_PROJECTIONS = ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"] as const;
+
+/** The projection matrices a layer stores (Phi-3's fused ones, or the seven separate ones). */
+export function storedProjections(config: ModelConfig): readonly ProjectionName[] {
+  return config.fusedProjections === true ? FUSED_PROJECTIONS : [...ATTENTION_PROJECTIONS, ...MLP_PROJECTIONS];
+}
+
+/** Whether a projection belongs to the attention (LoRA's train_attn) rather than the MLP. */
+export function isAttentionProjection(proj: ProjectionName): boolean {
+  return proj === "q_proj" || proj === "k_proj" || proj === "v_proj" || proj === "o_proj" || proj === "qkv_proj";
+}
 
 /** Whether a projection carries a bias vector under this config. */
 export function projectionHasBias(config: ModelConfig, proj: ProjectionName): boolean {
@@ -94,6 +118,8 @@ export function projectionShape(config: ModelConfig, proj: ProjectionName): [num
     case "gate_proj":
     case "up_proj": return [F, D];
     case "down_proj": return [D, F];
+    case "qkv_proj": return [(H + 2 * Hkv) * d, D];
+    case "gate_up_proj": return [2 * F, D];
   }
 }
 
@@ -130,7 +156,7 @@ export function qkNormWidths(config: ModelConfig): [number, number] {
 }
 
 export function projectionPrefix(layer: number, proj: ProjectionName): string {
-  const group = proj === "gate_proj" || proj === "up_proj" || proj === "down_proj" ? "mlp" : "self_attn";
+  const group = isAttentionProjection(proj) ? "self_attn" : "mlp";
   return `model.layers.${layer}.${group}.${proj}`;
 }
 
@@ -172,9 +198,9 @@ class FieldReader {
   }
 }
 
-const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048, gemma3_text: 131072 };
+const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048, gemma3_text: 131072, smollm3: 32768, phi3: 4096 };
 /** transformers' rms_norm_eps default per family. */
-const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5, gemma3_text: 1e-6 };
+const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5, gemma3_text: 1e-6, smollm3: 1e-6, phi3: 1e-5 };
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
 export function parseModelConfig(json: unknown, source: string): ModelConfig {
@@ -200,7 +226,8 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
   }
   if (json.mlp_bias === true) r.fail("mlp_bias", "false (MLP biases are not implemented)", json.mlp_bias);
-  if (json.use_sliding_window === true) r.fail("use_sliding_window", "false (sliding-window attention is not implemented)", true);
+  const smollm3 = modelType === "smollm3";
+  if (json.use_sliding_window === true && !smollm3) r.fail("use_sliding_window", "false (sliding-window attention is not implemented for this family)", true);
 
   const hiddenSize = r.int("hidden_size");
   const numHeads = r.int("num_attention_heads");
@@ -217,9 +244,10 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
 
   // Newer transformers keep theta and scaling in rope_parameters; hub files mostly use the top level.
   const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : undefined;
+  const defaultTheta = smollm3 ? 2_000_000 : 10000;
   const ropeTheta = ropeParams && ropeParams.rope_theta !== undefined
-    ? r.positive("rope_theta", 10000, ropeParams, "rope_parameters.rope_theta")
-    : r.positive("rope_theta", 10000);
+    ? r.positive("rope_theta", defaultTheta, ropeParams, "rope_parameters.rope_theta")
+    : r.positive("rope_theta", defaultTheta);
   // Gemma keeps one rope entry per layer type (parseGemma reads them).
   const scalingJson = gemma ? null : json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
   const ropeScaling = parseRopeScaling(scalingJson, r, json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters");
@@ -241,11 +269,13 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     ropeTheta,
     ropeScaling,
     maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
-    tieWordEmbeddings: r.bool("tie_word_embeddings", gemma),
+    tieWordEmbeddings: r.bool("tie_word_embeddings", gemma || smollm3),
     attentionBias,
     qkNorm: modelType === "qwen3" || modelType === "olmo2" || gemma,
   };
   if (gemma) parseGemma(json, r, config);
+  if (smollm3) parseSmolLM3(json, r, config);
+  if (modelType === "phi3") parsePhi3(json, r, config);
   if (modelType === "olmo2") {
     config.qkNormScope = "projection";
     config.normPlacement = "post";
@@ -293,6 +323,42 @@ function parseGemma(json: Json, r: FieldReader, config: ModelConfig): void {
   config.ropeScaling = null;
 }
 
+/** Phi-3: fused projections; a sliding_window (Phi-3-mini-4k) applies to every layer. */
+function parsePhi3(json: Json, r: FieldReader, config: ModelConfig): void {
+  config.fusedProjections = true;
+  const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const partial = ropeParams.partial_rotary_factor ?? json.partial_rotary_factor ?? 1;
+  if (partial !== 1) r.fail("partial_rotary_factor", "1 (partial rotary embeddings are not implemented)", partial);
+  if (json.sliding_window !== undefined && json.sliding_window !== null) {
+    config.slidingWindow = r.int("sliding_window");
+    config.slidingLayers = Array.from({ length: config.numLayers }, () => true);
+  }
+}
+
+/** SmolLM3's NoPE layers (no_rope_layers: 1 = rope, 0 = none) and its optional sliding window. */
+function parseSmolLM3(json: Json, r: FieldReader, config: ModelConfig): void {
+  const L = config.numLayers;
+  let flags: unknown = json.no_rope_layers;
+  if (flags === undefined || flags === null) {
+    // transformers' default: every no_rope_layer_interval-th layer (1-based) has no rope.
+    const interval = r.int("no_rope_layer_interval", 4);
+    flags = Array.from({ length: L }, (_, i) => ((i + 1) % interval !== 0 ? 1 : 0));
+  }
+  if (!Array.isArray(flags) || flags.length !== L || flags.some((f) => f !== 0 && f !== 1)) {
+    r.fail("no_rope_layers", `a list of ${L} entries, 1 (rope) or 0 (no rope), one per layer`, flags);
+  }
+  config.ropeLayers = flags.map((f) => f === 1);
+  if (json.use_sliding_window !== true) return;
+  config.slidingWindow = r.int("sliding_window");
+  let types: unknown = json.layer_types;
+  // transformers' default: the NoPE layers slide.
+  if (types === undefined || types === null) types = flags.map((f) => (f === 0 ? "sliding_attention" : "full_attention"));
+  if (!Array.isArray(types) || types.length !== L || types.some((t) => t !== "full_attention" && t !== "sliding_attention")) {
+    r.fail("layer_types", `a list of ${L} "full_attention" / "sliding_attention" entries (one per layer)`, types);
+  }
+  config.slidingLayers = types.map((t) => t === "sliding_attention");
+}
+
 function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Llama3RopeScaling {
   if (v === undefined || v === null) return null;
   if (!isObject(v)) r.fail(field, "null or an object", v);
@@ -322,7 +388,7 @@ export function expectedTensorShapes(config: ModelConfig): Map<string, number[]>
   const shapes = new Map<string, number[]>();
   shapes.set("model.embed_tokens.weight", [V, D]);
   for (let l = 0; l < config.numLayers; l++) {
-    for (const proj of [...ATTENTION_PROJECTIONS, ...MLP_PROJECTIONS]) {
+    for (const proj of storedProjections(config)) {
       const shape = projectionShape(config, proj);
       shapes.set(`${projectionPrefix(l, proj)}.weight`, shape);
       if (projectionHasBias(config, proj)) shapes.set(`${projectionPrefix(l, proj)}.bias`, [shape[0]]);

@@ -1,6 +1,6 @@
 // What every layer function needs about the current batch besides its own parameters.
 import type { FloatArray, Kernels } from "../kernels/types.ts";
-import { layerWindow, type ModelConfig } from "./config.ts";
+import { layerUsesRope, layerWindow, type ModelConfig } from "./config.ts";
 import type { Tensor } from "./tensor.ts";
 
 export interface BatchContext {
@@ -16,6 +16,8 @@ export interface BatchContext {
   readonly attnScale: number;
   /** The current layer's sliding window in keys, 0 for full causal attention. */
   readonly window: number;
+  /** Whether the current layer rotates q and k (SmolLM3's NoPE layers do not). */
+  readonly rope: boolean;
   /** The array an RMSNorm kernel multiplies by for a norm tensor (norms.ts). */
   readonly normWeight: (t: Tensor) => FloatArray;
 }
@@ -29,7 +31,8 @@ export interface RopeTables {
 /** `c` for layer `l`: its window and its RoPE table. */
 export function layerContext(c: BatchContext, rope: RopeTables, l: number): BatchContext {
   const window = layerWindow(c.config, l);
+  const useRope = layerUsesRope(c.config, l);
   const local = c.config.slidingLayers?.[l] === true && rope.invFreqLocal !== null;
-  if (window === c.window && !local && c.invFreq === rope.invFreq) return c;
-  return { ...c, window, invFreq: local ? (rope.invFreqLocal as FloatArray) : rope.invFreq };
+  if (window === c.window && useRope === c.rope && !local && c.invFreq === rope.invFreq) return c;
+  return { ...c, window, rope: useRope, invFreq: local ? (rope.invFreqLocal as FloatArray) : rope.invFreq };
 }

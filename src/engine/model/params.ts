@@ -2,11 +2,11 @@
 // which carry gradients, and the LoRA adapters with their PEFT names (docs/numerics.md#lora-adapters).
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, layerNormNames, projectionHasBias, projectionPrefix, projectionShape,
+  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, isAttentionProjection, layerNormNames, projectionHasBias, projectionPrefix, projectionShape,
   qkNormWidths, shapeSize, type ModelConfig, type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
-import type { BaseArray } from "../kernels/halfArray.ts";
+import { weightView, type BaseArray } from "../kernels/halfArray.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
@@ -163,10 +163,46 @@ function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Lin
   let lora: LoraAdapter | null = null;
   const s = ctx.setup;
   if (s.mode === "lora") {
-    const isAttn = (ATTENTION_PROJECTIONS as readonly string[]).includes(proj);
-    if (isAttn ? s.trainAttn : s.trainMlp) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
+    if (isAttentionProjection(proj) ? s.trainAttn : s.trainMlp) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
   }
   return { inDim, outDim, weight, bias, lora };
+}
+
+/** Row views of a tensor (rows [r0, r1) of [rows, width]), sharing its data and gradient. */
+function rowsOf<T extends Tensor | WeightTensor>(t: T, width: number, r0: number, r1: number): T {
+  return { ...t, shape: [r1 - r0, width], data: weightView(t.data, r0 * width, r1 * width), grad: t.grad?.subarray(r0 * width, r1 * width) ?? null };
+}
+
+/**
+ * A fused projection (Phi-3's qkv_proj, gate_up_proj) as one Linear per part, each a row block of
+ * the fused weight. With LoRA the parts share A and take row blocks of B, so x·Wᵀ + s·(x·Aᵀ)·Bᵀ of
+ * the fused matrix is exactly the parts' outputs side by side, and A's gradient (which linearBackward
+ * accumulates) sums over the parts.
+ */
+export function splitLinear(lin: Linear, rows: readonly number[]): Linear[] {
+  const out: Linear[] = [];
+  let r0 = 0;
+  for (const n of rows) {
+    const r1 = r0 + n;
+    const lora = lin.lora === null ? null : { ...lin.lora, b: rowsOf(lin.lora.b, lin.lora.rank, r0, r1) };
+    out.push({ inDim: lin.inDim, outDim: n, weight: rowsOf(lin.weight, lin.inDim, r0, r1), bias: lin.bias === null ? null : rowsOf(lin.bias, 1, r0, r1), lora });
+    r0 = r1;
+  }
+  return out;
+}
+
+/** q, k, v, o of layer l, splitting a fused qkv_proj into row views. */
+function attentionProjections(ctx: BuildContext, l: number): Linear[] {
+  const { numHeads: H, numKvHeads: Hkv, headDim: d } = ctx.config;
+  if (ctx.config.fusedProjections !== true) return ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
+  return [...splitLinear(projection(ctx, l, "qkv_proj"), [H * d, Hkv * d, Hkv * d]), projection(ctx, l, "o_proj")];
+}
+
+/** gate, up, down of layer l, splitting a fused gate_up_proj into row views. */
+function mlpProjections(ctx: BuildContext, l: number): Linear[] {
+  const F = ctx.config.intermediateSize;
+  if (ctx.config.fusedProjections !== true) return MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
+  return [...splitLinear(projection(ctx, l, "gate_up_proj"), [F, F]), projection(ctx, l, "down_proj")];
 }
 
 export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, dtype: Dtype): ModelParams {
@@ -179,12 +215,12 @@ export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>
   for (let l = 0; l < config.numLayers; l++) {
     const names = layerNormNames(config, l);
     const inputNorm = norm(names.attnIn);
-    const [q, k, v, o] = ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
+    const [q, k, v, o] = attentionProjections(ctx, l);
     const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
     const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
     const attnOutNorm = norm(names.attnOut);
     const postNorm = norm(names.mlpIn);
-    const [gate, up, down] = MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
+    const [gate, up, down] = mlpProjections(ctx, l);
     const mlpOutNorm = norm(names.mlpOut);
     layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, mlpOutNorm });
   }

@@ -40,7 +40,7 @@ export function batchContext(m: PassInputs, T: number, positions: Int32Array, se
   // Full training changes the norm weights in place between passes.
   m.norms.refresh();
   return {
-    k: m.k, config: m.config, T, positions, seqStarts, invFreq: m.invFreq, attnScale: attentionScale(m.config), window: 0,
+    k: m.k, config: m.config, T, positions, seqStarts, invFreq: m.invFreq, attnScale: attentionScale(m.config), window: 0, rope: true,
     normWeight: (t) => m.norms.get(t),
   };
 }

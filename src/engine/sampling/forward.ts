@@ -4,7 +4,7 @@
 // call are written to the cache first, then every token attends to positions 0..p of its slot,
 // which equals causal attention over each sequence.
 import type { Kernels } from "../kernels/types.ts";
-import { attentionScale, layerWindow, type ModelConfig } from "../model/config.ts";
+import { attentionScale, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
 import { scaleEmbeddings } from "../model/pass.ts";
 import { ropeInvFreq } from "../model/rope.ts";
 import { project, type InferenceWeights } from "./weights.ts";
@@ -180,8 +180,10 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
       k.rmsnormForward(qRaw, p.qNorm, q, rstd, qkProjection ? n : n * H, qkProjection ? qw : d, eps);
       k.rmsnormForward(kRaw, p.kNorm, kk, rstd, qkProjection ? n : n * Hkv, qkProjection ? kw : d, eps);
     }
-    k.rope(q, positions, invFreq, n, H, d, false);
-    k.rope(kk, positions, invFreq, n, Hkv, d, false);
+    if (layerUsesRope(c, l)) {
+      k.rope(q, positions, invFreq, n, H, d, false);
+      k.rope(kk, positions, invFreq, n, Hkv, d, false);
+    }
     k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
     k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window);
     project(k, p.o, attn, n, D, qw, tmp, lora);

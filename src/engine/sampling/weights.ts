@@ -4,7 +4,7 @@
 // computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (docs/numerics.md#kv-cache): the two rank-r products cost about r/D of
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
-import { toFloat32, type BaseArray } from "../kernels/halfArray.ts";
+import { HalfArray, toFloat32, weightView, type BaseArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS, MLP_PROJECTIONS, layerNormNames, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
@@ -101,6 +101,19 @@ function projection(base: BaseArray, module: string, outDim: number, inDim: numb
   return { weight: base, lora: { a, b, rank: r, scale: LORA_ALPHA / r } };
 }
 
+/** Row blocks of a fused projection [Σrows, inDim] as projections sharing its A (B and W by row views). */
+function splitProjection(p: Projection, inDim: number, rows: readonly number[]): Projection[] {
+  const out: Projection[] = [];
+  let r0 = 0;
+  for (const n of rows) {
+    const r1 = r0 + n;
+    const lora = p.lora === null ? null : { ...p.lora, b: p.lora.b.subarray(r0 * p.lora.rank, r1 * p.lora.rank) };
+    out.push({ weight: weightView(p.weight, r0 * inDim, r1 * inDim), lora });
+    r0 = r1;
+  }
+  return out;
+}
+
 /** Up to this many rows (decode steps, short prompts) a product streams the weights (gemmRowsNT). */
 export const ROWS_PRODUCT_MAX = 64;
 
@@ -139,9 +152,16 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
     projectionHasBias(config, p) ? needVector(base, `${projectionPrefix(l, p)}.bias`) : null;
   const layers: InferenceLayer[] = [];
   const norm = (name: string | null): Float32Array | null => (name === null ? null : needNorm(config, base, name));
+  const { numHeads: H, numKvHeads: Hkv, headDim: d, intermediateSize: F, hiddenSize: D } = config;
+  const fused = config.fusedProjections === true;
   for (let l = 0; l < config.numLayers; l++) {
-    const [q, kk, v, o] = ATTENTION_PROJECTIONS.map((p) => proj(l, p));
-    const [gate, up, down] = MLP_PROJECTIONS.map((p) => proj(l, p));
+    // Phi-3's fused matrices are computed part by part through row views (see params.ts splitLinear).
+    const [q, kk, v, o] = fused
+      ? [...splitProjection(proj(l, "qkv_proj"), D, [H * d, Hkv * d, Hkv * d]), proj(l, "o_proj")]
+      : ATTENTION_PROJECTIONS.map((p) => proj(l, p));
+    const [gate, up, down] = fused
+      ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")]
+      : MLP_PROJECTIONS.map((p) => proj(l, p));
     const norms = layerNormNames(config, l);
     layers.push({
       inputNorm: norm(norms.attnIn),
@@ -170,11 +190,13 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
 
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
 export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>): number {
-  const sharedSet = new Set<BaseArray>(shared.values());
+  // By buffer: Phi-3's projections are views of the shared fused matrices.
+  const bufferOf = (a: BaseArray): ArrayBufferLike => (a instanceof HalfArray ? a.bits.buffer : a.buffer);
+  const sharedSet = new Set<ArrayBufferLike>([...shared.values()].map(bufferOf));
   const seen = new Set<BaseArray>();
   let n = 0;
   const count = (a: BaseArray): void => {
-    if (!sharedSet.has(a) && !seen.has(a)) {
+    if (!sharedSet.has(bufferOf(a)) && !seen.has(a)) {
       seen.add(a);
       n += a.byteLength;
     }

@@ -90,6 +90,21 @@ describe("parseModelConfig", () => {
       /field "rope_parameters.full_attention.rope_type" must be "default"/);
   });
 
+  it("smollm3: NoPE layers from no_rope_layers (or every 4th by default), rope theta 2e6 and tied embeddings by default, optional sliding window", () => {
+    const base = { ...smollm, model_type: "smollm3", num_hidden_layers: 8, rope_theta: undefined, tie_word_embeddings: undefined };
+    const a = parseModelConfig(base, "a");
+    assert.deepEqual(a.ropeLayers, [true, true, true, false, true, true, true, false]);
+    assert.equal(a.ropeTheta, 2_000_000);
+    assert.equal(a.tieWordEmbeddings, true);
+    assert.equal(a.slidingLayers, undefined);
+    const b = parseModelConfig({ ...base, num_hidden_layers: 2, no_rope_layers: [0, 1], use_sliding_window: true, sliding_window: 64 }, "b");
+    assert.deepEqual(b.ropeLayers, [false, true]);
+    assert.deepEqual(b.slidingLayers, [true, false]);
+    assert.equal(b.slidingWindow, 64);
+    assert.throws(() => parseModelConfig({ ...base, no_rope_layers: [1, 0] }, "c.json"), /c.json: field "no_rope_layers" must be a list of 8 entries/);
+    assert.throws(() => parseModelConfig({ ...smollm, use_sliding_window: true }, "d.json"), /field "use_sliding_window" must be false/);
+  });
+
   it("reads llama3 rope scaling under rope_scaling (type or rope_type) and rope_parameters", () => {
     const scaling = { rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
     const a = parseModelConfig({ ...smollm, rope_theta: 500000, rope_scaling: scaling }, "a");
@@ -102,7 +117,7 @@ describe("parseModelConfig", () => {
   });
 
   it("errors name the source and the field", () => {
-    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3", "olmo2", "gemma3_text".*got "gpt2"/);
+    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3".*got "gpt2"/);
     assert.throws(() => parseModelConfig({ ...smollm, hidden_size: undefined }, "x.json"), /x.json: required field "hidden_size" is missing/);
     assert.throws(() => parseModelConfig({ ...smollm, num_hidden_layers: 2.5 }, "x.json"), /field "num_hidden_layers" must be an integer >= 1, got 2.5/);
     assert.throws(() => parseModelConfig({ ...smollm, num_key_value_heads: 4 }, "x.json"), /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/);

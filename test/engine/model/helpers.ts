@@ -37,6 +37,10 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
     qkNorm: modelType === "qwen3" || modelType === "olmo2",
     ...(modelType === "olmo2" ? { qkNormScope: "projection" as const, normPlacement: "post" as const } : {}),
     ...(modelType === "gemma3_text" ? GEMMA3_TINY : {}),
+    // SmolLM3: layer 1 has no rotary embedding and slides over 3 keys.
+    // Phi-3: fused qkv_proj and gate_up_proj, every layer sliding over 3 keys.
+    ...(modelType === "phi3" ? { fusedProjections: true, slidingLayers: [true, true], slidingWindow: 3 } : {}),
+    ...(modelType === "smollm3" ? { ropeLayers: [true, false], slidingLayers: [false, true], slidingWindow: 3, tieWordEmbeddings: true } : {}),
     ...overrides,
   };
 }

@@ -1,5 +1,5 @@
 // An independent, deliberately naive decoder forward (plain number arrays, per-token loops, no
-// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3 / olmo2 / gemma3, to check the
+// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3 / olmo2 / gemma3 / smollm3 / phi3, to check the
 // engine's forward against. One sequence at a time.
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 
@@ -68,8 +68,31 @@ function rotate(x: number[], pos: number, freqs: number[]): number[] {
 const silu = (z: number): number => z / (1 + Math.exp(-z));
 const geluTanh = (z: number): number => 0.5 * z * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (z + 0.044715 * z ** 3)));
 
+/** Phi-3's fused qkv_proj / gate_up_proj split into the separate matrices the naive forward reads. */
+function unfused(c: ModelConfig, w: Weights): Weights {
+  if (c.fusedProjections !== true) return w;
+  const out = new Map(w);
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, intermediateSize: F } = c;
+  const split = (name: string, parts: Array<[string, number]>): void => {
+    const fusedW = get(w, `${name}.weight`);
+    let r0 = 0;
+    for (const [part, rows] of parts) {
+      out.set(part, Array.from({ length: rows * D }, (_, i) => fusedW[r0 * D + i]));
+      r0 += rows;
+    }
+  };
+  for (let l = 0; l < c.numLayers; l++) {
+    const a = `model.layers.${l}.self_attn`;
+    const m = `model.layers.${l}.mlp`;
+    split(`${a}.qkv_proj`, [[`${a}.q_proj.weight`, H * d], [`${a}.k_proj.weight`, Hkv * d], [`${a}.v_proj.weight`, Hkv * d]]);
+    split(`${m}.gate_up_proj`, [[`${m}.gate_proj.weight`, F], [`${m}.up_proj.weight`, F]]);
+  }
+  return out;
+}
+
 /** Logits [N][V] for one sequence. */
-export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): number[][] {
+export function naiveLogits(c: ModelConfig, fusedWeights: Weights, tokens: number[]): number[][] {
+  const w = unfused(c, fusedWeights);
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = c;
   const embed = get(w, "model.embed_tokens.weight");
   // Gemma: norms scale by (1 + w), embeddings by sqrt(D), GELU-tanh MLP, sandwich norms, sliding layers.
@@ -109,8 +132,9 @@ export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): numbe
           if (c.qkNorm && !wholeQk) hv = rmsnorm(hv, nw(`${pre}.self_attn.${norm}.weight`), eps);
           return hv;
         });
-      qs.push(heads(q, H, "q_norm").map((hv) => rotate(hv, t, freqs)));
-      ks.push(heads(k, Hkv, "k_norm").map((hv) => rotate(hv, t, freqs)));
+      const rope = c.ropeLayers?.[l] !== false;
+      qs.push(heads(q, H, "q_norm").map((hv) => (rope ? rotate(hv, t, freqs) : hv)));
+      ks.push(heads(k, Hkv, "k_norm").map((hv) => (rope ? rotate(hv, t, freqs) : hv)));
       vs.push(Array.from({ length: Hkv }, (_, h) => v.slice(h * d, (h + 1) * d)));
     }
     const next: number[][] = [];
