@@ -76,6 +76,21 @@ FAMILIES = {
         rope_theta=10000.0,
         tie_word_embeddings=True,
     ),
+    # Fused qkv_proj and gate_up_proj; a 5-token sliding window on every layer, as Phi-3-mini-4k has.
+    "phi3": dict(
+        model_type="phi3",
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        sliding_window=5,
+        max_position_embeddings=512,
+        original_max_position_embeddings=512,
+        rms_norm_eps=1e-5,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+    ),
 }
 
 

@@ -92,6 +92,10 @@ const BY_ORG: Record<string, Row[]> = {
   HuggingFaceTB: [
     ["SmolLM3-3B-Base", "3", "3B", false, ROLE_COLON],
   ],
+  // Phi-3 has no base release; its chat template has no renderer yet, so role_colon for now.
+  microsoft: [
+    ["Phi-3-mini-4k-instruct", "3", "3.8B", true, ROLE_COLON],
+  ],
   nvidia: [
     ["NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "3", "30B-A3B", true, NEMOTRON3],
     ["NVIDIA-Nemotron-3-Super-120B-A12B-BF16", "3", "120B-A12B", true, NEMOTRON3_SUPER],

@@ -45,7 +45,7 @@ function worst(got: ArrayLike<number | null>, expected: number[]): number {
 }
 
 test("every family in the engine has a fixture", () => {
-  assert.deepEqual(families, ["gemma3_text", "olmo2", "smollm3"]);
+  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "smollm3"]);
 });
 
 for (const family of families) {
