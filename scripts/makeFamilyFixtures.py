@@ -23,17 +23,14 @@ from transformers import AutoConfig, AutoModelForCausalLM
 SEED = 1234
 SEQUENCE_LENGTH = 24
 
-# Tiny configs: hidden 32, 2 layers, GQA with 2 query heads per KV head, vocab 64 (fixtures stay
+# Tiny configs: hidden 32, 2-3 layers, GQA with 2 query heads per KV head, vocab 64 (fixtures stay
 # well under 200 KB). Each sets what makes its family differ from llama.
+TINY = dict(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
 FAMILIES = {
     "olmo2": dict(
+        TINY,
         model_type="olmo2",
-        hidden_size=32,
-        intermediate_size=64,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
         rms_norm_eps=1e-6,
         rope_theta=10000.0,
         tie_word_embeddings=False,
@@ -42,12 +39,9 @@ FAMILIES = {
     # Two sliding layers with a 5-token window (shorter than the sequence, so the mask matters) and
     # their own RoPE base, one global layer; query_pre_attn_scalar differs from head_dim.
     "gemma3_text": dict(
+        TINY,
         model_type="gemma3_text",
-        hidden_size=32,
-        intermediate_size=64,
         num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=8,
         query_pre_attn_scalar=12,
         sliding_window=5,
@@ -56,36 +50,27 @@ FAMILIES = {
             "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
             "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
         },
-        max_position_embeddings=512,
         rms_norm_eps=1e-6,
         tie_word_embeddings=True,
     ),
     # Layer 1 has no rotary embedding (NoPE) and, as transformers lays it out by default, slides.
     "smollm3": dict(
+        TINY,
         model_type="smollm3",
-        hidden_size=32,
-        intermediate_size=64,
         num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         no_rope_layers=[1, 0, 1],
         use_sliding_window=True,
         sliding_window=5,
-        max_position_embeddings=512,
         rms_norm_eps=1e-6,
         rope_theta=10000.0,
         tie_word_embeddings=True,
     ),
     # Fused qkv_proj and gate_up_proj; a 5-token sliding window on every layer, as Phi-3-mini-4k has.
     "phi3": dict(
+        TINY,
         model_type="phi3",
-        hidden_size=32,
-        intermediate_size=64,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         sliding_window=5,
-        max_position_embeddings=512,
         original_max_position_embeddings=512,
         rms_norm_eps=1e-5,
         rope_theta=10000.0,
