@@ -25,7 +25,7 @@ interface Reference {
   logprobs_bf16_weights: number[];
 }
 
-const families = readdirSync(ROOT).filter((d) => !d.endsWith("-bf16")).sort();
+const families = readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.endsWith("-bf16")).map((e) => e.name).sort();
 
 function trainingLogprobs(dir: string, kernels: Kernels, tokens: number[]): Float32Array {
   const { config, weights } = loadModelDir(dir);
