@@ -6,7 +6,6 @@ import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DecodeKernels } from "./decodeTypes.ts";
-import { gegluBackward, gegluForward } from "./reference.ts";
 import { HALF_CODES, HalfArray } from "./halfArray.ts";
 import type { FloatArray, Kernels } from "./types.ts";
 
@@ -56,6 +55,8 @@ interface NativeAddon extends DecodeAddon {
   attentionDecodeSlots: Kernels["attentionDecodeSlots"];
   swigluForward: Kernels["swigluForward"];
   swigluBackward: Kernels["swigluBackward"];
+  gegluForward: Kernels["gegluForward"];
+  gegluBackward: Kernels["gegluBackward"];
   logprobsForward: Kernels["logprobsForward"];
   logprobsBackward: Kernels["logprobsBackward"];
   adamw: Kernels["adamw"];
@@ -119,9 +120,8 @@ export function loadNativeKernels(): NativeKernels {
     attentionDecodeSlots: addon.attentionDecodeSlots,
     swigluForward: addon.swigluForward,
     swigluBackward: addon.swigluBackward,
-    // Gemma's GELU-tanh gate is elementwise and cheap next to the GEMMs: the TypeScript kernel serves.
-    gegluForward,
-    gegluBackward,
+    gegluForward: addon.gegluForward,
+    gegluBackward: addon.gegluBackward,
     logprobsForward: addon.logprobsForward,
     logprobsBackward: addon.logprobsBackward,
     adamw: addon.adamw,

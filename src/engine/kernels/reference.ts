@@ -350,14 +350,14 @@ function swigluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgat
 const GELU_C = Math.sqrt(2 / Math.PI);
 const GELU_A = 0.044715;
 
-export function gegluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {
+function gegluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {
   for (let i = 0; i < n; i++) {
     const g = gate[i];
     out[i] = 0.5 * g * (1 + Math.tanh(GELU_C * (g + GELU_A * g * g * g))) * up[i];
   }
 }
 
-export function gegluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void {
+function gegluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void {
   for (let i = 0; i < n; i++) {
     const g = gate[i];
     const t = Math.tanh(GELU_C * (g + GELU_A * g * g * g));

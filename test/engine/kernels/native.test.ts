@@ -339,32 +339,38 @@ test("attentionDecodeSlots matches the reference", () => {
   assert.throws(() => N.attentionDecodeSlots(q, kc, vc, out, new Int32Array([3]), lens, 1, heads, kv, d, maxLen, 1), /attentionDecodeSlots: cacheSlots\[0\] = 3 is outside 0\.\.2/);
 });
 
-test("swiglu forward and backward match the reference, including saturation and NaN", () => {
-  const N = native();
-  const rng = makeRng(106);
-  for (const n of [1, 15, 1000, 100003]) {
-    const g = randF32(n, rng, 12);
-    const u = randF32(n, rng);
-    if (n > 10) {
-      g.set([-200, 200, -88, 88, -87, 87, 0, NaN, Infinity, -Infinity]);
+for (const gate of ["swiglu", "geglu"] as const) {
+  test(`${gate} forward and backward match the reference, including saturation${gate === "swiglu" ? " and NaN" : ""}`, () => {
+    const N = native();
+    const rng = makeRng(gate === "swiglu" ? 106 : 116);
+    const [fwdN, bwdN, fwdR, bwdR] = gate === "swiglu"
+      ? [N.swigluForward, N.swigluBackward, R.swigluForward, R.swigluBackward]
+      : [N.gegluForward, N.gegluBackward, R.gegluForward, R.gegluBackward];
+    for (const n of [1, 15, 1000, 100003]) {
+      const g = randF32(n, rng, 12);
+      const u = randF32(n, rng);
+      if (n > 10) {
+        g.set(gate === "swiglu" ? [-200, 200, -88, 88, -87, 87, 0, NaN, Infinity, -Infinity] : [-200, 200, -88, 88, -10, 10, 0, -3, 3, -0.5]);
+      }
+      const out = new Float32Array(n);
+      const outR = new Float64Array(n);
+      fwdN(g, u, out, n);
+      fwdR(f64(g), f64(u), outR, n);
+      // GELU-tanh's far negative tail: torch's 0.5·g·(1 + tanh(u)) cancels to 0 where g·σ(2u) keeps ~1e-22.
+      assertClose(out, outR, 1e-5, gate === "swiglu" ? 1e-30 : 1e-12, `${gate} out n=${n}`);
+      const dout = randF32(n, rng);
+      const dg = new Float32Array(n);
+      const du = new Float32Array(n);
+      const dgR = new Float64Array(n);
+      const duR = new Float64Array(n);
+      bwdN(dout, g, u, dg, du, n);
+      bwdR(f64(dout), f64(g), f64(u), dgR, duR, n);
+      // dgate cancels where the activation's slope crosses zero, so part of the tolerance is absolute.
+      assertClose(dg, dgR, 1e-5, 1e-6, `${gate} dgate n=${n}`);
+      assertClose(du, duR, 1e-5, gate === "swiglu" ? 1e-30 : 1e-12, `${gate} dup n=${n}`);
     }
-    const out = new Float32Array(n);
-    const outR = new Float64Array(n);
-    N.swigluForward(g, u, out, n);
-    R.swigluForward(f64(g), f64(u), outR, n);
-    assertClose(out, outR, 1e-5, 1e-30, `swiglu out n=${n}`);
-    const dout = randF32(n, rng);
-    const dg = new Float32Array(n);
-    const du = new Float32Array(n);
-    const dgR = new Float64Array(n);
-    const duR = new Float64Array(n);
-    N.swigluBackward(dout, g, u, dg, du, n);
-    R.swigluBackward(f64(dout), f64(g), f64(u), dgR, duR, n);
-    // dgate cancels near gate ≈ -1.28, so part of the tolerance is absolute.
-    assertClose(dg, dgR, 1e-5, 1e-6, `swiglu dgate n=${n}`);
-    assertClose(du, duR, 1e-5, 1e-30, `swiglu dup n=${n}`);
-  }
-});
+  });
+}
 
 test("logprobs forward and backward match the reference, with ignored targets and -inf logits", () => {
   const N = native();

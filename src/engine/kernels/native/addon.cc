@@ -179,6 +179,21 @@ Napi::Value SwigluBackward(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+Napi::Value GegluForward(const Napi::CallbackInfo& info) {
+  Args a(info, "gegluForward", 4);
+  const ptrdiff_t n = a.size(3, "n");
+  ck::geglu_forward(a.f32(0, "gate", n, "n"), a.f32(1, "up", n, "n"), a.f32(2, "out", n, "n"), n);
+  return info.Env().Undefined();
+}
+
+Napi::Value GegluBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "gegluBackward", 6);
+  const ptrdiff_t n = a.size(5, "n");
+  ck::geglu_backward(a.f32(0, "dout", n, "n"), a.f32(1, "gate", n, "n"), a.f32(2, "up", n, "n"),
+                     a.f32(3, "dgate", n, "n"), a.f32(4, "dup", n, "n"), n);
+  return info.Env().Undefined();
+}
+
 const int32_t* checked_targets(Args& a, size_t i, ptrdiff_t rows, ptrdiff_t vocab) {
   const int32_t* t = a.i32(i, "targets", rows, "rows");
   for (ptrdiff_t r = 0; r < rows; r++)
@@ -357,6 +372,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("attentionDecodeSlots", Napi::Function::New(env, AttentionDecodeSlots, "attentionDecodeSlots"));
   exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
   exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
+  exports.Set("gegluForward", Napi::Function::New(env, GegluForward, "gegluForward"));
+  exports.Set("gegluBackward", Napi::Function::New(env, GegluBackward, "gegluBackward"));
   exports.Set("logprobsForward", Napi::Function::New(env, LogprobsForward, "logprobsForward"));
   exports.Set("logprobsBackward", Napi::Function::New(env, LogprobsBackward, "logprobsBackward"));
   exports.Set("adamw", Napi::Function::New(env, Adamw, "adamw"));

@@ -51,6 +51,8 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
 
 void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
 void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);
+void geglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
+void geglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);
 
 void logprobs_forward(const float* logits, const int32_t* targets, float* logprobs, float* lse, ptrdiff_t rows,
                       ptrdiff_t vocab);
