@@ -80,6 +80,22 @@ const BY_ORG: Record<string, Row[]> = {
     ["Kimi-K2.5", "K2.5", "1T-A32B", true, KIMI_K25, { isVl: true }],
     ["Kimi-K2.6", "K2.6", "1T-A32B", true, KIMI_K26, { isVl: true }],
   ],
+  // Small open models the embedded engine runs (docs/numerics.md#model-families); base models, so
+  // role_colon (their chat templates have no renderer yet).
+  allenai: [
+    ["OLMo-2-0425-1B", "2", "1B", false, ROLE_COLON],
+  ],
+  google: [
+    ["gemma-3-270m", "3", "270M", false, ROLE_COLON],
+    ["gemma-3-1b-pt", "3", "1B", false, ROLE_COLON],
+  ],
+  HuggingFaceTB: [
+    ["SmolLM3-3B-Base", "3", "3B", false, ROLE_COLON],
+  ],
+  // Phi-3 has no base release; its chat template has no renderer yet, so role_colon for now.
+  microsoft: [
+    ["Phi-3-mini-4k-instruct", "3", "3.8B", true, ROLE_COLON],
+  ],
   nvidia: [
     ["NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "3", "30B-A3B", true, NEMOTRON3],
     ["NVIDIA-Nemotron-3-Super-120B-A12B-BF16", "3", "120B-A12B", true, NEMOTRON3_SUPER],

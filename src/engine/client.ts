@@ -18,7 +18,7 @@ import {
   type LoadWeightsResponse, type LossFnName, type OptimStepResponse, type SaveWeightsResponse, type ServerCapabilities,
   type TrainingRun, type TrainingRunsList, type WeightsInfo,
 } from "../tinker/types.ts";
-import type { ModelConfig } from "./model/config.ts";
+import { MODEL_TYPES, type ModelConfig } from "./model/config.ts";
 import type { TrainableSetup } from "./model/model.ts";
 import { datumsToBatch, toForwardBackwardOutput } from "./convert.ts";
 import { modelConfigToHfJson } from "./loadModel.ts";
@@ -45,7 +45,7 @@ export interface ScratchModelSpec {
   name?: string;
 }
 
-const SUPPORTED_MODEL_TYPES: ReadonlySet<string> = new Set(["llama", "qwen2", "qwen3"]);
+const SUPPORTED_MODEL_TYPES: ReadonlySet<string> = new Set(MODEL_TYPES);
 
 function newSamplerId(): string {
   return `sampler-${randomBytes(4).toString("hex")}`;

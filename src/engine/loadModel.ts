@@ -4,7 +4,7 @@
 // checkpoint fails here with its file named, not deep in a matmul.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "./model/config.ts";
+import { expectedTensorShapes, parseModelConfig, type ModelConfig, type ModelType } from "./model/config.ts";
 import { HalfArray, type BaseArray } from "./kernels/halfArray.ts";
 import { readModelSafetensors, readModelSafetensorsResident } from "./safetensors/directory.ts";
 import type { ResidentTensor } from "./safetensors/resident.ts";
@@ -93,7 +93,10 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
 
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
-  const arch = { llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM" }[config.modelType];
+  const archs: Record<ModelType, string> = {
+    llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM", gemma3_text: "Gemma3ForCausalLM", smollm3: "SmolLM3ForCausalLM", phi3: "Phi3ForCausalLM",
+  };
+  const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
     architectures: [arch],
     model_type: config.modelType,
@@ -119,6 +122,31 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     torch_dtype: "float32",
   };
   if (config.modelType !== "qwen2") json.attention_bias = config.attentionBias;
+  if (config.modelType === "gemma3_text") {
+    delete json.hidden_act;
+    delete json.rope_theta;
+    delete json.rope_scaling;
+    json.hidden_activation = "gelu_pytorch_tanh";
+    json.query_pre_attn_scalar = config.queryPreAttnScalar;
+    json.sliding_window = config.slidingWindow;
+    json.layer_types = (config.slidingLayers ?? []).map((s) => (s ? "sliding_attention" : "full_attention"));
+    json.rope_parameters = {
+      full_attention: { rope_type: "default", rope_theta: config.ropeTheta },
+      sliding_attention: { rope_type: "default", rope_theta: config.ropeThetaLocal ?? config.ropeTheta },
+    };
+  }
+  if (config.modelType === "phi3") {
+    delete json.attention_bias;
+    json.sliding_window = config.slidingWindow ?? null;
+  }
+  if (config.modelType === "smollm3") {
+    json.no_rope_layers = Array.from({ length: config.numLayers }, (_, l) => (config.ropeLayers?.[l] === false ? 0 : 1));
+    if (config.slidingLayers !== undefined) {
+      json.use_sliding_window = true;
+      json.sliding_window = config.slidingWindow;
+      json.layer_types = config.slidingLayers.map((s) => (s ? "sliding_attention" : "full_attention"));
+    }
+  }
   if (config.bosTokenId !== undefined) json.bos_token_id = config.bosTokenId;
   if (config.eosTokenId !== undefined) json.eos_token_id = config.eosTokenId;
   return json;

@@ -28,6 +28,12 @@ export class HalfArray {
   }
 }
 
+/** Elements [begin, end) of a weight as a view (no copy): rows of a fused matrix. */
+export function weightView<T extends FloatArray | HalfArray>(w: T, begin: number, end: number): T {
+  if (w instanceof HalfArray) return new HalfArray(w.dtype, w.bits.subarray(begin, end)) as T;
+  return (w as FloatArray).subarray(begin, end) as T;
+}
+
 /** What a weight can be: float32/float64, or 16-bit bits widened by the kernels that read it. */
 export type WeightArray = FloatArray | HalfArray;
 

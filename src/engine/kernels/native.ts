@@ -55,6 +55,8 @@ interface NativeAddon extends DecodeAddon {
   attentionDecodeSlots: Kernels["attentionDecodeSlots"];
   swigluForward: Kernels["swigluForward"];
   swigluBackward: Kernels["swigluBackward"];
+  gegluForward: Kernels["gegluForward"];
+  gegluBackward: Kernels["gegluBackward"];
   logprobsForward: Kernels["logprobsForward"];
   logprobsBackward: Kernels["logprobsBackward"];
   adamw: Kernels["adamw"];
@@ -118,6 +120,8 @@ export function loadNativeKernels(): NativeKernels {
     attentionDecodeSlots: addon.attentionDecodeSlots,
     swigluForward: addon.swigluForward,
     swigluBackward: addon.swigluBackward,
+    gegluForward: addon.gegluForward,
+    gegluBackward: addon.gegluBackward,
     logprobsForward: addon.logprobsForward,
     logprobsBackward: addon.logprobsBackward,
     adamw: addon.adamw,

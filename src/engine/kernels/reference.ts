@@ -153,7 +153,7 @@ function checkHeads(nHeads: number, nKvHeads: number): number {
 
 function attentionForward(
   q: FloatArray, k: FloatArray, v: FloatArray, out: FloatArray, probs: FloatArray | null,
-  seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+  seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number, window = 0,
 ): void {
   checkSeqStarts(seqStarts);
   const rep = checkHeads(nHeads, nKvHeads);
@@ -172,8 +172,10 @@ function attentionForward(
       const pOff = probsBase + h * len * len;
       for (let i = 0; i < len; i++) {
         const qo = (start + i) * qw + h * headDim;
+        // A sliding window keeps the last `window` keys (j > i - window); the rest weigh 0.
+        const lo = window > 0 ? Math.max(0, i - window + 1) : 0;
         let mx = -Infinity;
-        for (let j = 0; j <= i; j++) {
+        for (let j = lo; j <= i; j++) {
           const ko = (start + j) * kw + g * headDim;
           let sc = 0;
           for (let e = 0; e < headDim; e++) sc += q[qo + e] * k[ko + e];
@@ -182,7 +184,7 @@ function attentionForward(
           if (sc > mx) mx = sc;
         }
         let sum = 0;
-        for (let j = 0; j <= i; j++) {
+        for (let j = lo; j <= i; j++) {
           const ex = Math.exp(acc[j] - mx);
           acc[j] = ex;
           sum += ex;
@@ -190,7 +192,7 @@ function attentionForward(
         const inv = 1 / sum;
         // acc[maxLen ..] accumulates the output row.
         acc.fill(0, maxLen, maxLen + headDim);
-        for (let j = 0; j <= i; j++) {
+        for (let j = lo; j <= i; j++) {
           const p = acc[j] * inv;
           acc[j] = p;
           const vo = (start + j) * kw + g * headDim;
@@ -199,7 +201,8 @@ function attentionForward(
         for (let e = 0; e < headDim; e++) out[qo + e] = acc[maxLen + e];
         if (probs !== null) {
           const row = pOff + i * len;
-          for (let j = 0; j <= i; j++) probs[row + j] = acc[j];
+          for (let j = 0; j < lo; j++) probs[row + j] = 0;
+          for (let j = lo; j <= i; j++) probs[row + j] = acc[j];
           for (let j = i + 1; j < len; j++) probs[row + j] = 0;
         }
       }
@@ -264,7 +267,7 @@ function attentionBackward(
 
 function decode(
   kernel: string, q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
-  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window: number,
 ): void {
   const rep = checkHeads(nHeads, nKvHeads);
   const qw = nHeads * headDim;
@@ -280,8 +283,9 @@ function decode(
       const g = Math.floor(h / rep);
       const cacheBase = slot * slotSize + g * maxLen * headDim;
       const qo = b * qw + h * headDim;
+      const lo = window > 0 ? Math.max(0, len - window) : 0;
       let mx = -Infinity;
-      for (let j = 0; j < len; j++) {
+      for (let j = lo; j < len; j++) {
         const ko = cacheBase + j * headDim;
         let sc = 0;
         for (let e = 0; e < headDim; e++) sc += q[qo + e] * kCache[ko + e];
@@ -290,14 +294,14 @@ function decode(
         if (sc > mx) mx = sc;
       }
       let sum = 0;
-      for (let j = 0; j < len; j++) {
+      for (let j = lo; j < len; j++) {
         const ex = Math.exp(acc[j] - mx);
         acc[j] = ex;
         sum += ex;
       }
       const inv = 1 / sum;
       acc.fill(0, maxLen, maxLen + headDim);
-      for (let j = 0; j < len; j++) {
+      for (let j = lo; j < len; j++) {
         const p = acc[j] * inv;
         const vo = cacheBase + j * headDim;
         for (let e = 0; e < headDim; e++) acc[maxLen + e] += p * vCache[vo + e];
@@ -312,17 +316,17 @@ let identitySlots = new Int32Array(0);
 
 function attentionDecode(
   q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
-  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window = 0,
 ): void {
   if (identitySlots.length < n) identitySlots = Int32Array.from({ length: Math.max(n, 2 * identitySlots.length) }, (_, i) => i);
-  decode("attentionDecode", q, kCache, vCache, out, identitySlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale);
+  decode("attentionDecode", q, kCache, vCache, out, identitySlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
 }
 
 function attentionDecodeSlots(
   q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
-  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window = 0,
 ): void {
-  decode("attentionDecodeSlots", q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale);
+  decode("attentionDecodeSlots", q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
 }
 
 function swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {
@@ -339,6 +343,27 @@ function swigluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgat
     const d = dout[i];
     dgate[i] = d * up[i] * s * (1 + g * (1 - s));
     dup[i] = d * g * s;
+  }
+}
+
+// GELU, tanh approximation (torch's gelu(approximate="tanh")): 0.5·g·(1 + tanh(c·(g + a·g³))).
+const GELU_C = Math.sqrt(2 / Math.PI);
+const GELU_A = 0.044715;
+
+function gegluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const g = gate[i];
+    out[i] = 0.5 * g * (1 + Math.tanh(GELU_C * (g + GELU_A * g * g * g))) * up[i];
+  }
+}
+
+function gegluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const g = gate[i];
+    const t = Math.tanh(GELU_C * (g + GELU_A * g * g * g));
+    const d = dout[i];
+    dgate[i] = d * up[i] * (0.5 * (1 + t) + 0.5 * g * (1 - t * t) * GELU_C * (1 + 3 * GELU_A * g * g));
+    dup[i] = d * 0.5 * g * (1 + t);
   }
 }
 
@@ -446,6 +471,8 @@ export const referenceKernels: Kernels = {
   attentionDecodeSlots,
   swigluForward,
   swigluBackward,
+  gegluForward,
+  gegluBackward,
   logprobsForward,
   logprobsBackward,
   adamw,

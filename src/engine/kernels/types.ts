@@ -55,12 +55,14 @@ export interface Kernels extends DecodeKernels {
    * Causal attention per sequence. out [tokens, nHeads*headDim]. probs, if given, receives the
    * softmax probabilities for the backward pass, laid out per sequence s and head h as a
    * [len_s, len_s] block starting at probsOffset(s, h) = nHeads * sum_{s'<s} len_{s'}^2 + h * len_s^2.
+   * window > 0 (sliding-window layers): query i sees only keys j with i - window < j <= i; the
+   * probabilities of the others are 0 (so attentionBackward needs no window of its own).
    */
   attentionForward(
     q: FloatArray, k: FloatArray, v: FloatArray, out: FloatArray, probs: FloatArray | null,
-    seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+    seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number, window?: number,
   ): void;
-  /** Gradients wrt q, k, v (overwritten) from dout and the saved probs. */
+  /** Gradients wrt q, k, v (overwritten) from dout and the saved probs (zero outside a window). */
   attentionBackward(
     dout: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, probs: FloatArray,
     dq: FloatArray, dk: FloatArray, dv: FloatArray,
@@ -71,6 +73,10 @@ export interface Kernels extends DecodeKernels {
   swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void;
   /** dgate, dup (overwritten) from dout. */
   swigluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void;
+  /** out = gelu_tanh(gate) * up, elementwise over n (Gemma's gelu_pytorch_tanh MLP). */
+  gegluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void;
+  /** dgate, dup (overwritten) from dout. */
+  gegluBackward(dout: FloatArray, gate: FloatArray, up: FloatArray, dgate: FloatArray, dup: FloatArray, n: number): void;
 
   /**
    * Row-wise log-softmax statistics for logits [rows, vocab]: logsumexp[r] (saved), and the
@@ -120,11 +126,12 @@ export interface Kernels extends DecodeKernels {
    * One decode step of attention over a KV cache (sampling). n independent sequences, one query
    * token each: q and out are [n, nHeads*headDim]. kCache and vCache are [n, nKvHeads, maxLen, headDim]
    * (K after RoPE); query b attends to cache slots 0..cacheLens[b]-1, which already include the
-   * current token, so no mask is needed. GQA mapping as in attentionForward.
+   * current token, so no mask is needed. GQA mapping as in attentionForward. window > 0 reads only
+   * the last `window` of them (sliding-window layers).
    */
   attentionDecode(
     q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
-    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window?: number,
   ): void;
   /**
    * attentionDecode for several query tokens in one call, each reading a chosen cache slot:
@@ -134,6 +141,6 @@ export interface Kernels extends DecodeKernels {
    */
   attentionDecodeSlots(
     q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
-    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number,
+    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window?: number,
   ): void;
 }

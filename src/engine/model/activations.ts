@@ -39,6 +39,11 @@ export interface LayerActivations {
   kRstd: FloatArray | null;
   /** Attention output before o_proj, [T, H*d]. */
   attn: FloatArray;
+  /** Families with output norms (olmo2, gemma3): o_proj's and down_proj's outputs before their norms, [T, D], and those norms' statistics. */
+  attnOut: FloatArray | null;
+  attnOutRstd: FloatArray | null;
+  mlpOut: FloatArray | null;
+  mlpOutRstd: FloatArray | null;
   gate: FloatArray;
   up: FloatArray;
   hr: LoraActs;
@@ -101,6 +106,7 @@ function loraBuf(dtype: Dtype, lin: Linear, T: number): FloatArray | null {
 function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number, probsSize: number): LayerActivations {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const qk = config.qkNorm;
+  const post = (n: number): FloatArray | null => (p.attnOutNorm !== null || p.mlpOutNorm !== null ? allocFloat(dtype, n) : null);
   return {
     h: allocFloat(dtype, T * D),
     rstd1: allocFloat(dtype, T),
@@ -113,6 +119,10 @@ function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number
     qRstd: qk ? allocFloat(dtype, T * H) : null,
     kRstd: qk ? allocFloat(dtype, T * Hkv) : null,
     attn: allocFloat(dtype, T * H * d),
+    attnOut: post(T * D),
+    attnOutRstd: post(T),
+    mlpOut: post(T * D),
+    mlpOutRstd: post(T),
     gate: allocFloat(dtype, T * F),
     up: allocFloat(dtype, T * F),
     hr: {

@@ -1,7 +1,7 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
-// (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences). Only llama / qwen2 / qwen3 decoders are supported; anything the maths
-// here does not implement (other rope scalings, MLP biases, sliding windows) is rejected by name
-// rather than silently ignored.
+// (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
+// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3; anything the maths here does not implement
+// (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
   type: "llama3";
@@ -11,8 +11,11 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3"] as const;
+export type ModelType = (typeof MODEL_TYPES)[number];
+
 export interface ModelConfig {
-  modelType: "llama" | "qwen2" | "qwen3";
+  modelType: ModelType;
   vocabSize: number;
   hiddenSize: number;
   intermediateSize: number;
@@ -29,13 +32,73 @@ export interface ModelConfig {
   attentionBias: boolean;
   /** Qwen3: RMSNorm over each head of q and k before RoPE. */
   qkNorm: boolean;
+  /**
+   * What the q/k norm spans: each head ("head", qwen3, weights [head_dim]) or the whole projection
+   * ("projection", olmo2, weights [heads·head_dim]). Absent means "head".
+   */
+  qkNormScope?: "head" | "projection";
+  /**
+   * Where a layer's RMSNorms sit. "pre" (absent; llama, qwen): the attention and the MLP read a
+   * normed residual (input_layernorm, post_attention_layernorm). "post" (olmo2): each block reads the
+   * residual as it is and its output is normed before it is added (post_attention_layernorm,
+   * post_feedforward_layernorm). "sandwich" (gemma3): both, with pre_feedforward_layernorm as the
+   * MLP's input norm.
+   */
+  normPlacement?: "pre" | "post" | "sandwich";
+  /** Gemma: every RMSNorm scales by (1 + weight) rather than by weight (its weights start at 0). */
+  normOffset?: boolean;
+  /** Gemma: token embeddings are multiplied by this (fp32 sqrt(hidden_size)); the tied head is not. */
+  embedScale?: number;
+  /** The MLP gate's activation: "silu" (absent) or "gelu_tanh" (gelu_pytorch_tanh, Gemma). */
+  hiddenAct?: "silu" | "gelu_tanh";
+  /** Gemma: attention scores scale by query_pre_attn_scalar^-0.5 instead of head_dim^-0.5. */
+  queryPreAttnScalar?: number;
+  /** Per layer: true where the layer attends over a sliding window of slidingWindow keys (Gemma's layer_types). */
+  slidingLayers?: boolean[];
+  slidingWindow?: number;
+  /** RoPE base of the sliding-window layers (Gemma's local rope_theta); absent means ropeTheta. */
+  ropeThetaLocal?: number;
+  /**
+   * Phi-3: q, k, v are stored as one qkv_proj ([H·d + 2·Hkv·d, D], rows in that order) and gate, up
+   * as one gate_up_proj ([2F, D], gate first). The engine keeps them fused (LoRA adapts the fused
+   * matrix, as PEFT does) and computes each part through row views of it.
+   */
+  fusedProjections?: boolean;
+  /** Per layer: false where the layer applies no rotary embedding (SmolLM3's NoPE layers); absent means all rope. */
+  ropeLayers?: boolean[];
   bosTokenId?: number;
   eosTokenId?: number | number[];
 }
 
-export type ProjectionName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj";
+/** The attention scores' scale: query_pre_attn_scalar^-0.5 (Gemma) or head_dim^-0.5. */
+export function attentionScale(config: ModelConfig): number {
+  return 1 / Math.sqrt(config.queryPreAttnScalar ?? config.headDim);
+}
+
+/** Whether layer `l` rotates q and k (false for SmolLM3's NoPE layers). */
+export function layerUsesRope(config: ModelConfig, l: number): boolean {
+  return config.ropeLayers?.[l] !== false;
+}
+
+/** The window of layer `l`: its number of keys, or 0 for full causal attention. */
+export function layerWindow(config: ModelConfig, l: number): number {
+  return config.slidingLayers?.[l] === true ? (config.slidingWindow ?? 0) : 0;
+}
+
+export type ProjectionName = "q_proj" | "k_proj" | "v_proj" | "o_proj" | "gate_proj" | "up_proj" | "down_proj" | "qkv_proj" | "gate_up_proj";
 export const ATTENTION_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj"] as const;
 export const MLP_PROJECTIONS = ["gate_proj", "up_proj", "down_proj"] as const;
+const FUSED_PROJECTIONS = ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"] as const;
+
+/** The projection matrices a layer stores (Phi-3's fused ones, or the seven separate ones). */
+export function storedProjections(config: ModelConfig): readonly ProjectionName[] {
+  return config.fusedProjections === true ? FUSED_PROJECTIONS : [...ATTENTION_PROJECTIONS, ...MLP_PROJECTIONS];
+}
+
+/** Whether a projection belongs to the attention (LoRA's train_attn) rather than the MLP. */
+export function isAttentionProjection(proj: ProjectionName): boolean {
+  return proj === "q_proj" || proj === "k_proj" || proj === "v_proj" || proj === "o_proj" || proj === "qkv_proj";
+}
 
 /** Whether a projection carries a bias vector under this config. */
 export function projectionHasBias(config: ModelConfig, proj: ProjectionName): boolean {
@@ -55,11 +118,45 @@ export function projectionShape(config: ModelConfig, proj: ProjectionName): [num
     case "gate_proj":
     case "up_proj": return [F, D];
     case "down_proj": return [D, F];
+    case "qkv_proj": return [(H + 2 * Hkv) * d, D];
+    case "gate_up_proj": return [2 * F, D];
   }
 }
 
+/** The HF names of a layer's RMSNorm weights by role; null where the family has none. */
+export interface LayerNormNames {
+  /** Normalises the attention's input. */
+  attnIn: string | null;
+  /** Normalises the attention's output before the residual add. */
+  attnOut: string | null;
+  /** Normalises the MLP's input. */
+  mlpIn: string | null;
+  /** Normalises the MLP's output before the residual add. */
+  mlpOut: string | null;
+}
+
+export function layerNormNames(config: ModelConfig, layer: number): LayerNormNames {
+  const at = (n: string): string => `model.layers.${layer}.${n}.weight`;
+  if (config.normPlacement === "post") {
+    return { attnIn: null, attnOut: at("post_attention_layernorm"), mlpIn: null, mlpOut: at("post_feedforward_layernorm") };
+  }
+  if (config.normPlacement === "sandwich") {
+    return {
+      attnIn: at("input_layernorm"), attnOut: at("post_attention_layernorm"),
+      mlpIn: at("pre_feedforward_layernorm"), mlpOut: at("post_feedforward_layernorm"),
+    };
+  }
+  return { attnIn: at("input_layernorm"), attnOut: null, mlpIn: at("post_attention_layernorm"), mlpOut: null };
+}
+
+/** Widths of the q and k norm weights ([head_dim] each, or the whole projections). */
+export function qkNormWidths(config: ModelConfig): [number, number] {
+  const d = config.headDim;
+  return config.qkNormScope === "projection" ? [config.numHeads * d, config.numKvHeads * d] : [d, d];
+}
+
 export function projectionPrefix(layer: number, proj: ProjectionName): string {
-  const group = proj === "gate_proj" || proj === "up_proj" || proj === "down_proj" ? "mlp" : "self_attn";
+  const group = isAttentionProjection(proj) ? "self_attn" : "mlp";
   return `model.layers.${layer}.${group}.${proj}`;
 }
 
@@ -101,21 +198,36 @@ class FieldReader {
   }
 }
 
-const DEFAULT_MAX_POSITIONS: Record<ModelConfig["modelType"], number> = { llama: 2048, qwen2: 32768, qwen3: 32768 };
+const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048, gemma3_text: 131072, smollm3: 32768, phi3: 4096 };
+/** transformers' rms_norm_eps default per family. */
+const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5, gemma3_text: 1e-6, smollm3: 1e-6, phi3: 1e-5 };
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
 export function parseModelConfig(json: unknown, source: string): ModelConfig {
   if (!isObject(json)) throw new Error(`${source}: expected a JSON object, got ${Array.isArray(json) ? "an array" : typeof json}`);
   const r: FieldReader = new FieldReader(json, source);
   const rawType = json.model_type;
-  if (rawType !== "llama" && rawType !== "qwen2" && rawType !== "qwen3") {
-    r.fail("model_type", `one of "llama", "qwen2", "qwen3" (the decoder families this engine implements)`, rawType);
+  if (!(MODEL_TYPES as readonly unknown[]).includes(rawType)) {
+    r.fail("model_type", `one of ${MODEL_TYPES.map((t) => `"${t}"`).join(", ")} (the decoder families this engine implements)`, rawType);
   }
-  const modelType: ModelConfig["modelType"] = rawType;
-  const act = json.hidden_act;
-  if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
+  const modelType = rawType as ModelType;
+  const gemma = modelType === "gemma3_text";
+  if (gemma) {
+    // Gemma reads hidden_activation; hidden_act is an older spelling of the same field.
+    const field = json.hidden_activation !== undefined && json.hidden_activation !== null ? "hidden_activation" : "hidden_act";
+    const act = json[field] ?? "gelu_pytorch_tanh";
+    if (act !== "gelu_pytorch_tanh") r.fail(field, `"gelu_pytorch_tanh"`, act);
+    for (const f of ["final_logit_softcapping", "attn_logit_softcapping"]) {
+      if (json[f] !== undefined && json[f] !== null) r.fail(f, "null (logit soft-capping is not implemented)", json[f]);
+    }
+    if (json.use_bidirectional_attention === true) r.fail("use_bidirectional_attention", "false (only causal attention is implemented)", true);
+  } else {
+    const act = json.hidden_act;
+    if (act !== undefined && act !== "silu") r.fail("hidden_act", `"silu"`, act);
+  }
   if (json.mlp_bias === true) r.fail("mlp_bias", "false (MLP biases are not implemented)", json.mlp_bias);
-  if (json.use_sliding_window === true) r.fail("use_sliding_window", "false (sliding-window attention is not implemented)", true);
+  const smollm3 = modelType === "smollm3";
+  if (json.use_sliding_window === true && !smollm3) r.fail("use_sliding_window", "false (sliding-window attention is not implemented for this family)", true);
 
   const hiddenSize = r.int("hidden_size");
   const numHeads = r.int("num_attention_heads");
@@ -125,16 +237,19 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   }
   let headDimDefault: number | undefined;
   if (modelType === "qwen3") headDimDefault = 128;
+  else if (gemma) headDimDefault = 256;
   else if (hiddenSize % numHeads === 0) headDimDefault = hiddenSize / numHeads;
   const headDim = r.int("head_dim", headDimDefault);
   if (headDim % 2 !== 0) r.fail("head_dim", "an even number (RoPE rotates pairs)", headDim);
 
   // Newer transformers keep theta and scaling in rope_parameters; hub files mostly use the top level.
   const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : undefined;
+  const defaultTheta = smollm3 ? 2_000_000 : 10000;
   const ropeTheta = ropeParams && ropeParams.rope_theta !== undefined
-    ? r.positive("rope_theta", 10000, ropeParams, "rope_parameters.rope_theta")
-    : r.positive("rope_theta", 10000);
-  const scalingJson = json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
+    ? r.positive("rope_theta", defaultTheta, ropeParams, "rope_parameters.rope_theta")
+    : r.positive("rope_theta", defaultTheta);
+  // Gemma keeps one rope entry per layer type (parseGemma reads them).
+  const scalingJson = gemma ? null : json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
   const ropeScaling = parseRopeScaling(scalingJson, r, json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters");
 
   let attentionBias: boolean;
@@ -150,20 +265,98 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     numHeads,
     numKvHeads,
     headDim,
-    rmsNormEps: r.positive("rms_norm_eps", 1e-6),
+    rmsNormEps: r.positive("rms_norm_eps", DEFAULT_RMS_EPS[modelType]),
     ropeTheta,
     ropeScaling,
     maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
-    tieWordEmbeddings: r.bool("tie_word_embeddings", false),
+    tieWordEmbeddings: r.bool("tie_word_embeddings", gemma || smollm3),
     attentionBias,
-    qkNorm: modelType === "qwen3",
+    qkNorm: modelType === "qwen3" || modelType === "olmo2" || gemma,
   };
+  if (gemma) parseGemma(json, r, config);
+  if (smollm3) parseSmolLM3(json, r, config);
+  if (modelType === "phi3") parsePhi3(json, r, config);
+  if (modelType === "olmo2") {
+    config.qkNormScope = "projection";
+    config.normPlacement = "post";
+  }
   const bos = json.bos_token_id;
   if (typeof bos === "number" && Number.isInteger(bos)) config.bosTokenId = bos;
   const eos = json.eos_token_id;
   if (typeof eos === "number" && Number.isInteger(eos)) config.eosTokenId = eos;
   else if (Array.isArray(eos) && eos.every((e) => typeof e === "number" && Number.isInteger(e))) config.eosTokenId = eos as number[];
   return config;
+}
+
+/** Gemma 3's layer pattern, norms, scales and per-layer-type RoPE bases. */
+function parseGemma(json: Json, r: FieldReader, config: ModelConfig): void {
+  config.normPlacement = "sandwich";
+  config.normOffset = true;
+  config.hiddenAct = "gelu_tanh";
+  config.embedScale = Math.fround(Math.sqrt(config.hiddenSize));
+  config.queryPreAttnScalar = r.positive("query_pre_attn_scalar", 256);
+  const L = config.numLayers;
+  let types: unknown = json.layer_types;
+  if (types === undefined || types === null) {
+    // transformers' default: every sliding_window_pattern-th layer (1-based) is global.
+    const pattern = r.int("sliding_window_pattern", 6);
+    types = Array.from({ length: L }, (_, i) => ((i + 1) % pattern === 0 ? "full_attention" : "sliding_attention"));
+  }
+  if (!Array.isArray(types) || types.length !== L || types.some((t) => t !== "full_attention" && t !== "sliding_attention")) {
+    r.fail("layer_types", `a list of ${L} "full_attention" / "sliding_attention" entries (one per layer)`, types);
+  }
+  config.slidingLayers = types.map((t) => t === "sliding_attention");
+  config.slidingWindow = r.int("sliding_window", 4096);
+  // rope_parameters holds one entry per layer type; older configs say rope_theta / rope_local_base_freq.
+  const params = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const theta = (type: string, legacy: string, fallback: number): number => {
+    const entry = params[type];
+    if (entry === undefined || entry === null) return r.positive(legacy, fallback);
+    if (!isObject(entry)) r.fail(`rope_parameters.${type}`, "an object", entry);
+    const ropeType = entry.rope_type ?? entry.type ?? "default";
+    if (ropeType !== "default") r.fail(`rope_parameters.${type}.rope_type`, `"default" (other Gemma rope scalings are not implemented)`, ropeType);
+    return r.positive("rope_theta", fallback, entry, `rope_parameters.${type}.rope_theta`);
+  };
+  config.ropeTheta = theta("full_attention", "rope_theta", 1_000_000);
+  config.ropeThetaLocal = theta("sliding_attention", "rope_local_base_freq", 10_000);
+  if (json.rope_scaling !== undefined && json.rope_scaling !== null) r.fail("rope_scaling", "null (Gemma rope scaling is not implemented)", json.rope_scaling);
+  config.ropeScaling = null;
+}
+
+/** Phi-3: fused projections; a sliding_window (Phi-3-mini-4k) applies to every layer. */
+function parsePhi3(json: Json, r: FieldReader, config: ModelConfig): void {
+  config.fusedProjections = true;
+  const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const partial = ropeParams.partial_rotary_factor ?? json.partial_rotary_factor ?? 1;
+  if (partial !== 1) r.fail("partial_rotary_factor", "1 (partial rotary embeddings are not implemented)", partial);
+  if (json.sliding_window !== undefined && json.sliding_window !== null) {
+    config.slidingWindow = r.int("sliding_window");
+    config.slidingLayers = Array.from({ length: config.numLayers }, () => true);
+  }
+}
+
+/** SmolLM3's NoPE layers (no_rope_layers: 1 = rope, 0 = none) and its optional sliding window. */
+function parseSmolLM3(json: Json, r: FieldReader, config: ModelConfig): void {
+  const L = config.numLayers;
+  let flags: unknown = json.no_rope_layers;
+  if (flags === undefined || flags === null) {
+    // transformers' default: every no_rope_layer_interval-th layer (1-based) has no rope.
+    const interval = r.int("no_rope_layer_interval", 4);
+    flags = Array.from({ length: L }, (_, i) => ((i + 1) % interval !== 0 ? 1 : 0));
+  }
+  if (!Array.isArray(flags) || flags.length !== L || flags.some((f) => f !== 0 && f !== 1)) {
+    r.fail("no_rope_layers", `a list of ${L} entries, 1 (rope) or 0 (no rope), one per layer`, flags);
+  }
+  config.ropeLayers = flags.map((f) => f === 1);
+  if (json.use_sliding_window !== true) return;
+  config.slidingWindow = r.int("sliding_window");
+  let types: unknown = json.layer_types;
+  // transformers' default: the NoPE layers slide.
+  if (types === undefined || types === null) types = flags.map((f) => (f === 0 ? "sliding_attention" : "full_attention"));
+  if (!Array.isArray(types) || types.length !== L || types.some((t) => t !== "full_attention" && t !== "sliding_attention")) {
+    r.fail("layer_types", `a list of ${L} "full_attention" / "sliding_attention" entries (one per layer)`, types);
+  }
+  config.slidingLayers = types.map((t) => t === "sliding_attention");
 }
 
 function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Llama3RopeScaling {
@@ -191,21 +384,21 @@ function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Lla
 
 /** Every tensor the checkpoint must hold, HF names → [out, in] or [n]. lm_head is omitted when tied. */
 export function expectedTensorShapes(config: ModelConfig): Map<string, number[]> {
-  const { hiddenSize: D, vocabSize: V, headDim: d } = config;
+  const { hiddenSize: D, vocabSize: V } = config;
   const shapes = new Map<string, number[]>();
   shapes.set("model.embed_tokens.weight", [V, D]);
   for (let l = 0; l < config.numLayers; l++) {
-    shapes.set(`model.layers.${l}.input_layernorm.weight`, [D]);
-    for (const proj of [...ATTENTION_PROJECTIONS, ...MLP_PROJECTIONS]) {
+    for (const proj of storedProjections(config)) {
       const shape = projectionShape(config, proj);
       shapes.set(`${projectionPrefix(l, proj)}.weight`, shape);
       if (projectionHasBias(config, proj)) shapes.set(`${projectionPrefix(l, proj)}.bias`, [shape[0]]);
     }
     if (config.qkNorm) {
-      shapes.set(`model.layers.${l}.self_attn.q_norm.weight`, [d]);
-      shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [d]);
+      const [qw, kw] = qkNormWidths(config);
+      shapes.set(`model.layers.${l}.self_attn.q_norm.weight`, [qw]);
+      shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [kw]);
     }
-    shapes.set(`model.layers.${l}.post_attention_layernorm.weight`, [D]);
+    for (const name of Object.values(layerNormNames(config, l))) if (name !== null) shapes.set(name, [D]);
   }
   shapes.set("model.norm.weight", [D]);
   if (!config.tieWordEmbeddings) shapes.set("lm_head.weight", [V, D]);

@@ -59,7 +59,7 @@ export function headForwardLoss(
   const normed = sc.xn;
   if (acts.head === null) acts.head = headBuffers(dtype, params, T, V);
   const { chunk, rstd, logits, lp, lse, dlp, hr } = acts.head;
-  k.rmsnormForward(xLast, params.finalNorm.data, normed, rstd, T, D, eps);
+  k.rmsnormForward(xLast, c.normWeight(params.finalNorm), normed, rstd, T, D, eps);
 
   const head = params.head;
   const dnormed = sc.dxn;
@@ -92,7 +92,7 @@ export function headForwardLoss(
       linearBackward(k, head, x, rows, hr, logits, dnormed.subarray(r0 * D, (r0 + rows) * D), 0, sc.dhr, sc.ones);
     }
   }
-  if (backward) k.rmsnormBackward(dnormed, xLast, params.finalNorm.data, rstd, sc.dres, params.finalNorm.grad, T, D);
+  if (backward) k.rmsnormBackward(dnormed, xLast, c.normWeight(params.finalNorm), rstd, sc.dres, params.finalNorm.grad, T, D);
   return result;
 }
 

@@ -5,11 +5,11 @@
 // attention over the sequence. The LoRA path is the same as in training.
 import type { FloatArray } from "../kernels/types.ts";
 import { allocActivations } from "./activations.ts";
-import { qkvForward } from "./attention.ts";
-import type { BatchContext } from "./context.ts";
+import { attentionOutputForward, qkvForward } from "./attention.ts";
+import { layerContext } from "./context.ts";
 import { linearForward } from "./linear.ts";
 import { mlpBlockForward } from "./mlp.ts";
-import type { PassInputs } from "./pass.ts";
+import { batchContext, scaleEmbeddings, type PassInputs } from "./pass.ts";
 import { allocFloat } from "./tensor.ts";
 
 export interface KvCache {
@@ -85,7 +85,7 @@ export function forwardIncremental(
   const { hiddenSize: D, vocabSize: V, numHeads: H, numKvHeads: Hkv, headDim: d, numLayers: L } = config;
   if (n === 0) return allocFloat(dtype, 0);
   const seqStarts = Int32Array.from([0, n]);
-  const c: BatchContext = { k, config, T: n, positions, seqStarts, invFreq: m.invFreq, attnScale: 1 / Math.sqrt(d) };
+  const c0 = batchContext(m, n, positions, seqStarts);
   const acts = allocActivations(dtype, config, params, seqStarts, false);
   const sc = acts.scratch;
   const qw = H * d;
@@ -94,10 +94,12 @@ export function forwardIncremental(
   const slotSize = Hkv * maxT * d;
   const lens = new Int32Array(1);
   k.embeddingForward(params.embed.data, tokens, acts.residual[0], n, D);
+  scaleEmbeddings(config, acts.residual[0], n * D);
   for (let l = 0; l < L; l++) {
     const p = params.layers[l];
     const la = acts.layers[l];
     const x = acts.residual[l];
+    const c = layerContext(c0, m, l);
     qkvForward(c, p, la, x, sc);
     const kc = cache.k[l];
     const vc = cache.v[l];
@@ -113,11 +115,10 @@ export function forwardIncremental(
       lens[0] = positions[i] + 1;
       k.attentionDecode(
         la.q.subarray(i * qw, (i + 1) * qw), kc.subarray(base, base + slotSize), vc.subarray(base, base + slotSize),
-        sc.attn.subarray(i * qw, (i + 1) * qw), lens, 1, H, Hkv, d, maxT, c.attnScale,
+        sc.attn.subarray(i * qw, (i + 1) * qw), lens, 1, H, Hkv, d, maxT, c.attnScale, c.window,
       );
     }
-    linearForward(k, p.o, sc.attn, n, sc.tmp, la.hr.o, sc.ones);
-    k.add(x, sc.tmp, la.h, n * D);
+    attentionOutputForward(c, p, la, x, sc.attn, sc);
     mlpBlockForward(c, p, la, acts.residual[l + 1], sc);
   }
   for (let i = 0; i < n; i++) cache.lengths[slots[i]] = positions[i] + 1;
@@ -127,7 +128,7 @@ export function forwardIncremental(
   const last = acts.residual[L];
   for (let r = 0; r < rows; r++) picked.set(last.subarray(rowsWanted[r] * D, (rowsWanted[r] + 1) * D), r * D);
   const normed = allocFloat(dtype, rows * D);
-  k.rmsnormForward(picked, params.finalNorm.data, normed, allocFloat(dtype, rows), rows, D, config.rmsNormEps);
+  k.rmsnormForward(picked, c0.normWeight(params.finalNorm), normed, allocFloat(dtype, rows), rows, D, config.rmsNormEps);
   const logits = allocFloat(dtype, rows * V);
   const hr = params.head.lora !== null ? allocFloat(dtype, rows * params.head.lora.rank) : null;
   const ones = allocFloat(dtype, rows).fill(1);

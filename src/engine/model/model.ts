@@ -11,10 +11,9 @@ import { resolveLoss } from "./losses.ts";
 import { AdamW, type OptimizerState } from "./optimizer.ts";
 import { buildParams, validateSetup, validateWeights, type ModelParams, type TrainableSetup } from "./params.ts";
 import type { HeadResult } from "./head.ts";
-import { forwardBackwardPass, type PassInputs } from "./pass.ts";
+import { forwardBackwardPass, passInputs, type PassInputs } from "./pass.ts";
 import { randomWeights, type RandomWeightsOptions } from "./randomWeights.ts";
-import { ropeInvFreq } from "./rope.ts";
-import { toDtype, type Dtype, type Tensor } from "./tensor.ts";
+import type { Dtype, Tensor } from "./tensor.ts";
 
 export type { SequenceInput } from "./batch.ts";
 export type { TrainableSetup } from "./params.ts";
@@ -63,7 +62,7 @@ export class EngineModel {
   ) {
     this.params = params;
     this.dtype = dtype;
-    this.pass = { k: kernels, dtype, config, params, invFreq: toDtype(dtype, ropeInvFreq(config)), arena: new ActivationArena() };
+    this.pass = passInputs(kernels, dtype, config, params, new ActivationArena());
     this.optimizer = new AdamW(params.trainable, dtype);
   }
 

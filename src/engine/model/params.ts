@@ -3,11 +3,11 @@
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { isValidLoraRank, LORA_RANK_RULE } from "../../tinker/loraRank.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, projectionHasBias, projectionPrefix, projectionShape,
-  shapeSize, type ModelConfig, type ProjectionName,
+  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, isAttentionProjection, layerNormNames, projectionHasBias, projectionPrefix, projectionShape,
+  qkNormWidths, shapeSize, type ModelConfig, type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
-import type { BaseArray } from "../kernels/halfArray.ts";
+import { weightView, type BaseArray } from "../kernels/halfArray.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
@@ -17,15 +17,22 @@ export type TrainableSetup =
 /** Tinker's fixed LoRA alpha (docs/numerics.md#lora-scale): scale = 32 / rank. */
 export const LORA_ALPHA = 32;
 
+/** A layer's weights. The norms follow config.ts's layerNormNames: null where the family has none. */
 export interface LayerParams {
-  readonly inputNorm: Tensor;
+  /** Norm of the attention's input. */
+  readonly inputNorm: Tensor | null;
   readonly q: Linear;
   readonly k: Linear;
   readonly v: Linear;
   readonly o: Linear;
   readonly qNorm: Tensor | null;
   readonly kNorm: Tensor | null;
-  readonly postNorm: Tensor;
+  /** Norm of the attention's output before the residual add (olmo2). */
+  readonly attnOutNorm: Tensor | null;
+  /** Norm of the MLP's input (HF's post_attention_layernorm in llama and qwen). */
+  readonly postNorm: Tensor | null;
+  /** Norm of the MLP's output before the residual add (olmo2). */
+  readonly mlpOutNorm: Tensor | null;
   readonly gate: Linear;
   readonly up: Linear;
   readonly down: Linear;
@@ -157,25 +164,66 @@ function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Lin
   let lora: LoraAdapter | null = null;
   const s = ctx.setup;
   if (s.mode === "lora") {
-    const isAttn = (ATTENTION_PROJECTIONS as readonly string[]).includes(proj);
-    if (isAttn ? s.trainAttn : s.trainMlp) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
+    if (isAttentionProjection(proj) ? s.trainAttn : s.trainMlp) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
   }
   return { inDim, outDim, weight, bias, lora };
 }
 
+/** Row views of a tensor (rows [r0, r1) of [rows, width]), sharing its data and gradient. */
+function rowsOf<T extends Tensor | WeightTensor>(t: T, width: number, r0: number, r1: number): T {
+  return { ...t, shape: [r1 - r0, width], data: weightView(t.data, r0 * width, r1 * width), grad: t.grad?.subarray(r0 * width, r1 * width) ?? null };
+}
+
+/**
+ * A fused projection (Phi-3's qkv_proj, gate_up_proj) as one Linear per part, each a row block of
+ * the fused weight. With LoRA the parts share A and take row blocks of B, so x·Wᵀ + s·(x·Aᵀ)·Bᵀ of
+ * the fused matrix is exactly the parts' outputs side by side, and A's gradient (which linearBackward
+ * accumulates) sums over the parts.
+ */
+export function splitLinear(lin: Linear, rows: readonly number[]): Linear[] {
+  const out: Linear[] = [];
+  let r0 = 0;
+  for (const n of rows) {
+    const r1 = r0 + n;
+    const lora = lin.lora === null ? null : { ...lin.lora, b: rowsOf(lin.lora.b, lin.lora.rank, r0, r1) };
+    out.push({ inDim: lin.inDim, outDim: n, weight: rowsOf(lin.weight, lin.inDim, r0, r1), bias: lin.bias === null ? null : rowsOf(lin.bias, 1, r0, r1), lora });
+    r0 = r1;
+  }
+  return out;
+}
+
+/** q, k, v, o of layer l, splitting a fused qkv_proj into row views. */
+function attentionProjections(ctx: BuildContext, l: number): Linear[] {
+  const { numHeads: H, numKvHeads: Hkv, headDim: d } = ctx.config;
+  if (ctx.config.fusedProjections !== true) return ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
+  return [...splitLinear(projection(ctx, l, "qkv_proj"), [H * d, Hkv * d, Hkv * d]), projection(ctx, l, "o_proj")];
+}
+
+/** gate, up, down of layer l, splitting a fused gate_up_proj into row views. */
+function mlpProjections(ctx: BuildContext, l: number): Linear[] {
+  const F = ctx.config.intermediateSize;
+  if (ctx.config.fusedProjections !== true) return MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
+  return [...splitLinear(projection(ctx, l, "gate_up_proj"), [F, F]), projection(ctx, l, "down_proj")];
+}
+
 export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, dtype: Dtype): ModelParams {
   const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map() };
-  const { hiddenSize: D, vocabSize: V, headDim: d } = config;
+  const { hiddenSize: D, vocabSize: V } = config;
+  const [qNormWidth, kNormWidth] = qkNormWidths(config);
   const embed = matrixTensor(ctx, "model.embed_tokens.weight", [V, D]);
   const layers: LayerParams[] = [];
+  const norm = (name: string | null): Tensor | null => (name === null ? null : vectorTensor(ctx, name, [D]));
   for (let l = 0; l < config.numLayers; l++) {
-    const inputNorm = vectorTensor(ctx, `model.layers.${l}.input_layernorm.weight`, [D]);
-    const [q, k, v, o] = ATTENTION_PROJECTIONS.map((p) => projection(ctx, l, p));
-    const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [d]) : null;
-    const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [d]) : null;
-    const postNorm = vectorTensor(ctx, `model.layers.${l}.post_attention_layernorm.weight`, [D]);
-    const [gate, up, down] = MLP_PROJECTIONS.map((p) => projection(ctx, l, p));
-    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, postNorm, gate, up, down });
+    const names = layerNormNames(config, l);
+    const inputNorm = norm(names.attnIn);
+    const [q, k, v, o] = attentionProjections(ctx, l);
+    const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
+    const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
+    const attnOutNorm = norm(names.attnOut);
+    const postNorm = norm(names.mlpIn);
+    const [gate, up, down] = mlpProjections(ctx, l);
+    const mlpOutNorm = norm(names.mlpOut);
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, mlpOutNorm });
   }
   const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);

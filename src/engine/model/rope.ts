@@ -3,13 +3,14 @@
 // float64 mode uses the same (rounded) constants, which does not matter for gradient checks.
 import type { ModelConfig } from "./config.ts";
 
-export function ropeInvFreq(config: ModelConfig): Float64Array {
+/** `theta` overrides config.ropeTheta (Gemma's sliding layers); scaling applies either way. */
+export function ropeInvFreq(config: ModelConfig, theta = config.ropeTheta): Float64Array {
   const d = config.headDim;
   const half = d / 2;
   const out = new Float64Array(half);
   for (let i = 0; i < half; i++) {
     const exponent = Math.fround((2 * i) / d);
-    out[i] = Math.fround(1 / Math.fround(Math.pow(config.ropeTheta, exponent)));
+    out[i] = Math.fround(1 / Math.fround(Math.pow(theta, exponent)));
   }
   const s = config.ropeScaling;
   if (s !== null) {

@@ -4,7 +4,8 @@
 // call are written to the cache first, then every token attends to positions 0..p of its slot,
 // which equals causal attention over each sequence.
 import type { Kernels } from "../kernels/types.ts";
-import type { ModelConfig } from "../model/config.ts";
+import { attentionScale, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
+import { scaleEmbeddings } from "../model/pass.ts";
 import { ropeInvFreq } from "../model/rope.ts";
 import { project, type InferenceWeights } from "./weights.ts";
 
@@ -64,12 +65,16 @@ export interface InferenceModel {
   weights: InferenceWeights;
   kernels: Kernels;
   invFreq: Float32Array;
+  /** Sliding-window layers' frequencies when their RoPE base differs (Gemma), else null. */
+  invFreqLocal: Float32Array | null;
   /** Buffers of decode-sized calls, reused from step to step (dropped by releaseScratch). */
   scratch: ForwardScratch | null;
 }
 
 export function inferenceModel(weights: InferenceWeights, kernels: Kernels): InferenceModel {
-  return { weights, kernels, invFreq: Float32Array.from(ropeInvFreq(weights.config)), scratch: null };
+  const c = weights.config;
+  const local = c.ropeThetaLocal !== undefined && c.ropeThetaLocal !== c.ropeTheta ? Float32Array.from(ropeInvFreq(c, c.ropeThetaLocal)) : null;
+  return { weights, kernels, invFreq: Float32Array.from(ropeInvFreq(c)), invFreqLocal: local, scratch: null };
 }
 
 /** Calls with at most this many tokens (decode steps) reuse the model's buffers; longer ones allocate. */
@@ -150,34 +155,52 @@ export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Ar
   const sc = scratchFor(m, n);
   const { x, xn, tmp, rstd, q, k: kk, v: vv, attn, gate, up, ones, qRaw, kRaw, lora, lens } = sc;
   for (let i = 0; i < n; i++) lens[i] = positions[i] + 1;
-  const scale = 1 / Math.sqrt(d);
+  const scale = attentionScale(c);
 
+  // Post-norm families (olmo2) have no input norms: the projections read x itself.
+  const qkProjection = c.qkNormScope === "projection";
   k.embeddingForward(w.embed, tokens, x, n, D);
+  scaleEmbeddings(c, x, n * D);
   for (let l = 0; l < c.numLayers; l++) {
     const p = w.layers[l];
-    k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
-    project(k, p.q, xn, n, qw, D, qRaw ?? q, lora);
+    const window = layerWindow(c, l);
+    const invFreq = c.slidingLayers?.[l] === true && m.invFreqLocal !== null ? m.invFreqLocal : m.invFreq;
+    let xin = x;
+    if (p.inputNorm !== null) {
+      k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
+      xin = xn;
+    }
+    project(k, p.q, xin, n, qw, D, qRaw ?? q, lora);
     addBias(k, qRaw ?? q, p.qBias, n, qw, ones);
-    project(k, p.k, xn, n, kw, D, kRaw ?? kk, lora);
+    project(k, p.k, xin, n, kw, D, kRaw ?? kk, lora);
     addBias(k, kRaw ?? kk, p.kBias, n, kw, ones);
-    project(k, p.v, xn, n, kw, D, vv, lora);
+    project(k, p.v, xin, n, kw, D, vv, lora);
     addBias(k, vv, p.vBias, n, kw, ones);
     if (qRaw !== null && kRaw !== null && p.qNorm !== null && p.kNorm !== null) {
-      k.rmsnormForward(qRaw, p.qNorm, q, rstd, n * H, d, eps);
-      k.rmsnormForward(kRaw, p.kNorm, kk, rstd, n * Hkv, d, eps);
+      k.rmsnormForward(qRaw, p.qNorm, q, rstd, qkProjection ? n : n * H, qkProjection ? qw : d, eps);
+      k.rmsnormForward(kRaw, p.kNorm, kk, rstd, qkProjection ? n : n * Hkv, qkProjection ? kw : d, eps);
     }
-    k.rope(q, positions, m.invFreq, n, H, d, false);
-    k.rope(kk, positions, m.invFreq, n, Hkv, d, false);
+    if (layerUsesRope(c, l)) {
+      k.rope(q, positions, invFreq, n, H, d, false);
+      k.rope(kk, positions, invFreq, n, Hkv, d, false);
+    }
     k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
-    k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale);
+    k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window);
     project(k, p.o, attn, n, D, qw, tmp, lora);
     addBias(k, tmp, p.oBias, n, D, ones);
+    if (p.attnOutNorm !== null) k.rmsnormForward(tmp, p.attnOutNorm, tmp, rstd, n, D, eps);
     k.add(x, tmp, x, n * D);
-    k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
-    project(k, p.gate, xn, n, F, D, gate, lora);
-    project(k, p.up, xn, n, F, D, up, lora);
-    k.swigluForward(gate, up, gate, n * F);
+    xin = x;
+    if (p.postNorm !== null) {
+      k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
+      xin = xn;
+    }
+    project(k, p.gate, xin, n, F, D, gate, lora);
+    project(k, p.up, xin, n, F, D, up, lora);
+    if (c.hiddenAct === "gelu_tanh") k.gegluForward(gate, up, gate, n * F);
+    else k.swigluForward(gate, up, gate, n * F);
     project(k, p.down, gate, n, D, F, tmp, lora);
+    if (p.mlpOutNorm !== null) k.rmsnormForward(tmp, p.mlpOutNorm, tmp, rstd, n, D, eps);
     k.add(x, tmp, x, n * D);
   }
   let src = x;

@@ -4,10 +4,10 @@
 // computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (docs/numerics.md#kv-cache): the two rank-r products cost about r/D of
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
-import { toFloat32, type BaseArray } from "../kernels/halfArray.ts";
+import { HalfArray, toFloat32, weightView, type BaseArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
+  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, layerNormNames, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
 } from "../model/config.ts";
 import { LORA_ALPHA, peftName } from "../model/params.ts";
 
@@ -25,8 +25,10 @@ export interface Projection {
   lora: LoraFactors | null;
 }
 
+/** Norms as in the training model's LayerParams: null where the family has none. */
 export interface InferenceLayer {
-  inputNorm: Float32Array;
+  // Norm weights are what the kernels multiply by (1 + w for Gemma, see needNorm).
+  inputNorm: Float32Array | null;
   q: Projection;
   k: Projection;
   v: Projection;
@@ -37,7 +39,9 @@ export interface InferenceLayer {
   oBias: Float32Array | null;
   qNorm: Float32Array | null;
   kNorm: Float32Array | null;
-  postNorm: Float32Array;
+  attnOutNorm: Float32Array | null;
+  postNorm: Float32Array | null;
+  mlpOutNorm: Float32Array | null;
   gate: Projection;
   up: Projection;
   down: Projection;
@@ -71,6 +75,12 @@ function needVector(weights: Map<string, BaseArray>, name: string): Float32Array
   return toFloat32(need(weights, name));
 }
 
+/** An RMSNorm weight as the kernels multiply by it: 1 + w for Gemma (a new array), else w. */
+function needNorm(config: ModelConfig, weights: Map<string, BaseArray>, name: string): Float32Array {
+  const w = needVector(weights, name);
+  return config.normOffset === true ? Float32Array.from(w, (x) => 1 + x) : w;
+}
+
 /**
  * The projection of `module`: `base` with the adapter's factors for it, if the adapter has them.
  * Throws when only one of A and B is present or sizes disagree.
@@ -89,6 +99,19 @@ function projection(base: BaseArray, module: string, outDim: number, inDim: numb
   used.add(aName);
   used.add(bName);
   return { weight: base, lora: { a, b, rank: r, scale: LORA_ALPHA / r } };
+}
+
+/** Row blocks of a fused projection [Σrows, inDim] as projections sharing its A (B and W by row views). */
+function splitProjection(p: Projection, inDim: number, rows: readonly number[]): Projection[] {
+  const out: Projection[] = [];
+  let r0 = 0;
+  for (const n of rows) {
+    const r1 = r0 + n;
+    const lora = p.lora === null ? null : { ...p.lora, b: p.lora.b.subarray(r0 * p.lora.rank, r1 * p.lora.rank) };
+    out.push({ weight: weightView(p.weight, r0 * inDim, r1 * inDim), lora });
+    r0 = r1;
+  }
+  return out;
 }
 
 /** Up to this many rows (decode steps, short prompts) a product streams the weights (gemmRowsNT). */
@@ -128,16 +151,27 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   const bias = (l: number, p: ProjectionName): Float32Array | null =>
     projectionHasBias(config, p) ? needVector(base, `${projectionPrefix(l, p)}.bias`) : null;
   const layers: InferenceLayer[] = [];
+  const norm = (name: string | null): Float32Array | null => (name === null ? null : needNorm(config, base, name));
+  const { numHeads: H, numKvHeads: Hkv, headDim: d, intermediateSize: F, hiddenSize: D } = config;
+  const fused = config.fusedProjections === true;
   for (let l = 0; l < config.numLayers; l++) {
-    const [q, kk, v, o] = ATTENTION_PROJECTIONS.map((p) => proj(l, p));
-    const [gate, up, down] = MLP_PROJECTIONS.map((p) => proj(l, p));
+    // Phi-3's fused matrices are computed part by part through row views (see params.ts splitLinear).
+    const [q, kk, v, o] = fused
+      ? [...splitProjection(proj(l, "qkv_proj"), D, [H * d, Hkv * d, Hkv * d]), proj(l, "o_proj")]
+      : ATTENTION_PROJECTIONS.map((p) => proj(l, p));
+    const [gate, up, down] = fused
+      ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")]
+      : MLP_PROJECTIONS.map((p) => proj(l, p));
+    const norms = layerNormNames(config, l);
     layers.push({
-      inputNorm: needVector(base, `model.layers.${l}.input_layernorm.weight`),
+      inputNorm: norm(norms.attnIn),
       q, k: kk, v, o,
       qBias: bias(l, "q_proj"), kBias: bias(l, "k_proj"), vBias: bias(l, "v_proj"), oBias: bias(l, "o_proj"),
-      qNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
-      kNorm: config.qkNorm ? needVector(base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
-      postNorm: needVector(base, `model.layers.${l}.post_attention_layernorm.weight`),
+      qNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
+      kNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
+      attnOutNorm: norm(norms.attnOut),
+      postNorm: norm(norms.mlpIn),
+      mlpOutNorm: norm(norms.mlpOut),
       gate, up, down,
     });
   }
@@ -151,16 +185,18 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
     }
   }
   const maxRank = adapter !== null && used.size > 0 ? adapter.rank : 0;
-  return { config, embed, layers, finalNorm: needVector(base, "model.norm.weight"), head, maxRank };
+  return { config, embed, layers, finalNorm: needNorm(config, base, "model.norm.weight"), head, maxRank };
 }
 
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
 export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>): number {
-  const sharedSet = new Set<BaseArray>(shared.values());
+  // By buffer: Phi-3's projections are views of the shared fused matrices.
+  const bufferOf = (a: BaseArray): ArrayBufferLike => (a instanceof HalfArray ? a.bits.buffer : a.buffer);
+  const sharedSet = new Set<ArrayBufferLike>([...shared.values()].map(bufferOf));
   const seen = new Set<BaseArray>();
   let n = 0;
   const count = (a: BaseArray): void => {
-    if (!sharedSet.has(a) && !seen.has(a)) {
+    if (!sharedSet.has(bufferOf(a)) && !seen.has(a)) {
       seen.add(a);
       n += a.byteLength;
     }

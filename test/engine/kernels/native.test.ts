@@ -257,6 +257,45 @@ for (const { heads, kv, d, lengths } of attentionCases) {
   });
 }
 
+test("sliding-window attention (forward, backward through the zeroed probs, decode) matches the reference", () => {
+  const N = native();
+  const rng = makeRng(120);
+  const [heads, kv, d, window] = [6, 2, 64, 17];
+  const lengths = [70, 130, 3];
+  const starts = seqStartsOf(lengths);
+  const total = starts[lengths.length];
+  const q = randF32(total * heads * d, rng, 2);
+  const k = randF32(total * kv * d, rng, 2);
+  const v = randF32(total * kv * d, rng);
+  const out = new Float32Array(total * heads * d);
+  const probs = new Float32Array(probsSize(lengths, heads)).fill(NaN);
+  N.attentionForward(q, k, v, out, probs, starts, heads, kv, d, 0.125, window);
+  const outR = new Float64Array(out.length);
+  const probsR = new Float64Array(probs.length);
+  R.attentionForward(f64(q), f64(k), f64(v), outR, probsR, starts, heads, kv, d, 0.125, window);
+  assertClose(out, outR, 1e-4, 1e-5, "windowed attention out");
+  assertClose(probs, probsR, 1e-4, 1e-6, "windowed attention probs");
+  const dout = randF32(out.length, rng);
+  const [dq, dk, dv] = [q, k, v].map((a) => new Float32Array(a.length));
+  N.attentionBackward(dout, q, k, v, probs, dq!, dk!, dv!, starts, heads, kv, d, 0.125);
+  const [dqR, dkR, dvR] = [q, k, v].map((a) => new Float64Array(a.length));
+  R.attentionBackward(f64(dout), f64(q), f64(k), f64(v), f64(probs), dqR!, dkR!, dvR!, starts, heads, kv, d, 0.125);
+  assertClose(dq!, dqR!, 1e-3, 1e-5, "windowed attention dq");
+  assertClose(dk!, dkR!, 1e-3, 1e-5, "windowed attention dk");
+  assertClose(dv!, dvR!, 1e-3, 1e-5, "windowed attention dv");
+  const maxLen = 200;
+  const kc = randF32(3 * kv * maxLen * d, rng, 2);
+  const vc = randF32(3 * kv * maxLen * d, rng);
+  const slots = new Int32Array([1, 1, 0, 2]);
+  const lens = new Int32Array([10, 11, 200, 1]);
+  const qd = randF32(slots.length * heads * d, rng, 2);
+  const o = new Float32Array(qd.length);
+  const oR = new Float64Array(qd.length);
+  N.attentionDecodeSlots(qd, kc, vc, o, slots, lens, slots.length, heads, kv, d, maxLen, 0.125, window);
+  R.attentionDecodeSlots(f64(qd), f64(kc), f64(vc), oR, slots, lens, slots.length, heads, kv, d, maxLen, 0.125, window);
+  assertClose(o, oR, 1e-4, 1e-5, "windowed attentionDecodeSlots");
+});
+
 test("attentionDecode matches the reference", () => {
   const N = native();
   const rng = makeRng(105);
@@ -300,32 +339,38 @@ test("attentionDecodeSlots matches the reference", () => {
   assert.throws(() => N.attentionDecodeSlots(q, kc, vc, out, new Int32Array([3]), lens, 1, heads, kv, d, maxLen, 1), /attentionDecodeSlots: cacheSlots\[0\] = 3 is outside 0\.\.2/);
 });
 
-test("swiglu forward and backward match the reference, including saturation and NaN", () => {
-  const N = native();
-  const rng = makeRng(106);
-  for (const n of [1, 15, 1000, 100003]) {
-    const g = randF32(n, rng, 12);
-    const u = randF32(n, rng);
-    if (n > 10) {
-      g.set([-200, 200, -88, 88, -87, 87, 0, NaN, Infinity, -Infinity]);
+for (const gate of ["swiglu", "geglu"] as const) {
+  test(`${gate} forward and backward match the reference, including saturation${gate === "swiglu" ? " and NaN" : ""}`, () => {
+    const N = native();
+    const rng = makeRng(gate === "swiglu" ? 106 : 116);
+    const [fwdN, bwdN, fwdR, bwdR] = gate === "swiglu"
+      ? [N.swigluForward, N.swigluBackward, R.swigluForward, R.swigluBackward]
+      : [N.gegluForward, N.gegluBackward, R.gegluForward, R.gegluBackward];
+    for (const n of [1, 15, 1000, 100003]) {
+      const g = randF32(n, rng, 12);
+      const u = randF32(n, rng);
+      if (n > 10) {
+        g.set(gate === "swiglu" ? [-200, 200, -88, 88, -87, 87, 0, NaN, Infinity, -Infinity] : [-200, 200, -88, 88, -10, 10, 0, -3, 3, -0.5]);
+      }
+      const out = new Float32Array(n);
+      const outR = new Float64Array(n);
+      fwdN(g, u, out, n);
+      fwdR(f64(g), f64(u), outR, n);
+      // GELU-tanh's far negative tail: torch's 0.5·g·(1 + tanh(u)) cancels to 0 where g·σ(2u) keeps ~1e-22.
+      assertClose(out, outR, 1e-5, gate === "swiglu" ? 1e-30 : 1e-12, `${gate} out n=${n}`);
+      const dout = randF32(n, rng);
+      const dg = new Float32Array(n);
+      const du = new Float32Array(n);
+      const dgR = new Float64Array(n);
+      const duR = new Float64Array(n);
+      bwdN(dout, g, u, dg, du, n);
+      bwdR(f64(dout), f64(g), f64(u), dgR, duR, n);
+      // dgate cancels where the activation's slope crosses zero, so part of the tolerance is absolute.
+      assertClose(dg, dgR, 1e-5, 1e-6, `${gate} dgate n=${n}`);
+      assertClose(du, duR, 1e-5, gate === "swiglu" ? 1e-30 : 1e-12, `${gate} dup n=${n}`);
     }
-    const out = new Float32Array(n);
-    const outR = new Float64Array(n);
-    N.swigluForward(g, u, out, n);
-    R.swigluForward(f64(g), f64(u), outR, n);
-    assertClose(out, outR, 1e-5, 1e-30, `swiglu out n=${n}`);
-    const dout = randF32(n, rng);
-    const dg = new Float32Array(n);
-    const du = new Float32Array(n);
-    const dgR = new Float64Array(n);
-    const duR = new Float64Array(n);
-    N.swigluBackward(dout, g, u, dg, du, n);
-    R.swigluBackward(f64(dout), f64(g), f64(u), dgR, duR, n);
-    // dgate cancels near gate ≈ -1.28, so part of the tolerance is absolute.
-    assertClose(dg, dgR, 1e-5, 1e-6, `swiglu dgate n=${n}`);
-    assertClose(du, duR, 1e-5, 1e-30, `swiglu dup n=${n}`);
-  }
-});
+  });
+}
 
 test("logprobs forward and backward match the reference, with ignored targets and -inf logits", () => {
   const N = native();

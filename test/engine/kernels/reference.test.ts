@@ -119,7 +119,7 @@ test("rope rounds the angle to fp32 like torch", () => {
 /** Naive causal GQA attention from the definition, for one packed batch. */
 function naiveAttention(
   q: Float64Array, k: Float64Array, v: Float64Array, lengths: readonly number[],
-  nHeads: number, nKvHeads: number, d: number, scale: number,
+  nHeads: number, nKvHeads: number, d: number, scale: number, window = Infinity,
 ): { out: Float64Array; probs: Float64Array } {
   const starts = seqStartsOf(lengths);
   const total = starts[lengths.length];
@@ -132,7 +132,7 @@ function naiveAttention(
       for (let i = 0; i < len; i++) {
         const scores: number[] = [];
         for (let j = 0; j < len; j++) {
-          if (j > i) {
+          if (j > i || i - j >= window) {
             scores.push(-Infinity);
             continue;
           }
@@ -191,6 +191,66 @@ for (const [nHeads, nKvHeads] of [[2, 2], [3, 1], [4, 1], [6, 2]] as const) {
   });
 }
 
+test("sliding-window attention: keys i - window < j <= i only; backward (no window of its own) matches finite differences", () => {
+  const rng = makeRng(31);
+  const [nHeads, nKvHeads, d, window] = [4, 2, 4, 3];
+  const lengths = [6, 2, 7];
+  const starts = seqStartsOf(lengths);
+  const total = starts[lengths.length];
+  const scale = 0.4;
+  const q = randF64(total * nHeads * d, rng);
+  const k = randF64(total * nKvHeads * d, rng);
+  const v = randF64(total * nKvHeads * d, rng);
+  const out = new Float64Array(total * nHeads * d);
+  const probs = new Float64Array(probsSize(lengths, nHeads)).fill(7);
+  K.attentionForward(q, k, v, out, probs, starts, nHeads, nKvHeads, d, scale, window);
+  const ref = naiveAttention(q, k, v, lengths, nHeads, nKvHeads, d, scale, window);
+  assertClose(out, ref.out, 1e-13, 1e-15, "windowed attention out");
+  assertClose(probs, ref.probs, 1e-13, 1e-15, "windowed attention probs (zero outside the window)");
+  // The window changes the result (the sequences are longer than it).
+  const full = naiveAttention(q, k, v, lengths, nHeads, nKvHeads, d, scale);
+  assert.ok(Math.max(...out.map((x, i) => Math.abs(x - full.out[i]))) > 1e-3);
+  const R = randF64(out.length, rng);
+  const loss = (): number => {
+    K.attentionForward(q, k, v, out, null, starts, nHeads, nKvHeads, d, scale, window);
+    return dot(out, R);
+  };
+  const dq = new Float64Array(q.length);
+  const dk = new Float64Array(k.length);
+  const dv = new Float64Array(v.length);
+  K.attentionBackward(R, q, k, v, probs, dq, dk, dv, starts, nHeads, nKvHeads, d, scale);
+  assertClose(dq, numericGrad(q, loss), FD_RTOL, FD_ATOL, "windowed attention dq");
+  assertClose(dk, numericGrad(k, loss), FD_RTOL, FD_ATOL, "windowed attention dk");
+  assertClose(dv, numericGrad(v, loss), FD_RTOL, FD_ATOL, "windowed attention dv");
+});
+
+test("attentionDecode with a window reads only the last `window` cached positions", () => {
+  const rng = makeRng(32);
+  const [nHeads, nKvHeads, d, maxLen, window] = [4, 2, 3, 8, 3];
+  const lens = Int32Array.from([8, 2, 5]);
+  const n = lens.length;
+  const q = randF64(n * nHeads * d, rng);
+  const kCache = randF64(n * nKvHeads * maxLen * d, rng);
+  const vCache = randF64(n * nKvHeads * maxLen * d, rng);
+  const out = new Float64Array(n * nHeads * d);
+  K.attentionDecode(q, kCache, vCache, out, lens, n, nHeads, nKvHeads, d, maxLen, 0.5, window);
+  for (let b = 0; b < n; b++) {
+    // The same query over a cache holding only the window's positions.
+    const lo = Math.max(0, lens[b] - window);
+    const len = lens[b] - lo;
+    const kc = new Float64Array(nKvHeads * len * d);
+    const vc = new Float64Array(nKvHeads * len * d);
+    for (let g = 0; g < nKvHeads; g++) {
+      const src = ((b * nKvHeads + g) * maxLen + lo) * d;
+      kc.set(kCache.subarray(src, src + len * d), g * len * d);
+      vc.set(vCache.subarray(src, src + len * d), g * len * d);
+    }
+    const one = new Float64Array(nHeads * d);
+    K.attentionDecode(q.subarray(b * nHeads * d, (b + 1) * nHeads * d), kc, vc, one, Int32Array.of(len), 1, nHeads, nKvHeads, d, len, 0.5);
+    assertClose(out.subarray(b * nHeads * d, (b + 1) * nHeads * d), one, 1e-14, 1e-15, `windowed decode row ${b}`);
+  }
+});
+
 test("attentionDecode over a KV cache equals the last row of causal attention", () => {
   const rng = makeRng(20);
   const nHeads = 6;
@@ -246,25 +306,32 @@ test("attentionDecodeSlots equals attentionDecode on the chosen slots", () => {
   assert.throws(() => K.attentionDecodeSlots(q, kCache, vCache, out, new Int32Array([3]), lens, 1, nHeads, nKvHeads, d, maxLen, 0.5), /cacheSlots\[0\] = 3 is outside 0\.\.2/);
 });
 
-test("swiglu forward matches silu(g)*u and backward matches finite differences", () => {
-  const rng = makeRng(4);
-  const n = 11;
-  const g = randF64(n, rng, 4);
-  const u = randF64(n, rng);
-  const out = new Float64Array(n);
-  K.swigluForward(g, u, out, n);
-  assertClose(out, g.map((z, i) => (z / (1 + Math.exp(-z))) * u[i]), 1e-15, 1e-16, "swiglu forward");
-  const R = randF64(n, rng);
-  const loss = (): number => {
-    K.swigluForward(g, u, out, n);
-    return dot(out, R);
-  };
-  const dg = new Float64Array(n);
-  const du = new Float64Array(n);
-  K.swigluBackward(R, g, u, dg, du, n);
-  assertClose(dg, numericGrad(g, loss), FD_RTOL, FD_ATOL, "swiglu dgate");
-  assertClose(du, numericGrad(u, loss), FD_RTOL, FD_ATOL, "swiglu dup");
-});
+const GATES = [
+  ["swiglu", K.swigluForward, K.swigluBackward, (z: number): number => z / (1 + Math.exp(-z))],
+  ["geglu", K.gegluForward, K.gegluBackward, (z: number): number => 0.5 * z * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (z + 0.044715 * z * z * z)))],
+] as const;
+
+for (const [name, forward, backward, act] of GATES) {
+  test(`${name} forward matches act(g)*u and backward matches finite differences`, () => {
+    const rng = makeRng(name === "swiglu" ? 4 : 5);
+    const n = 11;
+    const g = randF64(n, rng, 4);
+    const u = randF64(n, rng);
+    const out = new Float64Array(n);
+    forward(g, u, out, n);
+    assertClose(out, g.map((z, i) => act(z) * u[i]), 1e-15, 1e-16, `${name} forward`);
+    const R = randF64(n, rng);
+    const loss = (): number => {
+      forward(g, u, out, n);
+      return dot(out, R);
+    };
+    const dg = new Float64Array(n);
+    const du = new Float64Array(n);
+    backward(R, g, u, dg, du, n);
+    assertClose(dg, numericGrad(g, loss), FD_RTOL, FD_ATOL, `${name} dgate`);
+    assertClose(du, numericGrad(u, loss), FD_RTOL, FD_ATOL, `${name} dup`);
+  });
+}
 
 test("swiglu saturates without NaN for large |gate|", () => {
   const g = new Float32Array([-1000, 1000, -90, 90]);

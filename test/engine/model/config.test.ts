@@ -42,6 +42,69 @@ describe("parseModelConfig", () => {
     assert.deepEqual(s3.get("model.layers.3.self_attn.k_norm.weight"), [128]);
   });
 
+  it("olmo2: q/k norms over the whole projections, post-norms instead of input norms, eps 1e-5 by default", () => {
+    const o = parseModelConfig({ ...smollm, model_type: "olmo2", head_dim: undefined, rms_norm_eps: undefined, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 16 }, "o");
+    assert.equal(o.headDim, 128);
+    assert.equal(o.rmsNormEps, 1e-5);
+    assert.equal(o.qkNormScope, "projection");
+    assert.equal(o.normPlacement, "post");
+    const s = expectedTensorShapes(o);
+    assert.deepEqual(s.get("model.layers.1.self_attn.q_norm.weight"), [2048]);
+    assert.deepEqual(s.get("model.layers.1.self_attn.k_norm.weight"), [2048]);
+    assert.deepEqual(s.get("model.layers.1.post_attention_layernorm.weight"), [2048]);
+    assert.deepEqual(s.get("model.layers.1.post_feedforward_layernorm.weight"), [2048]);
+    assert.ok(!s.has("model.layers.1.input_layernorm.weight"));
+  });
+
+  it("gemma3_text: layer types, per-type rope bases, (1 + w) norms, embedding and score scales; unsupported options refused", () => {
+    const base = {
+      model_type: "gemma3_text", vocab_size: 262144, hidden_size: 640, intermediate_size: 2048, num_hidden_layers: 3,
+      num_attention_heads: 4, num_key_value_heads: 1, head_dim: 256, query_pre_attn_scalar: 256, sliding_window: 512,
+      layer_types: ["sliding_attention", "sliding_attention", "full_attention"], hidden_activation: "gelu_pytorch_tanh",
+      rope_parameters: { full_attention: { rope_type: "default", rope_theta: 1000000 }, sliding_attention: { rope_type: "default", rope_theta: 10000 } },
+    };
+    const g = parseModelConfig(base, "g");
+    assert.deepEqual(g.slidingLayers, [true, true, false]);
+    assert.equal(g.slidingWindow, 512);
+    assert.equal(g.ropeTheta, 1000000);
+    assert.equal(g.ropeThetaLocal, 10000);
+    assert.equal(g.tieWordEmbeddings, true);
+    assert.equal(g.embedScale, Math.fround(Math.sqrt(640)));
+    assert.equal(g.normOffset, true);
+    assert.equal(g.hiddenAct, "gelu_tanh");
+    const s = expectedTensorShapes(g);
+    for (const n of ["input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"]) {
+      assert.deepEqual(s.get(`model.layers.2.${n}.weight`), [640]);
+    }
+    assert.deepEqual(s.get("model.layers.0.self_attn.q_norm.weight"), [256]);
+    assert.ok(!s.has("lm_head.weight"));
+    // Older configs: no layer_types (every 6th layer global) and the legacy rope fields.
+    const old = parseModelConfig({ ...base, num_hidden_layers: 7, layer_types: undefined, rope_parameters: undefined, rope_theta: 5e5, rope_local_base_freq: 2e4 }, "old");
+    assert.deepEqual(old.slidingLayers, [true, true, true, true, true, false, true]);
+    assert.equal(old.ropeTheta, 5e5);
+    assert.equal(old.ropeThetaLocal, 2e4);
+    assert.throws(() => parseModelConfig({ ...base, final_logit_softcapping: 30 }, "/g/config.json"), /\/g\/config.json: field "final_logit_softcapping" must be null \(logit soft-capping is not implemented\), got 30/);
+    assert.throws(() => parseModelConfig({ ...base, layer_types: ["full_attention"] }, "g"), /field "layer_types" must be a list of 3/);
+    assert.throws(() => parseModelConfig({ ...base, hidden_activation: "gelu" }, "g"), /field "hidden_activation" must be "gelu_pytorch_tanh", got "gelu"/);
+    assert.throws(() => parseModelConfig({ ...base, rope_parameters: { ...base.rope_parameters, full_attention: { rope_type: "linear", factor: 8 } } }, "g"),
+      /field "rope_parameters.full_attention.rope_type" must be "default"/);
+  });
+
+  it("smollm3: NoPE layers from no_rope_layers (or every 4th by default), rope theta 2e6 and tied embeddings by default, optional sliding window", () => {
+    const base = { ...smollm, model_type: "smollm3", num_hidden_layers: 8, rope_theta: undefined, tie_word_embeddings: undefined };
+    const a = parseModelConfig(base, "a");
+    assert.deepEqual(a.ropeLayers, [true, true, true, false, true, true, true, false]);
+    assert.equal(a.ropeTheta, 2_000_000);
+    assert.equal(a.tieWordEmbeddings, true);
+    assert.equal(a.slidingLayers, undefined);
+    const b = parseModelConfig({ ...base, num_hidden_layers: 2, no_rope_layers: [0, 1], use_sliding_window: true, sliding_window: 64 }, "b");
+    assert.deepEqual(b.ropeLayers, [false, true]);
+    assert.deepEqual(b.slidingLayers, [true, false]);
+    assert.equal(b.slidingWindow, 64);
+    assert.throws(() => parseModelConfig({ ...base, no_rope_layers: [1, 0] }, "c.json"), /c.json: field "no_rope_layers" must be a list of 8 entries/);
+    assert.throws(() => parseModelConfig({ ...smollm, use_sliding_window: true }, "d.json"), /field "use_sliding_window" must be false/);
+  });
+
   it("reads llama3 rope scaling under rope_scaling (type or rope_type) and rope_parameters", () => {
     const scaling = { rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
     const a = parseModelConfig({ ...smollm, rope_theta: 500000, rope_scaling: scaling }, "a");
@@ -54,7 +117,7 @@ describe("parseModelConfig", () => {
   });
 
   it("errors name the source and the field", () => {
-    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3".*got "gpt2"/);
+    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3".*got "gpt2"/);
     assert.throws(() => parseModelConfig({ ...smollm, hidden_size: undefined }, "x.json"), /x.json: required field "hidden_size" is missing/);
     assert.throws(() => parseModelConfig({ ...smollm, num_hidden_layers: 2.5 }, "x.json"), /field "num_hidden_layers" must be an integer >= 1, got 2.5/);
     assert.throws(() => parseModelConfig({ ...smollm, num_key_value_heads: 4 }, "x.json"), /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/);

@@ -9,6 +9,7 @@ import {
 } from "./helpers.ts";
 
 const PROJS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
+const FUSED_PROJS = ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"];
 
 describe("full-mode gradients (float64 finite differences)", () => {
   const cases: Array<[string, ModelConfig, string[]]> = [
@@ -18,6 +19,15 @@ describe("full-mode gradients (float64 finite differences)", () => {
     ["llama attention_bias: o_proj bias too", tinyConfig("llama", { attentionBias: true }), ["model.layers.0.self_attn.o_proj.bias"]],
     ["qwen3: q_norm and k_norm", tinyConfig("qwen3"), ["model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight"]],
     ["llama3 rope scaling", LLAMA3_SCALED, ["model.layers.0.self_attn.q_proj.weight"]],
+    ["olmo2: post-norms and q/k norms over the whole projection", tinyConfig("olmo2"), [
+      "model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight", "model.layers.0.post_feedforward_layernorm.weight",
+    ]],
+    ["gemma3: (1 + w) sandwich norms, sliding and global layers, GELU-tanh, scaled tied embeddings", tinyConfig("gemma3_text"), [
+      "model.layers.0.pre_feedforward_layernorm.weight", "model.layers.1.post_feedforward_layernorm.weight",
+      "model.layers.0.self_attn.q_norm.weight", "model.embed_tokens.weight", "model.norm.weight",
+    ]],
+    ["smollm3: a NoPE layer with a sliding window", tinyConfig("smollm3"), ["model.layers.1.self_attn.k_proj.weight"]],
+    ["phi3: fused qkv_proj and gate_up_proj, sliding window", tinyConfig("phi3"), ["model.layers.1.self_attn.qkv_proj.weight", "model.layers.0.mlp.gate_up_proj.weight"]],
   ];
   for (const [name, config, mustInclude] of cases) {
     it(name, () => {
@@ -25,9 +35,9 @@ describe("full-mode gradients (float64 finite differences)", () => {
       const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
       assert.equal(checked.length, model.parameters().length);
       for (const n of mustInclude) assert.ok(checked.includes(n), `${n} was not checked`);
-      for (const p of PROJS) assert.ok(checked.some((n) => n.endsWith(`${p}.weight`)), `${p} not checked`);
+      for (const p of config.fusedProjections === true ? FUSED_PROJS : PROJS) assert.ok(checked.some((n) => n.endsWith(`${p}.weight`)), `${p} not checked`);
       assert.ok(checked.includes("model.layers.1.post_attention_layernorm.weight"));
-      assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
+      if (config.normPlacement !== "post") assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
     });
   }
 });
@@ -39,13 +49,18 @@ describe("LoRA gradients (float64 finite differences)", () => {
     ["qwen2", tinyConfig("qwen2")],
     ["qwen3 tied", tinyConfig("qwen3", { tieWordEmbeddings: true })],
     ["llama3 rope scaling", LLAMA3_SCALED],
+    ["olmo2", tinyConfig("olmo2")],
+    ["gemma3 (tied, sliding window)", tinyConfig("gemma3_text")],
+    ["smollm3 (NoPE layer)", tinyConfig("smollm3")],
+    ["phi3 (A shared by the fused parts, B by rows)", tinyConfig("phi3")],
   ] as Array<[string, ModelConfig]>) {
-    it(`${name}: A and B of q,k,v,o,gate,up,down and lm_head`, () => {
+    it(`${name}: A and B of every projection and lm_head`, () => {
       const model = makeModel64(config, LORA_ALL);
       randomizeTrainable(model, 5);
       const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
-      assert.equal(checked.length, 2 * (7 * config.numLayers + 1));
-      for (const p of PROJS) for (const ab of ["lora_A", "lora_B"]) {
+      const projs = config.fusedProjections === true ? FUSED_PROJS : PROJS;
+      assert.equal(checked.length, 2 * (projs.length * config.numLayers + 1));
+      for (const p of projs) for (const ab of ["lora_A", "lora_B"]) {
         assert.ok(checked.some((n) => n.includes(p) && n.includes(ab)), `${p} ${ab} not checked`);
       }
       assert.ok(checked.includes("base_model.model.lm_head.lora_A.weight"));

@@ -27,10 +27,25 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
     maxPositionEmbeddings: 64,
     tieWordEmbeddings: false,
     attentionBias: modelType === "qwen2",
-    qkNorm: modelType === "qwen3",
+    qkNorm: modelType === "qwen3" || modelType === "olmo2",
+    ...(modelType === "olmo2" ? { qkNormScope: "projection" as const, normPlacement: "post" as const } : {}),
+    ...(modelType === "gemma3_text" ? GEMMA3_TINY : {}),
+    // SmolLM3: layer 1 has no rotary embedding and slides over 3 keys.
+    // Phi-3: fused qkv_proj and gate_up_proj, every layer sliding over 3 keys.
+    ...(modelType === "phi3" ? { fusedProjections: true, slidingLayers: [true, true], slidingWindow: 3 } : {}),
+    ...(modelType === "smollm3" ? { ropeLayers: [true, false], slidingLayers: [false, true], slidingWindow: 3, tieWordEmbeddings: true } : {}),
     ...overrides,
   };
 }
+
+/**
+ * Gemma 3 in miniature: layer 0 slides over 2 keys with its own RoPE base, layer 1 is global;
+ * (1 + w) sandwich norms, GELU-tanh MLP, scaled embeddings, query_pre_attn_scalar != head_dim.
+ */
+const GEMMA3_TINY: Partial<ModelConfig> = {
+  qkNorm: true, normPlacement: "sandwich", normOffset: true, hiddenAct: "gelu_tanh", embedScale: Math.fround(Math.sqrt(12)),
+  queryPreAttnScalar: 6, slidingLayers: [true, false], slidingWindow: 2, ropeThetaLocal: 100, tieWordEmbeddings: true,
+};
 
 /**
  * llama3 rope scaling with head_dim 8 and theta 100: wavelengths 6.3, 19.9, 62.8, 199 against

@@ -1,5 +1,5 @@
 // An independent, deliberately naive decoder forward (plain number arrays, per-token loops, no
-// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3, to check the
+// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3 / olmo2 / gemma3 / smollm3 / phi3, to check the
 // engine's forward against. One sequence at a time.
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 
@@ -30,11 +30,11 @@ function rmsnorm(x: number[], w: ArrayLike<number>, eps: number): number[] {
   return x.map((v, i) => v * r * w[i]);
 }
 
-function invFreqs(c: ModelConfig): number[] {
+function invFreqs(c: ModelConfig, theta = c.ropeTheta): number[] {
   const d = c.headDim;
   const out: number[] = [];
   for (let i = 0; i < d / 2; i++) {
-    let f = Math.fround(1 / Math.fround(c.ropeTheta ** Math.fround((2 * i) / d)));
+    let f = Math.fround(1 / Math.fround(theta ** Math.fround((2 * i) / d)));
     const s = c.ropeScaling;
     if (s) {
       const wl = (2 * Math.PI) / f;
@@ -66,32 +66,75 @@ function rotate(x: number[], pos: number, freqs: number[]): number[] {
 }
 
 const silu = (z: number): number => z / (1 + Math.exp(-z));
+const geluTanh = (z: number): number => 0.5 * z * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (z + 0.044715 * z ** 3)));
+
+/** Phi-3's fused qkv_proj / gate_up_proj split into the separate matrices the naive forward reads. */
+function unfused(c: ModelConfig, w: Weights): Weights {
+  if (c.fusedProjections !== true) return w;
+  const out = new Map(w);
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, intermediateSize: F } = c;
+  const split = (name: string, parts: Array<[string, number]>): void => {
+    const fusedW = get(w, `${name}.weight`);
+    let r0 = 0;
+    for (const [part, rows] of parts) {
+      out.set(part, Array.from({ length: rows * D }, (_, i) => fusedW[r0 * D + i]));
+      r0 += rows;
+    }
+  };
+  for (let l = 0; l < c.numLayers; l++) {
+    const a = `model.layers.${l}.self_attn`;
+    const m = `model.layers.${l}.mlp`;
+    split(`${a}.qkv_proj`, [[`${a}.q_proj.weight`, H * d], [`${a}.k_proj.weight`, Hkv * d], [`${a}.v_proj.weight`, Hkv * d]]);
+    split(`${m}.gate_up_proj`, [[`${m}.gate_proj.weight`, F], [`${m}.up_proj.weight`, F]]);
+  }
+  return out;
+}
 
 /** Logits [N][V] for one sequence. */
-export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): number[][] {
+export function naiveLogits(c: ModelConfig, fusedWeights: Weights, tokens: number[]): number[][] {
+  const w = unfused(c, fusedWeights);
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = c;
   const embed = get(w, "model.embed_tokens.weight");
-  const freqs = invFreqs(c);
-  let xs: number[][] = tokens.map((t) => Array.from({ length: D }, (_, j) => embed[t * D + j]));
+  // Gemma: norms scale by (1 + w), embeddings by sqrt(D), GELU-tanh MLP, sandwich norms, sliding layers.
+  const gemma = c.normOffset === true;
+  const nw = (name: string): ArrayLike<number> => {
+    const t = get(w, name);
+    return gemma ? Array.from(t, (x) => 1 + x) : t;
+  };
+  const embedScale = c.embedScale ?? 1;
+  let xs: number[][] = tokens.map((t) => Array.from({ length: D }, (_, j) => embed[t * D + j] * embedScale));
   for (let l = 0; l < c.numLayers; l++) {
     const pre = `model.layers.${l}`;
+    const sliding = c.slidingLayers?.[l] === true;
+    const freqs = invFreqs(c, sliding && c.ropeThetaLocal !== undefined ? c.ropeThetaLocal : c.ropeTheta);
+    const window = sliding ? (c.slidingWindow as number) : Infinity;
+    const scale = 1 / Math.sqrt(c.queryPreAttnScalar ?? d);
     const bias = (p: string): ArrayLike<number> | undefined => w.get(`${pre}.self_attn.${p}.bias`);
     const qs: number[][][] = [];
     const ks: number[][][] = [];
     const vs: number[][][] = [];
+    // olmo2: no input norms; each block's output is normed before the residual add.
+    const post = c.normPlacement === "post";
+    const sandwich = c.normPlacement === "sandwich";
+    const wholeQk = c.qkNormScope === "projection";
     for (let t = 0; t < xs.length; t++) {
-      const n = rmsnorm(xs[t], get(w, `${pre}.input_layernorm.weight`), eps);
-      const q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, H * d, bias("q_proj"));
-      const k = matvec(get(w, `${pre}.self_attn.k_proj.weight`), n, Hkv * d, bias("k_proj"));
+      const n = post ? xs[t] : rmsnorm(xs[t], nw(`${pre}.input_layernorm.weight`), eps);
+      let q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, H * d, bias("q_proj"));
+      let k = matvec(get(w, `${pre}.self_attn.k_proj.weight`), n, Hkv * d, bias("k_proj"));
       const v = matvec(get(w, `${pre}.self_attn.v_proj.weight`), n, Hkv * d, bias("v_proj"));
+      if (c.qkNorm && wholeQk) {
+        q = rmsnorm(q, get(w, `${pre}.self_attn.q_norm.weight`), eps);
+        k = rmsnorm(k, get(w, `${pre}.self_attn.k_norm.weight`), eps);
+      }
       const heads = (vec: number[], nh: number, norm: string): number[][] =>
         Array.from({ length: nh }, (_, h) => {
           let hv = vec.slice(h * d, (h + 1) * d);
-          if (c.qkNorm) hv = rmsnorm(hv, get(w, `${pre}.self_attn.${norm}.weight`), eps);
+          if (c.qkNorm && !wholeQk) hv = rmsnorm(hv, nw(`${pre}.self_attn.${norm}.weight`), eps);
           return hv;
         });
-      qs.push(heads(q, H, "q_norm").map((hv) => rotate(hv, t, freqs)));
-      ks.push(heads(k, Hkv, "k_norm").map((hv) => rotate(hv, t, freqs)));
+      const rope = c.ropeLayers?.[l] !== false;
+      qs.push(heads(q, H, "q_norm").map((hv) => (rope ? rotate(hv, t, freqs) : hv)));
+      ks.push(heads(k, Hkv, "k_norm").map((hv) => (rope ? rotate(hv, t, freqs) : hv)));
       vs.push(Array.from({ length: Hkv }, (_, h) => v.slice(h * d, (h + 1) * d)));
     }
     const next: number[][] = [];
@@ -103,7 +146,7 @@ export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): numbe
         for (let j = 0; j <= t; j++) {
           let s = 0;
           for (let e = 0; e < d; e++) s += qs[t][h][e] * ks[j][g][e];
-          scores.push(s / Math.sqrt(d));
+          scores.push(t - j < window ? s * scale : -Infinity);
         }
         const mx = Math.max(...scores);
         const ex = scores.map((s) => Math.exp(s - mx));
@@ -114,19 +157,22 @@ export function naiveLogits(c: ModelConfig, w: Weights, tokens: number[]): numbe
           attnOut.push(o);
         }
       }
-      const o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), attnOut, D, bias("o_proj"));
+      let o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), attnOut, D, bias("o_proj"));
+      if (post || sandwich) o = rmsnorm(o, nw(`${pre}.post_attention_layernorm.weight`), eps);
       const hres = xs[t].map((v, i) => v + o[i]);
-      const n2 = rmsnorm(hres, get(w, `${pre}.post_attention_layernorm.weight`), eps);
+      const mlpNorm = sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";
+      const n2 = post ? hres : rmsnorm(hres, nw(`${pre}.${mlpNorm}.weight`), eps);
       const gate = matvec(get(w, `${pre}.mlp.gate_proj.weight`), n2, c.intermediateSize);
       const up = matvec(get(w, `${pre}.mlp.up_proj.weight`), n2, c.intermediateSize);
-      const act = gate.map((g, i) => silu(g) * up[i]);
-      const down = matvec(get(w, `${pre}.mlp.down_proj.weight`), act, D);
+      const act = gate.map((g, i) => (c.hiddenAct === "gelu_tanh" ? geluTanh(g) : silu(g)) * up[i]);
+      let down = matvec(get(w, `${pre}.mlp.down_proj.weight`), act, D);
+      if (post || sandwich) down = rmsnorm(down, nw(`${pre}.post_feedforward_layernorm.weight`), eps);
       next.push(hres.map((v, i) => v + down[i]));
     }
     xs = next;
   }
   const headW = c.tieWordEmbeddings ? embed : get(w, "lm_head.weight");
-  return xs.map((x) => matvec(headW, rmsnorm(x, get(w, "model.norm.weight"), eps), c.vocabSize));
+  return xs.map((x) => matvec(headW, rmsnorm(x, nw("model.norm.weight"), eps), c.vocabSize));
 }
 
 export function logSoftmaxAt(logits: number[], target: number): number {

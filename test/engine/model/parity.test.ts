@@ -43,6 +43,10 @@ describe("forward parity with a naive implementation (float64)", () => {
     ["qwen2 (q,k,v biases)", tinyConfig("qwen2")],
     ["qwen3 (q/k norms)", tinyConfig("qwen3", { tieWordEmbeddings: true })],
     ["plain MHA (numKvHeads = numHeads)", tinyConfig("llama", { numKvHeads: 4 })],
+    ["olmo2 (post-norms, q/k norms over the whole projection)", tinyConfig("olmo2")],
+    ["gemma3 (sliding window of 2 in layer 0, (1 + w) norms, GELU-tanh, scaled embeddings)", tinyConfig("gemma3_text")],
+    ["smollm3 (layer 1 without RoPE, sliding over 3 keys)", tinyConfig("smollm3")],
+    ["phi3 (fused qkv_proj and gate_up_proj, sliding over 3 keys)", tinyConfig("phi3")],
   ];
   for (const [name, config] of cases) {
     it(name, () => {

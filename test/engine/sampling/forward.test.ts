@@ -27,6 +27,13 @@ for (const variant of [
   { name: "llama, untied", json: tinyConfigJson() },
   { name: "qwen3 (q/k norm), tied", json: tinyConfigJson({ model_type: "qwen3", tie_word_embeddings: true }) },
   { name: "qwen2 (biases)", json: tinyConfigJson({ model_type: "qwen2" }) },
+  { name: "olmo2 (post-norms, whole-projection q/k norms)", json: tinyConfigJson({ model_type: "olmo2" }) },
+  {
+    name: "gemma3_text (sliding and global layers, (1 + w) norms, GELU-tanh)",
+    json: tinyConfigJson({ model_type: "gemma3_text", hidden_act: undefined, sliding_window: 4, layer_types: ["sliding_attention", "full_attention"], query_pre_attn_scalar: 6 }),
+  },
+  { name: "smollm3 (a NoPE layer)", json: tinyConfigJson({ model_type: "smollm3", no_rope_layers: [0, 1] }) },
+  { name: "phi3 (fused projections, LoRA on the fused matrices, sliding window)", json: tinyConfigJson({ model_type: "phi3", head_dim: undefined, sliding_window: 5 }) },
 ]) {
   test(`prompt logprobs through the KV cache equal the training forward (${variant.name}, trained LoRA merged)`, () => {
     const config = parseModelConfig(variant.json, "tiny");

@@ -97,7 +97,7 @@ Napi::Value AttentionForward(const Napi::CallbackInfo& info) {
                         a.f32(2, "v", T * Hkv * d, "tokens*nKvHeads*headDim"),
                         a.f32(3, "out", T * H * d, "tokens*nHeads*headDim"),
                         a.f32_or_null(4, "probs", H * s.probs_size, "nHeads*sum(len^2)"), s.starts, s.num_seqs, H,
-                        Hkv, d, scale);
+                        Hkv, d, scale, a.optional_size(10, "window", 0));
   return info.Env().Undefined();
 }
 
@@ -138,7 +138,8 @@ Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
   ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"),
                        a.f32(1, "kCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
                        a.f32(2, "vCache", n * Hkv * max_len * d, "n*nKvHeads*maxLen*headDim"),
-                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), nullptr, lens, n, H, Hkv, d, max_len, scale);
+                       a.f32(3, "out", n * H * d, "n*nHeads*headDim"), nullptr, lens, n, H, Hkv, d, max_len, scale,
+                       a.optional_size(11, "window", 0));
   return info.Env().Undefined();
 }
 
@@ -159,7 +160,7 @@ Napi::Value AttentionDecodeSlots(const Napi::CallbackInfo& info) {
                    std::to_string(num_slots - 1));
   ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"), a.f32(1, "kCache", 0, ""),
                        a.f32(2, "vCache", 0, ""), a.f32(3, "out", n * H * d, "n*nHeads*headDim"), slots, lens, n, H,
-                       Hkv, d, max_len, scale);
+                       Hkv, d, max_len, scale, a.optional_size(12, "window", 0));
   return info.Env().Undefined();
 }
 
@@ -175,6 +176,21 @@ Napi::Value SwigluBackward(const Napi::CallbackInfo& info) {
   const ptrdiff_t n = a.size(5, "n");
   ck::swiglu_backward(a.f32(0, "dout", n, "n"), a.f32(1, "gate", n, "n"), a.f32(2, "up", n, "n"),
                       a.f32(3, "dgate", n, "n"), a.f32(4, "dup", n, "n"), n);
+  return info.Env().Undefined();
+}
+
+Napi::Value GegluForward(const Napi::CallbackInfo& info) {
+  Args a(info, "gegluForward", 4);
+  const ptrdiff_t n = a.size(3, "n");
+  ck::geglu_forward(a.f32(0, "gate", n, "n"), a.f32(1, "up", n, "n"), a.f32(2, "out", n, "n"), n);
+  return info.Env().Undefined();
+}
+
+Napi::Value GegluBackward(const Napi::CallbackInfo& info) {
+  Args a(info, "gegluBackward", 6);
+  const ptrdiff_t n = a.size(5, "n");
+  ck::geglu_backward(a.f32(0, "dout", n, "n"), a.f32(1, "gate", n, "n"), a.f32(2, "up", n, "n"),
+                     a.f32(3, "dgate", n, "n"), a.f32(4, "dup", n, "n"), n);
   return info.Env().Undefined();
 }
 
@@ -356,6 +372,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("attentionDecodeSlots", Napi::Function::New(env, AttentionDecodeSlots, "attentionDecodeSlots"));
   exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
   exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
+  exports.Set("gegluForward", Napi::Function::New(env, GegluForward, "gegluForward"));
+  exports.Set("gegluBackward", Napi::Function::New(env, GegluBackward, "gegluBackward"));
   exports.Set("logprobsForward", Napi::Function::New(env, LogprobsForward, "logprobsForward"));
   exports.Set("logprobsBackward", Napi::Function::New(env, LogprobsBackward, "logprobsBackward"));
   exports.Set("adamw", Napi::Function::New(env, Adamw, "adamw"));

@@ -76,7 +76,7 @@ thread_local std::vector<float> t_ds;
 
 void attention_forward(const float* q, const float* k, const float* v, float* out, float* probs,
                        const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads, ptrdiff_t kv_heads,
-                       ptrdiff_t d, float scale) {
+                       ptrdiff_t d, float scale, ptrdiff_t window) {
   const ptrdiff_t rep = heads / kv_heads;
   const ptrdiff_t qw = heads * d, kw = kv_heads * d;
   const std::vector<Task> tasks = make_tasks(seq_starts, num_seqs, heads);
@@ -101,7 +101,9 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
     for (ptrdiff_t r = 0; r < rows; r++) {
       const ptrdiff_t i = t.begin + r;
       float* p = S + r * keys;
-      softmax_inplace(p, i + 1);
+      const ptrdiff_t lo = window > 0 ? std::max<ptrdiff_t>(0, i - window + 1) : 0;
+      softmax_inplace(p + lo, i + 1 - lo);
+      std::fill(p, p + lo, 0.0f);
       std::fill(p + i + 1, p + keys, 0.0f);
       if (probs != nullptr) {
         float* pr = probs + base[t.seq] + t.head * len * len + i * len;

@@ -324,7 +324,7 @@ inline float score1(const float* q, const float* k, ptrdiff_t d, float scale) {
 // once, each key block from L1 for all of them; scores are dot products reduced four keys at a time.
 void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
                       const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
-                      ptrdiff_t max_len, float scale) {
+                      ptrdiff_t max_len, float scale, ptrdiff_t window) {
   const ptrdiff_t rep = heads / kv_heads;
   ptrdiff_t flops = 0;
   for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
@@ -333,10 +333,12 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
   float* rows = t_scores.data();
   const auto task = [&](ptrdiff_t bg, int worker) {
     const ptrdiff_t b = bg / kv_heads, g = bg % kv_heads;
-    const ptrdiff_t len = lens[b];
+    // A sliding window reads only the last `window` positions of the slot.
+    const ptrdiff_t lo = window > 0 ? std::max<ptrdiff_t>(0, lens[b] - window) : 0;
+    const ptrdiff_t len = lens[b] - lo;
     const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
-    const float* kc = k_cache + (slot * kv_heads + g) * max_len * d;
-    const float* vc = v_cache + (slot * kv_heads + g) * max_len * d;
+    const float* kc = k_cache + (slot * kv_heads + g) * max_len * d + lo * d;
+    const float* vc = v_cache + (slot * kv_heads + g) * max_len * d + lo * d;
     // Query heads g*rep .. g*rep + rep - 1 are consecutive rows of q and out.
     const float* qg = q + (b * heads + g * rep) * d;
     float* og = out + (b * heads + g * rep) * d;

@@ -37,19 +37,22 @@ void rmsnorm_backward(const float* dout, const float* x, const float* w, const f
 void rope(float* x, const int32_t* pos, const float* inv_freq, ptrdiff_t tokens, ptrdiff_t heads, ptrdiff_t head_dim,
           bool inverse);
 
+// window > 0: query i sees keys i - window < j <= i only (sliding-window layers); other probs are 0.
 void attention_forward(const float* q, const float* k, const float* v, float* out, float* probs,
                        const int32_t* seq_starts, ptrdiff_t num_seqs, ptrdiff_t heads, ptrdiff_t kv_heads,
-                       ptrdiff_t head_dim, float scale);
+                       ptrdiff_t head_dim, float scale, ptrdiff_t window);
 void attention_backward(const float* dout, const float* q, const float* k, const float* v, const float* probs,
                         float* dq, float* dk, float* dv, const int32_t* seq_starts, ptrdiff_t num_seqs,
                         ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim, float scale);
 // slots == nullptr means query b reads cache slot b.
 void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
                       const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim,
-                      ptrdiff_t max_len, float scale);
+                      ptrdiff_t max_len, float scale, ptrdiff_t window);
 
 void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
 void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);
+void geglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
+void geglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);
 
 void logprobs_forward(const float* logits, const int32_t* targets, float* logprobs, float* lse, ptrdiff_t rows,
                       ptrdiff_t vocab);

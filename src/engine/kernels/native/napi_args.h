@@ -105,6 +105,11 @@ class Args {
       fail_range(std::string("argument ") + name + " must be a non-negative integer, got " + std::to_string(d));
     return static_cast<ptrdiff_t>(d);
   }
+  // An optional trailing size: `fallback` when the argument is absent or undefined.
+  ptrdiff_t optional_size(size_t i, const char* name, ptrdiff_t fallback) {
+    if (info_.Length() <= i || info_[i].IsUndefined()) return fallback;
+    return size(i, name);
+  }
   bool boolean(size_t i, const char* name) {
     const Napi::Value v = info_[i];
     if (!v.IsBoolean()) fail_type(std::string("argument ") + name + " must be a boolean, got " + describe(v));

@@ -171,6 +171,48 @@ void swiglu_backward(const float* dout, const float* gate, const float* up, floa
   }
 }
 
+// GELU, tanh approximation: 0.5·g·(1 + tanh(u)) with u = c·(g + a·g³) equals g·σ(2u), and its
+// derivative σ(2u) + 2·g·σ(2u)·(1 − σ(2u))·c·(1 + 3a·g²), so the sigmoid kernel serves.
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/pi)
+constexpr float kGeluA = 0.044715f;
+
+void geglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n) {
+  const ptrdiff_t nv = n / VW * VW;
+  parallel_range(nv / VW, kChunk / VW, [&](ptrdiff_t b0, ptrdiff_t b1, int) {
+    for (ptrdiff_t i = b0 * VW; i < b1 * VW; i += VW) {
+      const vf g = load(gate + i);
+      const vf u2 = (2.0f * kGeluC) * (g + kGeluA * g * g * g);
+      store(out + i, g * vsigmoid(u2) * load(up + i));
+    }
+  });
+  for (ptrdiff_t i = nv; i < n; i++) {
+    const float g = gate[i];
+    const float u2 = 2.0f * kGeluC * (g + kGeluA * g * g * g);
+    out[i] = g / (1.0f + expf_v(-u2)) * up[i];
+  }
+}
+
+void geglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n) {
+  const ptrdiff_t nv = n / VW * VW;
+  parallel_range(nv / VW, kChunk / VW, [&](ptrdiff_t b0, ptrdiff_t b1, int) {
+    for (ptrdiff_t i = b0 * VW; i < b1 * VW; i += VW) {
+      const vf g = load(gate + i);
+      const vf s = vsigmoid((2.0f * kGeluC) * (g + kGeluA * g * g * g));
+      const vf d = load(dout + i);
+      const vf dg = s + (2.0f * kGeluC) * g * s * (1.0f - s) * (1.0f + (3.0f * kGeluA) * g * g);
+      store(dgate + i, d * load(up + i) * dg);
+      store(dup + i, d * g * s);
+    }
+  });
+  for (ptrdiff_t i = nv; i < n; i++) {
+    const float g = gate[i];
+    const float s = 1.0f / (1.0f + expf_v(-2.0f * kGeluC * (g + kGeluA * g * g * g)));
+    const float dg = s + 2.0f * kGeluC * g * s * (1.0f - s) * (1.0f + 3.0f * kGeluA * g * g);
+    dgate[i] = dout[i] * up[i] * dg;
+    dup[i] = dout[i] * g * s;
+  }
+}
+
 namespace {
 // sum_j exp(x[j] - shift) over a row.
 inline float sum_exp(const float* x, ptrdiff_t n, float shift) {

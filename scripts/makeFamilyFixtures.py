@@ -1,0 +1,160 @@
+"""Builds the tiny per-family reference models in fixtures/families/ (docs/numerics.md#model-families).
+
+For each decoder family the engine implements beyond llama/qwen: a random model in a tiny config
+saved by transformers (fp32, and a bf16 copy for the resident 16-bit path), with transformers'
+own log-probabilities of a fixed token sequence in reference.json. The unit tests
+(test/engine/model/families.test.ts) load these folders with the engine and compare.
+
+Run with the e2e venv's python (torch + transformers 5.x):
+    ~/.cache/tinker-cookbook-ts/e2e-venv/bin/python scripts/makeFamilyFixtures.py [--out DIR] [--family NAME ...]
+    [--vocab N] [--tokenizer-from MODEL_DIR]
+The e2e tests call it with --out (and tiny-chat's tokenizer, vocab 1024) to build the same models in
+a temporary folder that recipes can train.
+"""
+import argparse
+import json
+import os
+import shutil
+
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+
+SEED = 1234
+SEQUENCE_LENGTH = 24
+
+# Tiny configs: hidden 32, 2-3 layers, GQA with 2 query heads per KV head, vocab 64 (fixtures stay
+# well under 200 KB). Each sets what makes its family differ from llama.
+TINY = dict(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+FAMILIES = {
+    "olmo2": dict(
+        TINY,
+        model_type="olmo2",
+        num_hidden_layers=2,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+        attention_bias=False,
+    ),
+    # Two sliding layers with a 5-token window (shorter than the sequence, so the mask matters) and
+    # their own RoPE base, one global layer; query_pre_attn_scalar differs from head_dim.
+    "gemma3_text": dict(
+        TINY,
+        model_type="gemma3_text",
+        num_hidden_layers=3,
+        head_dim=8,
+        query_pre_attn_scalar=12,
+        sliding_window=5,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        rope_parameters={
+            "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+            "full_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        },
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+    ),
+    # Layer 1 has no rotary embedding (NoPE) and, as transformers lays it out by default, slides.
+    "smollm3": dict(
+        TINY,
+        model_type="smollm3",
+        num_hidden_layers=3,
+        no_rope_layers=[1, 0, 1],
+        use_sliding_window=True,
+        sliding_window=5,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+    ),
+    # Fused qkv_proj and gate_up_proj; a 5-token sliding window on every layer, as Phi-3-mini-4k has.
+    "phi3": dict(
+        TINY,
+        model_type="phi3",
+        num_hidden_layers=2,
+        sliding_window=5,
+        original_max_position_embeddings=512,
+        rms_norm_eps=1e-5,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+    ),
+}
+
+
+def randomize(model, generator):
+    """Weights large enough that every nonlinearity matters (HF's 0.02 init gives near-uniform
+    logprobs, which would hide a wrong norm), norm weights spread around their identity value."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                # Gemma-style norms scale by (1 + weight): their identity is 0, not 1.
+                base = 0.0 if getattr(model.config, "model_type", "").startswith("gemma") else 1.0
+                p.copy_(base + 0.4 * (torch.rand(p.shape, generator=generator) - 0.5))
+            else:
+                p.copy_(torch.randn(p.shape, generator=generator) * 0.2)
+
+
+def logprobs(model, tokens):
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([tokens])).logits[0].double()
+    lp = torch.log_softmax(logits, dim=-1)
+    return [lp[i, tokens[i + 1]].item() for i in range(len(tokens) - 1)]
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def build(family, out_dir, vocab, tokenizer_from=None):
+    spec = dict(FAMILIES[family])
+    model_type = spec.pop("model_type")
+    bos, eos = 0, 1
+    if tokenizer_from:
+        with open(os.path.join(tokenizer_from, "config.json")) as f:
+            source = json.load(f)
+        bos, eos = source.get("bos_token_id", bos), source.get("eos_token_id", eos)
+    config = AutoConfig.for_model(model_type, vocab_size=vocab, bos_token_id=bos, eos_token_id=eos, pad_token_id=None, **spec)
+    torch.manual_seed(SEED)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager", dtype=torch.float32)
+    generator = torch.Generator().manual_seed(SEED)
+    randomize(model, generator)
+    model.eval()
+    tokens = torch.randint(0, vocab, (SEQUENCE_LENGTH,), generator=generator).tolist()
+
+    fp32_dir = os.path.join(out_dir, family)
+    model.save_pretrained(fp32_dir, safe_serialization=True)
+    reference = {
+        "transformers": transformers.__version__,
+        "tokens": tokens,
+        "logprobs": logprobs(model, tokens),
+    }
+    # The bf16 copy: the weights rounded to bf16, scored in fp32 (what the resident path computes).
+    bf16_dir = os.path.join(out_dir, f"{family}-bf16")
+    model.to(torch.bfloat16).save_pretrained(bf16_dir, safe_serialization=True)
+    widened = AutoModelForCausalLM.from_pretrained(bf16_dir, dtype=torch.float32, attn_implementation="eager")
+    widened.eval()
+    reference["logprobs_bf16_weights"] = logprobs(widened, tokens)
+    for d in (fp32_dir, bf16_dir):
+        gen = os.path.join(d, "generation_config.json")
+        if os.path.exists(gen):
+            os.remove(gen)
+        for name in TOKENIZER_FILES if tokenizer_from else ():
+            shutil.copyfile(os.path.join(tokenizer_from, name), os.path.join(d, name))
+    with open(os.path.join(fp32_dir, "reference.json"), "w") as f:
+        json.dump(reference, f, indent=1)
+        f.write("\n")
+    return fp32_dir
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--out", default=os.path.join(here, "..", "fixtures", "families"))
+    parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
+    parser.add_argument("--vocab", type=int, default=64)
+    parser.add_argument("--tokenizer-from", help="a model folder whose tokenizer files (and bos/eos ids) the models get")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    built = [build(family, args.out, args.vocab, args.tokenizer_from) for family in (args.family or sorted(FAMILIES))]
+    print(json.dumps({"built": built}))
+
+
+if __name__ == "__main__":
+    main()
