@@ -4,7 +4,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { modelConfigToHfJson } from "../src/engine/loadModel.ts";
+import { modelConfigToHfJson } from "../src/engine/storage/loadModel.ts";
 import { expectedTensorShapes, shapeSize, type ModelConfig } from "../src/engine/model/config.ts";
 
 export function llama1bConfig(layers: number): ModelConfig {

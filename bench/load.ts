@@ -19,7 +19,7 @@ import { execFileSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { getKernels } from "../src/engine/kernels/index.ts";
-import { loadBaseModelDir, loadModelDir } from "../src/engine/loadModel.ts";
+import { loadBaseModelDir, loadModelDir } from "../src/engine/storage/loadModel.ts";
 import { EngineModel } from "../src/engine/model/model.ts";
 import type { ReadPath } from "../src/engine/safetensors/index.ts";
 import { expectedTensorShapes, shapeSize } from "../src/engine/model/config.ts";

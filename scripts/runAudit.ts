@@ -4,7 +4,7 @@
 // script (npm run soak) and the fault-injection tests in test-e2e/faults/.
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { CheckpointStore } from "../src/engine/store.ts";
+import { CheckpointStore } from "../src/engine/storage/store.ts";
 
 export interface RunAudit {
   metricsRows: number;

@@ -4,7 +4,7 @@
 // Usage: node --import tsx bench/lib/oursStep.ts --model-dir DIR --batch batch.json [--steps 2 --rank 32]
 import { readFileSync } from "node:fs";
 import { getKernels } from "../../src/engine/kernels/index.ts";
-import { baseWeightsMode, loadBaseModelDir, type BaseWeightsMode } from "../../src/engine/loadModel.ts";
+import { baseWeightsMode, loadBaseModelDir, type BaseWeightsMode } from "../../src/engine/storage/loadModel.ts";
 import { EngineModel, type SequenceInput } from "../../src/engine/model/model.ts";
 import { peakRssBytes, rssBytes, type BenchBatch, type StepResult } from "./peers.ts";
 

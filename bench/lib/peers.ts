@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { modelConfigToHfJson } from "../../src/engine/loadModel.ts";
+import { modelConfigToHfJson } from "../../src/engine/storage/loadModel.ts";
 import type { ModelConfig } from "../../src/engine/model/config.ts";
 
 export interface BenchBatch {

@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { toFloat32 } from "../../src/engine/kernels/halfArray.ts";
-import { modelConfigToHfJson } from "../../src/engine/loadModel.ts";
+import { modelConfigToHfJson } from "../../src/engine/storage/loadModel.ts";
 import type { EngineModel } from "../../src/engine/model/model.ts";
 import { writeModelSafetensors } from "../../src/engine/safetensors/index.ts";
 import { expectedTensorShapes } from "../../src/engine/model/config.ts";

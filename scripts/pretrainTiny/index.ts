@@ -13,7 +13,7 @@ import { parseConfigArgs } from "../../src/config/parse.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { DEFAULT_CORPUS_MIX, Prng, allAdditionPairs, corpusDocuments, type CorpusMix } from "../../src/data/synthetic/index.ts";
 import { getKernels } from "../../src/engine/kernels/index.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { parseModelConfig, type ModelConfig } from "../../src/engine/model/config.ts";
 import { EngineModel } from "../../src/engine/model/model.ts";
 import { withRun } from "../../src/runs/session.ts";

@@ -21,10 +21,10 @@ import {
 import { MODEL_TYPES, type ModelConfig } from "./model/config.ts";
 import type { TrainableSetup } from "./model/model.ts";
 import { datumsToBatch, toForwardBackwardOutput } from "./convert.ts";
-import { modelConfigToHfJson } from "./loadModel.ts";
+import { modelConfigToHfJson } from "./storage/loadModel.ts";
 import { listLocalModels, missingFor, resolveModel, type ResolveOptions } from "./resolve.ts";
 import { EmbeddedSamplingClient } from "./samplingClient.ts";
-import { CheckpointStore, defaultStoreDir } from "./store.ts";
+import { CheckpointStore, defaultStoreDir } from "./storage/store.ts";
 import { EngineWorkerHost } from "./worker/host.ts";
 import type { CreateModelResult, ModelSourceSpec, SamplerSourceSpec } from "./worker/protocol.ts";
 

@@ -31,5 +31,5 @@ export {
   hfHubCacheDir, listLocalModels, missingFor, resolveModel, TOKENIZER_FILES,
   type LocalModel, type ModelNeed, type ModelSource, type ResolveOptions, type ResolvedModel,
 } from "./resolve.ts";
-export { CheckpointStore, defaultStoreDir, peftAdapterConfig, peftTargetModules, type CheckpointMeta, type LoraInfo } from "./store.ts";
-export { baseWeightsMode, loadBaseModelDir, loadModelDir, loadModelWeights, modelConfigToHfJson, readModelConfig, type BaseWeightsMode } from "./loadModel.ts";
+export { CheckpointStore, defaultStoreDir, peftAdapterConfig, peftTargetModules, type CheckpointMeta, type LoraInfo } from "./storage/store.ts";
+export { baseWeightsMode, loadBaseModelDir, loadModelDir, loadModelWeights, modelConfigToHfJson, readModelConfig, type BaseWeightsMode } from "./storage/loadModel.ts";

@@ -2,12 +2,12 @@
 // with the LoRA merged in, ready for transformers, PEFT, vLLM or the Hub.
 import { join } from "node:path";
 import { existsSync, writeFileSync } from "node:fs";
-import { readModelConfig } from "../engine/loadModel.ts";
+import { readModelConfig } from "../engine/storage/loadModel.ts";
 import { ModelNotFoundError, type ResolveOptions } from "../engine/resolve.ts";
 import {
   modelWeightFiles, readSafetensors, readSafetensorsHeader, writeSafetensors, type SafetensorsEntry, type TensorToWrite,
 } from "../engine/safetensors/index.ts";
-import { peftAdapterConfig } from "../engine/store.ts";
+import { peftAdapterConfig } from "../engine/storage/store.ts";
 import { copyTokenizerFiles, ExportError, writeFolderAtomically } from "./folder.ts";
 import { checkAdapterFitsBase, pairLoraTensors, type LoraAdapter } from "./lora.ts";
 import { readJsonFile, writeMergedModel, type ExportDtype } from "./merged.ts";

@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getKernels } from "../engine/kernels/index.ts";
-import { readModelConfig } from "../engine/loadModel.ts";
+import { readModelConfig } from "../engine/storage/loadModel.ts";
 import {
   INDEX_FILE, SINGLE_FILE, modelWeightFiles, readSafetensors, readSafetensorsHeader, writeSafetensors,
   type SafetensorsEntry, type TensorToWrite, type TensorValues,

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { missingFor, resolveModel, type ResolveOptions } from "../engine/resolve.ts";
-import { CheckpointStore, defaultStoreDir, LORA_ALPHA, type CheckpointMeta } from "../engine/store.ts";
+import { CheckpointStore, defaultStoreDir, LORA_ALPHA, type CheckpointMeta } from "../engine/storage/store.ts";
 import { chooseEngine, createServiceClient } from "../service.ts";
 import type { RestClient } from "../tinker/clients.ts";
 import { APIStatusError } from "../tinker/errors.ts";

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { getKernels } from "../../src/engine/kernels/index.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { EngineModel, type SequenceInput } from "../../src/engine/model/model.ts";
 import { LORA_ALPHA } from "../../src/engine/model/params.ts";
 import { readSafetensors } from "../../src/engine/safetensors/index.ts";

@@ -131,3 +131,9 @@ test("no folder imports another folder that imports it back (inside src/ and ins
   });
   assert.equal(cycles.length, 0, `folder-level import cycles:\n${described.join("\n")}`);
 });
+
+test("the engine's worker reads the store and the loader from engine/storage/, never from the engine's own files that start it", () => {
+  const upward = importsOfSources().filter(([from, to]) => from.startsWith("src/engine/worker/") && /^src\/engine\/[^/]+$/.test(to));
+  assert.deepEqual(upward, []);
+  assert.ok(importsOfSources().some(([from, to]) => from.startsWith("src/engine/worker/") && to.startsWith("src/engine/storage/")), "the worker imports engine/storage/");
+});

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { HalfArray } from "../../src/engine/kernels/halfArray.ts";
-import { baseWeightsMode, loadBaseModelDir } from "../../src/engine/loadModel.ts";
+import { baseWeightsMode, loadBaseModelDir } from "../../src/engine/storage/loadModel.ts";
 import { readSafetensors, readSafetensorsResident } from "../../src/engine/safetensors/index.ts";
 import { IdleCollector } from "../../src/engine/worker/idleGc.ts";
 import { EngineSession } from "../../src/engine/worker/session.ts";

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ModelNotFoundError, listLocalModels, resolveModel } from "../../src/engine/resolve.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { tempDir, writeTinyModel } from "./helpers.ts";
 
 function envFor(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

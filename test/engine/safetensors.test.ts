@@ -6,7 +6,7 @@ import {
   SafetensorsError, bf16ToFloat32, float32ToBf16, float32ToF16, readModelSafetensors, readSafetensors, readSafetensorsHeader,
   writeSafetensors,
 } from "../../src/engine/safetensors/index.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { tempDir, tinyConfigJson, writeTinyModel } from "./helpers.ts";
 
 /** A raw safetensors file from a header object and a data buffer. */

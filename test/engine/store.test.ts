@@ -2,7 +2,7 @@ import { mock, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CheckpointStore, peftTargetModules, type LoraInfo } from "../../src/engine/store.ts";
+import { CheckpointStore, peftTargetModules, type LoraInfo } from "../../src/engine/storage/store.ts";
 import { readSafetensors, readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
 import { APIStatusError, InvalidArgumentError } from "../../src/tinker/errors.ts";
 import { tempDir } from "./helpers.ts";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { CheckpointStore, ORPHAN_MAX_AGE_MS, type LoraInfo } from "../../src/engine/store.ts";
+import { CheckpointStore, ORPHAN_MAX_AGE_MS, type LoraInfo } from "../../src/engine/storage/store.ts";
 import { DiskFullError } from "../../src/files/diskErrors.ts";
 import { failWritesTo } from "../files/faults.ts";
 import { tempDir } from "./helpers.ts";

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { evaluateAddition, greedyContinuations } from "../../scripts/pretrainTiny/greedy.ts";
 import { Prng, allAdditionPairs } from "../../src/data/synthetic/index.ts";
 import { getKernels } from "../../src/engine/kernels/index.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { EngineModel } from "../../src/engine/model/model.ts";
 import { readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
 import { ByteLevelBpeEncoder, readTrainedBpe } from "../../src/tokenizerTraining/index.ts";

@@ -6,7 +6,7 @@ import path from "node:path";
 import recipe, { configSchema } from "../../scripts/pretrainTiny/index.ts";
 import { makeBatch } from "../../scripts/pretrainTiny/batches.ts";
 import { parseConfigArgs } from "../../src/config/parse.ts";
-import { loadModelDir } from "../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
 
 test("makeBatch: next-token targets, weights average over the batch", () => {

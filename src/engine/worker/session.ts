@@ -9,9 +9,9 @@ import { getKernels, loadNativeKernels, referenceKernels, type Kernels } from ".
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "../model/config.ts";
 import { EngineModel, type TrainableSetup } from "../model/model.ts";
 import { HalfArray, type BaseArray } from "../kernels/halfArray.ts";
-import { baseWeightsMode, loadBaseModelDir, modelConfigToHfJson } from "../loadModel.ts";
+import { baseWeightsMode, loadBaseModelDir, modelConfigToHfJson } from "../storage/loadModel.ts";
 import { IdleCollector } from "./idleGc.ts";
-import { CheckpointStore, type LoraInfo } from "../store.ts";
+import { CheckpointStore, type LoraInfo } from "../storage/store.ts";
 import type { TensorToWrite } from "../safetensors/writer.ts";
 import { checkPrompt, resolveSampleRequest } from "../sampling/request.ts";
 import { SamplerRegistry, type Sampler, type SamplerSource } from "../sampling/samplers.ts";

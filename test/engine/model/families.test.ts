@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { getKernels, referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import type { Kernels } from "../../../src/engine/kernels/types.ts";
-import { loadBaseModelDir, loadModelDir, modelConfigToHfJson } from "../../../src/engine/loadModel.ts";
+import { loadBaseModelDir, loadModelDir, modelConfigToHfJson } from "../../../src/engine/storage/loadModel.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
 import { inferenceModel } from "../../../src/engine/sampling/forward.ts";

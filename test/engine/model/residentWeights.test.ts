@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { HalfArray, type BaseArray } from "../../../src/engine/kernels/halfArray.ts";
 import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
-import { loadBaseModelDir, loadModelDir } from "../../../src/engine/loadModel.ts";
+import { loadBaseModelDir, loadModelDir } from "../../../src/engine/storage/loadModel.ts";
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel, type SequenceInput } from "../../../src/engine/model/model.ts";
 import { float32ToF16 } from "../../../src/engine/safetensors/dtypes.ts";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEmbeddedServiceClient, type EmbeddedServiceClient } from "../../../src/engine/index.ts";
-import { loadModelDir } from "../../../src/engine/loadModel.ts";
+import { loadModelDir } from "../../../src/engine/storage/loadModel.ts";
 import { referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { EngineModel, type SequenceInput } from "../../../src/engine/model/model.ts";
 import { InvalidArgumentError } from "../../../src/tinker/errors.ts";

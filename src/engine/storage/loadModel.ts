@@ -4,11 +4,11 @@
 // checkpoint fails here with its file named, not deep in a matmul.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expectedTensorShapes, parseModelConfig, type ModelConfig, type ModelType } from "./model/config.ts";
-import { HalfArray, type BaseArray } from "./kernels/halfArray.ts";
-import { readModelSafetensors, readModelSafetensorsResident } from "./safetensors/directory.ts";
-import type { ResidentTensor } from "./safetensors/resident.ts";
-import type { ReadPath } from "./safetensors/reader.ts";
+import { expectedTensorShapes, parseModelConfig, type ModelConfig, type ModelType } from "../model/config.ts";
+import { HalfArray, type BaseArray } from "../kernels/halfArray.ts";
+import { readModelSafetensors, readModelSafetensorsResident } from "../safetensors/directory.ts";
+import type { ResidentTensor } from "../safetensors/resident.ts";
+import type { ReadPath } from "../safetensors/reader.ts";
 
 export function readModelConfig(dir: string): { config: ModelConfig; json: Record<string, unknown> } {
   const file = join(dir, "config.json");

@@ -15,17 +15,17 @@ import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, re
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { describeWriteError } from "../files/diskErrors.ts";
-import { fsyncDir, writeAll, writeJsonAtomic } from "../files/durable.ts";
-import { APIStatusError, InvalidArgumentError } from "../tinker/errors.ts";
-import { formatTinkerPath, parseTinkerPath, validateCheckpointName, type CheckpointKind } from "../tinker/paths.ts";
-import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, WeightsInfo } from "../tinker/types.ts";
-import { readSafetensors, readSafetensorsHeader, type Tensor } from "./safetensors/reader.ts";
-import { writeSafetensors, type TensorToWrite } from "./safetensors/writer.ts";
-import { readModelSafetensors, writeModelSafetensors } from "./safetensors/directory.ts";
-import { TOKENIZER_FILES } from "../hf/models.ts";
-import { isPidAlive } from "../files/processes.ts";
-import { LORA_ALPHA } from "./model/params.ts";
+import { describeWriteError } from "../../files/diskErrors.ts";
+import { fsyncDir, writeAll, writeJsonAtomic } from "../../files/durable.ts";
+import { APIStatusError, InvalidArgumentError } from "../../tinker/errors.ts";
+import { formatTinkerPath, parseTinkerPath, validateCheckpointName, type CheckpointKind } from "../../tinker/paths.ts";
+import type { Checkpoint, CheckpointsList, TrainingRun, TrainingRunsList, WeightsInfo } from "../../tinker/types.ts";
+import { readSafetensors, readSafetensorsHeader, type Tensor } from "../safetensors/reader.ts";
+import { writeSafetensors, type TensorToWrite } from "../safetensors/writer.ts";
+import { readModelSafetensors, writeModelSafetensors } from "../safetensors/directory.ts";
+import { TOKENIZER_FILES } from "../../hf/models.ts";
+import { isPidAlive } from "../../files/processes.ts";
+import { LORA_ALPHA } from "../model/params.ts";
 
 /** The adapter config of an exported LoRA names the alpha its training scale used. */
 export { LORA_ALPHA };
