@@ -89,7 +89,8 @@ export interface GenerationBenchmark extends BenchmarkBase {
   /** Open-ended answers: an LLM judge, when configured, replaces `grade`. */
   readonly judgeable?: boolean;
   load(options?: LoadOptions): Promise<EvalExample[]>;
-  grade(response: string, example: EvalExample): AnswerGrade;
+  /** Code benchmarks grade by running the reply in the sandbox, so a grade may be a promise. */
+  grade(response: string, example: EvalExample): AnswerGrade | Promise<AnswerGrade>;
 }
 
 export interface NllBenchmark extends BenchmarkBase {

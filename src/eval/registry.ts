@@ -3,6 +3,7 @@
 // add one.
 import type { Benchmark } from "./benchmark.ts";
 import { arithmeticBenchmark } from "./benchmarks/arithmetic.ts";
+import { humanEvalBenchmark, mbppBenchmark } from "./benchmarks/code.ts";
 import { gsm8kBenchmark, math500Benchmark } from "./benchmarks/hubMath.ts";
 import { chatNllBenchmark, multipleChoiceBenchmark, qaJsonlBenchmark } from "./benchmarks/jsonlFiles.ts";
 
@@ -17,6 +18,8 @@ const BENCHMARKS = new Map<string, BenchmarkEntry>([
   ["arithmetic", { description: "two-number addition, offline (held-out pairs)", source: "largest operand (default 100)", make: arithmeticBenchmark }],
   ["gsm8k", { description: "GSM8K test split, boxed/final-number grading", source: "hub id or local parquet (default openai/gsm8k)", make: gsm8kBenchmark }],
   ["math500", { description: "MATH-500, boxed-answer grading", source: "hub id or local parquet (default HuggingFaceH4/MATH-500)", make: math500Benchmark }],
+  ["mbpp", { description: "MBPP test split, Python checked by its asserts in the sandbox (pass@k)", source: "hub id or local parquet (default google-research-datasets/mbpp)", make: mbppBenchmark }],
+  ["humaneval", { description: "HumanEval, Python checked by its check() in the sandbox (pass@k)", source: "hub id or local parquet (default openai/openai_humaneval)", make: humanEvalBenchmark }],
   ["qa", { description: "any {question, answer} JSONL, math grading (or an LLM judge)", source: "JSONL file (required)", make: qaJsonlBenchmark }],
   ["mc", { description: "multiple-choice {question, choices, answer} JSONL, letter grading", source: "JSONL file (required)", make: multipleChoiceBenchmark }],
   ["nll", { description: "NLL of the assistant turns of a chat JSONL test set", source: "JSONL file (required)", make: chatNllBenchmark }],
