@@ -99,7 +99,8 @@ def run_functional(test):
         got = limited(lambda: fn(*args))
     finally:
         sys.stdout = saved
-    if normalize(got) == normalize(expected):
+    # In Python True == 1: a number is not accepted for a boolean answer, nor the reverse.
+    if normalize(got) == normalize(expected) and isinstance(got, bool) == isinstance(expected, bool):
         return "passed", ""
     return "wrong", "got " + short(got) + ", expected " + short(expected)
 

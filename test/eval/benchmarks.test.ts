@@ -106,6 +106,6 @@ test("question/answer JSONL and registry errors", async () => {
   const [e] = await qaJsonlBenchmark(file).load();
   assert.equal((await qaJsonlBenchmark(file).grade("That is 1.5", e!)).correct, true);
   assert.equal(resolveBenchmark(`qa:${file}`).name, "qa_qa");
-  assert.throws(() => resolveBenchmark("gsm9k"), /unknown benchmark "gsm9k".*known: arithmetic, gsm8k, math500, qa, mc, nll/);
+  assert.throws(() => resolveBenchmark("gsm9k"), /unknown benchmark "gsm9k".*known: arithmetic, gsm8k, math500, mbpp, humaneval, qa, mc, nll/);
   assert.throws(() => resolveBenchmark("qa"), /qa needs a file: qa:<path to \.jsonl>/);
 });

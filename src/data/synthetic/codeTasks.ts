@@ -44,13 +44,18 @@ export function generateCodeTasks(seed: number, count: number, testsPerTask = 5,
   const out: GeneratedCodeTask[] = [];
   for (let i = 0; i < count; i++) {
     const { op, wording } = kinds[i % kinds.length]!;
-    const tests = Array.from({ length: testsPerTask }, () => {
-      // b ≥ 1 keeps a % b defined; a ≠ b keeps the two comparisons from agreeing.
-      const a = rng.int(1, 60);
-      let b = rng.int(1, 59);
-      if (b >= a) b += 1;
-      return { kind: "functional" as const, fn: "solve", input: `${a}\n${b}`, output: JSON.stringify(op.apply(a, b)) };
-    });
+    const draw = () =>
+      Array.from({ length: testsPerTask }, () => {
+        // b ≥ 1 keeps a % b defined; a ≠ b keeps the two comparisons from agreeing.
+        const a = rng.int(1, 60);
+        let b = rng.int(1, 59);
+        if (b >= a) b += 1;
+        return { a, b };
+      });
+    // Drawn again until no other operator passes every test (a % b = a − b whenever b ≤ a < 2b).
+    let pairs = draw();
+    while (CODE_OPS.some((other) => other !== op && pairs.every(({ a, b }) => other.apply(a, b) === op.apply(a, b)))) pairs = draw();
+    const tests = pairs.map(({ a, b }) => ({ kind: "functional" as const, fn: "solve", input: `${a}\n${b}`, output: JSON.stringify(op.apply(a, b)) }));
     out.push({ id: `${idPrefix}${i}`, question: `Write a Python function solve(a, b) that ${wording}. a and b are integers.`, starter_code: CODE_STARTER, tests, op: op.symbol });
   }
   return rng.shuffled(out);
