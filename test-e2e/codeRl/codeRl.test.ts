@@ -134,3 +134,17 @@ test("code_rl trains on the embedded engine: warm-up, RL steps, evaluation, per-
     s.cleanup();
   }
 });
+
+test("cookbook play code_rl: a typed reply (\\n for line breaks) is graded and the tests' outcomes shown", async () => {
+  const { runPlay } = await import("../../src/commands/play.ts");
+  const totals: number[] = [];
+  let shown = "";
+  for (const op of CODE_OPS) {
+    let out = "";
+    const line = codeReply(op.symbol).replace(/\n/g, "\\n");
+    totals.push(await runPlay("code_rl", [], { lines: (async function* () { yield line; })(), write: (t) => void (out += t) }));
+    if (totals.at(-1) === 1) shown = out;
+  }
+  assert.deepEqual([...totals].sort(), [0, 0, 0, 0, 0, 1], "exactly one operator solves the first task");
+  assert.match(shown, /── environment ──\nenvironment \(tests\): 5\/5 tests passed[\s\S]*test 5 passed/);
+});
