@@ -4,11 +4,12 @@
 // env=tasks (default) trains on the shipped generated tasks (scripts/makeCodeTasks.ts); env=deepcoder
 // reads the cookbook's DeepCoder dataset and env=mbpp MBPP, from local parquet, the HF cache or the hub.
 // tiny-chat has never seen code, so on the shipped tasks a short supervised warm-up first teaches
-// the reply's format with the operator token trained toward all six operators alike: which
-// operator a wording asks for is left for RL to learn.
+// the reply's format; its operator token is trained toward the right operator in a quarter of the
+// examples and toward all six alike in the rest, so RL starts from a weak preference to sharpen.
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
-import { CODE_OPS, codeReply } from "../../src/data/synthetic/codeTasks.ts";
+import { CODE_OPS, codeReply, operatorOfTests } from "../../src/data/synthetic/codeTasks.ts";
+import { Prng } from "../../src/data/synthetic/prng.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { readCodeTasksJsonl, readDeepcoder, readMbpp, type CodeTask } from "../../src/grading/codeTasks.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
@@ -39,6 +40,9 @@ export const configSchema = overrideDefaults(
     warmup_steps: z.number().int().min(0).default(200).describe("env=tasks: supervised warm-up steps teaching the reply's format before RL (0 = none; the operator token is trained toward all six alike)"),
     warmup_batch_size: z.number().int().positive().default(16).describe("Warm-up examples per step"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay)"),
+    warmup_answer_share: z
+      .number().min(0).max(1).default(0.25)
+      .describe("Share of warm-up examples that show the right operator; the rest train the operator toward all six alike (0 = RL learns the choice from chance alone)"),
   }),
   {
     log_path: "/tmp/tinker-examples/code_rl",
@@ -99,15 +103,19 @@ async function warmup(config: CodeRlConfig, context?: RecipeContext): Promise<st
     steps: config.warmup_steps,
     batch_size: config.warmup_batch_size,
     learning_rate: config.warmup_learning_rate,
-    data: `code_rl format warm-up on ${config.tasks_path} (${config.prompt_style} prompts), operators ${CODE_OPS.map((o) => o.symbol).join("")}`,
+    data: `code_rl format warm-up on ${config.tasks_path} (${config.prompt_style} prompts), operators ${CODE_OPS.map((o) => o.symbol).join("")}, answer share ${config.warmup_answer_share}`,
   };
   const done = await supervisedWarmup(
     spec,
-    (_renderer, count) =>
-      Array.from({ length: count }, (_, i) => ({
-        messages: [{ role: "user", content: tasks[i % tasks.length]!.prompt }],
-        alternatives: CODE_OPS.map((op) => codeReply(op.symbol)),
-      })),
+    (_renderer, count) => {
+      const rng = new Prng(config.seed);
+      return Array.from({ length: count }, (_, i) => {
+        const task = tasks[i % tasks.length]!;
+        const right = operatorOfTests(task.tests);
+        const shown = right !== null && rng.chance(config.warmup_answer_share);
+        return { messages: [{ role: "user", content: task.prompt }], alternatives: shown ? [codeReply(right.symbol)] : CODE_OPS.map((op) => codeReply(op.symbol)) };
+      });
+    },
     context,
   );
   return done.statePath;

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { CODE_OPS, codeReply, generateCodeTasks } from "../../src/data/synthetic/codeTasks.ts";
+import { CODE_OPS, codeReply, generateCodeTasks, operatorOfTests } from "../../src/data/synthetic/codeTasks.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
@@ -34,4 +34,11 @@ test("the warm-up's six replies differ in one token for tiny-chat, trained towar
   const datum = softReplyDatum(renderer, { messages: [{ role: "user", content: "Write a Python function solve(a, b) that returns a plus b." }], alternatives: CODE_OPS.map((o) => codeReply(o.symbol)) });
   const targets = datum.loss_fn_inputs["target_tokens"]!;
   assert.equal(targets.shape?.at(-1), CODE_OPS.length, "one column per operator");
+});
+
+test("the warm-up finds a shipped task's operator from its tests alone; other tests have none", () => {
+  for (const t of generateCodeTasks(3, 24)) assert.equal(operatorOfTests(t.tests)?.symbol, t.op);
+  assert.equal(operatorOfTests([{ kind: "assert", code: "assert f(1) == 2" }]), null);
+  assert.equal(operatorOfTests([{ kind: "functional", input: "[1, 2]", output: "3" }]), null);
+  assert.equal(operatorOfTests([{ kind: "functional", input: "2\n3", output: "7" }]), null);
 });
