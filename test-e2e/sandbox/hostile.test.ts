@@ -6,11 +6,18 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { existsSync, readdirSync, readlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { runSandboxed, sandboxCapabilities, type SandboxLanguage, type SandboxResult } from "../../src/sandbox/index.ts";
+
+// Our sandboxes' folders go under a folder of this file's own, so sandboxes that other test files
+// run at the same time are not mistaken for ours by the leftover checks.
+const PRIVATE_TMP = mkdtempSync(join(tmpdir(), "hostile-"));
+// A program running under a uid of its own must be able to pass through to its folder.
+chmodSync(PRIVATE_TMP, 0o711);
+process.env["TMPDIR"] = PRIVATE_TMP;
 
 const TIGHT = { wallSeconds: 6, cpuSeconds: 2, memoryMb: 256, maxProcesses: 8, outputBytes: 16 * 1024 };
 
@@ -19,7 +26,7 @@ function sandboxProcesses(): string[] {
   for (const pid of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
     try {
       const cwd = readlinkSync(`/proc/${pid}/cwd`);
-      if (cwd.includes("cookbook-sandbox-")) found.push(`${pid} in ${cwd}`);
+      if (cwd.startsWith(`${PRIVATE_TMP}/cookbook-sandbox-`)) found.push(`${pid} in ${cwd}`);
     } catch {
       // gone, or not ours to read
     }

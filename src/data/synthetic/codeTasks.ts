@@ -62,7 +62,7 @@ export function generateCodeTasks(seed: number, count: number, testsPerTask = 5,
 }
 
 /** The operator whose reply passes every test of a shipped-style task (functional `solve(a, b)` tests), or null. */
-export function operatorOfTests(tests: readonly { kind: string; input?: string; output?: string }[]): CodeOp | null {
+export function operatorOfTests(tests: readonly { kind: string; input?: string; output?: string; code?: string }[]): CodeOp | null {
   const cases = tests.map((t) => ({ args: (t.input ?? "").split("\n").map(Number), output: t.output ?? "" }));
   if (cases.length === 0 || tests.some((t) => t.kind !== "functional") || cases.some((c) => c.args.length !== 2 || c.args.some((x) => !Number.isInteger(x)))) return null;
   return CODE_OPS.find((op) => cases.every((c) => JSON.stringify(op.apply(c.args[0]!, c.args[1]!)) === c.output)) ?? null;
