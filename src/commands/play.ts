@@ -23,14 +23,18 @@ export interface PlayIO {
 /** Plays one episode of `recipeName` with lines from `io`; returns the episode's total reward. */
 export async function runPlay(recipeName: string, args: readonly string[], io: PlayIO, options: { batch?: number; group?: number } = {}): Promise<number> {
   const { session, rendererName } = await openPlay(recipes, recipeName, args, options);
-  io.write(`${recipeName}: you are the policy (${rendererName}); each line you type is one reply, ended as the model would end it.\n`);
+  io.write(`${recipeName}: you are the policy (${rendererName}); each line you type is one reply, ended as the model would end it (write \\n for a line break).\n`);
   io.write(`── observation ──\n${session.observationText()}\n`);
   io.write("> ");
   for await (const line of io.lines) {
-    const step = await session.act(line);
+    // Replies that span lines (a code block) are typed on one line with \n for each break.
+    const step = await session.act(line.replace(/\\n/g, "\n"));
     const metrics = Object.entries(step.metrics).map(([k, v]) => `${k}=${fmtMetric(v)}`).join(" ");
     io.write(`reward ${fmtMetric(step.reward)}${metrics ? `  ${metrics}` : ""}\n`);
-    if (step.done) break;
+    if (step.done) {
+      if (step.closing !== null) io.write(`── environment ──\n${step.closing}\n`);
+      break;
+    }
     io.write(`── environment ──\n${step.newObservationText}\n> `);
   }
   const summary = await session.summary();

@@ -99,7 +99,8 @@ export interface GenerationBenchmark extends BenchmarkBase {
   /** Open-ended answers: an LLM judge, when configured, replaces `grade`. */
   readonly judgeable?: boolean;
   load(options?: LoadOptions): Promise<EvalExample[]>;
-  grade(response: string, example: EvalExample): BenchmarkGrade;
+  /** Code benchmarks grade by running the reply in the sandbox, so a grade may be a promise. */
+  grade(response: string, example: EvalExample): BenchmarkGrade | Promise<BenchmarkGrade>;
   /** Metrics beyond accuracy, from the finished samples' `details` (one list per example, example order). */
   extraMetrics?(details: (Record<string, number> | undefined)[][]): Record<string, number>;
 }

@@ -6,6 +6,7 @@ import { arithmeticBenchmark } from "./benchmarks/arithmetic.ts";
 import { aimeBenchmark, gsm8kBenchmark, math500Benchmark } from "./benchmarks/hubMath.ts";
 import { gpqaBenchmark, mmluProBenchmark, mmluReduxBenchmark } from "./benchmarks/hubChoice.ts";
 import { ifevalBenchmark } from "./benchmarks/ifeval.ts";
+import { humanEvalBenchmark, mbppBenchmark } from "./benchmarks/code.ts";
 import { chatNllBenchmark, multipleChoiceBenchmark, qaJsonlBenchmark } from "./benchmarks/jsonlFiles.ts";
 
 export interface BenchmarkEntry {
@@ -27,6 +28,8 @@ const BENCHMARKS = new Map<string, BenchmarkEntry>([
   ["mmlu_redux", { description: "MMLU-Redux, 30 subjects (rows marked ok), accuracy per subject", source: "hub id or local folder of <subject>/ (default edinburgh-dawg/mmlu-redux)", make: mmluReduxBenchmark }],
   ["gpqa", { description: "GPQA-Diamond, 4 options shuffled with a fixed seed", source: "hub id or local parquet (default Idavidrein/gpqa, gated)", make: gpqaBenchmark }],
   ["ifeval", { description: "IFEval verifiable instructions, prompt-level strict accuracy", source: "hub id or local parquet (default google/IFEval)", make: ifevalBenchmark }],
+  ["mbpp", { description: "MBPP test split, Python checked by its asserts in the sandbox (pass@k)", source: "hub id or local parquet (default google-research-datasets/mbpp)", make: mbppBenchmark }],
+  ["humaneval", { description: "HumanEval, Python checked by its check() in the sandbox (pass@k)", source: "hub id or local parquet (default openai/openai_humaneval)", make: humanEvalBenchmark }],
   ["qa", { description: "any {question, answer} JSONL, math grading (or an LLM judge)", source: "JSONL file (required)", make: qaJsonlBenchmark }],
   ["mc", { description: "multiple-choice {question, choices, answer} JSONL, letter grading", source: "JSONL file (required)", make: multipleChoiceBenchmark }],
   ["nll", { description: "NLL of the assistant turns of a chat JSONL test set", source: "JSONL file (required)", make: chatNllBenchmark }],

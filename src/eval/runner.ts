@@ -117,7 +117,7 @@ async function sampleExample(options: RunBenchmarkOptions, benchmark: Generation
         const verdict = await judge.judge(lastUserText(example), example.reference, text);
         return { ...base, extracted: null, correct: verdict.correct, score: verdict.score, judge_explanation: verdict.explanation };
       }
-      const grade = benchmark.grade(text, example);
+      const grade = await benchmark.grade(text, example);
       return { ...base, extracted: grade.extracted, correct: grade.correct, ...(grade.details !== undefined ? { details: grade.details } : {}) };
     }),
   );

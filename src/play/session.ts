@@ -8,6 +8,7 @@ import type { StopCondition } from "../completers.ts";
 import type { Env, EnvGroupBuilder, Metrics, RLDatasetBuilder, Trajectory, Transition } from "../rl/types.ts";
 import { InitialObservationOverflow } from "../rl/types.ts";
 import { modelInputToInts } from "../tinker/modelInput.ts";
+import { messageText } from "../renderers/policyRenderer.ts";
 
 export interface PlayStep {
   reward: number;
@@ -15,6 +16,8 @@ export interface PlayStep {
   metrics: Metrics;
   /** What the environment added since the person's action (its reply and the next prompt). */
   newObservationText: string;
+  /** When the episode ended: what the environment said after the reply (a game's result, the tests' outcomes), else null. */
+  closing: string | null;
 }
 
 export interface PlaySummary {
@@ -110,7 +113,10 @@ export class PlaySession {
     this.tokens = next;
     this.stop = result.nextStopCondition;
     this.done = result.episodeDone;
-    return { reward: result.reward, done: result.episodeDone, metrics: result.metrics ?? {}, newObservationText: this.tokenizer.decode(newTokens, { skipSpecialTokens: false }) };
+    const lastReply = result.messages?.map((m) => m.role).lastIndexOf("assistant") ?? -1;
+    const after = result.episodeDone && lastReply >= 0 ? result.messages!.slice(lastReply + 1) : [];
+    const closing = after.length === 0 ? null : after.map((m) => `${m.role}${m.name ? ` (${m.name})` : ""}: ${messageText(m)}`).join("\n");
+    return { reward: result.reward, done: result.episodeDone, metrics: result.metrics ?? {}, newObservationText: this.tokenizer.decode(newTokens, { skipSpecialTokens: false }), closing };
   }
 
   /** Step rewards so far plus, once the episode is over, the group reward of this one trajectory. */

@@ -66,10 +66,10 @@ export abstract class ProblemEnv implements Env {
   }
 }
 
-/** `numEnvs` copies of one problem; rewards come from the envs' own steps. */
+/** `numEnvs` copies of one problem (any single-problem env); rewards come from the envs' own steps. */
 export class ProblemGroupBuilder extends EnvGroupBuilder {
   constructor(
-    readonly envThunk: () => ProblemEnv,
+    readonly envThunk: () => Env,
     readonly numEnvs: number,
     readonly datasetName = "problems",
   ) {

@@ -33,9 +33,9 @@ test("gsm8k reads a local parquet folder in the hub's layout and grades boxed or
   assert.equal(examples.length, 2);
   assert.deepEqual(examples.map((e) => e.reference), ["7", "1500"]);
   assert.match(examples[0]!.prompt[0]!.content as string, /^Tom has 3 apples.*\n\nSolve the problem step by step, then write the final answer inside \\boxed\{\}\.$/s);
-  assert.equal(bench.grade("so \\boxed{1,500}", examples[1]!).correct, true);
-  assert.equal(bench.grade("The total is $1500.", examples[1]!).correct, true);
-  assert.equal(bench.grade("\\boxed{1,200}", examples[1]!).correct, false);
+  assert.equal((await bench.grade("so \\boxed{1,500}", examples[1]!)).correct, true);
+  assert.equal((await bench.grade("The total is $1500.", examples[1]!)).correct, true);
+  assert.equal((await bench.grade("\\boxed{1,200}", examples[1]!)).correct, false);
   assert.equal(resolveBenchmarkConfig(bench.defaults).temperature, 0.6);
 });
 
@@ -52,10 +52,10 @@ test("math500 by hub id comes from the HF cache offline, answers compared after 
   const bench = math500Benchmark(null);
   const examples = await bench.load({ hub: { env: { HF_HUB_CACHE: cache, HF_HUB_OFFLINE: "1" } } });
   assert.deepEqual(examples.map((e) => e.id), ["test/algebra/1.json", "test/geometry/2.json"]);
-  assert.equal(bench.grade("It is \\boxed{0.5}", examples[0]!).correct, true);
-  assert.equal(bench.grade("\\boxed{\\dfrac12}", examples[0]!).correct, true);
-  assert.equal(bench.grade("\\boxed{90}", examples[1]!).correct, true);
-  assert.equal(bench.grade("\\boxed{2}", examples[0]!).correct, false);
+  assert.equal((await bench.grade("It is \\boxed{0.5}", examples[0]!)).correct, true);
+  assert.equal((await bench.grade("\\boxed{\\dfrac12}", examples[0]!)).correct, true);
+  assert.equal((await bench.grade("\\boxed{90}", examples[1]!)).correct, true);
+  assert.equal((await bench.grade("\\boxed{2}", examples[0]!)).correct, false);
   // Not cached and offline: the error says where it looked.
   await assert.rejects(gsm8kBenchmark(null).load({ hub: { env: { HF_HUB_CACHE: cache, HF_HUB_OFFLINE: "1" } } }), /openai\/gsm8k split test not found[\s\S]*offline/);
 });
@@ -90,8 +90,8 @@ test("multiple-choice JSONL: letter, index or text answers; errors name file and
   const ex = await bench.load();
   assert.deepEqual(ex.map((e) => e.reference), ["B", "B", "B"]);
   assert.match(ex[0]!.prompt[0]!.content as string, /2\+2\?\n\nA\. 3\nB\. 4\nC\. 5\n\nAnswer with the letter/);
-  assert.equal(bench.grade("Answer: B", ex[0]!).correct, true);
-  assert.equal(bench.grade("C", ex[0]!).correct, false);
+  assert.equal((await bench.grade("Answer: B", ex[0]!)).correct, true);
+  assert.equal((await bench.grade("C", ex[0]!)).correct, false);
   const bad = join(dir, "bad.jsonl");
   writeFileSync(bad, `${JSON.stringify({ question: "q", choices: ["a", "b"], answer: "D" })}\n`);
   await assert.rejects(multipleChoiceBenchmark(bad).load(), new RegExp(`${bad}:1: "answer" "D" is not a letter A–B`));
@@ -104,8 +104,8 @@ test("question/answer JSONL and registry errors", async () => {
   await assert.rejects(qaJsonlBenchmark(file).load(), new RegExp(`${file}:3: not valid JSON`));
   writeFileSync(file, `${JSON.stringify({ question: "Half of 3?", answer: "3/2" })}\n`);
   const [e] = await qaJsonlBenchmark(file).load();
-  assert.equal(qaJsonlBenchmark(file).grade("That is 1.5", e!).correct, true);
+  assert.equal((await qaJsonlBenchmark(file).grade("That is 1.5", e!)).correct, true);
   assert.equal(resolveBenchmark(`qa:${file}`).name, "qa_qa");
-  assert.throws(() => resolveBenchmark("gsm9k"), /unknown benchmark "gsm9k".*known: arithmetic, gsm8k, math500, aime_2024, aime_2025, aime, aime_2026, mmlu_pro, mmlu_redux, gpqa, ifeval, qa, mc, nll/);
+  assert.throws(() => resolveBenchmark("gsm9k"), /unknown benchmark "gsm9k".*known: arithmetic, gsm8k, math500, aime_2024, aime_2025, aime, aime_2026, mmlu_pro, mmlu_redux, gpqa, ifeval, mbpp, humaneval, qa, mc, nll/);
   assert.throws(() => resolveBenchmark("qa"), /qa needs a file: qa:<path to \.jsonl>/);
 });

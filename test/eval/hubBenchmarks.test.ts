@@ -35,8 +35,8 @@ test("aime_2025 by hub id from the HF cache (MathArena columns); prompt and inte
   assert.deepEqual(examples.map((e) => [e.id, e.reference]), [["1", "42"], ["2", "24"], ["3", "5"]]);
   assert.equal(userText(examples[0]!.prompt), "Find 6 times 7.\n\nThis is an AIME problem. The answer is an integer from 000 to 999. Show your work step by step, then put your final answer in \\boxed{}.");
   assert.equal(resolveBenchmarkConfig(bench.defaults).max_tokens, 32768);
-  assert.equal(bench.grade("so \\boxed{042}", examples[0]!).correct, true, "leading zeros");
-  assert.equal(bench.grade("\\boxed{24}", examples[0]!).correct, false);
+  assert.equal((await bench.grade("so \\boxed{042}", examples[0]!)).correct, true, "leading zeros");
+  assert.equal((await bench.grade("\\boxed{24}", examples[0]!)).correct, false);
   // The same benchmark from a local file, run end to end: two right, one wrong.
   const local = resolveBenchmark(`aime_2025:${join(repo, "snapshots", "c0ffee", "data", "train-00000-of-00001.parquet")}`) as GenerationBenchmark;
   const result = await run(local, (u) => (u.startsWith("Find 6") ? "6*7 = \\boxed{42}" : u.startsWith("Find 2") ? "The answer is 24." : "\\boxed{6}"));

@@ -137,8 +137,8 @@ test("ifeval runs on a parquet file with the dataset's schema: strict and loose,
   const bench = resolveBenchmark(`ifeval:${join(dir, "ifeval_input_data.parquet")}`) as GenerationBenchmark;
   const examples = await bench.load();
   assert.deepEqual(examples.map((e) => e.id), ["1000", "1001", "1002"]);
-  assert.equal(bench.grade("Cats have long whiskers.", examples[0]!).correct, true);
-  const half = bench.grade("Cats are lovely animals that sleep all day long in the sun.", examples[0]!);
+  assert.equal((await bench.grade("Cats have long whiskers.", examples[0]!)).correct, true);
+  const half = await bench.grade("Cats are lovely animals that sleep all day long in the sun.", examples[0]!);
   assert.equal(half.correct, false);
   assert.match(half.extracted ?? "", /0\/2 \(not followed: length_constraints:number_words, keywords:existence\)/);
   const answers: Record<string, string> = {

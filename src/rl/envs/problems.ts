@@ -1,8 +1,8 @@
 // Question/answer problems as RL data: one ProblemEnv per problem, a group of `groupSize` copies
-// per problem, `batchSize` groups per batch. Used by math_rl's file and GSM8K envs and by tests.
+// per problem, `batchSize` groups per batch. Used by math_rl's file and GSM8K envs, code_rl and tests.
 import type { RLRenderer } from "../../renderers/policyRenderer.ts";
 import { ProblemEnv, ProblemGroupBuilder, type ProblemEnvOptions } from "../problemEnv.ts";
-import type { EnvGroupBuilder, RLDataset } from "../types.ts";
+import type { Env, EnvGroupBuilder, RLDataset } from "../types.ts";
 import { Prng } from "../../data/synthetic/prng.ts";
 import type { AnswerGrade } from "../../grading/index.ts";
 
@@ -47,23 +47,23 @@ export class QuestionAnswerEnv extends ProblemEnv {
   }
 }
 
-export interface ProblemDatasetOptions {
+export interface ProblemDatasetOptions<P = QAProblem> {
   batchSize: number;
   groupSize: number;
   /** Builds the env for one problem (called once per group member). */
-  makeEnv: (problem: QAProblem) => ProblemEnv;
+  makeEnv: (problem: P) => Env;
   datasetName: string;
   /** Shuffle once with this seed; null keeps file order. */
   shuffleSeed?: number | null;
 }
 
 /** Fixed list of problems, cut into batches; a trailing partial batch is dropped. */
-export class ProblemListDataset implements RLDataset {
-  readonly problems: QAProblem[];
+export class ProblemListDataset<P = QAProblem> implements RLDataset {
+  readonly problems: P[];
 
   constructor(
-    problems: readonly QAProblem[],
-    readonly options: ProblemDatasetOptions,
+    problems: readonly P[],
+    readonly options: ProblemDatasetOptions<P>,
   ) {
     if (options.batchSize <= 0 || options.groupSize <= 0) {
       throw new Error(`batch size and group size must be positive, got ${options.batchSize} and ${options.groupSize}`);

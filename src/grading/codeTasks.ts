@@ -1,0 +1,251 @@
+// Code problems with hidden tests, from where they come (docs/code-rl.md#data): the project's own
+// JSONL (one task per line, tests already in our shapes), DeepCoder-style rows (the cookbook's
+// agentica-org/DeepCoder-Preview-Dataset: `problem`, `tests` as JSON in the LiveCodeBench or TACO
+// shape, `starter_code`, `metadata`), MBPP (assert lines) and HumanEval (a `check(candidate)`
+// function). Hub ids go through src/hf (local folder, HF cache, then the hub); errors name the
+// file and line or row.
+import { readFileSync } from "node:fs";
+import { parquetReadObjects } from "hyparquet";
+import { resolveDatasetSplitFiles, type HubOptions } from "../hf/datasets.ts";
+import type { CodeTest } from "./code.ts";
+
+export interface CodeTask {
+  id: string;
+  /** The full user message: statement, format instructions and starter code. */
+  prompt: string;
+  tests: CodeTest[];
+  /** Python run before the solution (MBPP's test_setup_code). */
+  setup?: string;
+  /** HumanEval: the function's signature and docstring, put before a reply that omits them. */
+  completionPrefix?: { entryPoint: string; prefix: string };
+  source: string;
+}
+
+export class CodeTaskError extends Error {
+  override name = "CodeTaskError";
+}
+
+// The cookbook's LiveCodeBench prompt (docs/code-rl.md#prompt-and-reward), in our words where the
+// words are ours and the benchmark's where the model is meant to recognise them.
+const SYSTEM_LINE = "You are an expert Python programmer. You will be given a question (problem specification) and will generate a correct Python program that matches the specification and passes all tests.";
+const WITH_STARTER = "You will use the following starter code to write the solution to the problem and enclose your code within delimiters.";
+const WITHOUT_STARTER =
+  "Read the inputs from stdin solve the problem and write the answer to stdout (do not directly test on the sample inputs). Enclose your code within delimiters as follows. Ensure that when the python program runs, it reads the inputs, runs the algorithm and writes output to STDOUT.";
+
+/** The LiveCodeBench-style user message for a statement and optional starter code. */
+export function codePrompt(statement: string, starterCode?: string | null): string {
+  let text = `${SYSTEM_LINE}\n\n${statement.endsWith("\n") ? statement : `${statement}\n\n`}`;
+  if (starterCode !== undefined && starterCode !== null && starterCode.trim() !== "") text += `### Format: ${WITH_STARTER}\n\`\`\`python\n${starterCode}\n\`\`\`\n\n`;
+  else text += `### Format: ${WITHOUT_STARTER}\n\`\`\`python\n# YOUR CODE HERE\n\`\`\`\n\n`;
+  return `${text}### Answer: (use the provided format with backticks)\n\n`;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function parseTest(raw: unknown, where: string): CodeTest {
+  if (!isRecord(raw)) throw new CodeTaskError(`${where}: a test must be an object with "kind"`);
+  const str = (key: string): string => {
+    const v = raw[key];
+    if (typeof v !== "string") throw new CodeTaskError(`${where}: test field "${key}" must be a string, got ${v === undefined ? "nothing" : JSON.stringify(v)}`);
+    return v;
+  };
+  switch (raw["kind"]) {
+    case "stdin_stdout":
+      return { kind: "stdin_stdout", input: str("input"), output: str("output") };
+    case "functional":
+      return { kind: "functional", fn: str("fn"), input: str("input"), output: str("output") };
+    case "assert":
+      return { kind: "assert", code: str("code") };
+    default:
+      throw new CodeTaskError(`${where}: test "kind" must be stdin_stdout, functional or assert, got ${JSON.stringify(raw["kind"])}`);
+  }
+}
+
+/** A short user message for small models: the statement, then the block to write. */
+export function shortCodePrompt(statement: string, starterCode?: string | null): string {
+  const start = starterCode !== undefined && starterCode !== null && starterCode.trim() !== "" ? `, starting with ${starterCode.trim()}` : "";
+  return `${statement.trim()}\nReply with a \`\`\`python code block${start}.`;
+}
+
+export type CodePromptStyle = "lcb" | "short";
+
+/**
+ * `{"id", "question", "starter_code"?, "tests": [...]}` per line (the shipped tasks' format), asked
+ * with the LiveCodeBench prompt or the short one.
+ */
+export function readCodeTasksJsonl(path: string, style: CodePromptStyle = "lcb"): CodeTask[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new CodeTaskError(`${path}: cannot read (${(err as Error).message})`);
+  }
+  const out: CodeTask[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
+    const where = `${path}:${i + 1}`;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw new CodeTaskError(`${where}: not valid JSON`);
+    }
+    if (!isRecord(row)) throw new CodeTaskError(`${where}: expected an object with "question" and "tests"`);
+    const question = row["question"];
+    if (typeof question !== "string" || question.trim() === "") throw new CodeTaskError(`${where}: "question" must be a non-empty string`);
+    const tests = row["tests"];
+    if (!Array.isArray(tests) || tests.length === 0) throw new CodeTaskError(`${where}: "tests" must be a non-empty list`);
+    const starter = row["starter_code"];
+    if (starter !== undefined && starter !== null && typeof starter !== "string") throw new CodeTaskError(`${where}: "starter_code" must be a string`);
+    out.push({
+      id: String(row["id"] ?? i + 1),
+      prompt: (style === "lcb" ? codePrompt : shortCodePrompt)(question, starter ?? null),
+      tests: tests.map((t, k) => parseTest(t, `${where} tests[${k}]`)),
+      source: path,
+    });
+  });
+  if (out.length === 0) throw new CodeTaskError(`${path}: no tasks`);
+  return out;
+}
+
+async function parquetRows(path: string, name: string | null, split: string, hub: HubOptions): Promise<{ where: string; values: Record<string, unknown> }[]> {
+  const files = await resolveDatasetSplitFiles({ path, name, split }, hub);
+  const out: { where: string; values: Record<string, unknown> }[] = [];
+  for (const file of files) {
+    const buf = readFileSync(file);
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) });
+    } catch (err) {
+      throw new CodeTaskError(`${file}: cannot read rows (${(err as Error).message})`);
+    }
+    rows.forEach((values, row) => out.push({ where: `${file} row ${row}`, values }));
+  }
+  return out;
+}
+
+function text(values: Record<string, unknown>, key: string, where: string): string {
+  const v = values[key];
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "bigint") return String(v);
+  throw new CodeTaskError(`${where}: column "${key}" must be a string, got ${v === undefined ? "nothing" : JSON.stringify(v)}`);
+}
+
+function stringList(values: Record<string, unknown>, key: string, where: string): string[] {
+  // Some parquet writers store a list column as its JSON text.
+  const v = typeof values[key] === "string" ? jsonish(values[key]) : values[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw new CodeTaskError(`${where}: column "${key}" must be a list of strings`);
+  return v;
+}
+
+function jsonish(v: unknown): unknown {
+  if (typeof v !== "string") return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return undefined;
+  }
+}
+
+/** DeepCoder's `tests` (LiveCodeBench list, or TACO's {inputs, outputs, fn_name}) in our shapes. */
+export function normalizeDeepcoderTests(rawTests: unknown, metadata: unknown): CodeTest[] {
+  let tests = jsonish(rawTests);
+  const meta = jsonish(metadata);
+  const metaFn = isRecord(meta) && typeof meta["func_name"] === "string" ? meta["func_name"] : null;
+  if (isRecord(tests) && Array.isArray(tests["inputs"]) && Array.isArray(tests["outputs"])) {
+    const inputs = tests["inputs"] as unknown[];
+    const outputs = tests["outputs"] as unknown[];
+    const fn = typeof tests["fn_name"] === "string" ? tests["fn_name"] : null;
+    tests = Array.from({ length: Math.max(inputs.length, outputs.length) }, (_, i) => {
+      const out = outputs[i] ?? outputs[0] ?? "";
+      return { input: inputs[i] ?? inputs[0] ?? "", output: Array.isArray(out) ? (out[0] ?? "") : out, testtype: fn === null ? "stdin_stdout" : "functional", metadata: { func_name: fn } };
+    });
+  }
+  if (isRecord(tests)) tests = [tests];
+  if (!Array.isArray(tests)) return [];
+  const out: CodeTest[] = [];
+  for (const t of tests) {
+    if (!isRecord(t)) continue;
+    const asText = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v ?? ""));
+    const tmeta = jsonish(t["metadata"]);
+    const fn = (isRecord(tmeta) && typeof tmeta["func_name"] === "string" ? tmeta["func_name"] : null) ?? metaFn;
+    if (t["testtype"] === "functional") {
+      if (fn !== null) out.push({ kind: "functional", fn, input: asText(t["input"]), output: asText(t["output"]) });
+    } else {
+      out.push({ kind: "stdin_stdout", input: asText(t["input"]), output: asText(t["output"]) });
+    }
+  }
+  return out;
+}
+
+export const DEEPCODER_REPO = "agentica-org/DeepCoder-Preview-Dataset";
+/** The cookbook's subsets: primeintellect, taco and lcbv5 for training; codeforces and lcbv5 for testing. */
+export const DEEPCODER_SUBSETS: Record<"train" | "test", string[]> = { train: ["primeintellect", "taco", "lcbv5"], test: ["codeforces", "lcbv5"] };
+
+/** DeepCoder-style rows of one split (rows without usable tests or statement are skipped, as the cookbook does). */
+export async function readDeepcoder(split: "train" | "test", options: { path?: string; subsets?: string[]; hub?: HubOptions } = {}): Promise<CodeTask[]> {
+  const path = options.path ?? DEEPCODER_REPO;
+  const out: CodeTask[] = [];
+  for (const subset of options.subsets ?? DEEPCODER_SUBSETS[split]) {
+    for (const { where, values } of await parquetRows(path, subset, split, options.hub ?? {})) {
+      const statement = [values["question"], values["prompt"], values["problem"]].find((v): v is string => typeof v === "string" && v.trim() !== "");
+      const tests = normalizeDeepcoderTests(values["tests"] ?? values["ground_truth"], values["metadata"]);
+      if (statement === undefined || tests.length === 0) continue;
+      const starter = typeof values["starter_code"] === "string" ? values["starter_code"] : null;
+      out.push({ id: `${subset}/${out.length}`, prompt: codePrompt(statement, starter), tests, source: where });
+    }
+  }
+  if (out.length === 0) throw new CodeTaskError(`${path}: no ${split} rows with a statement and tests in ${(options.subsets ?? DEEPCODER_SUBSETS[split]).join(", ")}`);
+  return out;
+}
+
+export const MBPP_REPO = "google-research-datasets/mbpp";
+
+/** MBPP (config `full`: text, test_list, test_setup_code): the first assert is shown, every assert is a test. */
+export async function readMbpp(split: string, options: { path?: string; config?: string; hub?: HubOptions } = {}): Promise<CodeTask[]> {
+  const path = options.path ?? MBPP_REPO;
+  const rows = await parquetRows(path, options.config ?? "full", split, options.hub ?? {});
+  return rows.map(({ where, values }) => {
+    const statement = typeof values["text"] === "string" ? values["text"] : text(values, "prompt", where);
+    const asserts = stringList(values, "test_list", where);
+    if (asserts.length === 0) throw new CodeTaskError(`${where}: "test_list" has no asserts`);
+    const setup = [...stringList(values, "test_imports", where), typeof values["test_setup_code"] === "string" ? values["test_setup_code"] : ""].join("\n").trim();
+    return {
+      id: String(values["task_id"] ?? where),
+      prompt: `${SYSTEM_LINE}\n\n${statement}\nYour code should pass tests like this:\n${asserts[0]}\n\nWrite the function in a \`\`\`python code block.`,
+      tests: asserts.map((code) => ({ kind: "assert", code })),
+      ...(setup !== "" ? { setup } : {}),
+      source: where,
+    };
+  });
+}
+
+export const HUMANEVAL_REPO = "openai/openai_humaneval";
+
+/** HumanEval (split test): complete the function; its `check(candidate)` is one test. */
+export async function readHumanEval(options: { path?: string; hub?: HubOptions } = {}): Promise<CodeTask[]> {
+  const path = options.path ?? HUMANEVAL_REPO;
+  const rows = await parquetRows(path, null, "test", options.hub ?? {});
+  return rows.map(({ where, values }) => {
+    const prefix = text(values, "prompt", where);
+    const entryPoint = text(values, "entry_point", where);
+    return {
+      id: text(values, "task_id", where),
+      prompt: `Complete the following Python function. Reply with the whole function in a \`\`\`python code block.\n\n\`\`\`python\n${prefix}\`\`\``,
+      tests: [{ kind: "assert", code: `${text(values, "test", where)}\n\ncheck(${entryPoint})\n` }],
+      completionPrefix: { entryPoint, prefix },
+      source: where,
+    };
+  });
+}
+
+/** The program to run for a reply's code: HumanEval replies that give only the body get the signature back. */
+export function solutionSource(task: CodeTask, code: string): string {
+  const c = task.completionPrefix;
+  if (c === undefined || new RegExp(`def\\s+${c.entryPoint}\\s*\\(`).test(code)) return code;
+  const body = code.split("\n").map((l) => (l.startsWith(" ") || l.trim() === "" ? l : `    ${l}`)).join("\n");
+  return `${c.prefix}${body}\n`;
+}
