@@ -46,7 +46,13 @@ const cpuSeconds = (): number => {
 const fmt = (x: number, d = 2): string => x.toFixed(d);
 
 const kernels = getKernels();
-console.log(`load average ${loadavg().map((x) => fmt(x)).join(" ")}; kernels ${kernels.name} (gemm ${kernels.gemmBackend}); ${shape} shape with ${config.numLayers} layers, random ${baseKind} weights${loraRank > 0 ? `, LoRA r${loraRank} on every linear and the head (unmerged)` : ""}`);
+console.log(
+  `load average ${loadavg()
+    .map((x) => fmt(x))
+    .join(
+      " ",
+    )}; kernels ${kernels.name} (gemm ${kernels.gemmBackend}); ${shape} shape with ${config.numLayers} layers, random ${baseKind} weights${loraRank > 0 ? `, LoRA r${loraRank} on every linear and the head (unmerged)` : ""}`,
+);
 
 // ---- 1. memory bandwidth ----
 /** Reading 1 GiB on every pool thread (the addon's probe; best of 5): what streaming weights can reach. */
@@ -63,7 +69,9 @@ function bandwidth(): number {
   return a.byteLength / (best / 1000) / 1e9;
 }
 const bw = bandwidth();
-console.log(`memory read bandwidth (1 GiB read on ${"numThreads" in kernels ? (kernels as NativeKernels).numThreads : 1} threads, best of 5): ${fmt(bw, 1)} GB/s`);
+console.log(
+  `memory read bandwidth (1 GiB read on ${"numThreads" in kernels ? (kernels as NativeKernels).numThreads : 1} threads, best of 5): ${fmt(bw, 1)} GB/s`,
+);
 
 // ---- the sampler ----
 const weights = asBase(EngineModel.randomWeights(config, 0), baseKind);
@@ -78,8 +86,10 @@ if (loraRank > 0) {
 const w = buildInferenceWeights(config, weights, adapter);
 const inf = inferenceModel(w, kernels);
 const handle: SamplerHandle = {
-  id: "bench", limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
-  model: () => inf, decoder: () => Promise.reject(new Error("no tokenizer")),
+  id: "bench",
+  limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
+  model: () => inf,
+  decoder: () => Promise.reject(new Error("no tokenizer")),
 };
 
 /** Bytes of weights one decode step reads whatever the batch: every projection, its adapter, the head. */
@@ -93,17 +103,39 @@ const stepBytes = bytesPerStep(w);
 
 const scheduler = new DecodeScheduler();
 let state = 12345;
-const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
+const rand = (): number => {
+  state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+  return state / 4294967296;
+};
 const randomPrompt = (n: number): Int32Array => Int32Array.from({ length: n }, () => Math.floor(rand() * config.vocabSize));
 const prompt = randomPrompt(16);
 
-interface Timing { wall: number; cpu: number; tokens: number }
+interface Timing {
+  wall: number;
+  cpu: number;
+  tokens: number;
+}
 async function run(requests: number, samples: number, p: Int32Array, maxTokens: number): Promise<Timing> {
   const c0 = cpuSeconds();
   const t0 = performance.now();
-  const rs = await Promise.all(Array.from({ length: requests }, (_, i) => scheduler.submit(handle, resolveSampleRequest({
-    prompt: p, numSamples: samples, params: { max_tokens: maxTokens, temperature: 1, seed: 1000 + i }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0,
-  }, handle.limits))));
+  const rs = await Promise.all(
+    Array.from({ length: requests }, (_, i) =>
+      scheduler.submit(
+        handle,
+        resolveSampleRequest(
+          {
+            prompt: p,
+            numSamples: samples,
+            params: { max_tokens: maxTokens, temperature: 1, seed: 1000 + i },
+            promptLogprobs: false,
+            topkPromptLogprobs: 0,
+            fallbackSeed: 0,
+          },
+          handle.limits,
+        ),
+      ),
+    ),
+  );
   const wall = (performance.now() - t0) / 1000;
   const tokens = rs.reduce((a, r) => a + r.sequences.reduce((b, s) => b + s.tokens.length, 0), 0);
   return { wall, cpu: cpuSeconds() - c0, tokens };
@@ -122,16 +154,24 @@ const cpuPerToken = (t: Timing): number => t.cpu / t.tokens;
 const one = perSamples.get(1) as Timing;
 for (const n of [4, 16]) {
   const t = perSamples.get(n) as Timing;
-  console.log(`per-token speed-up, ${n} samples vs 1: ${fmt(tps(t) / tps(one))}× wall, ${fmt(cpuPerToken(one) / cpuPerToken(t))}× cpu${n === 16 ? " (goal ≥ 8×)" : ""}`);
+  console.log(
+    `per-token speed-up, ${n} samples vs 1: ${fmt(tps(t) / tps(one))}× wall, ${fmt(cpuPerToken(one) / cpuPerToken(t))}× cpu${n === 16 ? " (goal ≥ 8×)" : ""}`,
+  );
 }
 const gbs = (stepBytes * tps(one)) / 1e9;
-console.log(`single stream: ${fmt(stepBytes / 1e9, 3)} GB of weights per token × ${fmt(tps(one), 1)} tokens/s = ${fmt(gbs, 1)} GB/s (${fmt((100 * gbs) / bw, 0)} % of the measured ${fmt(bw, 1)} GB/s)`);
+console.log(
+  `single stream: ${fmt(stepBytes / 1e9, 3)} GB of weights per token × ${fmt(tps(one), 1)} tokens/s = ${fmt(gbs, 1)} GB/s (${fmt((100 * gbs) / bw, 0)} % of the measured ${fmt(bw, 1)} GB/s)`,
+);
 
 // ---- 3. an RL-style batch: 16 requests of one sample ----
 const rl = await run(16, 1, prompt, genTokens);
-console.log(`16 concurrent requests × 1 sample × ${genTokens} tokens: ${fmt(rl.wall)} s wall (${fmt(rl.cpu)} s cpu), ${fmt(tps(rl), 1)} tokens/s, ${fmt(tps(rl) / tps(one))}× one sample`);
+console.log(
+  `16 concurrent requests × 1 sample × ${genTokens} tokens: ${fmt(rl.wall)} s wall (${fmt(rl.cpu)} s cpu), ${fmt(tps(rl), 1)} tokens/s, ${fmt(tps(rl) / tps(one))}× one sample`,
+);
 
 // ---- 4. prefill ----
 const long = randomPrompt(promptTokens);
 const pf = await run(1, 1, long, 1);
-console.log(`prefill ${promptTokens} prompt tokens (+1 sampled): ${fmt(pf.wall)} s wall (${fmt(pf.cpu)} s cpu), ${fmt(promptTokens / pf.wall, 0)} prompt tokens/s`);
+console.log(
+  `prefill ${promptTokens} prompt tokens (+1 sampled): ${fmt(pf.wall)} s wall (${fmt(pf.cpu)} s cpu), ${fmt(promptTokens / pf.wall, 0)} prompt tokens/s`,
+);

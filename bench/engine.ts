@@ -80,9 +80,15 @@ const gemmShapes = new Map<string, number>();
 function report(totals: Map<string, number>, wallMs: number): void {
   if (!profile) return;
   const kernelMs = [...totals.values()].reduce((a, b) => a + b, 0);
-  const rows = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
+  const rows = [...totals]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
   console.log(`    kernels ${fmt(kernelMs / 1000)}s of ${fmt(wallMs / 1000)}s wall: ${rows.join(", ")}`);
-  const shapes = [...gemmShapes].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
+  const shapes = [...gemmShapes]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([k, ms]) => `${k} ${fmt(ms / 1000)}s`);
   console.log(`    top gemm shapes (transA transB M×N×K): ${shapes.join(", ")}`);
   totals.clear();
   gemmShapes.clear();
@@ -92,7 +98,11 @@ const totals = new Map<string, number>();
 const base = getKernels();
 if ("setNumThreads" in base && typeof base.setNumThreads === "function") base.setNumThreads(threads);
 const kernels = profile ? profiled(base, totals) : base;
-console.log(`kernels: ${base.name} (gemm ${base.gemmBackend}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+console.log(
+  `kernels: ${base.name} (gemm ${base.gemmBackend}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`,
+);
 const weights = EngineModel.randomWeights(config, 0);
 
 // ---- 1. LoRA training step ----
@@ -103,7 +113,10 @@ const batch: SequenceInput[] = tokenBatch.tokens.map((tokens, s) => ({
   lossInputs: { target_tokens: Int32Array.from(tokenBatch.targets[s]), weights: new Float32Array(len).fill(1) },
 }));
 let state = 4242;
-const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
+const rand = (): number => {
+  state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+  return state / 4294967296;
+};
 const adam = { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 };
 const wall: number[] = [];
 const cpu: number[] = [];
@@ -115,7 +128,9 @@ for (let s = 0; s < steps + 1; s++) {
   model.optimStep(adam);
   const t2 = performance.now();
   const c = cpuSeconds() - c0;
-  console.log(`  lora step ${s}${s === 0 ? " (warm-up)" : ""}: forward_backward ${fmt((t1 - t0) / 1000)}s, optim_step ${fmt((t2 - t1) / 1000, 3)}s, cpu ${fmt(c)}s`);
+  console.log(
+    `  lora step ${s}${s === 0 ? " (warm-up)" : ""}: forward_backward ${fmt((t1 - t0) / 1000)}s, optim_step ${fmt((t2 - t1) / 1000, 3)}s, cpu ${fmt(c)}s`,
+  );
   report(totals, t2 - t0);
   if (s > 0) {
     wall.push((t2 - t0) / 1000);
@@ -124,22 +139,41 @@ for (let s = 0; s < steps + 1; s++) {
 }
 const stepWall = median(wall);
 const stepCpu = median(cpu);
-console.log(`LoRA r${rank} step (fwd_bwd + optim, ${seqs}×${len} tokens): median ${fmt(stepWall)} s wall, ${fmt(stepCpu)} s cpu; ${fmt(seqs * len / stepWall, 0)} tokens/s`);
+console.log(
+  `LoRA r${rank} step (fwd_bwd + optim, ${seqs}×${len} tokens): median ${fmt(stepWall)} s wall, ${fmt(stepCpu)} s cpu; ${fmt((seqs * len) / stepWall, 0)} tokens/s`,
+);
 
 // ---- 2. decoding ----
 const inf = inferenceModel(buildInferenceWeights(config, weights, null), kernels);
 const handle: SamplerHandle = {
-  id: "bench", limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
-  model: () => inf, decoder: () => Promise.reject(new Error("no tokenizer")),
+  id: "bench",
+  limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
+  model: () => inf,
+  decoder: () => Promise.reject(new Error("no tokenizer")),
 };
 const scheduler = new DecodeScheduler();
 const prompt = Int32Array.from({ length: 16 }, () => Math.floor(rand() * config.vocabSize));
 async function decode(n: number, requests: number): Promise<{ wall: number; cpu: number; tokens: number }> {
   const c0 = cpuSeconds();
   const t0 = performance.now();
-  const rs = await Promise.all(Array.from({ length: requests }, (_, i) => scheduler.submit(handle, resolveSampleRequest({
-    prompt, numSamples: n, params: { max_tokens: genTokens, temperature: 1, seed: 1000 + i }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0,
-  }, handle.limits))));
+  const rs = await Promise.all(
+    Array.from({ length: requests }, (_, i) =>
+      scheduler.submit(
+        handle,
+        resolveSampleRequest(
+          {
+            prompt,
+            numSamples: n,
+            params: { max_tokens: genTokens, temperature: 1, seed: 1000 + i },
+            promptLogprobs: false,
+            topkPromptLogprobs: 0,
+            fallbackSeed: 0,
+          },
+          handle.limits,
+        ),
+      ),
+    ),
+  );
   const w = performance.now() - t0;
   report(totals, w);
   const tokens = rs.reduce((a, r) => a + r.sequences.reduce((b, s) => b + s.tokens.length, 0), 0);
@@ -150,9 +184,13 @@ const batched = await decode(numSamples, 1);
 const single = await decode(1, 1);
 const batchedTps = batched.tokens / batched.wall;
 const singleTps = single.tokens / single.wall;
-console.log(`decode ${numSamples} samples × ${genTokens} tokens batched: ${fmt(batched.wall)} s wall (${fmt(batched.cpu)} s cpu), ${fmt(batchedTps, 1)} tokens/s`);
+console.log(
+  `decode ${numSamples} samples × ${genTokens} tokens batched: ${fmt(batched.wall)} s wall (${fmt(batched.cpu)} s cpu), ${fmt(batchedTps, 1)} tokens/s`,
+);
 console.log(`decode 1 sample × ${genTokens} tokens: ${fmt(single.wall)} s wall (${fmt(single.cpu)} s cpu), ${fmt(singleTps, 1)} tokens/s`);
-console.log(`decode speed-up per token, batched ${numSamples} vs one at a time: ${fmt(batchedTps / singleTps)}× wall, ${fmt((single.cpu / single.tokens) / (batched.cpu / batched.tokens))}× cpu (goal ≥ 3×)`);
+console.log(
+  `decode speed-up per token, batched ${numSamples} vs one at a time: ${fmt(batchedTps / singleTps)}× wall, ${fmt(single.cpu / single.tokens / (batched.cpu / batched.tokens))}× cpu (goal ≥ 3×)`,
+);
 
 // ---- 3. GEMM ----
 function gflops(M: number, N: number, K: number, tA: boolean, tB: boolean): number {
@@ -184,7 +222,9 @@ const flops = loraStepFlops(config, seqs * len, len, rank);
 const stepFlops = flops.dense + flops.lora + flops.attention;
 const gemmRate = measured[0]![1] * 1e9;
 const limit = stepFlops / gemmRate;
-console.log(`GEMM-bound limit of the step: ${fmt(stepFlops / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(gemmRate / 1e9, 0)} GFLOP/s = ${fmt(limit)} s (dense only ${fmt(flops.dense / gemmRate)} s); ours is ${fmt(stepWall / limit)}× the limit (wall)`);
+console.log(
+  `GEMM-bound limit of the step: ${fmt(stepFlops / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(gemmRate / 1e9, 0)} GFLOP/s = ${fmt(limit)} s (dense only ${fmt(flops.dense / gemmRate)} s); ours is ${fmt(stepWall / limit)}× the limit (wall)`,
+);
 // The same limit in CPU seconds, from the x·Wᵀ product's GFLOP per CPU-second: unlike wall time it
 // does not move with what else the host runs.
 const cpuRate = ((): number => {
@@ -197,7 +237,9 @@ const cpuRate = ((): number => {
   for (let i = 0; i < 7; i++) base.gemm(false, true, M, N, K, 1, A, B, 0, C);
   return (7 * 2 * M * N * K) / (cpuSeconds() - c0);
 })();
-console.log(`in CPU seconds: ${fmt(stepFlops / cpuRate)} CPU-s at ${fmt(cpuRate / 1e9, 0)} GFLOP per CPU-second; ours is ${fmt(stepCpu / (stepFlops / cpuRate))}× it`);
+console.log(
+  `in CPU seconds: ${fmt(stepFlops / cpuRate)} CPU-s at ${fmt(cpuRate / 1e9, 0)} GFLOP per CPU-second; ours is ${fmt(stepCpu / (stepFlops / cpuRate))}× it`,
+);
 
 // ---- 4. PyTorch ----
 // The peer users install: torch from pip (2.13 CPU with MKL on this machine's index) in the
@@ -215,18 +257,26 @@ if (!argv.includes("--no-torch")) {
     const line = r.stdout.trim().split("\n").pop() ?? "";
     try {
       const t = JSON.parse(line) as { torch: string; step_s: number; cpu_s: number; tokens_per_s: number };
-      console.log(`PyTorch ${t.torch} (${threads} threads, ${python}), the same graph in plain torch: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s; ${fmt(t.step_s / limit)}× the GEMM-bound limit`);
+      console.log(
+        `PyTorch ${t.torch} (${threads} threads, ${python}), the same graph in plain torch: median ${fmt(t.step_s)} s wall, ${fmt(t.cpu_s)} s cpu; ${fmt(t.tokens_per_s, 0)} tokens/s; ${fmt(t.step_s / limit)}× the GEMM-bound limit`,
+      );
       console.log(`ratio ours/torch (step time, lower is better; issue 19 goal ≤ 0.40): ${fmt(stepWall / t.step_s)} wall, ${fmt(stepCpu / t.cpu_s)} cpu`);
     } catch {
       console.log(`PyTorch run failed (exit ${r.status}): ${(r.stderr || line).slice(-500)}`);
     }
     try {
       const peft = runPeftPeer(python, configOnlyDir("smollm2-135m", config), writeBatchFile("smollm2-135m", tokenBatch), { steps: torchSteps, rank, threads });
-      console.log(`transformers ${peft.transformers} + PEFT ${peft.peft} (LlamaForCausalLM, random init): median ${fmt(peft.step_s)} s wall, ${fmt(peft.cpu_s)} s cpu; ${fmt(peft.step_s / limit)}× the GEMM-bound limit`);
+      console.log(
+        `transformers ${peft.transformers} + PEFT ${peft.peft} (LlamaForCausalLM, random init): median ${fmt(peft.step_s)} s wall, ${fmt(peft.cpu_s)} s cpu; ${fmt(peft.step_s / limit)}× the GEMM-bound limit`,
+      );
       console.log(`ratio ours/(transformers + PEFT): ${fmt(stepWall / peft.step_s)} wall, ${fmt(stepCpu / peft.cpu_s)} cpu`);
     } catch (err) {
       console.log((err as Error).message);
     }
   }
 }
-console.log(`load at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+console.log(
+  `load at the end ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`,
+);

@@ -33,7 +33,11 @@ const fmt = (x: number, d = 2): string => x.toFixed(d);
 
 const python = ensurePythonVenv(["torch", "transformers", "peft", "safetensors"]);
 const oursScript = fileURLToPath(new URL("./lib/oursStep.ts", import.meta.url));
-console.log(`LoRA r${rank} step on ${seqs}×${len} tokens, real architectures with random weights; load ${loadavg().map((x) => fmt(x, 1)).join(" ")}`);
+console.log(
+  `LoRA r${rank} step on ${seqs}×${len} tokens, real architectures with random weights; load ${loadavg()
+    .map((x) => fmt(x, 1))
+    .join(" ")}`,
+);
 for (const name of shapes) {
   const config = benchShape(name);
   const t0 = performance.now();
@@ -41,19 +45,37 @@ for (const name of shapes) {
   console.log(`${name}: ${dir}${performance.now() - t0 > 1000 ? ` (written by transformers in ${fmt((performance.now() - t0) / 1000, 1)} s)` : ""}`);
   const batchFile = writeBatchFile(name, benchBatch(config.vocabSize, seqs, len));
 
-  const r = spawnSync(process.execPath, ["--import", "tsx", oursScript, "--model-dir", dir, "--batch", batchFile, "--steps", String(steps), "--rank", String(rank)], {
-    encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, COOKBOOK_THREADS: String(threads), COOKBOOK_BASE_WEIGHTS: base === "fp32" ? "fp32" : "auto" },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["--import", "tsx", oursScript, "--model-dir", dir, "--batch", batchFile, "--steps", String(steps), "--rank", String(rank)],
+    {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, COOKBOOK_THREADS: String(threads), COOKBOOK_BASE_WEIGHTS: base === "fp32" ? "fp32" : "auto" },
+    },
+  );
   const ours = lastJson<OursResult>("our step", r);
   const flops = loraStepFlops(config, seqs * len, len, rank);
   const total = flops.dense + flops.lora + flops.attention;
   const rate = ours.gemm_gflops * 1e9;
-  console.log(`  ours (${threads} threads, ${ours.base === "resident" ? "bf16 base resident" : "float32 base"}): step ${fmt(ours.step_s)} s wall, ${fmt(ours.cpu_s)} s cpu; peak ${gib(ours.peak_rss_bytes)} (${gib(ours.rss_after_load_bytes)} after loading in ${fmt(ours.load_s, 1)} s); step-0 loss ${ours.losses[0].toFixed(3)}`);
-  console.log(`  GEMM-bound limit: ${fmt(total / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(rate / 1e9, 0)} GFLOP/s = ${fmt(total / rate)} s (dense only ${fmt(flops.dense / rate)} s); ours is ${fmt(ours.step_s / (total / rate))}× it`);
+  console.log(
+    `  ours (${threads} threads, ${ours.base === "resident" ? "bf16 base resident" : "float32 base"}): step ${fmt(ours.step_s)} s wall, ${fmt(ours.cpu_s)} s cpu; peak ${gib(ours.peak_rss_bytes)} (${gib(ours.rss_after_load_bytes)} after loading in ${fmt(ours.load_s, 1)} s); step-0 loss ${ours.losses[0].toFixed(3)}`,
+  );
+  console.log(
+    `  GEMM-bound limit: ${fmt(total / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(rate / 1e9, 0)} GFLOP/s = ${fmt(total / rate)} s (dense only ${fmt(flops.dense / rate)} s); ours is ${fmt(ours.step_s / (total / rate))}× it`,
+  );
   if (argv.includes("--no-peft")) continue;
   const peer = runPeftPeer(python, dir, batchFile, { steps, rank, threads });
   const lossDiff = Math.abs(peer.losses[0] - ours.losses[0]) / Math.abs(peer.losses[0]);
-  console.log(`  transformers ${peer.transformers} + PEFT ${peer.peft}, torch ${peer.torch} (${peer.threads} threads): step ${fmt(peer.step_s)} s wall, ${fmt(peer.cpu_s)} s cpu; peak ${gib(peer.peak_rss_bytes)} (${gib(peer.rss_after_load_bytes)} after loading); step-0 loss ${peer.losses[0].toFixed(3)} (relative difference ${peer.losses[0] === ours.losses[0] ? 0 : lossDiff.toExponential(1)})`);
-  console.log(`  ratio ours/PEFT: ${fmt(ours.step_s / peer.step_s)} wall, ${fmt(ours.cpu_s / peer.cpu_s)} cpu (issue 19 goal ≤ 0.45 on Qwen3-0.6B); peak memory ${fmt(ours.peak_rss_bytes / peer.peak_rss_bytes)}× (goal ≤ 1)`);
+  console.log(
+    `  transformers ${peer.transformers} + PEFT ${peer.peft}, torch ${peer.torch} (${peer.threads} threads): step ${fmt(peer.step_s)} s wall, ${fmt(peer.cpu_s)} s cpu; peak ${gib(peer.peak_rss_bytes)} (${gib(peer.rss_after_load_bytes)} after loading); step-0 loss ${peer.losses[0].toFixed(3)} (relative difference ${peer.losses[0] === ours.losses[0] ? 0 : lossDiff.toExponential(1)})`,
+  );
+  console.log(
+    `  ratio ours/PEFT: ${fmt(ours.step_s / peer.step_s)} wall, ${fmt(ours.cpu_s / peer.cpu_s)} cpu (issue 19 goal ≤ 0.45 on Qwen3-0.6B); peak memory ${fmt(ours.peak_rss_bytes / peer.peak_rss_bytes)}× (goal ≤ 1)`,
+  );
 }
-console.log(`load at the end ${loadavg().map((x) => fmt(x, 1)).join(" ")}`);
+console.log(
+  `load at the end ${loadavg()
+    .map((x) => fmt(x, 1))
+    .join(" ")}`,
+);

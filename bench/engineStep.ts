@@ -98,12 +98,19 @@ let t0 = performance.now();
 const baseKind = baseKindArg(process.argv);
 const weights = asBase(EngineModel.randomWeights(config, 0), baseKind);
 const model = EngineModel.create(config, weights, { mode: "lora", rank, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, kernels);
-console.log(`kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); ${shapeName} shape, ${config.numLayers} layers, ${baseKind} base; model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+console.log(
+  `kernels: ${kernels.name} (gemm: ${kernels.gemmBackend}); ${shapeName} shape, ${config.numLayers} layers, ${baseKind} base; model built in ${((performance.now() - t0) / 1000).toFixed(2)} s`,
+);
 const flops = loraStepFlops(config, seqs * len, len, rank);
-console.log(`step products: ${(flops.dense / 1e9).toFixed(0)} GFLOP dense + ${(flops.lora / 1e9).toFixed(0)} LoRA + ${(flops.attention / 1e9).toFixed(0)} attention`);
+console.log(
+  `step products: ${(flops.dense / 1e9).toFixed(0)} GFLOP dense + ${(flops.lora / 1e9).toFixed(0)} LoRA + ${(flops.attention / 1e9).toFixed(0)} attention`,
+);
 
 let state = 12345;
-const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
+const rand = (): number => {
+  state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+  return state / 4294967296;
+};
 const batch: SequenceInput[] = Array.from({ length: seqs }, () => ({
   inputTokens: Int32Array.from({ length: len }, () => Math.floor(rand() * config.vocabSize)),
   lossInputs: {
@@ -129,8 +136,8 @@ for (let s = 0; s < steps; s++) {
   const tokens = seqs * len;
   console.log(
     `step ${s}: forward_backward ${((t1 - t0) / 1000).toFixed(2)} s, optim_step ${((t2 - t1) / 1000).toFixed(3)} s, ` +
-    `total ${((t2 - t0) / 1000).toFixed(2)} s, ${(tokens / ((t2 - t0) / 1000)).toFixed(0)} tok/s; ` +
-    `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}; cpu ${(cpuSeconds() - c0).toFixed(2)} s; load ${loadavg()[0].toFixed(1)}`,
+      `total ${((t2 - t0) / 1000).toFixed(2)} s, ${(tokens / ((t2 - t0) / 1000)).toFixed(0)} tok/s; ` +
+      `loss/token ${(out.lossSum / tokens).toFixed(4)}, grad_norm ${metrics["grad_norm:mean"].toFixed(4)}; cpu ${(cpuSeconds() - c0).toFixed(2)} s; load ${loadavg()[0].toFixed(1)}`,
   );
   if (profile) report(totals);
 }

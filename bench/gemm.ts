@@ -118,4 +118,4 @@ for (const s of shapes) {
   });
   console.log([s.name.padEnd(nameWidth), `${s.M}×${s.K}×${s.N}`.padEnd(18), ...cells].join(""));
 }
-if (native !== null && native.gemmBackends.includes("openblas")) native.setGemmBackend("openblas");
+if (native?.gemmBackends.includes("openblas")) native.setGemmBackend("openblas");

@@ -49,8 +49,14 @@ function rate(set: readonly Row[], cold: boolean, minMs: number): { wall: number
 
 for (const r of [...rows, ...independent]) grade(r.response, r.reference, { mode: r.mode });
 const symbolic = rows.filter((r) => SYMBOLIC.has(r.category));
-for (const [name, set] of [["corpus, all paths", rows], ["symbolic categories", symbolic], ["independent corpus", independent]] as const) {
+for (const [name, set] of [
+  ["corpus, all paths", rows],
+  ["symbolic categories", symbolic],
+  ["independent corpus", independent],
+] as const) {
   const cold = rate(set, true, 2000);
   const warm = rate(set, false, 2000);
-  console.log(`grading ${name} (${set.length} rows): cold ${Math.round(cold.wall)} answers/s (${Math.round(cold.cpu)} per CPU-second), warm ${Math.round(warm.wall)} answers/s (${Math.round(warm.cpu)} per CPU-second)`);
+  console.log(
+    `grading ${name} (${set.length} rows): cold ${Math.round(cold.wall)} answers/s (${Math.round(cold.cpu)} per CPU-second), warm ${Math.round(warm.wall)} answers/s (${Math.round(warm.cpu)} per CPU-second)`,
+  );
 }

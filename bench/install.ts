@@ -12,7 +12,11 @@ import { join } from "node:path";
 const argv = process.argv.slice(2);
 const runs = argv.includes("--runs") ? Number(argv[argv.indexOf("--runs") + 1]) : 5;
 const root = join(import.meta.dirname, "..");
-const npxEntry = join(spawnSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).stdout.trim(), "_npx", createHash("sha512").update(root).digest("hex").slice(0, 16));
+const npxEntry = join(
+  spawnSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).stdout.trim(),
+  "_npx",
+  createHash("sha512").update(root).digest("hex").slice(0, 16),
+);
 
 function seconds(command: string, before?: () => void): number {
   before?.();
@@ -34,5 +38,9 @@ const rows: [string, number][] = [
   ["first npx cookbook recipes", median("npx cookbook recipes", forgetNpx)],
   ["npx cookbook recipes, again", median("npx cookbook recipes")],
 ];
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}; medians of ${runs}`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}; medians of ${runs}`,
+);
 for (const [name, s] of rows) console.log(`${name.padEnd(32)} ${s.toFixed(2).padStart(6)} s`);

@@ -9,9 +9,21 @@ import { expectedTensorShapes, shapeSize, type ModelConfig } from "../src/engine
 
 export function llama1bConfig(layers: number): ModelConfig {
   return {
-    modelType: "llama", vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: layers, numHeads: 32,
-    numKvHeads: 8, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 500000, ropeScaling: null, maxPositionEmbeddings: 131072,
-    tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
+    modelType: "llama",
+    vocabSize: 128256,
+    hiddenSize: 2048,
+    intermediateSize: 8192,
+    numLayers: layers,
+    numHeads: 32,
+    numKvHeads: 8,
+    headDim: 64,
+    rmsNormEps: 1e-5,
+    ropeTheta: 500000,
+    ropeScaling: null,
+    maxPositionEmbeddings: 131072,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+    qkNorm: false,
   };
 }
 

@@ -31,7 +31,15 @@ const layers = Number(opt("layers", "16"));
 const shards = Number(opt("shards", "1"));
 const dir = llama1bFolder(layers, shards);
 
-interface Child { path: string; wall: number; cpu: number; params: number; peakRss: number; ready?: number; forward?: number }
+interface Child {
+  path: string;
+  wall: number;
+  cpu: number;
+  params: number;
+  peakRss: number;
+  ready?: number;
+  forward?: number;
+}
 
 /** Fills fresh float32 arrays of the model's sizes: the cost of obtaining the memory alone. */
 function touchFresh(): Map<string, Float32Array> {
@@ -44,9 +52,12 @@ if (argv[0] === "--child") {
   const path = argv[1];
   const u0 = process.cpuUsage();
   const t0 = performance.now();
-  const m = path === "fresh-memory" ? { weights: touchFresh() }
-    : path === "resident" ? loadBaseModelDir(dir, "resident")
-    : loadModelDir(dir, { via: path as ReadPath });
+  const m =
+    path === "fresh-memory"
+      ? { weights: touchFresh() }
+      : path === "resident"
+        ? loadBaseModelDir(dir, "resident")
+        : loadModelDir(dir, { via: path as ReadPath });
   const wall = (performance.now() - t0) / 1000;
   const u = process.cpuUsage(u0);
   let params = 0;
@@ -54,10 +65,20 @@ if (argv[0] === "--child") {
   let ready: number | undefined;
   let forward: number | undefined;
   if (path === "resident" || path === "native") {
-    const model = EngineModel.create(llama1bConfig(layers), m.weights, { mode: "lora", rank: 32, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, getKernels());
+    const model = EngineModel.create(
+      llama1bConfig(layers),
+      m.weights,
+      { mode: "lora", rank: 32, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true },
+      getKernels(),
+    );
     ready = (performance.now() - t0) / 1000;
     const tokens = Int32Array.from({ length: 16 }, (_, i) => 1000 + 37 * i);
-    model.forwardBackward([{ inputTokens: tokens, lossInputs: { target_tokens: tokens, weights: new Float32Array(16).fill(1) } }], "cross_entropy", undefined, false);
+    model.forwardBackward(
+      [{ inputTokens: tokens, lossInputs: { target_tokens: tokens, weights: new Float32Array(16).fill(1) } }],
+      "cross_entropy",
+      undefined,
+      false,
+    );
     forward = (performance.now() - t0) / 1000;
   }
   const out: Child = { path, wall, cpu: (u.user + u.system) / 1e6, params, peakRss: process.resourceUsage().maxRSS * 1024, ready, forward };
@@ -69,7 +90,11 @@ const paths = opt("paths", "resident,native,positioned,typescript,fresh-memory")
 const rounds = Number(opt("rounds", "2"));
 const self = fileURLToPath(import.meta.url);
 const results = new Map<string, Child[]>();
-console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; ${dir} (${layers} layers, ${shards} file(s), bf16)`);
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}; ${dir} (${layers} layers, ${shards} file(s), bf16)`,
+);
 // One untimed read first puts the files in the page cache.
 execFileSync(process.execPath, ["--import", "tsx", self, "--child", "native", ...argv]);
 for (let r = 0; r < rounds; r++) {
@@ -79,7 +104,7 @@ for (let r = 0; r < rounds; r++) {
     const out = execFileSync(process.execPath, ["--import", "tsx", self, "--child", via, ...argv], { env, encoding: "utf8" });
     const c = JSON.parse(out.trim().split("\n").pop() as string) as Child;
     results.set(path, [...(results.get(path) ?? []), c]);
-    const rate = path === "resident" ? `${(c.params * 2 / 1e9).toFixed(2)} GB mapped` : `${(c.params * 4 / c.wall / 1e9).toFixed(1)} GB/s of float32`;
+    const rate = path === "resident" ? `${((c.params * 2) / 1e9).toFixed(2)} GB mapped` : `${((c.params * 4) / c.wall / 1e9).toFixed(1)} GB/s of float32`;
     const ready = c.ready === undefined ? "" : `; model ready ${c.ready.toFixed(2)} s, first forward done ${(c.forward ?? 0).toFixed(2)} s`;
     console.log(`  ${path}: load ${c.wall.toFixed(2)} s wall, ${c.cpu.toFixed(2)} s cpu, ${rate}${ready}; peak RSS ${(c.peakRss / 1e9).toFixed(2)} GB`);
   }
@@ -87,5 +112,7 @@ for (let r = 0; r < rounds; r++) {
 for (const [path, cs] of results) {
   const best = cs.reduce((a, b) => (b.wall < a.wall ? b : a));
   const ready = best.ready === undefined ? "" : `, ready ${best.ready.toFixed(2)} s, first forward done ${(best.forward ?? 0).toFixed(2)} s,`;
-  console.log(`${path}: best load ${best.wall.toFixed(2)} s wall (${best.cpu.toFixed(2)} s cpu)${ready} for ${(best.params / 1e6).toFixed(0)} M bf16 parameters (${(best.params * 2 / 1e9).toFixed(2)} GB file, ${(best.params * 4 / 1e9).toFixed(2)} GB float32)`);
+  console.log(
+    `${path}: best load ${best.wall.toFixed(2)} s wall (${best.cpu.toFixed(2)} s cpu)${ready} for ${(best.params / 1e6).toFixed(0)} M bf16 parameters (${((best.params * 2) / 1e9).toFixed(2)} GB file, ${((best.params * 4) / 1e9).toFixed(2)} GB float32)`,
+  );
 }

@@ -45,7 +45,9 @@ try {
   }
   console.log(`model ${model}, max_tokens ${maxTokens}, ${runs} warm runs, load average ${loadavg()[0]!.toFixed(2)}`);
   console.log(`first request: time to first token ${cold.ttft.toFixed(0)} ms (loads the sampler and tokenizer), whole reply ${cold.total.toFixed(0)} ms`);
-  console.log(`warm streamed: time to first token median ${median(warm.map((w) => w.ttft)).toFixed(0)} ms, whole reply median ${median(warm.map((w) => w.total)).toFixed(0)} ms`);
+  console.log(
+    `warm streamed: time to first token median ${median(warm.map((w) => w.ttft)).toFixed(0)} ms, whole reply median ${median(warm.map((w) => w.total)).toFixed(0)} ms`,
+  );
   console.log(`warm unstreamed: whole reply median ${median(whole).toFixed(0)} ms`);
 } finally {
   await server.close();

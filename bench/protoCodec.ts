@@ -53,14 +53,21 @@ function pbjsEncode(data: Datum[]): Uint8Array {
     data: data.map((d) => ({
       modelInput: d.model_input.chunks.map((c) => ({ encodedText: { tokens: writeInt32s((c as { tokens: number[] }).tokens) } })),
       lossFnInputs: Object.fromEntries(
-        Object.entries(d.loss_fn_inputs).map(([k, t]) => [k, { dense: t.dtype === "int64" ? writeInt64s(t.data) : writeFloat32s(t.data), dtype: t.dtype === "int64" ? 2 : 1, shape: t.shape }]),
+        Object.entries(d.loss_fn_inputs).map(([k, t]) => [
+          k,
+          { dense: t.dtype === "int64" ? writeInt64s(t.data) : writeFloat32s(t.data), dtype: t.dtype === "int64" ? 2 : 1, shape: t.shape },
+        ]),
       ),
     })),
   };
   return Request.encode(Request.fromObject(msg)).finish();
 }
 
-interface PbTensor { dense?: Uint8Array; dtype: number; shape: unknown[] }
+interface PbTensor {
+  dense?: Uint8Array;
+  dtype: number;
+  shape: unknown[];
+}
 function pbjsDecode(bytes: Uint8Array): Datum[] {
   const m = Request.decode(bytes) as unknown as { data: { modelInput: { encodedText?: { tokens: Uint8Array } }[]; lossFnInputs: Record<string, PbTensor> }[] };
   return m.data.map((d) => ({
@@ -68,7 +75,11 @@ function pbjsDecode(bytes: Uint8Array): Datum[] {
     loss_fn_inputs: Object.fromEntries(
       Object.entries(d.lossFnInputs).map(([k, t]) => [
         k,
-        { data: t.dtype === 2 ? readInt64s(t.dense!, k) : readFloat32s(t.dense!, k), dtype: t.dtype === 2 ? ("int64" as const) : ("float32" as const), shape: t.shape.map(Number) },
+        {
+          data: t.dtype === 2 ? readInt64s(t.dense!, k) : readFloat32s(t.dense!, k),
+          dtype: t.dtype === 2 ? ("int64" as const) : ("float32" as const),
+          shape: t.shape.map(Number),
+        },
       ]),
     ),
   }));
@@ -97,4 +108,8 @@ const rows = [
 ] as const;
 process.stdout.write(`forward_backward request: ${datums} datums × ${tokens} tokens, ${(hand.length / 1024 / 1024).toFixed(1)} MiB; median of ${reps}\n`);
 for (const [what, a, b] of rows) process.stdout.write(`  ${what}: hand-written ${a.toFixed(1)} ms, protobufjs ${b.toFixed(1)} ms (${(b / a).toFixed(2)}×)\n`);
-process.stdout.write(`  load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}\n`);
+process.stdout.write(
+  `  load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}\n`,
+);

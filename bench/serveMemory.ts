@@ -41,7 +41,7 @@ function serverPid(pid: number): number {
 }
 
 function datum(seed: number): Datum {
-  const ids = Array.from({ length: tokens + 1 }, (_, i) => (seed * 7919 + i * 104729) % 1000 + 10);
+  const ids = Array.from({ length: tokens + 1 }, (_, i) => ((seed * 7919 + i * 104729) % 1000) + 10);
   return {
     model_input: { chunks: [{ type: "encoded_text", tokens: ids.slice(0, -1) }] },
     loss_fn_inputs: { target_tokens: { data: ids.slice(1), dtype: "int64" }, weights: { data: Array(tokens).fill(1), dtype: "float32" } },
@@ -49,7 +49,13 @@ function datum(seed: number): Datum {
 }
 
 async function oneSession(url: string, k: number, proto: boolean): Promise<void> {
-  const client = new HttpServiceClient({ baseUrl: url, env: {}, protoForwardBackward: proto, heartbeatIntervalMs: 500, logger: { info: () => undefined, warn: () => undefined } });
+  const client = new HttpServiceClient({
+    baseUrl: url,
+    env: {},
+    protoForwardBackward: proto,
+    heartbeatIntervalMs: 500,
+    logger: { info: () => undefined, warn: () => undefined },
+  });
   try {
     const tc = await client.createLoraTrainingClient("tiny-chat", { rank: 8, seed: k });
     const data = Array.from({ length: datums }, (_, i) => datum(k * 1000 + i));
@@ -126,7 +132,9 @@ async function main(): Promise<void> {
   await new Promise((r) => server.once("exit", r));
   rmSync(root, { recursive: true, force: true });
   const ratio = settled / start;
-  const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
   process.stdout.write(
     [
       `cookbook serve memory: ${sessions} sessions (${concurrency} at a time; ${datums} datums × ${tokens} tokens per forward_backward, 2 steps, 16 samples) in ${busy.toFixed(1)} s`,

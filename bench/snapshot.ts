@@ -31,11 +31,18 @@ const data: Datum[] = Array.from({ length: batch }, (_, b) => {
   const t = tokens(65, b);
   return {
     model_input: { chunks: [{ type: "encoded_text", tokens: t.slice(0, 64) }] },
-    loss_fn_inputs: { target_tokens: { data: t.slice(1), dtype: "int64", shape: [64] }, weights: { data: new Array(64).fill(1), dtype: "float32", shape: [64] } },
+    loss_fn_inputs: {
+      target_tokens: { data: t.slice(1), dtype: "int64", shape: [64] },
+      weights: { data: new Array(64).fill(1), dtype: "float32", shape: [64] },
+    },
   };
 });
 
-console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}; Llama-3.2-1B shape with ${layers} layers: base weights ${gb(baseBytes)} GB float32`);
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}; Llama-3.2-1B shape with ${layers} layers: base weights ${gb(baseBytes)} GB float32`,
+);
 const store = mkdtempSync(join(tmpdir(), "cookbook-bench-snapshot-"));
 const service = createEmbeddedServiceClient({ storeDir: store });
 try {
@@ -56,15 +63,23 @@ try {
     const snapS = (performance.now() - t) / 1000;
     snapshots.push(snapS);
     t = performance.now();
-    const r = await sampler.sample({ chunks: [{ type: "encoded_text", tokens: tokens(16, 100 + round) }] }, 4, { max_tokens: genTokens, temperature: 1, seed: round });
+    const r = await sampler.sample({ chunks: [{ type: "encoded_text", tokens: tokens(16, 100 + round) }] }, 4, {
+      max_tokens: genTokens,
+      temperature: 1,
+      seed: round,
+    });
     const sampleS = (performance.now() - t) / 1000;
     await previous?.release();
     previous = sampler;
-    console.log(`round ${round}: train step ${trainS.toFixed(2)} s, snapshot ${snapS.toFixed(3)} s, sampled ${r.sequences.map((s) => s.tokens.length).join("+")} tokens in ${sampleS.toFixed(2)} s; peak RSS so far ${gb(peakRss())} GB`);
+    console.log(
+      `round ${round}: train step ${trainS.toFixed(2)} s, snapshot ${snapS.toFixed(3)} s, sampled ${r.sequences.map((s) => s.tokens.length).join("+")} tokens in ${sampleS.toFixed(2)} s; peak RSS so far ${gb(peakRss())} GB`,
+    );
   }
   const peak = peakRss();
   console.log(`snapshot wall s: ${snapshots.map((x) => x.toFixed(3)).join(", ")} (goal < 2 s)`);
-  console.log(`peak RSS ${gb(peak)} GB = base ${gb(baseBytes)} GB + ${gb(peak - baseBytes)} GB (${((peak - baseBytes) / baseBytes).toFixed(2)}× base; goal: below base + one float32 copy, i.e. < 1.00×)`);
+  console.log(
+    `peak RSS ${gb(peak)} GB = base ${gb(baseBytes)} GB + ${gb(peak - baseBytes)} GB (${((peak - baseBytes) / baseBytes).toFixed(2)}× base; goal: below base + one float32 copy, i.e. < 1.00×)`,
+  );
 } finally {
   await service.close();
   rmSync(store, { recursive: true, force: true });

@@ -48,4 +48,8 @@ const rows: [string, number, string][] = [
   ["cookbook recipes (sources, tsx)", medianMs([bin, "recipes"], { COOKBOOK_FROM_SOURCE: "1" }), `median of ${runs}`],
 ];
 for (const [name, ms, note] of rows) console.log(`${name.padEnd(34)} ${ms.toFixed(0).padStart(5)} ms (${note})`);
-console.log(`goal: cookbook recipes < 200 ms → ${recipes < 200 ? "OK" : "OVER"}; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+console.log(
+  `goal: cookbook recipes < 200 ms → ${recipes < 200 ? "OK" : "OVER"}; load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`,
+);

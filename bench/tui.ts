@@ -69,8 +69,7 @@ try {
       if ((inst.lastFrame() ?? "").includes("train_mean_nll  last")) {
         firstFrameCpuMs = cpuMs(c0cpu);
         resolve(performance.now() - t0);
-      }
-      else setTimeout(check, 2);
+      } else setTimeout(check, 2);
     };
     check();
   });
@@ -114,7 +113,10 @@ try {
       const bin = join(import.meta.dirname, "..", "bin", "cookbook.js");
       const cmd = `stty cols 160 rows 50; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} watch ${JSON.stringify(dir)}`;
       const t0 = performance.now();
-      const child = spawn("script", ["-qfec", cmd, "/dev/null"], { env: { ...process.env, CI: "0", TERM: "xterm-256color" }, stdio: ["pipe", "pipe", "ignore"] });
+      const child = spawn("script", ["-qfec", cmd, "/dev/null"], {
+        env: { ...process.env, CI: "0", TERM: "xterm-256color" },
+        stdio: ["pipe", "pipe", "ignore"],
+      });
       let out = "";
       let ms = 0;
       const timer = setTimeout(() => {
@@ -149,7 +151,8 @@ try {
   const elapsed = elapsedSeconds(rows);
   const c0 = performance.now();
   const chartCpu = process.cpuUsage();
-  for (const key of ["train_mean_nll", "learning_rate", "num_tokens"]) chartBlock([{ name: "b", rows, elapsed }], { key, width: 160, rows: 14, smoothing: 0.9, xAxis: "step", color: true });
+  for (const key of ["train_mean_nll", "learning_rate", "num_tokens"])
+    chartBlock([{ name: "b", rows, elapsed }], { key, width: 160, rows: 14, smoothing: 0.9, xAxis: "step", color: true });
   const chartMs = performance.now() - c0;
   const chartCpuMs = cpuMs(chartCpu);
 
@@ -163,7 +166,9 @@ try {
     `cookbook watch, first chart  ${fmt(watchMedianMs)} ms from process start, median of ${WATCH_RUNS} (${bundled ? "bundle" : "sources through tsx: run npm run build"}; goal < 300 ms); ${fmt(coldMs)} ms on the first start, without a code cache`,
   );
   console.log(`redraws while tailing        ${redraws} in ${fmt(tailSec, 2)} s = ${fmt(redraws / tailSec)} /s`);
-  console.log(`CPU while tailing            ${fmt(tailCpuMs)} ms = ${fmt(tailCpuMs / Math.max(1, redraws))} ms per redraw (this process, incl. ink-testing-library)`);
+  console.log(
+    `CPU while tailing            ${fmt(tailCpuMs)} ms = ${fmt(tailCpuMs / Math.max(1, redraws))} ms per redraw (this process, incl. ink-testing-library)`,
+  );
   console.log(`rows appended while tailing  ${rows.length - ROWS}`);
   console.log(`chart strings for one frame  ${fmt(chartMs)} ms (3 charts, 160 cols, EMA on), ${fmt(chartCpuMs)} ms CPU`);
   console.log(`last frame shows step        ${/step (\d+)/.exec(lastFrame)?.[1] ?? "?"}`);

@@ -28,8 +28,19 @@ const CACHE_AFTER_MS = 1500;
  * Bare `cookbook` is "ui".
  */
 export function cacheProfile(args) {
-  const words = [args.find((a) => !a.startsWith("-")) ?? "ui", ...new Set(args.filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]).sort())];
-  return words.join("").replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 80);
+  const words = [
+    args.find((a) => !a.startsWith("-")) ?? "ui",
+    ...new Set(
+      args
+        .filter((a) => a.startsWith("--"))
+        .map((a) => a.split("=")[0])
+        .sort(),
+    ),
+  ];
+  return words
+    .join("")
+    .replace(/[^A-Za-z0-9_-]/g, "_")
+    .slice(0, 80);
 }
 
 const DIGEST_BYTES = 32;
@@ -107,7 +118,9 @@ export function runBundle(distDir, buildId) {
     cachedData,
   });
   if (process.env.COOKBOOK_CODE_CACHE_DEBUG === "1") {
-    process.stderr.write(`cookbook: code cache ${cachedData === undefined ? "absent or damaged" : script.cachedDataRejected ? "rejected" : "used"}: ${cacheFile}\n`);
+    process.stderr.write(
+      `cookbook: code cache ${cachedData === undefined ? "absent or damaged" : script.cachedDataRejected ? "rejected" : "used"}: ${cacheFile}\n`,
+    );
   }
   if (cachedData === undefined || script.cachedDataRejected) {
     // Once the command has run its start-up code (so that code is in the cache), or at exit.

@@ -87,11 +87,16 @@ try {
   await bundle(staging);
 } catch (err) {
   rmSync(staging, { recursive: true, force: true });
-  console.warn(`cookbook: bundling to ${outdir} failed (${err instanceof Error ? err.message : String(err)}); the cookbook command will run the TypeScript sources through tsx`);
+  console.warn(
+    `cookbook: bundling to ${outdir} failed (${err instanceof Error ? err.message : String(err)}); the cookbook command will run the TypeScript sources through tsx`,
+  );
   process.exit(0);
 }
 // The id names the code caches (bin/compiled.js): a rebuilt bundle never meets an old cache.
-const id = createHash("sha256").update(readFileSync(join(staging, "cookbook.cjs"))).digest("hex").slice(0, 16);
+const id = createHash("sha256")
+  .update(readFileSync(join(staging, "cookbook.cjs")))
+  .digest("hex")
+  .slice(0, 16);
 writeStampFile(join(staging, ".built"), { id, inputs, built_at: new Date().toISOString() });
 const old = `${outdir}.old-${process.pid}`;
 if (existsSync(outdir)) renameSync(outdir, old);

@@ -12,7 +12,8 @@ import { pathToFileURL } from "node:url";
 function replaceExactly(file, text, pairs) {
   let out = text;
   for (const [from, to] of pairs) {
-    if (!out.includes(from)) throw new Error(`${file}: expected to find ${JSON.stringify(from.slice(0, 80))}; update scripts/bundlePatches.mjs for this version`);
+    if (!out.includes(from))
+      throw new Error(`${file}: expected to find ${JSON.stringify(from.slice(0, 80))}; update scripts/bundlePatches.mjs for this version`);
     out = out.split(from).join(to);
   }
   return out;
@@ -98,7 +99,9 @@ export const fastInkOutput = {
   name: "fast-ink-output",
   setup(build) {
     const replacement = join(build.initialOptions.absWorkingDir ?? process.cwd(), "src", "tui", "ink", "ansiTokenize.ts");
-    build.onResolve({ filter: /^@alcalzone\/ansi-tokenize$/ }, (args) => (/[\\/]ink[\\/]build[\\/]output\.js$/.test(args.importer) ? { path: replacement } : undefined));
+    build.onResolve({ filter: /^@alcalzone\/ansi-tokenize$/ }, (args) =>
+      /[\\/]ink[\\/]build[\\/]output\.js$/.test(args.importer) ? { path: replacement } : undefined,
+    );
   },
 };
 
@@ -135,7 +138,10 @@ export const fastStringWidth = {
         ? {
             loader: "js",
             contents: replaceExactly(args.path, readFileSync(args.path, "utf8"), [
-              ["const rgiEmojiRegex = /^\\p{RGI_Emoji}$/v;", 'let rgiEmojiCompiled;\nconst rgiEmojiRegex = {test: (segment) => (rgiEmojiCompiled ??= new RegExp("^\\\\p{RGI_Emoji}$", "v")).test(segment)};'],
+              [
+                "const rgiEmojiRegex = /^\\p{RGI_Emoji}$/v;",
+                'let rgiEmojiCompiled;\nconst rgiEmojiRegex = {test: (segment) => (rgiEmojiCompiled ??= new RegExp("^\\\\p{RGI_Emoji}$", "v")).test(segment)};',
+              ],
             ]),
           }
         : undefined,

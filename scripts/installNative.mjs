@@ -39,7 +39,8 @@ if (existsSync(addon) && readStamp(stampFile) === inputs) {
 }
 
 // npm hands install scripts its own node-gyp; run by hand, this takes the one npm ships beside Node.
-const nodeGyp = process.env.npm_config_node_gyp ?? join(dirname(process.execPath), "..", "lib", "node_modules", "npm", "node_modules", "node-gyp", "bin", "node-gyp.js");
+const nodeGyp =
+  process.env.npm_config_node_gyp ?? join(dirname(process.execPath), "..", "lib", "node_modules", "npm", "node_modules", "node-gyp", "bin", "node-gyp.js");
 const gyp = (args) => spawnSync(process.execPath, [nodeGyp, ...args], { cwd: root, stdio: "inherit" });
 for (const step of [["configure"], ["build"]]) {
   const result = gyp(step);

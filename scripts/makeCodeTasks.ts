@@ -10,7 +10,10 @@ import { generateCodeTasks } from "../src/data/synthetic/codeTasks.ts";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const out = args[0] === "--out" && args[1] !== undefined ? path.resolve(args[1]) : path.resolve(here, "..", "fixtures", "data");
-for (const [name, seed, count, prefix] of [["code_tasks_train.jsonl", 1, 240, "train"], ["code_tasks_test.jsonl", 2, 48, "test"]] as const) {
+for (const [name, seed, count, prefix] of [
+  ["code_tasks_train.jsonl", 1, 240, "train"],
+  ["code_tasks_test.jsonl", 2, 48, "test"],
+] as const) {
   const tasks = generateCodeTasks(seed, count, 5, `${prefix}-`);
   const file = path.join(out, name);
   writeFileSync(file, tasks.map((t) => JSON.stringify(t)).join("\n") + "\n");

@@ -23,8 +23,18 @@ interface Item {
 }
 
 const MATH: Item[] = [
-  { category: "units_text", reference: "36", same: ["36 \\text{ inches}", "36\\text{in}", "36 \\mbox{ inches}", "36\\ \\text{inches}"], differ: ["36 \\text{ in}^2 + 4", "63 \\text{ inches}", "3.6"] },
-  { category: "units_text", reference: "9\\text{ cm}", same: ["9", "9 \\text{cm}", "9\\,\\text{cm}", "9 \\text{ centimeters}"], differ: ["8\\text{ cm}", "81"] },
+  {
+    category: "units_text",
+    reference: "36",
+    same: ["36 \\text{ inches}", "36\\text{in}", "36 \\mbox{ inches}", "36\\ \\text{inches}"],
+    differ: ["36 \\text{ in}^2 + 4", "63 \\text{ inches}", "3.6"],
+  },
+  {
+    category: "units_text",
+    reference: "9\\text{ cm}",
+    same: ["9", "9 \\text{cm}", "9\\,\\text{cm}", "9 \\text{ centimeters}"],
+    differ: ["8\\text{ cm}", "81"],
+  },
   { category: "units_text", reference: "4", same: ["4 \\text{ hours}", "4\\text{ hr}"], differ: ["4.5 \\text{ hours}", "40 \\text{ minutes}"] },
   { category: "money", reference: "349", same: ["\\$349", "\\$349.00", "\\$ 349", "349 \\text{ dollars}"], differ: ["\\$3.49", "\\$34.90", "348"] },
   { category: "money", reference: "12.50", same: ["\\$12.50", "12.5", "\\$12.5"], differ: ["\\$1.25", "\\$125"] },
@@ -35,8 +45,18 @@ const MATH: Item[] = [
   { category: "thousands", reference: "2024", same: ["2{,}024", "2\\,024", "2,024"], differ: ["2{,}042", "2023"] },
   { category: "thousands", reference: "3000000", same: ["3{,}000{,}000", "3,000,000", "3\\,000\\,000"], differ: ["300{,}000", "3,000,001"] },
   { category: "thousands", reference: "45{,}360", same: ["45360", "45,360"], differ: ["4536", "45,630"] },
-  { category: "left_right", reference: "\\frac{5}{7}", same: ["\\left(\\frac{5}{7}\\right)", "\\left( \\dfrac{5}{7} \\right)"], differ: ["\\left(\\frac{7}{5}\\right)"] },
-  { category: "left_right", reference: "(4,-1)", same: ["\\left(4, -1\\right)", "\\left( 4,-1 \\right)"], differ: ["\\left(-1,4\\right)", "\\left(4,1\\right)"] },
+  {
+    category: "left_right",
+    reference: "\\frac{5}{7}",
+    same: ["\\left(\\frac{5}{7}\\right)", "\\left( \\dfrac{5}{7} \\right)"],
+    differ: ["\\left(\\frac{7}{5}\\right)"],
+  },
+  {
+    category: "left_right",
+    reference: "(4,-1)",
+    same: ["\\left(4, -1\\right)", "\\left( 4,-1 \\right)"],
+    differ: ["\\left(-1,4\\right)", "\\left(4,1\\right)"],
+  },
   { category: "spacing", reference: "5\\sqrt{2}", same: ["5 \\sqrt{2}", "5\\,\\sqrt{2}", "5\\!\\sqrt2", "\\sqrt{50}"], differ: ["2\\sqrt{5}", "5\\sqrt{3}"] },
   { category: "spacing", reference: "\\frac{9}{4}", same: ["\\frac{9}{4}\\,", "\\; \\frac{9}{4}", "\\frac{9}{4}\\!"], differ: ["\\frac{4}{9}\\,"] },
   { category: "dfrac", reference: "\\frac{3}{8}", same: ["\\dfrac{3}{8}", "\\tfrac38", "3/8", "0.375"], differ: ["\\dfrac{8}{3}", "\\frac{3}{7}", "0.38"] },
@@ -53,9 +73,19 @@ const MATH: Item[] = [
   { category: "trailing_period", reference: "8", same: ["8.", "8 ."], differ: ["88.", "0.8."] },
   { category: "fractions", reference: "\\frac{1}{4}", same: ["0.25", "\\frac{3}{12}", "1/4", "\\frac14"], differ: ["\\frac{1}{5}", "4", "0.025"] },
   { category: "fractions", reference: "-\\frac{5}{3}", same: ["\\frac{-5}{3}", "-5/3", "\\frac{5}{-3}"], differ: ["\\frac{5}{3}", "-\\frac{3}{5}"] },
-  { category: "fractions", reference: "\\frac{\\sqrt{5}}{3}", same: ["\\frac{1}{3}\\sqrt{5}", "\\sqrt{5}/3", "\\frac{\\sqrt5}3"], differ: ["\\frac{\\sqrt{3}}{5}", "\\frac{5}{3}"] },
+  {
+    category: "fractions",
+    reference: "\\frac{\\sqrt{5}}{3}",
+    same: ["\\frac{1}{3}\\sqrt{5}", "\\sqrt{5}/3", "\\frac{\\sqrt5}3"],
+    differ: ["\\frac{\\sqrt{3}}{5}", "\\frac{5}{3}"],
+  },
   { category: "radicals", reference: "3\\sqrt{3}", same: ["\\sqrt{27}", "3 \\sqrt 3"], differ: ["\\sqrt{9}", "9\\sqrt{3}"] },
-  { category: "radicals", reference: "\\frac{\\sqrt{3}}{3}", same: ["\\frac{1}{\\sqrt{3}}", "\\frac{\\sqrt3}{3}"], differ: ["\\sqrt{3}", "\\frac{3}{\\sqrt{2}}"] },
+  {
+    category: "radicals",
+    reference: "\\frac{\\sqrt{3}}{3}",
+    same: ["\\frac{1}{\\sqrt{3}}", "\\frac{\\sqrt3}{3}"],
+    differ: ["\\sqrt{3}", "\\frac{3}{\\sqrt{2}}"],
+  },
   { category: "radicals", reference: "\\sqrt[3]{5}", same: ["5^{1/3}", "5^{\\frac{1}{3}}"], differ: ["\\sqrt{5}", "5^{1/2}"] },
   { category: "pi", reference: "\\frac{\\pi}{6}", same: ["\\pi/6", "\\frac16\\pi", "\\frac{1}{6}\\pi"], differ: ["\\frac{\\pi}{3}", "6\\pi", "\\pi"] },
   { category: "pi", reference: "18\\pi", same: ["18 \\pi", "\\pi \\cdot 18", "18\\cdot\\pi"], differ: ["18", "9\\pi"] },
@@ -68,18 +98,43 @@ const MATH: Item[] = [
   { category: "mixed_numbers", reference: "5\\frac{2}{3}", same: ["\\frac{17}{3}", "5 \\frac{2}{3}"], differ: ["\\frac{10}{3}", "5.23"] },
   { category: "complex", reference: "2+5i", same: ["5i+2", "2 + 5i", "2+5\\,i"], differ: ["2-5i", "5+2i"] },
   { category: "complex", reference: "-2i", same: ["0-2i", "-2 i"], differ: ["2i", "-2"] },
-  { category: "complex", reference: "\\frac{1}{2}+\\frac{\\sqrt{3}}{2}i", same: ["\\frac{1+i\\sqrt{3}}{2}", "0.5 + \\frac{\\sqrt3}{2} i"], differ: ["\\frac{1}{2}-\\frac{\\sqrt{3}}{2}i"] },
-  { category: "scientific", reference: "0.00047", same: ["4.7\\times 10^{-4}", "4.7 \\times 10^{-4}", "4.7e-4", "4.7\\cdot10^{-4}"], differ: ["4.7\\times 10^{-3}", "4.7\\times 10^{4}"] },
+  {
+    category: "complex",
+    reference: "\\frac{1}{2}+\\frac{\\sqrt{3}}{2}i",
+    same: ["\\frac{1+i\\sqrt{3}}{2}", "0.5 + \\frac{\\sqrt3}{2} i"],
+    differ: ["\\frac{1}{2}-\\frac{\\sqrt{3}}{2}i"],
+  },
+  {
+    category: "scientific",
+    reference: "0.00047",
+    same: ["4.7\\times 10^{-4}", "4.7 \\times 10^{-4}", "4.7e-4", "4.7\\cdot10^{-4}"],
+    differ: ["4.7\\times 10^{-3}", "4.7\\times 10^{4}"],
+  },
   { category: "scientific", reference: "1.6\\times10^{-19}", same: ["1.6 \\times 10^{-19}", "1.6e-19"], differ: ["1.6\\times 10^{-18}", "6.1\\times10^{-19}"] },
   { category: "tuples", reference: "(3, -2)", same: ["(3,-2)", "\\left(3,-2\\right)", "(3, -2.0)"], differ: ["(-2, 3)", "(3, 2)"] },
   { category: "tuples", reference: "(\\frac{1}{4}, 2, 0)", same: ["(0.25, 2, 0)"], differ: ["(0.25, 0, 2)"] },
   { category: "intervals", reference: "[1, 4)", same: ["[1,4)", "\\left[1, 4\\right)"], differ: ["(1, 4]", "[1, 4]", "(1,4)"] },
   { category: "intervals", reference: "(-\\infty, 7]", same: ["(-\\infty,7]", "\\left(-\\infty, 7\\right]"], differ: ["(-\\infty, 7)", "[7, \\infty)"] },
-  { category: "intervals", reference: "(-\\infty,-3)\\cup(3,\\infty)", same: ["(-\\infty, -3) \\cup (3, \\infty)"], differ: ["(-3,3)", "(-\\infty,-3]\\cup[3,\\infty)"] },
+  {
+    category: "intervals",
+    reference: "(-\\infty,-3)\\cup(3,\\infty)",
+    same: ["(-\\infty, -3) \\cup (3, \\infty)"],
+    differ: ["(-3,3)", "(-\\infty,-3]\\cup[3,\\infty)"],
+  },
   { category: "sets", reference: "\\{2, 4, 6\\}", same: ["\\{6, 4, 2\\}", "\\{2,4,6\\}"], differ: ["\\{2, 4\\}", "\\{2,4,8\\}"] },
   { category: "sets", reference: "-4, 1", same: ["1, -4", "-4,1"], differ: ["4, -1", "-4"] },
-  { category: "matrices", reference: "\\begin{pmatrix} 2 & 0 \\\\ -1 & 3 \\end{pmatrix}", same: ["\\begin{pmatrix}2&0\\\\-1&3\\end{pmatrix}", "\\begin{bmatrix} 2 & 0 \\\\ -1 & 3 \\end{bmatrix}"], differ: ["\\begin{pmatrix} 2 & -1 \\\\ 0 & 3 \\end{pmatrix}"] },
-  { category: "matrices", reference: "\\begin{pmatrix} 3 \\\\ \\frac{1}{2} \\end{pmatrix}", same: ["\\begin{pmatrix} 3 \\\\ 0.5 \\end{pmatrix}"], differ: ["\\begin{pmatrix} -3 \\\\ 0.5 \\end{pmatrix}"] },
+  {
+    category: "matrices",
+    reference: "\\begin{pmatrix} 2 & 0 \\\\ -1 & 3 \\end{pmatrix}",
+    same: ["\\begin{pmatrix}2&0\\\\-1&3\\end{pmatrix}", "\\begin{bmatrix} 2 & 0 \\\\ -1 & 3 \\end{bmatrix}"],
+    differ: ["\\begin{pmatrix} 2 & -1 \\\\ 0 & 3 \\end{pmatrix}"],
+  },
+  {
+    category: "matrices",
+    reference: "\\begin{pmatrix} 3 \\\\ \\frac{1}{2} \\end{pmatrix}",
+    same: ["\\begin{pmatrix} 3 \\\\ 0.5 \\end{pmatrix}"],
+    differ: ["\\begin{pmatrix} -3 \\\\ 0.5 \\end{pmatrix}"],
+  },
   { category: "text", reference: "\\text{Friday}", same: ["Friday", "\\textbf{Friday}"], differ: ["Thursday"] },
   { category: "text", reference: "\\text{even}", same: ["even", "\\text{ even }"], differ: ["odd"] },
   { category: "integers", reference: "-11", same: ["-11", "−11"], differ: ["11"], numeric: true },
@@ -148,7 +203,10 @@ function build(): Row[] {
   const push = (path: Row["path"], mode: Row["mode"], item: Item, shape: string, response: string, correct: boolean): void => {
     rows.push({ path, mode, category: item.category, shape, response, reference: item.reference, correct });
   };
-  for (const [path, items] of [["math", MATH], ["gsm8k", GSM8K]] as const) {
+  for (const [path, items] of [
+    ["math", MATH],
+    ["gsm8k", GSM8K],
+  ] as const) {
     let boxedTurn = 0;
     let statedTurn = 0;
     for (const item of items) {
@@ -163,7 +221,9 @@ function build(): Row[] {
           push(path, mode, item, shape.name, shape.write(given, d), correct);
         }
         // The lenient readers of stated answers (GSM8K answers end with ####; MATH ones do not).
-        const stated = STATED_SHAPES.filter((s) => (path === "gsm8k" || s.name !== "hashes") && (!s.numericOnly || (item.numeric === true && isPlainNumber(given.replace("−", "-")))));
+        const stated = STATED_SHAPES.filter(
+          (s) => (path === "gsm8k" || s.name !== "hashes") && (!s.numericOnly || (item.numeric === true && isPlainNumber(given.replace("−", "-")))),
+        );
         const shape = stated[statedTurn++ % stated.length]!;
         push(path, "lenient", item, shape.name, shape.write(given), correct);
       }

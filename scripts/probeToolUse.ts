@@ -11,19 +11,21 @@ import { getTokenizer } from "../src/tokenizers/index.ts";
 import { Prng } from "../src/data/synthetic/prng.ts";
 import { AdditionToolGroupBuilder, problemAnswer, sampleProblem, warmupTranscript, type TaskOp } from "../src/toolUse/additionTask.ts";
 import { simpleRolloutConfig } from "../src/toolUse/rolloutLimits.ts";
-import { appendTokens, modelInputToInts } from "../src/tinker/modelInput.ts";
+import { appendTokens } from "../src/tinker/modelInput.ts";
 import type { SamplingClient } from "../src/tinker/clients.ts";
 
 const [pathArg = "-", nArg = "50", opArg = "+", digitsArg = "3", modelName = "tiny-chat"] = process.argv.slice(2);
 const n = Number(nArg);
 const digits = Number(digitsArg);
-if (!Number.isInteger(n) || n <= 0 || !Number.isInteger(digits) || digits <= 0) throw new Error(`n and digits must be positive integers, got ${nArg} and ${digitsArg}`);
+if (!Number.isInteger(n) || n <= 0 || !Number.isInteger(digits) || digits <= 0)
+  throw new Error(`n and digits must be positive integers, got ${nArg} and ${digitsArg}`);
 if (opArg !== "+" && opArg !== "-") throw new Error(`op must be + or -, got ${JSON.stringify(opArg)}`);
 const op: TaskOp = opArg;
 const tokenizer = await getTokenizer(modelName);
 const renderer = getRenderer(resolveRendererName(modelName, null), tokenizer);
 const service = await createServiceClient();
-const sampler: SamplingClient = pathArg === "-" ? await service.createSamplingClient({ baseModel: modelName }) : await service.createSamplingClient({ modelPath: pathArg });
+const sampler: SamplingClient =
+  pathArg === "-" ? await service.createSamplingClient({ baseModel: modelName }) : await service.createSamplingClient({ modelPath: pathArg });
 const enc = (s: string): number[] => tokenizer.encode(s, { addSpecialTokens: false });
 
 async function nllOf(prefixMessages: Parameters<typeof renderer.buildGenerationPrompt>[0], continuation: string): Promise<number[]> {
@@ -34,7 +36,15 @@ async function nllOf(prefixMessages: Parameters<typeof renderer.buildGenerationP
 }
 
 const rng = new Prng(12345);
-let callNll = 0, callTok = 0, ansNll = 0, ansTok = 0, greedyCopy = 0, greedyCall = 0, episodeCorrect = 0, episodeCalled = 0, callRight = 0;
+let callNll = 0,
+  callTok = 0,
+  ansNll = 0,
+  ansTok = 0,
+  greedyCopy = 0,
+  greedyCall = 0,
+  episodeCorrect = 0,
+  episodeCalled = 0,
+  callRight = 0;
 const examples: string[] = [];
 for (let i = 0; i < n; i++) {
   const p = sampleProblem(rng, digits, op);
@@ -80,15 +90,20 @@ for (let i = 0; i < n; i++) {
   }
   if (examples.length < 8) examples.push(`${p.a} ${p.op ?? "+"} ${p.b} = ${answer} | copy: ${got} | call: ${call} | episode: ${turns.join(" ⏎ ")}`);
 }
-console.log(JSON.stringify({
-  model: pathArg, n, op, digits,
-  call_nll_per_token: +(callNll / callTok).toFixed(3),
-  answer_nll_per_token: +(ansNll / ansTok).toFixed(3),
-  greedy_copy_accuracy: greedyCopy / n,
-  greedy_call_share: greedyCall / n,
-  greedy_call_exact: callRight / n,
-  episode_correct_t1: episodeCorrect / n,
-  episode_called_t1: episodeCalled / n,
-}));
+console.log(
+  JSON.stringify({
+    model: pathArg,
+    n,
+    op,
+    digits,
+    call_nll_per_token: +(callNll / callTok).toFixed(3),
+    answer_nll_per_token: +(ansNll / ansTok).toFixed(3),
+    greedy_copy_accuracy: greedyCopy / n,
+    greedy_call_share: greedyCall / n,
+    greedy_call_exact: callRight / n,
+    episode_correct_t1: episodeCorrect / n,
+    episode_called_t1: episodeCalled / n,
+  }),
+);
 for (const e of examples) console.log(e);
 process.exit(0);

@@ -68,7 +68,10 @@ export function auditRun(logDir: string, storeDir: string): RunAudit {
   const unloadable: string[] = [];
   let loaded = 0;
   for (const r of records) {
-    for (const [key, optimizer] of [["state_path", true], ["sampler_path", false]] as const) {
+    for (const [key, optimizer] of [
+      ["state_path", true],
+      ["sampler_path", false],
+    ] as const) {
       const path = r[key];
       if (typeof path !== "string") continue;
       try {

@@ -24,11 +24,10 @@ if (files.length === 0) {
 }
 // TAP output streams through unchanged; its closing counts are repeated as one plain
 // "N passed, N failed" line so any CI reader finds the summary as the last line.
-const child = spawn(
-  process.execPath,
-  ["--import", "tsx", "--test", "--test-reporter=tap", "--test-concurrency=2", "--test-timeout=600000", ...files],
-  { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "0" } },
-);
+const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=tap", "--test-concurrency=2", "--test-timeout=600000", ...files], {
+  stdio: ["ignore", "pipe", "inherit"],
+  env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? "0" },
+});
 const counts = { pass: 0, fail: 0, cancelled: 0, skipped: 0 };
 let pending = "";
 child.stdout.on("data", (chunk) => {

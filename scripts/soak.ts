@@ -43,11 +43,15 @@ const storeDir = join(home, "checkpoints");
 const ARGS = ["batch_size=2", "save_every=2", "eval_every=0", "lora_rank=4", "test_size=0", "max_length=128", `max_steps=${maxSteps}`];
 
 function launch(behavior: string): ChildProcess {
-  return spawn(process.execPath, [join(REPO, "bin", "cookbook.js"), "run", "sl_basic", `log_path=${logDir}`, ...ARGS, `behavior_if_log_dir_exists=${behavior}`], {
-    cwd: REPO,
-    env: { ...process.env, COOKBOOK_HOME: home, FORCE_COLOR: "0" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  return spawn(
+    process.execPath,
+    [join(REPO, "bin", "cookbook.js"), "run", "sl_basic", `log_path=${logDir}`, ...ARGS, `behavior_if_log_dir_exists=${behavior}`],
+    {
+      cwd: REPO,
+      env: { ...process.env, COOKBOOK_HOME: home, FORCE_COLOR: "0" },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
 }
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
@@ -57,7 +61,12 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const rows = (): number => (existsSync(join(logDir, "metrics.jsonl")) ? readFileSync(join(logDir, "metrics.jsonl"), "utf8").split("\n").filter((l) => l.trim()).length : 0);
+const rows = (): number =>
+  existsSync(join(logDir, "metrics.jsonl"))
+    ? readFileSync(join(logDir, "metrics.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l.trim()).length
+    : 0;
 const tornTail = (file: string): boolean => {
   const path = join(logDir, file);
   if (!existsSync(path)) return false;

@@ -35,7 +35,6 @@ export interface TokenCompleter {
   fork?(key: number): TokenCompleter;
 }
 
-
 export interface MessageCompleter {
   complete(messages: Message[]): Promise<Message>;
   /** A completer with its own seed stream drawn from `key` (see TokenCompleter.fork). */

@@ -13,12 +13,7 @@ type Sign = 1 | 0 | -1;
 const signOf = (w: number): Sign => (w > 0 ? 1 : w < 0 ? -1 : 0);
 
 /** Tokens rendered in runs of equal weight sign; each run decoded whole so multi-byte text stays intact. */
-export function formatWeightedTokens(
-  tokens: readonly number[],
-  weights: ArrayLike<number>,
-  tokenizer: Tokenizer,
-  options: { color: boolean },
-): string {
+export function formatWeightedTokens(tokens: readonly number[], weights: ArrayLike<number>, tokenizer: Tokenizer, options: { color: boolean }): string {
   if (tokens.length !== weights.length) {
     throw new Error(`formatWeightedTokens: ${tokens.length} tokens but ${weights.length} weights`);
   }

@@ -82,20 +82,14 @@ const BY_ORG: Record<string, Row[]> = {
   ],
   // Small open models the embedded engine runs (docs/numerics.md#model-families); base models, so
   // role_colon (their chat templates have no renderer yet).
-  allenai: [
-    ["OLMo-2-0425-1B", "2", "1B", false, ROLE_COLON],
-  ],
+  allenai: [["OLMo-2-0425-1B", "2", "1B", false, ROLE_COLON]],
   google: [
     ["gemma-3-270m", "3", "270M", false, ROLE_COLON],
     ["gemma-3-1b-pt", "3", "1B", false, ROLE_COLON],
   ],
-  HuggingFaceTB: [
-    ["SmolLM3-3B-Base", "3", "3B", false, ROLE_COLON],
-  ],
+  HuggingFaceTB: [["SmolLM3-3B-Base", "3", "3B", false, ROLE_COLON]],
   // Phi-3 has no base release; its chat template has no renderer yet, so role_colon for now.
-  microsoft: [
-    ["Phi-3-mini-4k-instruct", "3", "3.8B", true, ROLE_COLON],
-  ],
+  microsoft: [["Phi-3-mini-4k-instruct", "3", "3.8B", true, ROLE_COLON]],
   nvidia: [
     ["NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "3", "30B-A3B", true, NEMOTRON3],
     ["NVIDIA-Nemotron-3-Super-120B-A12B-BF16", "3", "120B-A12B", true, NEMOTRON3_SUPER],
@@ -131,13 +125,13 @@ export function getModelAttributes(modelNameIn: string): ModelAttributes {
   }
   const rows = BY_ORG[org];
   if (rows === undefined) {
-    throw new UnknownModelError(`unknown model ${JSON.stringify(modelNameIn)}: unknown organization ${JSON.stringify(org)} (known: ${Object.keys(BY_ORG).join(", ")})`);
+    throw new UnknownModelError(
+      `unknown model ${JSON.stringify(modelNameIn)}: unknown organization ${JSON.stringify(org)} (known: ${Object.keys(BY_ORG).join(", ")})`,
+    );
   }
   const row = rows.find((r) => r[0] === version);
   if (row === undefined) {
-    throw new UnknownModelError(
-      `unknown model ${JSON.stringify(modelNameIn)}; known ${org} models: ${rows.map((r) => r[0]).join(", ")}`,
-    );
+    throw new UnknownModelError(`unknown model ${JSON.stringify(modelNameIn)}; known ${org} models: ${rows.map((r) => r[0]).join(", ")}`);
   }
   const [, versionStr, sizeStr, isChat, recommendedRenderers, extra] = row;
   return { organization: org, versionStr, sizeStr, isChat, recommendedRenderers, ...extra };
@@ -174,10 +168,7 @@ export function warnIfRendererNotRecommended(
     throw err;
   }
   if (recommended.includes(rendererName)) return false;
-  warn(
-    `renderer ${JSON.stringify(rendererName)} is not recommended for model ${JSON.stringify(modelName)}; ` +
-      `recommended: ${recommended.join(", ")}`,
-  );
+  warn(`renderer ${JSON.stringify(rendererName)} is not recommended for model ${JSON.stringify(modelName)}; ` + `recommended: ${recommended.join(", ")}`);
   return true;
 }
 

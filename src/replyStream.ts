@@ -101,7 +101,10 @@ function withTokens(prompt: ModelInput, tokens: readonly number[]): ModelInput {
 
 /** Samples one reply chunk by chunk, calling `onTokens` as each chunk arrives. */
 export async function streamReply(
-  sampler: SamplingClient, prompt: ModelInput, params: StreamParams, onTokens: (tokens: number[]) => boolean | void,
+  sampler: SamplingClient,
+  prompt: ModelInput,
+  params: StreamParams,
+  onTokens: (tokens: number[]) => boolean | void,
 ): Promise<StreamResult> {
   const tokens: number[] = [];
   let calls = 0;

@@ -12,19 +12,36 @@ export const CHROMIUM = process.env["CHROMIUM"] ?? "/usr/bin/chromium";
 
 function chromiumArgs(profileDir: string): string[] {
   assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM=/path/to/chromium`);
-  return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", `--user-data-dir=${profileDir}`];
+  return [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    `--user-data-dir=${profileDir}`,
+  ];
 }
 
 /** Screenshots a page into `png` (size "W,H") and returns the decoded image. */
 export function screenshot(html: string, png: string, workDir: string, size: string): Png {
-  const result = spawnSync(CHROMIUM, [...chromiumArgs(join(workDir, "chromium-profile")), `--screenshot=${png}`, `--window-size=${size}`, pathToFileURL(html).href], { encoding: "utf8", timeout: 120_000 });
+  const result = spawnSync(
+    CHROMIUM,
+    [...chromiumArgs(join(workDir, "chromium-profile")), `--screenshot=${png}`, `--window-size=${size}`, pathToFileURL(html).href],
+    { encoding: "utf8", timeout: 120_000 },
+  );
   assert.ok(existsSync(png), `Chromium wrote no screenshot (exit ${result.status}, signal ${result.signal}): ${result.stderr}`);
   return readPng(readFileSync(png));
 }
 
 /** The page's DOM after Chromium has parsed and laid it out. */
 export function renderedDom(html: string, workDir: string): string {
-  const result = spawnSync(CHROMIUM, [...chromiumArgs(join(workDir, "chromium-profile")), "--dump-dom", pathToFileURL(html).href], { encoding: "utf8", timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(CHROMIUM, [...chromiumArgs(join(workDir, "chromium-profile")), "--dump-dom", pathToFileURL(html).href], {
+    encoding: "utf8",
+    timeout: 120_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   assert.equal(result.status, 0, `Chromium --dump-dom failed (signal ${result.signal}): ${result.stderr}`);
   return result.stdout;
 }

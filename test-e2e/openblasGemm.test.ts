@@ -30,7 +30,12 @@ test("the native addon uses OpenBLAS for GEMM", () => {
   const B = Float32Array.from({ length: N * K }, (_, i) => Math.cos(i * 0.7));
   const C = new Float32Array(M * N).fill(NaN);
   native.gemm(false, true, M, N, K, 1, A, B, 0, C);
-  for (const [i, j] of [[0, 0], [M - 1, N - 1], [17, 333], [250, 5]]) {
+  for (const [i, j] of [
+    [0, 0],
+    [M - 1, N - 1],
+    [17, 333],
+    [250, 5],
+  ]) {
     let s = 0;
     for (let k = 0; k < K; k++) s += A[i * K + k] * B[j * K + k];
     assert.ok(Math.abs(C[i * N + j] - s) < 1e-3, `C[${i},${j}] = ${C[i * N + j]}, expected ${s}`);

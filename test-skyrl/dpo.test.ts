@@ -9,7 +9,15 @@ import assert from "node:assert/strict";
 import { assertFinal, assertSteps, num, skipWithoutSkyrl, train } from "./skyrl.ts";
 
 test("dpo: the DPO loss, accuracy and margin every step, the final checkpoint recorded, the policy leaving its reference", skipWithoutSkyrl, async () => {
-  const { rows, checkpoints } = await train("dpo", ["max_steps=3", "batch_size=4", "save_every=0", "eval_every=0", "test_size=0", "lora_rank=8", "max_length=128"]);
+  const { rows, checkpoints } = await train("dpo", [
+    "max_steps=3",
+    "batch_size=4",
+    "save_every=0",
+    "eval_every=0",
+    "test_size=0",
+    "lora_rank=8",
+    "max_length=128",
+  ]);
   assertSteps(rows, 3);
   for (const r of rows) {
     assert.ok(Number.isFinite(num(r, "dpo_loss")));
@@ -22,5 +30,8 @@ test("dpo: the DPO loss, accuracy and margin every step, the final checkpoint re
   assertFinal(checkpoints);
   // Trained away from the reference: the chosen answers gained on the rejected ones.
   const last = rows.at(-1)!;
-  assert.ok(num(last, "margin") > 0 && num(last, "dpo_loss") < Math.LN2, `after ${rows.length} steps: margin ${num(last, "margin")}, dpo_loss ${num(last, "dpo_loss")}`);
+  assert.ok(
+    num(last, "margin") > 0 && num(last, "dpo_loss") < Math.LN2,
+    `after ${rows.length} steps: margin ${num(last, "margin")}, dpo_loss ${num(last, "dpo_loss")}`,
+  );
 });

@@ -32,7 +32,12 @@ async function record(recipe: string): Promise<void> {
   const logDir = join(root, recipe);
   const args = [...RECORDED_RUNS[recipe]!, `model_name=${model}`];
   try {
-    ok(await cookbook(["run", recipe, `base_url=${proxy.url}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", ...args], { COOKBOOK_HOME: join(root, "home") }), `cookbook run ${recipe}`);
+    ok(
+      await cookbook(["run", recipe, `base_url=${proxy.url}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", ...args], {
+        COOKBOOK_HOME: join(root, "home"),
+      }),
+      `cookbook run ${recipe}`,
+    );
   } finally {
     await proxy.close();
   }
@@ -45,7 +50,10 @@ async function record(recipe: string): Promise<void> {
     args,
     served_model: model,
     ...(!inRepo.startsWith("..") && !isAbsolute(inRepo) ? { served_model_in_repo: inRepo } : {}),
-    recorded_at: new Date().toISOString(), metrics: metricsOf(logDir), checkpoints: checkpointsOf(logDir) };
+    recorded_at: new Date().toISOString(),
+    metrics: metricsOf(logDir),
+    checkpoints: checkpointsOf(logDir),
+  };
   writeFileAtomic(join(FIXTURE_DIR, `${recipe}.run.json`), `${JSON.stringify(run, null, 2)}\n`, { context: `the ${recipe} run record` });
   console.log(`${recipe}: ${exchanges.length} exchanges, ${run.metrics.length} metrics rows, ${run.checkpoints.length} checkpoints → ${FIXTURE_DIR}`);
 }

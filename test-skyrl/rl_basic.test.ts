@@ -11,6 +11,9 @@ test("rl_basic: rewards in [0, 1] every step from SkyRL's samples, the final che
     const reward = num(r, "env/all/reward/total");
     assert.ok(reward >= 0 && reward <= 1, `reward ${reward}`);
   }
-  assert.deepEqual(checkpoints.map((c) => c["name"]), ["000002", "final"]);
+  assert.deepEqual(
+    checkpoints.map((c) => c["name"]),
+    ["000002", "final"],
+  );
   assertFinal(checkpoints);
 });

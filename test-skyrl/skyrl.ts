@@ -62,7 +62,10 @@ export async function train(recipe: string, args: string[]): Promise<{ rows: Row
   const env = { COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" };
   const logDir = join(root, recipe);
   const model = await servedModel();
-  ok(await cookbook(["run", recipe, `base_url=${skyrlUrl()}`, `model_name=${model}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", ...args], env), `cookbook run ${recipe}`);
+  ok(
+    await cookbook(["run", recipe, `base_url=${skyrlUrl()}`, `model_name=${model}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", ...args], env),
+    `cookbook run ${recipe}`,
+  );
   return { rows: metricsOf(logDir), checkpoints: checkpointsOf(logDir), logDir };
 }
 

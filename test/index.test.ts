@@ -4,9 +4,20 @@ import * as lib from "../src/index.ts";
 
 test("the library entry exposes what recipe authors use, as callables", () => {
   for (const name of [
-    "createServiceClient", "modelInputFromInts", "makeDatum", "parseTinkerPath", "defineRecipe", "getLr",
-    "getTokenizer", "getRenderer", "conversationToDatum", "TinkerTokenCompleter", "withRun", "MetricsLogger",
+    "createServiceClient",
+    "modelInputFromInts",
+    "makeDatum",
+    "parseTinkerPath",
+    "defineRecipe",
+    "getLr",
+    "getTokenizer",
+    "getRenderer",
+    "conversationToDatum",
+    "TinkerTokenCompleter",
+    "withRun",
+    "MetricsLogger",
   ] as const) {
+    // biome-ignore lint/performance/noDynamicNamespaceImportAccess: the test checks the public exports by name
     assert.equal(typeof lib[name], "function", `${name} should be exported as a function`);
   }
   assert.equal(typeof lib.rl.computeAdvantages, "function");

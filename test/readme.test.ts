@@ -36,7 +36,12 @@ function tableRows(header: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.split("|").slice(1, -1).map((c) => c.trim()));
+    rows.push(
+      line
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -47,7 +52,10 @@ test("the recipes table lists exactly the registered recipes", () => {
 });
 
 test("every cookbook command line in the README parses", async () => {
-  const lines = codeBlocks("sh").flatMap((b) => b.split("\n")).map((l) => l.replace(/#.*$/, "").trim()).filter((l) => l.startsWith("npx cookbook "));
+  const lines = codeBlocks("sh")
+    .flatMap((b) => b.split("\n"))
+    .map((l) => l.replace(/#.*$/, "").trim())
+    .filter((l) => l.startsWith("npx cookbook "));
   assert.ok(lines.length >= 8, `found ${lines.length} command lines`);
   for (const line of lines) {
     const [, , name, ...args] = shellWords(line);
@@ -56,14 +64,26 @@ test("every cookbook command line in the README parses", async () => {
       // Flags of `cookbook run` itself (--dry-run, --help) are not config overrides.
       const flags = args.slice(1).filter((a) => a.startsWith("--"));
       for (const flag of flags) assert.ok(["--dry-run", "--help"].includes(flag), `${line}: unknown flag ${flag}`);
-      assert.doesNotThrow(() => parseConfigArgs(recipe.configSchema, args.slice(1).filter((a) => !a.startsWith("--"))), line);
+      assert.doesNotThrow(
+        () =>
+          parseConfigArgs(
+            recipe.configSchema,
+            args.slice(1).filter((a) => !a.startsWith("--")),
+          ),
+        line,
+      );
       continue;
     }
     const command = (await loadAllCommands()).find((c) => String(c.command).split(" ")[0] === name);
     assert.ok(command !== undefined, `README shows an unknown command: ${line}`);
     let handled = false;
     await yargs([name!, ...args])
-      .command({ ...command, handler: () => void (handled = true) })
+      .command({
+        ...command,
+        handler: () => {
+          handled = true;
+        },
+      })
       .strict()
       .exitProcess(false)
       .fail((message, err) => {
@@ -92,7 +112,7 @@ test("every doc the README links to exists", () => {
 
 test("the library example runs on the shipped model", { timeout: 180_000 }, async () => {
   const [example] = codeBlocks("ts");
-  assert.ok(example !== undefined && example.includes("tinker-cookbook-ts"));
+  assert.ok(example?.includes("tinker-cookbook-ts"));
   const dir = mkdtempSync(join(tmpdir(), "readme-example-"));
   const previous = process.env["COOKBOOK_HOME"];
   process.env["COOKBOOK_HOME"] = dir;

@@ -75,7 +75,14 @@ for (let i = 0; i < 6; i++) {
   if (i > 0) times.push(performance.now() - g0);
 }
 const result: OursResult = {
-  step_s: median(wall), steps_s: wall, cpu_s: median(cpu), losses, peak_rss_bytes: peak, rss_after_load_bytes: rssAfterLoad,
-  load_s: loadS, base: baseMode, gemm_gflops: (2 * T * F * D) / (median(times) / 1000) / 1e9,
+  step_s: median(wall),
+  steps_s: wall,
+  cpu_s: median(cpu),
+  losses,
+  peak_rss_bytes: peak,
+  rss_after_load_bytes: rssAfterLoad,
+  load_s: loadS,
+  base: baseMode,
+  gemm_gflops: (2 * T * F * D) / (median(times) / 1000) / 1e9,
 };
 console.log(JSON.stringify(result));

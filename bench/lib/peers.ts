@@ -17,7 +17,10 @@ export interface BenchBatch {
 /** Deterministic random tokens and targets (an LCG), the same on every run and for every side. */
 export function benchBatch(vocab: number, seqs: number, len: number, seed = 12345): BenchBatch {
   let state = seed;
-  const rand = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 4294967296);
+  const rand = (): number => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 4294967296;
+  };
   const row = (): number[] => Array.from({ length: len }, () => Math.floor(rand() * vocab));
   const tokens: number[][] = [];
   const targets: number[][] = [];
@@ -38,7 +41,9 @@ export function rssBytes(): number {
 }
 
 function statusBytes(field: string): number {
-  const line = readFileSync("/proc/self/status", "utf8").split("\n").find((l) => l.startsWith(`${field}:`));
+  const line = readFileSync("/proc/self/status", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`));
   return line === undefined ? 0 : Number(line.split(/\s+/)[1]) * 1024;
 }
 
@@ -73,13 +78,24 @@ export function lastJson<T>(what: string, r: { status: number | null; stdout: st
 }
 
 /** One PEFT LoRA run in its own process (so its peak memory is its own). */
-export function runPeftPeer(
-  python: string, modelDir: string, batchFile: string, opts: { steps: number; rank: number; threads: number },
-): PeftResult {
-  const r = spawnSync(python, [
-    here("peft_lora_step.py"), "--model-dir", modelDir, "--batch", batchFile, "--steps", String(opts.steps),
-    "--rank", String(opts.rank), "--threads", String(opts.threads),
-  ], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" } });
+export function runPeftPeer(python: string, modelDir: string, batchFile: string, opts: { steps: number; rank: number; threads: number }): PeftResult {
+  const r = spawnSync(
+    python,
+    [
+      here("peft_lora_step.py"),
+      "--model-dir",
+      modelDir,
+      "--batch",
+      batchFile,
+      "--steps",
+      String(opts.steps),
+      "--rank",
+      String(opts.rank),
+      "--threads",
+      String(opts.threads),
+    ],
+    { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" } },
+  );
   return lastJson<PeftResult>("transformers + PEFT peer", r);
 }
 
@@ -111,7 +127,9 @@ export function randomModelDir(python: string, name: string, config: ModelConfig
   delete json.torch_dtype;
   writeFileSync(cfgFile, JSON.stringify(json));
   const r = spawnSync(python, [here("make_random_model.py"), "--config", cfgFile, "--out", dir], {
-    encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" },
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" },
   });
   lastJson<{ out: string }>(`make_random_model.py for ${name}`, r);
   return dir;

@@ -4,20 +4,55 @@ import type { ModelConfig } from "../../src/engine/model/config.ts";
 
 export const BENCH_SHAPES = {
   "smollm2-135m": {
-    modelType: "llama", vocabSize: 49152, hiddenSize: 576, intermediateSize: 1536, numLayers: 30, numHeads: 9,
-    numKvHeads: 3, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 100000, ropeScaling: null, maxPositionEmbeddings: 8192,
-    tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
+    modelType: "llama",
+    vocabSize: 49152,
+    hiddenSize: 576,
+    intermediateSize: 1536,
+    numLayers: 30,
+    numHeads: 9,
+    numKvHeads: 3,
+    headDim: 64,
+    rmsNormEps: 1e-5,
+    ropeTheta: 100000,
+    ropeScaling: null,
+    maxPositionEmbeddings: 8192,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+    qkNorm: false,
   },
   "qwen3-0.6b": {
-    modelType: "qwen3", vocabSize: 151936, hiddenSize: 1024, intermediateSize: 3072, numLayers: 28, numHeads: 16,
-    numKvHeads: 8, headDim: 128, rmsNormEps: 1e-6, ropeTheta: 1000000, ropeScaling: null, maxPositionEmbeddings: 40960,
-    tieWordEmbeddings: true, attentionBias: false, qkNorm: true,
+    modelType: "qwen3",
+    vocabSize: 151936,
+    hiddenSize: 1024,
+    intermediateSize: 3072,
+    numLayers: 28,
+    numHeads: 16,
+    numKvHeads: 8,
+    headDim: 128,
+    rmsNormEps: 1e-6,
+    ropeTheta: 1000000,
+    ropeScaling: null,
+    maxPositionEmbeddings: 40960,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+    qkNorm: true,
   },
   "llama-3.2-1b": {
-    modelType: "llama", vocabSize: 128256, hiddenSize: 2048, intermediateSize: 8192, numLayers: 16, numHeads: 32,
-    numKvHeads: 8, headDim: 64, rmsNormEps: 1e-5, ropeTheta: 500000,
+    modelType: "llama",
+    vocabSize: 128256,
+    hiddenSize: 2048,
+    intermediateSize: 8192,
+    numLayers: 16,
+    numHeads: 32,
+    numKvHeads: 8,
+    headDim: 64,
+    rmsNormEps: 1e-5,
+    ropeTheta: 500000,
     ropeScaling: { type: "llama3", factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 },
-    maxPositionEmbeddings: 131072, tieWordEmbeddings: true, attentionBias: false, qkNorm: false,
+    maxPositionEmbeddings: 131072,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+    qkNorm: false,
   },
 } satisfies Record<string, ModelConfig>;
 
@@ -38,7 +73,15 @@ export function benchShape(name: string): ModelConfig {
  */
 export function loraStepFlops(c: ModelConfig, T: number, len: number, rank: number): { dense: number; lora: number; attention: number } {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d, numLayers: L, vocabSize: V } = c;
-  const linears: [number, number][] = [[D, H * d], [D, Hkv * d], [D, Hkv * d], [H * d, D], [D, F], [D, F], [F, D]];
+  const linears: [number, number][] = [
+    [D, H * d],
+    [D, Hkv * d],
+    [D, Hkv * d],
+    [H * d, D],
+    [D, F],
+    [D, F],
+    [F, D],
+  ];
   let params = V * D;
   let inOut = D + V;
   for (const [i, o] of linears) {
@@ -49,6 +92,6 @@ export function loraStepFlops(c: ModelConfig, T: number, len: number, rank: numb
   return {
     dense: 4 * params * T,
     lora: 6 * rank * inOut * T,
-    attention: L * seqs * 6 * 2 * H * d * (len * (len + 1)) / 2,
+    attention: (L * seqs * 6 * 2 * H * d * (len * (len + 1))) / 2,
   };
 }

@@ -22,14 +22,25 @@ import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
-    env: z.enum(["tasks", "deepcoder", "mbpp"]).default("tasks").describe("Problem source: the shipped generated tasks, DeepCoder (the cookbook's data) or MBPP"),
-    tasks_path: z.string().default(fixtureDataPath("code_tasks_train.jsonl")).describe('env=tasks: JSONL of {"id", "question", "starter_code"?, "tests": [...]}'),
+    env: z
+      .enum(["tasks", "deepcoder", "mbpp"])
+      .default("tasks")
+      .describe("Problem source: the shipped generated tasks, DeepCoder (the cookbook's data) or MBPP"),
+    tasks_path: z
+      .string()
+      .default(fixtureDataPath("code_tasks_train.jsonl"))
+      .describe('env=tasks: JSONL of {"id", "question", "starter_code"?, "tests": [...]}'),
     tasks_test_path: z.string().nullable().default(fixtureDataPath("code_tasks_test.jsonl")).describe("env=tasks: held-out tasks (null = none)"),
     prompt_style: z
       .enum(["short", "lcb"])
       .default("short")
-      .describe("env=tasks: short (statement + one line, ~40 tokens for tiny-chat) or lcb (the cookbook's LiveCodeBench prompt, ~250 tokens; DeepCoder always uses it)"),
-    deepcoder_dataset: z.string().default("agentica-org/DeepCoder-Preview-Dataset").describe("env=deepcoder: hub id, or a local folder with <subset>/{train,test}-*.parquet"),
+      .describe(
+        "env=tasks: short (statement + one line, ~40 tokens for tiny-chat) or lcb (the cookbook's LiveCodeBench prompt, ~250 tokens; DeepCoder always uses it)",
+      ),
+    deepcoder_dataset: z
+      .string()
+      .default("agentica-org/DeepCoder-Preview-Dataset")
+      .describe("env=deepcoder: hub id, or a local folder with <subset>/{train,test}-*.parquet"),
     mbpp_dataset: z.string().default("google-research-datasets/mbpp").describe("env=mbpp: hub id, or a local folder with full/{train,test}-*.parquet"),
     test_problems: z.number().int().min(0).default(48).describe("Held-out problems per evaluation (0 = no test set)"),
     format_coef: z.number().min(0).default(0.1).describe("Reward lost by a reply without a fenced code block"),
@@ -37,12 +48,22 @@ export const configSchema = overrideDefaults(
     test_timeout_seconds: z.number().positive().default(6).describe("Time limit of one test (the sandbox's wall limit is (this + 1) × tests + 5 s)"),
     sandbox_memory_mb: z.number().int().positive().default(512).describe("Memory limit of a sandboxed run"),
     sandbox_max_processes: z.number().int().positive().default(16).describe("Processes a sandboxed run may start, itself included"),
-    warmup_steps: z.number().int().min(0).default(200).describe("env=tasks: supervised warm-up steps teaching the reply's format before RL (0 = none; the operator token is trained toward all six alike)"),
+    warmup_steps: z
+      .number()
+      .int()
+      .min(0)
+      .default(200)
+      .describe("env=tasks: supervised warm-up steps teaching the reply's format before RL (0 = none; the operator token is trained toward all six alike)"),
     warmup_batch_size: z.number().int().positive().default(16).describe("Warm-up examples per step"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay)"),
     warmup_answer_share: z
-      .number().min(0).max(1).default(0.25)
-      .describe("Share of warm-up examples that show the right operator; the rest train the operator toward all six alike (0 = RL learns the choice from chance alone)"),
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.25)
+      .describe(
+        "Share of warm-up examples that show the right operator; the rest train the operator toward all six alike (0 = RL learns the choice from chance alone)",
+      ),
   }),
   {
     log_path: "/tmp/tinker-examples/code_rl",
@@ -72,10 +93,16 @@ async function taskSplits(config: CodeRlConfig): Promise<{ train: CodeTask[]; te
   const wantTest = config.test_problems > 0;
   if (config.env === "tasks") {
     const testPath = config.tasks_test_path;
-    return { train: readCodeTasksJsonl(config.tasks_path, config.prompt_style), test: wantTest && testPath !== null ? readCodeTasksJsonl(testPath, config.prompt_style) : null };
+    return {
+      train: readCodeTasksJsonl(config.tasks_path, config.prompt_style),
+      test: wantTest && testPath !== null ? readCodeTasksJsonl(testPath, config.prompt_style) : null,
+    };
   }
   if (config.env === "deepcoder") {
-    return { train: await readDeepcoder("train", { path: config.deepcoder_dataset }), test: wantTest ? await readDeepcoder("test", { path: config.deepcoder_dataset }) : null };
+    return {
+      train: await readDeepcoder("train", { path: config.deepcoder_dataset }),
+      test: wantTest ? await readDeepcoder("test", { path: config.deepcoder_dataset }) : null,
+    };
   }
   return { train: await readMbpp("train", { path: config.mbpp_dataset }), test: wantTest ? await readMbpp("test", { path: config.mbpp_dataset }) : null };
 }
@@ -86,10 +113,20 @@ export function environments(config: CodeRlConfig, { renderer }: RLRecipeSetup):
   return {
     async build() {
       const { train, test } = await taskSplits(config);
-      const trainDs = codeTaskDataset(train, { ...envOptions(config), renderer: rl, batchSize: config.groups_per_batch, groupSize: config.group_size, datasetName: config.env, shuffleSeed: config.seed });
+      const trainDs = codeTaskDataset(train, {
+        ...envOptions(config),
+        renderer: rl,
+        batchSize: config.groups_per_batch,
+        groupSize: config.group_size,
+        datasetName: config.env,
+        shuffleSeed: config.seed,
+      });
       if (trainDs.length === 0) throw new Error(`code_rl: ${train.length} training problems, fewer than groups_per_batch=${config.groups_per_batch}`);
       const held = test === null ? [] : test.slice(0, config.test_problems);
-      const testDs = held.length === 0 ? null : codeTaskDataset(held, { ...envOptions(config), renderer: rl, batchSize: held.length, groupSize: 1, datasetName: config.env });
+      const testDs =
+        held.length === 0
+          ? null
+          : codeTaskDataset(held, { ...envOptions(config), renderer: rl, batchSize: held.length, groupSize: 1, datasetName: config.env });
       return { train: trainDs, test: testDs };
     },
   };
@@ -113,7 +150,10 @@ async function warmup(config: CodeRlConfig, context?: RecipeContext): Promise<st
         const task = tasks[i % tasks.length]!;
         const right = operatorOfTests(task.tests);
         const shown = right !== null && rng.chance(config.warmup_answer_share);
-        return { messages: [{ role: "user", content: task.prompt }], alternatives: shown ? [codeReply(right.symbol)] : CODE_OPS.map((op) => codeReply(op.symbol)) };
+        return {
+          messages: [{ role: "user", content: task.prompt }],
+          alternatives: shown ? [codeReply(right.symbol)] : CODE_OPS.map((op) => codeReply(op.symbol)),
+        };
       });
     },
     context,
@@ -129,7 +169,8 @@ async function main(config: CodeRlConfig, context?: RecipeContext): Promise<void
 
 export default defineRecipe({
   name: "code_rl",
-  description: "Code RL: Python in a fenced block, run against hidden tests in the local sandbox (default: shipped generated tasks after a format warm-up; DeepCoder or MBPP from the hub)",
+  description:
+    "Code RL: Python in a fenced block, run against hidden tests in the local sandbox (default: shipped generated tasks after a format warm-up; DeepCoder or MBPP from the hub)",
   configSchema,
   main,
 });

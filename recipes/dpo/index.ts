@@ -19,20 +19,17 @@ export const configSchema = overrideDefaults(
     batch_size: chatDatasetFields.batch_size,
     max_length: z.number().int().positive().nullable().default(512).describe("Truncate each sequence to this many tokens"),
   }),
-  { batch_size: 16,
-    log_path: "/tmp/tinker-examples/dpo",
-    learning_rate: 2e-4,
-    lora_rank: 16,
-    max_steps: 60,
-    eval_every: 5,
-    save_every: 20,
-  },
+  { batch_size: 16, log_path: "/tmp/tinker-examples/dpo", learning_rate: 2e-4, lora_rank: 16, max_steps: 60, eval_every: 5, save_every: 20 },
 );
 export type DpoRecipeConfig = z.output<typeof configSchema>;
 
 async function main(config: DpoRecipeConfig, context?: RecipeContext): Promise<void> {
   const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), await getTokenizer(config.model_name));
-  await dpoMain(config, dpoDatasetBuilder(() => loadComparisons(config), renderer, config.batch_size, config.max_length), { context });
+  await dpoMain(
+    config,
+    dpoDatasetBuilder(() => loadComparisons(config), renderer, config.batch_size, config.max_length),
+    { context },
+  );
 }
 
 export default defineRecipe({

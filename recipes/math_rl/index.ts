@@ -22,8 +22,17 @@ export const configSchema = overrideDefaults(
     dataset_path: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe("env=file: JSONL of {question, answer}"),
     test_path: z.string().nullable().default(fixtureDataPath("arithmetic_test.jsonl")).describe("env=file: held-out JSONL (null = none)"),
     gsm8k_dataset: z.string().default("openai/gsm8k").describe("env=gsm8k: hub id, or a local folder with main/{train,test}-*.parquet"),
-    math_dataset: z.string().nullable().default(null).describe("env=math/deepmath/polaris: hub id or local folder (null = EleutherAI/hendrycks_math, zwhe99/DeepMath-103K, POLARIS-Project/Polaris-Dataset-53K)"),
-    math500_dataset: z.string().default("HuggingFaceH4/MATH-500").describe("env=math: the held-out test set (hub id or local parquet); its problems are removed from training"),
+    math_dataset: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        "env=math/deepmath/polaris: hub id or local folder (null = EleutherAI/hendrycks_math, zwhe99/DeepMath-103K, POLARIS-Project/Polaris-Dataset-53K)",
+      ),
+    math500_dataset: z
+      .string()
+      .default("HuggingFaceH4/MATH-500")
+      .describe("env=math: the held-out test set (hub id or local parquet); its problems are removed from training"),
     grader: z.enum(["first_chunk", "boxed"]).default("first_chunk").describe("env=file: how answers are checked"),
     test_problems: z.number().int().min(0).default(32).describe("Held-out problems per evaluation (0 = no test set)"),
     format_coef: z.number().min(0).default(0.1).describe("Reward lost by a malformed answer"),
@@ -54,30 +63,55 @@ const MATH_FEWSHOT: Message[] = [
   { role: "user", content: `How many r's are in strawberry?${MATH_SUFFIX}` },
   {
     role: "assistant",
-    content: "Let's spell the word out and number all the letters: 1) s 2) t 3) r 4) a 5) w 6) b 7) e 8) r 9) r 10) y. We have r's at positions 3, 8, and 9. \\boxed{3}",
+    content:
+      "Let's spell the word out and number all the letters: 1) s 2) t 3) r 4) a 5) w 6) b 7) e 8) r 9) r 10) y. We have r's at positions 3, 8, and 9. \\boxed{3}",
   },
 ];
 
 type Prompting = "first_chunk" | "boxed" | "math";
 
 function problemEnvFactory(renderer: RLRenderer, config: MathRlConfig, prompting: Prompting) {
-  if (prompting === "first_chunk") return (p: QAProblem) => new QuestionAnswerEnv(renderer, p, gradeFirstChunk, { convoPrefix: ARITHMETIC_FEWSHOT, formatCoef: config.format_coef });
+  if (prompting === "first_chunk")
+    return (p: QAProblem) => new QuestionAnswerEnv(renderer, p, gradeFirstChunk, { convoPrefix: ARITHMETIC_FEWSHOT, formatCoef: config.format_coef });
   const [convoPrefix, questionSuffix] = prompting === "math" ? [MATH_FEWSHOT, MATH_SUFFIX] : [BOXED_FEWSHOT, BOXED_SUFFIX];
   return (p: QAProblem) =>
-    new QuestionAnswerEnv(renderer, p, (r, ref) => grade(r, ref, { mode: "boxed" }), { convoPrefix, questionSuffix, formatCoef: config.format_coef, formatCheck: (r) => extractBoxed(r) !== null });
+    new QuestionAnswerEnv(renderer, p, (r, ref) => grade(r, ref, { mode: "boxed" }), {
+      convoPrefix,
+      questionSuffix,
+      formatCoef: config.format_coef,
+      formatCheck: (r) => extractBoxed(r) !== null,
+    });
 }
 
-function listBuilder(renderer: RLRenderer, config: MathRlConfig, name: string, prompting: Prompting, train: () => Promise<QAProblem[]>, test: () => Promise<QAProblem[] | null>): RLDatasetBuilder {
+function listBuilder(
+  renderer: RLRenderer,
+  config: MathRlConfig,
+  name: string,
+  prompting: Prompting,
+  train: () => Promise<QAProblem[]>,
+  test: () => Promise<QAProblem[] | null>,
+): RLDatasetBuilder {
   const makeEnv = problemEnvFactory(renderer, config, prompting);
   return {
     async build() {
-      const trainDs = new ProblemListDataset(await train(), { batchSize: config.groups_per_batch, groupSize: config.group_size, makeEnv, datasetName: name, shuffleSeed: config.seed });
+      const trainDs = new ProblemListDataset(await train(), {
+        batchSize: config.groups_per_batch,
+        groupSize: config.group_size,
+        makeEnv,
+        datasetName: name,
+        shuffleSeed: config.seed,
+      });
       if (trainDs.length === 0) throw new Error(`${name}: fewer problems than groups_per_batch=${config.groups_per_batch}`);
       const testProblems = config.test_problems > 0 ? await test() : null;
       const testDs =
         testProblems === null || testProblems.length === 0
           ? null
-          : new ProblemListDataset(testProblems.slice(0, config.test_problems), { batchSize: Math.min(config.test_problems, testProblems.length), groupSize: 1, makeEnv, datasetName: name });
+          : new ProblemListDataset(testProblems.slice(0, config.test_problems), {
+              batchSize: Math.min(config.test_problems, testProblems.length),
+              groupSize: 1,
+              makeEnv,
+              datasetName: name,
+            });
       return { train: trainDs, test: testDs };
     },
   };
@@ -98,10 +132,24 @@ export function environments(config: MathRlConfig, { renderer }: RLRecipeSetup):
   }
   if (config.env === "file") {
     const testPath = config.test_path;
-    return listBuilder(renderer, config, "file", config.grader === "boxed" ? "boxed" : "first_chunk", async () => readQAJsonl(config.dataset_path), async () => (testPath === null ? null : readQAJsonl(testPath)));
+    return listBuilder(
+      renderer,
+      config,
+      "file",
+      config.grader === "boxed" ? "boxed" : "first_chunk",
+      async () => readQAJsonl(config.dataset_path),
+      async () => (testPath === null ? null : readQAJsonl(testPath)),
+    );
   }
   if (config.env === "gsm8k") {
-    return listBuilder(renderer, config, "gsm8k", "boxed", () => readGsm8k("train", { path: config.gsm8k_dataset }), () => readGsm8k("test", { path: config.gsm8k_dataset }));
+    return listBuilder(
+      renderer,
+      config,
+      "gsm8k",
+      "boxed",
+      () => readGsm8k("train", { path: config.gsm8k_dataset }),
+      () => readGsm8k("test", { path: config.gsm8k_dataset }),
+    );
   }
   const path = config.math_dataset ?? undefined;
   if (config.env === "math") {
@@ -111,7 +159,14 @@ export function environments(config: MathRlConfig, { renderer }: RLRecipeSetup):
   }
   // DeepMath and Polaris have a train split only, as in the cookbook: no test set.
   const read = config.env === "deepmath" ? readDeepMath : readPolaris;
-  return listBuilder(renderer, config, config.env, "math", () => read(path === undefined ? {} : { path }), async () => null);
+  return listBuilder(
+    renderer,
+    config,
+    config.env,
+    "math",
+    () => read(path === undefined ? {} : { path }),
+    async () => null,
+  );
 }
 
 async function main(config: MathRlConfig, context?: RecipeContext): Promise<void> {

@@ -39,7 +39,8 @@ export const configSchema = overrideDefaults(
     max_tokens: z.number().int().positive().default(6).describe("Tokens sampled per held-out evaluation answer"),
     test_problems: z.number().int().min(0).default(100).describe("Held-out sums scoring student and teacher (0 = none)"),
   }),
-  { batch_size: 32,
+  {
+    batch_size: 32,
     log_path: "/tmp/tinker-examples/off_policy_distillation",
     learning_rate: 1e-3,
     lr_schedule: "constant",
@@ -54,36 +55,63 @@ export type OffPolicyDistillationConfig = z.output<typeof configSchema>;
 
 async function main(config: OffPolicyDistillationConfig, context?: RecipeContext): Promise<void> {
   const requires = (service: ServiceClient) => checkTeacher(service, config.teacher, { recipe: "off_policy_distillation", topk: config.n_teacher_targets });
-  await withTrainingRun(config, { context, requires }, async (run) => {
-    const tokenizer = await getTokenizer(config.model_name);
-    const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), tokenizer);
-    const teacher = await createTeacher(run.serviceClient, config.teacher);
-    try {
-      const rows = readJsonlRows(config.dataset_path).slice(0, config.num_examples);
-      const hard: Datum[] = rows.map((r) =>
-        conversationToDatum([...ARITHMETIC_FEWSHOT, { role: "user", content: r.question }, { role: "assistant", content: r.answer }], renderer, null, "last_assistant_message", "none"));
-      run.log.info(`teacher ${config.teacher.base_model}: top-${config.n_teacher_targets} targets for ${hard.length} examples`);
-      const soft = await softTargetBatch(hard.map(() => teacher.client), hard, config.n_teacher_targets, config.teacher_concurrency);
-      const train = new SupervisedDatasetFromRows(soft, config.batch_size, (d) => d);
-      const evaluators = [];
-      if (config.test_problems > 0) {
-        const test = new ArithmeticTestDataset(renderer, config.test_problems, 1);
-        evaluators.push(() => new RLTestSetEvaluator(test, config.max_tokens));
-        evaluators.push(() => new TeacherScoreEvaluator(teacher.client, new RLTestSetEvaluator(test, config.max_tokens, { name: "teacher" })));
+  await withTrainingRun(
+    config,
+    { context, requires },
+    async (run) => {
+      const tokenizer = await getTokenizer(config.model_name);
+      const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), tokenizer);
+      const teacher = await createTeacher(run.serviceClient, config.teacher);
+      try {
+        const rows = readJsonlRows(config.dataset_path).slice(0, config.num_examples);
+        const hard: Datum[] = rows.map((r) =>
+          conversationToDatum(
+            [...ARITHMETIC_FEWSHOT, { role: "user", content: r.question }, { role: "assistant", content: r.answer }],
+            renderer,
+            null,
+            "last_assistant_message",
+            "none",
+          ),
+        );
+        run.log.info(`teacher ${config.teacher.base_model}: top-${config.n_teacher_targets} targets for ${hard.length} examples`);
+        const soft = await softTargetBatch(
+          hard.map(() => teacher.client),
+          hard,
+          config.n_teacher_targets,
+          config.teacher_concurrency,
+        );
+        const train = new SupervisedDatasetFromRows(soft, config.batch_size, (d) => d);
+        const evaluators = [];
+        if (config.test_problems > 0) {
+          const test = new ArithmeticTestDataset(renderer, config.test_problems, 1);
+          evaluators.push(() => new RLTestSetEvaluator(test, config.max_tokens));
+          evaluators.push(() => new TeacherScoreEvaluator(teacher.client, new RLTestSetEvaluator(test, config.max_tokens, { name: "teacher" })));
+        }
+        const result = await supervisedMain(
+          config,
+          { build: async () => ({ train, test: null }) },
+          {
+            context,
+            session: run.session,
+            serviceClient: run.serviceClient,
+            runControl: run.control,
+            tokenizer,
+            evaluatorBuilders: evaluators,
+          },
+        );
+        return { outcome: result.outcome };
+      } finally {
+        await teacher.close();
       }
-      const result = await supervisedMain(config, { build: async () => ({ train, test: null }) }, {
-        context, session: run.session, serviceClient: run.serviceClient, runControl: run.control, tokenizer, evaluatorBuilders: evaluators,
-      });
-      return { outcome: result.outcome };
-    } finally {
-      await teacher.close();
-    }
-  }, { outcome: "exit" });
+    },
+    { outcome: "exit" },
+  );
 }
 
 export default defineRecipe({
   name: "off_policy_distillation",
-  description: "Off-policy distillation: the student trains on fixed responses with the teacher's top-K tokens as soft targets (default: tiny-chat-teacher into tiny-chat)",
+  description:
+    "Off-policy distillation: the student trains on fixed responses with the teacher's top-K tokens as soft targets (default: tiny-chat-teacher into tiny-chat)",
   configSchema,
   main,
 });

@@ -23,7 +23,9 @@ import { overrideDefaults } from "../../src/training/config.ts";
 const DEFAULT_TEACHER = { base_model: "tiny-chat-teacher", load_checkpoint_path: null, base_url: null };
 
 const DatasetSchema = z.object({
-  dataset: z.enum(["arithmetic", "prompts"]).default("arithmetic")
+  dataset: z
+    .enum(["arithmetic", "prompts"])
+    .default("arithmetic")
     .describe("arithmetic: the math_rl addition prompts (graded, for metrics only); prompts: the last user turn of each conversation in prompts_file"),
   prompts_file: z.string().default(fixtureDataPath("chats_train.jsonl")).describe("Conversation JSONL for dataset=prompts"),
   teacher: TeacherConfigSchema.default(DEFAULT_TEACHER).describe("This dataset's teacher"),
@@ -37,11 +39,19 @@ export const configSchema = overrideDefaults(
       kl_penalty_coef: z.number().min(0).default(1).describe("Weight of the teacher KL: advantage = −coef·(lp_student − lp_teacher) per sampled token"),
       kl_discount_factor: z.number().min(0).max(1).default(0).describe("Discount for summing future teacher-KL terms (0 = per token)"),
     }),
-    datasets: z.array(DatasetSchema).min(1).default([{ dataset: "arithmetic", prompts_file: fixtureDataPath("chats_train.jsonl"), teacher: DEFAULT_TEACHER, groups_per_batch: null }])
+    datasets: z
+      .array(DatasetSchema)
+      .min(1)
+      .default([{ dataset: "arithmetic", prompts_file: fixtureDataPath("chats_train.jsonl"), teacher: DEFAULT_TEACHER, groups_per_batch: null }])
       .describe("Prompt sources, each with its own teacher; datums are routed to their dataset's teacher (metrics teacher_kl/dataset_<i>)"),
     max_operand: z.number().int().positive().default(100).describe("arithmetic: operands from 0..max_operand"),
     num_batches: z.number().int().positive().default(1000).describe("arithmetic: length of the synthetic prompt stream"),
-    test_problems: z.number().int().min(0).default(100).describe("Held-out sums that score the student (test/…) and, once, the first teacher (teacher/…) when dataset 0 is arithmetic (0 = none)"),
+    test_problems: z
+      .number()
+      .int()
+      .min(0)
+      .default(100)
+      .describe("Held-out sums that score the student (test/…) and, once, the first teacher (teacher/…) when dataset 0 is arithmetic (0 = none)"),
     teacher_concurrency: z.number().int().positive().default(64).describe("Teacher logprob requests in flight at once"),
   }),
   {
@@ -68,8 +78,13 @@ async function main(config: OnPolicyDistillationConfig, context?: RecipeContext)
       return {
         teacher: d.teacher,
         builder: arithmeticDatasetBuilder({
-          renderer, batchSize: groups, groupSize: config.group_size, numBatches: config.num_batches, seed: config.seed + i,
-          maxOperand: config.max_operand, testProblems: i === 0 ? config.test_problems : 0,
+          renderer,
+          batchSize: groups,
+          groupSize: config.group_size,
+          numBatches: config.num_batches,
+          seed: config.seed + i,
+          maxOperand: config.max_operand,
+          testProblems: i === 0 ? config.test_problems : 0,
         }),
       };
     }
@@ -89,7 +104,8 @@ async function main(config: OnPolicyDistillationConfig, context?: RecipeContext)
 
 export default defineRecipe({
   name: "on_policy_distillation",
-  description: "On-policy distillation: the student samples, a teacher's per-token log-probs are the reward (default: tiny-chat-teacher into tiny-chat on addition)",
+  description:
+    "On-policy distillation: the student samples, a teacher's per-token log-probs are the reward (default: tiny-chat-teacher into tiny-chat on addition)",
   configSchema,
   main,
 });

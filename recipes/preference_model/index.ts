@@ -1,8 +1,3 @@
-// Trains a preference (reward) model: a LoRA that reads a prompt and two completions and answers
-// "A" or "B" (the cookbook's reward-model stage, on its own). Reports test/pm_accuracy — the
-// greedy verdict's agreement with held-out labels — every eval_every steps. Default data: the
-// shipped concise-vs-rambling comparisons; hhh / helpsteer3 / ultrafeedback load the hub sets.
-import { join } from "node:path";
 import { z } from "zod";
 import { tagGroup } from "../../src/config/groups.ts";
 import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";

@@ -25,7 +25,11 @@ export interface TeacherTrainingOptions {
  * prompt, a question, the wanted answer), half `plain` ones; linear learning-rate decay.
  */
 export async function trainPromptedTeacher(
-  client: TrainingClient, renderer: Renderer, prompted: readonly Message[][], plain: readonly Message[][], options: TeacherTrainingOptions,
+  client: TrainingClient,
+  renderer: Renderer,
+  prompted: readonly Message[][],
+  plain: readonly Message[][],
+  options: TeacherTrainingOptions,
 ): Promise<void> {
   if (prompted.length === 0) throw new Error("prompted teacher: no prompted conversations to train on");
   const half = Math.max(1, Math.floor(options.batchSize / 2));

@@ -13,7 +13,12 @@ import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
-    max_operand: z.number().int().positive().default(9).describe("Operands are drawn from 0..max_operand (the cookbook uses 100; the tiny model is too weak there for 60 steps to show progress)"),
+    max_operand: z
+      .number()
+      .int()
+      .positive()
+      .default(9)
+      .describe("Operands are drawn from 0..max_operand (the cookbook uses 100; the tiny model is too weak there for 60 steps to show progress)"),
     num_batches: z.number().int().positive().default(1000).describe("Length of the (synthetic) training stream"),
     test_problems: z.number().int().min(0).default(0).describe("Held-out problems evaluated every eval_every steps (0 = none)"),
   }),

@@ -32,7 +32,7 @@ export const configSchema = overrideDefaults(
     ...adapterFields,
     ...checkpointFields,
     ...optimizerFields,
-    dataset: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe("JSONL of {\"question\", \"answer\"}, graded on the answer's first word"),
+    dataset: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe('JSONL of {"question", "answer"}, graded on the answer\'s first word'),
     group_size: loop.group_size,
     groups_per_batch: loop.groups_per_batch,
     max_tokens: loop.max_tokens,
@@ -83,8 +83,15 @@ async function main(config: RlLoopConfig, context?: RecipeContext): Promise<void
             const prompt = renderer.buildGenerationPrompt([...ARITHMETIC_FEWSHOT, { role: "user", content: row.question }]);
             // Seeded by the run seed and the group's place, so a rerun samples the same answers.
             const seed = mixSeed(config.seed, batch, index);
-            const result = await sampler.sample(prompt, config.group_size, { stop: renderer.getStopSequences(), max_tokens: config.max_tokens, temperature: 1.0, seed });
-            const rewards: number[] = result.sequences.map((s) => (gradeFirstChunk(getTextContent(renderer.parseResponse(s.tokens).message), row.answer).correct ? 1 : 0));
+            const result = await sampler.sample(prompt, config.group_size, {
+              stop: renderer.getStopSequences(),
+              max_tokens: config.max_tokens,
+              temperature: 1.0,
+              seed,
+            });
+            const rewards: number[] = result.sequences.map((s) =>
+              gradeFirstChunk(getTextContent(renderer.parseResponse(s.tokens).message), row.answer).correct ? 1 : 0,
+            );
             return { prompt: modelInputToInts(prompt), sequences: result.sequences, rewards };
           }),
         );

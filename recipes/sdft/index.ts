@@ -17,10 +17,20 @@ import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
   SdftConfigSchema.extend({
-    demo_template: z.string().nullable().default(null)
-      .describe("How the teacher sees the golden answer: a template with {question} and {golden_answer} (the cookbook's form), or null for an earlier exchange of the same question"),
+    demo_template: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        "How the teacher sees the golden answer: a template with {question} and {golden_answer} (the cookbook's form), or null for an earlier exchange of the same question",
+      ),
     max_operand: z.number().int().positive().default(100).describe("Operands of the addition questions are drawn from 0..max_operand"),
-    test_problems: z.number().int().min(0).default(100).describe("Held-out questions scoring the student (test/…) and the demonstrated teacher (teacher/…); 0 = none"),
+    test_problems: z
+      .number()
+      .int()
+      .min(0)
+      .default(100)
+      .describe("Held-out questions scoring the student (test/…) and the demonstrated teacher (teacher/…); 0 = none"),
   }),
   {
     log_path: "/tmp/tinker-examples/sdft",
@@ -45,7 +55,10 @@ export function additionTask(config: Pick<SdftRecipeConfig, "seed" | "max_operan
     testSet: (renderer) => {
       if (config.test_problems === 0) return null;
       const problems = sdftTestProblems(config.test_problems, config.max_operand);
-      return { student: new SdftTestDataset(renderer, problems), teacher: new SdftTestDataset(renderer, problems, { asTeacher: true, template: config.demo_template }) };
+      return {
+        student: new SdftTestDataset(renderer, problems),
+        teacher: new SdftTestDataset(renderer, problems, { asTeacher: true, template: config.demo_template }),
+      };
     },
   };
 }

@@ -28,7 +28,18 @@ export const configSchema = overrideDefaults(
     max_tokens: RLConfigSchema.shape.max_tokens,
     tournament_pattern: z.enum(TOURNAMENT_PATTERNS).default("all_pairs_both_ways").describe("Which matchups each group plays"),
   }),
-  { learning_rate: 2e-3, group_size: 4, groups_per_batch: 8, max_tokens: 40, log_path: "/tmp/tinker-examples/shorter", dataset: "concise", lora_rank: 16, save_every: 10, eval_every: 10, behavior_if_log_dir_exists: "resume" },
+  {
+    learning_rate: 2e-3,
+    group_size: 4,
+    groups_per_batch: 8,
+    max_tokens: 40,
+    log_path: "/tmp/tinker-examples/shorter",
+    dataset: "concise",
+    lora_rank: 16,
+    save_every: 10,
+    eval_every: 10,
+    behavior_if_log_dir_exists: "resume",
+  },
 );
 export type ShorterConfig = z.output<typeof configSchema>;
 

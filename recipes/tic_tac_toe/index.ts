@@ -22,7 +22,13 @@ import { Prng } from "../../src/data/synthetic/prng.ts";
 import { OpponentEvaluator } from "../../src/multiAgent/evaluator.ts";
 import { frozenModelCompleter, lazyService, type ServiceProvider } from "../../src/multiAgent/frozenModel.ts";
 import type { SeatCommon } from "../../src/multiAgent/groups.ts";
-import { TIC_TAC_TOE_OPPONENTS, warmupGameTranscripts, warmupPositionTranscripts, ticTacToeDatasetBuilder, ticTacToeTestSet } from "../../src/multiAgent/games/ticTacToeEnv.ts";
+import {
+  TIC_TAC_TOE_OPPONENTS,
+  warmupGameTranscripts,
+  warmupPositionTranscripts,
+  ticTacToeDatasetBuilder,
+  ticTacToeTestSet,
+} from "../../src/multiAgent/games/ticTacToeEnv.ts";
 import type { RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { runRLRecipe, type RLRecipeSetup } from "../../src/rl/recipeRuntime.ts";
@@ -37,19 +43,50 @@ const OpponentSchema = z.enum(TIC_TAC_TOE_OPPONENTS);
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
     num_batches: z.number().int().positive().default(1000).describe("Length of the training stream"),
-    train_opponent: z.enum(["self_play", ...TIC_TAC_TOE_OPPONENTS]).default("random").describe("The fixed opponent the policy trains against (each group: group_size games in one seat, X in even groups and O in odd), or self_play: the policy plays both seats and both train (self-play gained less against random than training on it; docs/agents.md)"),
-    test_opponents: z.array(OpponentSchema).default([...TIC_TAC_TOE_OPPONENTS]).describe(`Opponents evaluated every eval_every steps and at the end, e.g. test_opponents='["random","minimax"]'`),
+    train_opponent: z
+      .enum(["self_play", ...TIC_TAC_TOE_OPPONENTS])
+      .default("random")
+      .describe(
+        "The fixed opponent the policy trains against (each group: group_size games in one seat, X in even groups and O in odd), or self_play: the policy plays both seats and both train (self-play gained less against random than training on it; docs/agents.md)",
+      ),
+    test_opponents: z
+      .array(OpponentSchema)
+      .default([...TIC_TAC_TOE_OPPONENTS])
+      .describe(`Opponents evaluated every eval_every steps and at the end, e.g. test_opponents='["random","minimax"]'`),
     test_games: z.number().int().min(2).default(128).describe("Games per test opponent per evaluation (half as X, half as O)"),
-    parse_error_mode: z.enum(["terminate", "feedback", "mask"]).default("terminate").describe("An illegal or unparsable move in training: terminate = it loses the game; feedback = told why and retries; mask = the game is dropped untrained (evaluations always use terminate)"),
+    parse_error_mode: z
+      .enum(["terminate", "feedback", "mask"])
+      .default("terminate")
+      .describe(
+        "An illegal or unparsable move in training: terminate = it loses the game; feedback = told why and retries; mask = the game is dropped untrained (evaluations always use terminate)",
+      ),
     parse_error_reward: z.number().default(-1).describe("Reward of an illegal move (terminate: the loser's reward; the other seat wins +1)"),
     parse_error_retries: z.number().int().min(0).default(1).describe("feedback: illegal moves tolerated per game before it is lost"),
-    history_turns: z.number().int().min(0).nullable().default(0).describe("Past turns in each prompt (0: the current board only, like the cookbook's single message; null: the whole conversation)"),
+    history_turns: z
+      .number()
+      .int()
+      .min(0)
+      .nullable()
+      .default(0)
+      .describe("Past turns in each prompt (0: the current board only, like the cookbook's single message; null: the whole conversation)"),
     play_opponent: OpponentSchema.default("random").describe("cookbook play: the opponent a person plays against"),
     play_as: z.enum(["X", "O"]).default("X").describe("cookbook play: the mark a person plays"),
-    warmup_steps: z.number().int().min(0).default(600).describe("Supervised warm-up steps before RL (0 = none). At rank 64, 300–450 steps left 8–13% of sampled replies illegal, 600 about 1% (docs/agents.md)"),
+    warmup_steps: z
+      .number()
+      .int()
+      .min(0)
+      .default(600)
+      .describe(
+        "Supervised warm-up steps before RL (0 = none). At rank 64, 300–450 steps left 8–13% of sampled replies illegal, 600 about 1% (docs/agents.md)",
+      ),
     warmup_batch_size: z.number().int().positive().default(32).describe("Warm-up transcripts per step (one seat of one game each)"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay; 1e-2 did not learn legality)"),
-    warmup_data: z.enum(["positions", "games"]).default("positions").describe("positions: single positions, few free squares weighted up, each trained toward every free square (teaches reading the board); games: whole random games, one random legal move per turn (teaches the format only)"),
+    warmup_data: z
+      .enum(["positions", "games"])
+      .default("positions")
+      .describe(
+        "positions: single positions, few free squares weighted up, each trained toward every free square (teaches reading the board); games: whole random games, one random legal move per turn (teaches the format only)",
+      ),
   }),
   {
     log_path: "/tmp/tinker-examples/tic_tac_toe",
@@ -77,11 +114,20 @@ function seatCommon(config: TicTacToeConfig, renderer: RLRenderer, parseErrorMod
 
 /** The frozen starting policy (the warm-up's weights when there is one) as a message completer. */
 function baseModel(config: TicTacToeConfig, renderer: RLRenderer, service: ServiceProvider, samplerPath: string | null) {
-  return frozenModelCompleter(service, { baseModel: config.model_name, modelPath: samplerPath }, renderer, { maxTokens: config.max_tokens, temperature: config.temperature, seed: config.seed });
+  return frozenModelCompleter(service, { baseModel: config.model_name, modelPath: samplerPath }, renderer, {
+    maxTokens: config.max_tokens,
+    temperature: config.temperature,
+    seed: config.seed,
+  });
 }
 
 /** The environments the loop trains in; `cookbook play tic_tac_toe` puts a person in them. */
-export function environments(config: TicTacToeConfig, { renderer }: RLRecipeSetup, service: ServiceProvider = lazyService(config.base_url), baseSamplerPath: string | null = null): RLDatasetBuilder {
+export function environments(
+  config: TicTacToeConfig,
+  { renderer }: RLRecipeSetup,
+  service: ServiceProvider = lazyService(config.base_url),
+  baseSamplerPath: string | null = null,
+): RLDatasetBuilder {
   return ticTacToeDatasetBuilder({
     common: seatCommon(config, renderer),
     groupsPerBatch: config.groups_per_batch,
@@ -96,7 +142,9 @@ export function environments(config: TicTacToeConfig, { renderer }: RLRecipeSetu
 
 async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<void> {
   if (config.train_opponent === "self_play" && config.rollout_error_tolerance !== null && config.rollout_error_tolerance !== false) {
-    throw new ConfigError("tic_tac_toe: rollout_error_tolerance retries one env of a group, but a self-play seat cannot be replayed without its partner; leave it unset with train_opponent=self_play");
+    throw new ConfigError(
+      "tic_tac_toe: rollout_error_tolerance retries one env of a group, but a self-play seat cannot be replayed without its partner; leave it unset with train_opponent=self_play",
+    );
   }
   let load = config.load_checkpoint_path;
   let samplerPath: string | null = null;
@@ -129,7 +177,12 @@ async function main(config: TicTacToeConfig, context?: RecipeContext): Promise<v
         evaluators.push(
           ...config.test_opponents.map(
             (opponent) =>
-              new OpponentEvaluator(opponent, ticTacToeTestSet({ common, games: config.test_games, seed: config.seed, opponent, baseModel: base }), config.max_tokens, { temperature: config.temperature, seed: config.seed }),
+              new OpponentEvaluator(
+                opponent,
+                ticTacToeTestSet({ common, games: config.test_games, seed: config.seed, opponent, baseModel: base }),
+                config.max_tokens,
+                { temperature: config.temperature, seed: config.seed },
+              ),
           ),
         );
         return environments(config, setup, service, samplerPath);

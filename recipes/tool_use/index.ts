@@ -31,15 +31,34 @@ export const configSchema = overrideDefaults(
     rollout_preset: z.enum(["simple", "agentic"]).default("simple").describe("Rollout limits and parse-error / termination-reward policies"),
     max_turns: z.number().int().positive().default(3).describe("Policy turns per episode"),
     tool_timeout_seconds: z.number().positive().default(5).describe("Budget of one tool call"),
-    warmup_steps: z.number().int().min(0).default(600).describe("Supervised warm-up steps on synthetic transcripts before RL (0 = none; 400 at rank 32 left copying the result at ~0.2)"),
+    warmup_steps: z
+      .number()
+      .int()
+      .min(0)
+      .default(600)
+      .describe("Supervised warm-up steps on synthetic transcripts before RL (0 = none; 400 at rank 32 left copying the result at ~0.2)"),
     warmup_batch_size: z.number().int().positive().default(16).describe("Warm-up examples per step"),
-    warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay; 2e-2 diverged, constant 1e-2 diverged after ~150 steps)"),
+    warmup_learning_rate: z
+      .number()
+      .positive()
+      .default(5e-3)
+      .describe("Warm-up peak learning rate (linear decay; 2e-2 diverged, constant 1e-2 diverged after ~150 steps)"),
     warmup_tool_share: z
-      .number().min(0).max(1).default(0.9)
-      .describe("Share of warm-up transcripts that call the calculator and copy its result (the rest answer directly); copying is learned only when most do (0.5 left it at ~0.1)"),
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.9)
+      .describe(
+        "Share of warm-up transcripts that call the calculator and copy its result (the rest answer directly); copying is learned only when most do (0.5 left it at ~0.1)",
+      ),
     warmup_decision_share: z
-      .number().min(0).max(1).default(0.05)
-      .describe("Share of tool-using warm-up transcripts whose opening token, the decision to call, is trained (1 = all: RL then starts near its ceiling, ~0.7)"),
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.05)
+      .describe(
+        "Share of tool-using warm-up transcripts whose opening token, the decision to call, is trained (1 = all: RL then starts near its ceiling, ~0.7)",
+      ),
   }),
   {
     log_path: "/tmp/tinker-examples/tool_use",
@@ -114,7 +133,8 @@ async function main(config: ToolUseConfig, context?: RecipeContext): Promise<voi
 
 export default defineRecipe({
   name: "tool_use",
-  description: "Agentic RL: the tiny model learns to call a calculator for 3-digit additions (a supervised warm-up teaches the call and reading its result but seldom shows calling; RL on correct answers alone: reward 0.39 → 0.86)",
+  description:
+    "Agentic RL: the tiny model learns to call a calculator for 3-digit additions (a supervised warm-up teaches the call and reading its result but seldom shows calling; RL on correct answers alone: reward 0.39 → 0.86)",
   configSchema,
   main,
 });

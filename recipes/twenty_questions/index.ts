@@ -34,16 +34,37 @@ export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
     num_batches: z.number().int().positive().default(1000).describe("Length of the training stream"),
     nouns: z.number().int().min(2).default(8).describe("Things in the attribute table (at most 26)"),
-    attributes: z.number().int().min(1).default(3).describe("Yes/no properties per thing (at most 8; 2^attributes ≥ nouns): 3 for 8 things is exactly enough to tell them apart"),
+    attributes: z
+      .number()
+      .int()
+      .min(1)
+      .default(3)
+      .describe("Yes/no properties per thing (at most 8; 2^attributes ≥ nouns): 3 for 8 things is exactly enough to tell them apart"),
     table_seed: z.number().int().default(0).describe("Seed of the attribute table"),
     max_questions: z.number().int().positive().default(5).describe("Turns per game, guesses included (3 questions and a guess find any of 8 things)"),
-    max_guesses: z.number().int().positive().nullable().default(1).describe("Wrong guesses that end the game (null: only max_questions does, as in the cookbook — the tiny model then stops asking and just guesses)"),
+    max_guesses: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .default(1)
+      .describe("Wrong guesses that end the game (null: only max_questions does, as in the cookbook — the tiny model then stops asking and just guesses)"),
     question_penalty: z.number().min(0).max(1).default(0).describe("A right guess earns 1 − question_penalty × questions asked before it (0: always 1)"),
     answerer_model: z.string().nullable().default(null).describe("Frozen model that answers instead of the scripted oracle (e.g. tiny-chat; null = oracle)"),
     answerer_checkpoint: z.string().nullable().default(null).describe("tinker:// sampler weights for answerer_model"),
     max_trajectory_tokens: z.number().int().positive().default(512).describe("Prompt + next reply must fit (tiny-chat's context is 512)"),
-    test_groups: z.number().int().min(0).default(16).describe("Held-out games evaluated every eval_every steps and at the end, in groups of group_size (0 = none)"),
-    warmup_steps: z.number().int().min(0).default(60).describe("Supervised warm-up steps on random questioners before RL (0 = none; 40 left many questions not ended by the stop sequence)"),
+    test_groups: z
+      .number()
+      .int()
+      .min(0)
+      .default(16)
+      .describe("Held-out games evaluated every eval_every steps and at the end, in groups of group_size (0 = none)"),
+    warmup_steps: z
+      .number()
+      .int()
+      .min(0)
+      .default(60)
+      .describe("Supervised warm-up steps on random questioners before RL (0 = none; 40 left many questions not ended by the stop sequence)"),
     warmup_batch_size: z.number().int().positive().default(32).describe("Warm-up games per step"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay)"),
   }),
@@ -62,11 +83,20 @@ export const configSchema = overrideDefaults(
 export type TwentyQuestionsConfig = z.output<typeof configSchema>;
 
 function rules(config: TwentyQuestionsConfig): TwentyQuestionsRules {
-  return { table: nounTable(config.table_seed, config.nouns, config.attributes), maxQuestions: config.max_questions, maxGuesses: config.max_guesses, questionPenalty: config.question_penalty };
+  return {
+    table: nounTable(config.table_seed, config.nouns, config.attributes),
+    maxQuestions: config.max_questions,
+    maxGuesses: config.max_guesses,
+    questionPenalty: config.question_penalty,
+  };
 }
 
 /** The environments the loop trains in; `cookbook play twenty_questions` puts a person in the questioner's seat. */
-export async function environments(config: TwentyQuestionsConfig, { renderer }: RLRecipeSetup, service: ServiceProvider = lazyService(config.base_url)): Promise<RLDatasetBuilder> {
+export async function environments(
+  config: TwentyQuestionsConfig,
+  { renderer }: RLRecipeSetup,
+  service: ServiceProvider = lazyService(config.base_url),
+): Promise<RLDatasetBuilder> {
   const r = rules(config);
   const rollout = simpleRolloutConfig({ maxTurns: config.max_questions });
   rollout.limits.max_trajectory_tokens = config.max_trajectory_tokens;
@@ -76,7 +106,10 @@ export async function environments(config: TwentyQuestionsConfig, { renderer }: 
   if (config.answerer_model !== null) {
     const tokenizer = await getTokenizer(config.answerer_model);
     const answererRenderer = getRenderer(resolveRendererName(config.answerer_model, null), tokenizer);
-    model = frozenModelCompleter(service, { baseModel: config.answerer_model, modelPath: config.answerer_checkpoint }, answererRenderer, { maxTokens: 5, temperature: config.temperature });
+    model = frozenModelCompleter(service, { baseModel: config.answerer_model, modelPath: config.answerer_checkpoint }, answererRenderer, {
+      maxTokens: 5,
+      temperature: config.temperature,
+    });
   }
   return twentyQuestionsDatasetBuilder({
     common: { renderer, rollout, maxGenerationTokens: config.max_tokens },

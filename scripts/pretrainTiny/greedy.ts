@@ -2,9 +2,7 @@
 // watch the tiny model learn: held-out addition accuracy and sample continuations.
 import type { EngineModel } from "../../src/engine/model/model.ts";
 import type { ByteLevelBpeEncoder } from "../../src/tokenizerTraining/encoder.ts";
-import {
-  ARITHMETIC_FEWSHOT_PREFIX, ROLE_COLON_STOP, additionQuestion, renderRoleColonPrompt,
-} from "../../src/data/synthetic/index.ts";
+import { ARITHMETIC_FEWSHOT_PREFIX, ROLE_COLON_STOP, additionQuestion, renderRoleColonPrompt } from "../../src/data/synthetic/index.ts";
 
 export interface GreedyOptions {
   maxNewTokens: number;
@@ -16,9 +14,7 @@ export interface GreedyOptions {
 }
 
 /** Greedy continuations (decoded text, stop string and EOS excluded) of each prompt. */
-export function greedyContinuations(
-  model: EngineModel, encoder: ByteLevelBpeEncoder, prompts: readonly number[][], options: GreedyOptions,
-): string[] {
+export function greedyContinuations(model: EngineModel, encoder: ByteLevelBpeEncoder, prompts: readonly number[][], options: GreedyOptions): string[] {
   const out: string[] = [];
   const batch = options.batchSize ?? 64;
   for (let start = 0; start < prompts.length; start += batch) {
@@ -97,9 +93,7 @@ export interface AdditionEval {
  * The RL arithmetic task exactly: few-shot prefix + "What is x + y?", BOS first, graded like the
  * cookbook's ArithmeticEnv.check_answer (first whitespace-separated chunk parsed as an integer).
  */
-export function evaluateAddition(
-  model: EngineModel, encoder: ByteLevelBpeEncoder, pairs: ReadonlyArray<[number, number]>, bosTokenId: number,
-): AdditionEval {
+export function evaluateAddition(model: EngineModel, encoder: ByteLevelBpeEncoder, pairs: ReadonlyArray<[number, number]>, bosTokenId: number): AdditionEval {
   const prompts = pairs.map(([x, y]) => [
     bosTokenId,
     ...encoder.encode(renderRoleColonPrompt([...ARITHMETIC_FEWSHOT_PREFIX, { role: "user", content: additionQuestion(x, y) }])),

@@ -35,7 +35,12 @@ const MixSchema = z
     numbers: mixWeight("numbers", "Weight of counting / comparing / next-number chats"),
     words: mixWeight("words", "Weight of spelling and word chats"),
     guess_number: mixWeight("guess_number", "Weight of guess-the-number game prefixes"),
-    easy_fraction: z.number().min(0).max(1).default(DEFAULT_CORPUS_MIX.easy_fraction ?? 0).describe("Fraction of drill pairs that add a one-digit number"),
+    easy_fraction: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(DEFAULT_CORPUS_MIX.easy_fraction ?? 0)
+      .describe("Fraction of drill pairs that add a one-digit number"),
   })
   .prefault({})
   .describe("Relative weights of the document kinds in the synthetic corpus");
@@ -48,7 +53,9 @@ export const configSchema = z.object({
   init_from: z
     .string()
     .default("")
-    .describe("Continue training this Hugging Face model folder (its config.json and weights) instead of random weights; model.* and seed's initial weights are then unused. Empty: train from scratch"),
+    .describe(
+      "Continue training this Hugging Face model folder (its config.json and weights) instead of random weights; model.* and seed's initial weights are then unused. Empty: train from scratch",
+    ),
   model: z
     .object({
       hidden_size: z.number().int().positive().default(160).describe("Residual width"),
@@ -73,7 +80,10 @@ export const configSchema = z.object({
   warmup_steps: z.number().int().min(0).default(25).describe("Linear warmup steps"),
   min_lr_ratio: z.number().min(0).max(1).default(0.05).describe("Cosine decay ends at learning_rate × this"),
   decay_steps: z
-    .number().int().min(0).default(0)
+    .number()
+    .int()
+    .min(0)
+    .default(0)
     .describe("Steps the warmup + cosine decay spans (0 = max_steps); more than max_steps stops partway down the schedule"),
   beta1: z.number().min(0).lt(1).default(0.9).describe("AdamW beta1"),
   beta2: z.number().min(0).lt(1).default(0.98).describe("AdamW beta2"),
@@ -130,14 +140,18 @@ function parameterCount(model: EngineModel): number {
 function loadInitModel(dir: string, vocabSize: number, specialId: number): { config: ModelConfig; weights: Map<string, Float32Array> } {
   const resolved = path.resolve(dir);
   if (!fs.existsSync(path.join(resolved, "config.json"))) {
-    throw new Error(`init_from=${dir}: ${path.join(resolved, "config.json")} does not exist (expected a Hugging Face model folder such as fixtures/models/tiny-chat)`);
+    throw new Error(
+      `init_from=${dir}: ${path.join(resolved, "config.json")} does not exist (expected a Hugging Face model folder such as fixtures/models/tiny-chat)`,
+    );
   }
   const { config, weights } = loadModelDir(resolved);
   if (config.vocabSize !== vocabSize) {
     throw new Error(`init_from=${dir}: config.json has vocab_size ${config.vocabSize} but the tokenizer in tokenizer_dir has ${vocabSize} tokens`);
   }
   if (config.bosTokenId !== specialId || config.eosTokenId !== specialId) {
-    throw new Error(`init_from=${dir}: config.json has bos_token_id ${config.bosTokenId} / eos_token_id ${config.eosTokenId} but the tokenizer's ${ENDOFTEXT} is id ${specialId}`);
+    throw new Error(
+      `init_from=${dir}: config.json has bos_token_id ${config.bosTokenId} / eos_token_id ${config.eosTokenId} but the tokenizer's ${ENDOFTEXT} is id ${specialId}`,
+    );
   }
   return { config, weights };
 }
@@ -173,7 +187,7 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
       const model = EngineModel.create(modelConfig, weights, { mode: "full", seed: config.seed }, kernels);
       run.log.info(
         `model: ${parameterCount(model)} parameters, vocab ${encoder.vocabSize}, kernels ${kernels.name}/${kernels.gemmBackend}, ` +
-        (init ? `initialised from ${path.resolve(config.init_from)}` : `random init (seed ${config.seed})`),
+          (init ? `initialised from ${path.resolve(config.init_from)}` : `random init (seed ${config.seed})`),
       );
 
       const mix: CorpusMix = config.mix;
@@ -193,10 +207,18 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
         const add = evaluateAddition(model, encoder, pairs, specialId);
         run.log.info(
           `${prefix} step ${step}: test/nll ${nll.toFixed(4)}, addition accuracy ${add.accuracy.toFixed(3)} (stop ${add.stopRate.toFixed(2)}) ` +
-          add.examples.slice(0, 4).map((e) => `${e.question}=${JSON.stringify(e.got)}`).join(" "),
+            add.examples
+              .slice(0, 4)
+              .map((e) => `${e.question}=${JSON.stringify(e.got)}`)
+              .join(" "),
         );
         const nllKey = prefix === "eval" ? "test/nll" : `${prefix}/test_nll`;
-        return { [nllKey]: nll, [`${prefix}/addition_accuracy`]: add.accuracy, [`${prefix}/addition_stop_rate`]: add.stopRate, "time/eval": (performance.now() - t0) / 1000 };
+        return {
+          [nllKey]: nll,
+          [`${prefix}/addition_accuracy`]: add.accuracy,
+          [`${prefix}/addition_stop_rate`]: add.stopRate,
+          "time/eval": (performance.now() - t0) / 1000,
+        };
       };
 
       // A continued run records where it starts from, so its curve can be read against that.
@@ -222,8 +244,12 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
         const lr = lrAt(config, step);
         const fb = model.forwardBackward(batch.sequences, "cross_entropy", undefined, true);
         const optim = model.optimStep({
-          learning_rate: lr, beta1: config.beta1, beta2: config.beta2, eps: 1e-8,
-          weight_decay: config.weight_decay, grad_clip_norm: config.grad_clip_norm,
+          learning_rate: lr,
+          beta1: config.beta1,
+          beta2: config.beta2,
+          eps: 1e-8,
+          weight_decay: config.weight_decay,
+          grad_clip_norm: config.grad_clip_norm,
         });
         tokensSeen += batch.tokens;
         stepsDone = step + 1;
@@ -254,13 +280,21 @@ async function main(config: PretrainTinyConfig, context?: RecipeContext): Promis
       const nll = shipped.forwardBackward(testBatch.sequences, "cross_entropy", undefined, false).lossSum;
       const add = evaluateAddition(shipped, encoder, heldOut, specialId);
       const sample = greedyContinuations(
-        shipped, encoder, [[specialId, ...encoder.encode("User: What is 3 + 4?\n\nAssistant:")], [specialId, ...encoder.encode("User: Hi!\n\nAssistant:")]],
+        shipped,
+        encoder,
+        [
+          [specialId, ...encoder.encode("User: What is 3 + 4?\n\nAssistant:")],
+          [specialId, ...encoder.encode("User: Hi!\n\nAssistant:")],
+        ],
         { maxNewTokens: 24, stop: "\n\nUser:", eosTokenId: specialId },
       );
-      run.metrics.logMetrics({ "final/test_nll": nll, "final/addition_accuracy": add.accuracy, "final/addition_stop_rate": add.stopRate, "final/model_bytes": bytes }, stepsDone);
+      run.metrics.logMetrics(
+        { "final/test_nll": nll, "final/addition_accuracy": add.accuracy, "final/addition_stop_rate": add.stopRate, "final/model_bytes": bytes },
+        stepsDone,
+      );
       run.log.info(
         `final (bf16, ${heldOut.length} held-out pairs): test/nll ${nll.toFixed(4)}, addition accuracy ${add.accuracy.toFixed(4)}, ` +
-        `stop rate ${add.stopRate.toFixed(3)}; samples ${JSON.stringify(sample)}`,
+          `stop rate ${add.stopRate.toFixed(3)}; samples ${JSON.stringify(sample)}`,
       );
       return run.control.stopRequested ? "stopped" : undefined;
     },

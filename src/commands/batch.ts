@@ -41,10 +41,16 @@ export const batchCommand = defineCommand<BatchArgs>({
       .positional("args", { type: "string", array: true, default: [], describe: "parallel=N: train N runs at once" })
       .option("train", { type: "boolean", default: true, describe: "train the runs (--no-train: evaluate only)" })
       .option("eval", { type: "boolean", default: true, describe: "evaluate after training (--no-eval: train only)" })
-      .option("dry-run", { type: "boolean", describe: "estimate steps, tokens, wall time (and cost for a remote service) from a few measured steps of each run, then exit" })
+      .option("dry-run", {
+        type: "boolean",
+        describe: "estimate steps, tokens, wall time (and cost for a remote service) from a few measured steps of each run, then exit",
+      })
       .option("parallel", { type: "number", describe: "runs trained at the same time (same as parallel=N)" })
       .option("root", { type: "string", default: DEFAULT_EXPERIMENTS_ROOT, describe: "folder of experiments: runs go to <root>/<experiment>/<run>" })
-      .option("prices", { type: "string", describe: "with --dry-run and a remote base_url: a JSON price table {\"<model>\": USD per million tokens, \"*\": default}" })
+      .option("prices", {
+        type: "string",
+        describe: 'with --dry-run and a remote base_url: a JSON price table {"<model>": USD per million tokens, "*": default}',
+      })
       .parserConfiguration({ "parse-positional-numbers": false }),
   handler: async (argv) => {
     if (!argv.file) throw new UsageError("missing experiment file: cookbook batch <file> (e.g. experiments/example.ts)");
@@ -91,7 +97,9 @@ export const batchCommand = defineCommand<BatchArgs>({
     process.on("SIGINT", onInt);
     process.on("SIGTERM", onTerm);
     try {
-      process.stdout.write(`experiment ${plan.name}: ${plan.runs.length} runs, ${plan.baselines.length} baselines, ${plan.testSets.length} test sets → ${batch.dir}\n`);
+      process.stdout.write(
+        `experiment ${plan.name}: ${plan.runs.length} runs, ${plan.baselines.length} baselines, ${plan.testSets.length} test sets → ${batch.dir}\n`,
+      );
       const outcome = await batch.run();
       if (outcome.comparison !== undefined) {
         const { comparisonMarkdown } = await import("../experiments/compare.ts");

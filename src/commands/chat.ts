@@ -55,15 +55,21 @@ export async function openChatTarget(target: string, options: ChatOptions): Prom
     ...(options.store !== null ? { engine: { storeDir: options.store } } : {}),
   });
   try {
-    const sampler = isTinkerPath(target) ? await service.createSamplingClient({ modelPath: target }) : await service.createSamplingClient({ baseModel: target });
+    const sampler = isTinkerPath(target)
+      ? await service.createSamplingClient({ modelPath: target })
+      : await service.createSamplingClient({ baseModel: target });
     const modelName = options.model_name ?? (isTinkerPath(target) ? sampler.baseModel : target);
     const { getTokenizer } = await import("../tokenizers/index.ts");
     const tokenizer = await getTokenizer(modelName);
     const rendererName = resolveRendererName(modelName, options.renderer_name);
     const renderer = getRenderer(rendererName, tokenizer);
-    const where = service.engineKind === "embedded" ? "embedded engine" : options.base_url ?? process.env.TINKER_BASE_URL ?? "Tinker service";
+    const where = service.engineKind === "embedded" ? "embedded engine" : (options.base_url ?? process.env.TINKER_BASE_URL ?? "Tinker service");
     return {
-      sampler, tokenizer, renderer, rendererName, modelName,
+      sampler,
+      tokenizer,
+      renderer,
+      rendererName,
+      modelName,
       label: `${target}${isTinkerPath(target) ? ` (base ${modelName})` : ""} · renderer ${rendererName} · ${where}`,
       close: () => service.close(),
     };
@@ -83,12 +89,12 @@ export interface ChatIO {
 }
 
 const HELP = [
-  "Type a message and press Enter. End a line with \\ to continue it, or put a long message between two lines of \"\"\".",
+  'Type a message and press Enter. End a line with \\ to continue it, or put a long message between two lines of """.',
   "  /system <text>     set the system prompt (/system alone removes it)",
   "  /set key=value …   change temperature, top_p, max_tokens or seed",
   "  /reset             forget the conversation (the system prompt stays)",
   "  /history           show the conversation",
-  "  /save <file>       append the conversation to a JSONL file ({\"messages\": […]}, the chat_sl data format)",
+  '  /save <file>       append the conversation to a JSONL file ({"messages": […]}, the chat_sl data format)',
   "  /exit              leave (also Ctrl-D)",
 ].join("\n");
 
@@ -197,16 +203,21 @@ export async function runChat(chat: ChatTarget, initial: ChatOptions, io: ChatIO
     const t0 = Date.now();
     let result;
     try {
-      result = await streamReply(chat.sampler, chat.renderer.buildGenerationPrompt(conversation()), {
-        maxTokens: settings.max_tokens,
-        temperature: settings.temperature,
-        topP: settings.top_p,
-        ...(settings.seed !== null ? { seed: settings.seed } : {}),
-        stop,
-      }, (tokens) => {
-        show(decoder.push(tokens));
-        return stopStrings.length > 0 && decoder.stopIndex() !== -1;
-      });
+      result = await streamReply(
+        chat.sampler,
+        chat.renderer.buildGenerationPrompt(conversation()),
+        {
+          maxTokens: settings.max_tokens,
+          temperature: settings.temperature,
+          topP: settings.top_p,
+          ...(settings.seed !== null ? { seed: settings.seed } : {}),
+          stop,
+        },
+        (tokens) => {
+          show(decoder.push(tokens));
+          return stopStrings.length > 0 && decoder.stopIndex() !== -1;
+        },
+      );
     } catch (err) {
       history.pop();
       io.write(`\nerror: ${(err as Error).message}\n`);
@@ -219,7 +230,11 @@ export async function runChat(chat: ChatTarget, initial: ChatOptions, io: ChatIO
     io.write("\n");
     if (io.interactive) {
       const seconds = (Date.now() - t0) / 1000;
-      io.write(dim(`[${result.tokens.length} tokens · ${(result.tokens.length / Math.max(seconds, 1e-3)).toFixed(1)} tok/s · ${result.stopReason === "stop" ? "done" : "hit max_tokens"}]\n`));
+      io.write(
+        dim(
+          `[${result.tokens.length} tokens · ${(result.tokens.length / Math.max(seconds, 1e-3)).toFixed(1)} tok/s · ${result.stopReason === "stop" ? "done" : "hit max_tokens"}]\n`,
+        ),
+      );
     }
     prompt();
   }
@@ -271,7 +286,12 @@ export const chatCommand = defineCommand<ChatArgs>({
     const chat = await openChatTarget(argv.target, parsed.data);
     const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
     // On a terminal, readline gives line editing and ↑/↓ recall of earlier inputs.
-    const rl = createInterface({ input: process.stdin, output: interactive ? process.stdout : undefined, terminal: interactive, historySize: interactive ? 200 : 0 });
+    const rl = createInterface({
+      input: process.stdin,
+      output: interactive ? process.stdout : undefined,
+      terminal: interactive,
+      historySize: interactive ? 200 : 0,
+    });
     rl.on("SIGINT", () => rl.close());
     try {
       await runChat(chat, parsed.data, {

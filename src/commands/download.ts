@@ -18,7 +18,10 @@ export const downloadCommand = defineCommand<DownloadArgs>({
       .positional("path", { type: "string", demandOption: true, describe: "tinker:// path of the checkpoint" })
       .option("output", { alias: "o", type: "string", describe: "Folder to unpack into (default ./<run>-<kind>-<name>)" })
       .option("force", { type: "boolean", describe: "Replace the output folder if it exists" })
-      .option("base-url", { type: "string", describe: "Service URL (default $TINKER_BASE_URL, then the hosted service); the API key comes from $TINKER_API_KEY" }),
+      .option("base-url", {
+        type: "string",
+        describe: "Service URL (default $TINKER_BASE_URL, then the hosted service); the API key comes from $TINKER_API_KEY",
+      }),
   handler: async (argv) => {
     let p;
     try {

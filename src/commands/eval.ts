@@ -85,9 +85,17 @@ export const evalCommand = defineCommand<EvalArgs>({
     y
       .positional("model", { type: "string", describe: "base model (e.g. tiny-chat), tinker:// path, or a training run directory" })
       .positional("args", { type: "string", array: true, default: [], describe: "benchmarks (name or name:source) and key=value settings" })
-      .option("compare", { type: "string", array: true, nargs: 2, describe: "Compare two stored eval runs (ids or unique prefixes) example by example: regressions and improvements per benchmark (settings: store=, limit=)" })
+      .option("compare", {
+        type: "string",
+        array: true,
+        nargs: 2,
+        describe:
+          "Compare two stored eval runs (ids or unique prefixes) example by example: regressions and improvements per benchmark (settings: store=, limit=)",
+      })
       .parserConfiguration({ "parse-positional-numbers": false, "unknown-options-as-args": true })
-      .epilog(`Benchmarks:\n${benchmarkHelp()}\n\nSettings (key=value): ${Object.keys(EvalCommandSchema.shape).join(", ")}\nExample: cookbook eval tiny-chat arithmetic gsm8k max_examples=50 num_samples=4\nCompare: cookbook eval --compare <run A> <run B> [limit=20]`),
+      .epilog(
+        `Benchmarks:\n${benchmarkHelp()}\n\nSettings (key=value): ${Object.keys(EvalCommandSchema.shape).join(", ")}\nExample: cookbook eval tiny-chat arithmetic gsm8k max_examples=50 num_samples=4\nCompare: cookbook eval --compare <run A> <run B> [limit=20]`,
+      ),
   handler: async (argv) => {
     if (argv.compare !== undefined) {
       const ids = argv.compare.map(String);
@@ -103,7 +111,10 @@ export const evalCommand = defineCommand<EvalArgs>({
     if (!argv.model) throw new UsageError("missing model: cookbook eval <model or tinker path> <benchmark…> [key=value…]");
     const args = argv.args.map(String);
     const specs = args.filter((a) => !/^[A-Za-z_][\w.]*=/.test(a));
-    const settings = parseConfigArgs(EvalCommandSchema, args.filter((a) => /^[A-Za-z_][\w.]*=/.test(a)));
+    const settings = parseConfigArgs(
+      EvalCommandSchema,
+      args.filter((a) => /^[A-Za-z_][\w.]*=/.test(a)),
+    );
     if (specs.length === 0) throw new UsageError(`name at least one benchmark; known:\n${benchmarkHelp()}`);
     const store = new EvalStore(settings.store !== null ? expandLogPath(settings.store) : defaultEvalStoreDir());
     const service = await createServiceClient(settings.base_url !== null ? { baseUrl: settings.base_url } : {});
@@ -133,7 +144,9 @@ export const evalCommand = defineCommand<EvalArgs>({
         ...(judge !== undefined ? { judge, judgeName: settings.judge_model } : {}),
         onProgress: progress.update,
         onBenchmarkStart: (b, c) =>
-          process.stderr.write(`${b.name}: ${b.description} (temperature ${c.temperature}, max_tokens ${c.max_tokens}, samples ${c.num_samples}${c.max_examples !== null ? `, first ${c.max_examples}` : ""})\n`),
+          process.stderr.write(
+            `${b.name}: ${b.description} (temperature ${c.temperature}, max_tokens ${c.max_tokens}, samples ${c.num_samples}${c.max_examples !== null ? `, first ${c.max_examples}` : ""})\n`,
+          ),
       });
       progress.finish();
       const modelLabel = result.run.model_path ?? result.run.model;

@@ -11,17 +11,33 @@ import { defineCommand } from "./types.ts";
 export const ExportOptionsSchema = z.object({
   mode: z.enum(["adapter", "merged"]).describe("--adapter: a PEFT adapter folder; --merged: a full model with the LoRA merged in"),
   out: z.string().min(1).nullable().default(null).describe("Output folder, created; must not exist or be empty (default ./<run>-<checkpoint>-<mode>)"),
-  dtype: z.enum(["bf16", "fp32"]).nullable().default(null).describe("Stored float type (default: bf16 for --merged like transformers' save_pretrained of a bf16 model, fp32 for --adapter as trained)"),
-  max_shard_size: z.string().default("5GB").refine((v) => {
-    try {
-      return parseByteSize(v) > 0;
-    } catch {
-      return false;
-    }
-  }, "not a size; expected e.g. 5GB, 500MB, 2GiB or a number of bytes").describe("Largest weight file of a merged model; bigger models are sharded with model.safetensors.index.json"),
-  base_url: z.string().nullable().default(null).describe('Tinker server the checkpoint lives on (default: TINKER_BASE_URL, else the embedded engine; "local" forces it)'),
+  dtype: z
+    .enum(["bf16", "fp32"])
+    .nullable()
+    .default(null)
+    .describe("Stored float type (default: bf16 for --merged like transformers' save_pretrained of a bf16 model, fp32 for --adapter as trained)"),
+  max_shard_size: z
+    .string()
+    .default("5GB")
+    .refine((v) => {
+      try {
+        return parseByteSize(v) > 0;
+      } catch {
+        return false;
+      }
+    }, "not a size; expected e.g. 5GB, 500MB, 2GiB or a number of bytes")
+    .describe("Largest weight file of a merged model; bigger models are sharded with model.safetensors.index.json"),
+  base_url: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe('Tinker server the checkpoint lives on (default: TINKER_BASE_URL, else the embedded engine; "local" forces it)'),
   store: z.string().nullable().default(null).describe("Embedded engine's checkpoint store (default $COOKBOOK_HOME/checkpoints)"),
-  base_model_name: z.string().nullable().default(null).describe("Name written as base_model_name_or_path (default: the hub id of the base model, or its folder for local models)"),
+  base_model_name: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe("Name written as base_model_name_or_path (default: the hub id of the base model, or its folder for local models)"),
 });
 export type ExportCommandOptions = z.output<typeof ExportOptionsSchema>;
 
@@ -83,7 +99,13 @@ export const exportCommand = defineCommand<ExportArgs>({
       base_model_name: argv["base-model-name"] ?? null,
     });
     if (!parsed.success) {
-      throw new UsageError(parsed.error.issues.map((i) => `--${String(i.path[0]).replace(/_/g, "-")} ${JSON.stringify(argv[String(i.path[0]).replace(/_/g, "-") as keyof ExportArgs])}: ${i.message}`).join("; "));
+      throw new UsageError(
+        parsed.error.issues
+          .map(
+            (i) => `--${String(i.path[0]).replace(/_/g, "-")} ${JSON.stringify(argv[String(i.path[0]).replace(/_/g, "-") as keyof ExportArgs])}: ${i.message}`,
+          )
+          .join("; "),
+      );
     }
     await runExport(argv.path, parsed.data, (line) => process.stdout.write(`${line}\n`));
   },

@@ -23,13 +23,17 @@ export interface PlayIO {
 /** Plays one episode of `recipeName` with lines from `io`; returns the episode's total reward. */
 export async function runPlay(recipeName: string, args: readonly string[], io: PlayIO, options: { batch?: number; group?: number } = {}): Promise<number> {
   const { session, rendererName } = await openPlay(recipes, recipeName, args, options);
-  io.write(`${recipeName}: you are the policy (${rendererName}); each line you type is one reply, ended as the model would end it (write \\n for a line break).\n`);
+  io.write(
+    `${recipeName}: you are the policy (${rendererName}); each line you type is one reply, ended as the model would end it (write \\n for a line break).\n`,
+  );
   io.write(`── observation ──\n${session.observationText()}\n`);
   io.write("> ");
   for await (const line of io.lines) {
     // Replies that span lines (a code block) are typed on one line with \n for each break.
     const step = await session.act(line.replace(/\\n/g, "\n"));
-    const metrics = Object.entries(step.metrics).map(([k, v]) => `${k}=${fmtMetric(v)}`).join(" ");
+    const metrics = Object.entries(step.metrics)
+      .map(([k, v]) => `${k}=${fmtMetric(v)}`)
+      .join(" ");
     io.write(`reward ${fmtMetric(step.reward)}${metrics ? `  ${metrics}` : ""}\n`);
     if (step.done) {
       if (step.closing !== null) io.write(`── environment ──\n${step.closing}\n`);
@@ -40,14 +44,20 @@ export async function runPlay(recipeName: string, args: readonly string[], io: P
   const summary = await session.summary();
   if (!session.done) io.write("\nstopped before the episode ended\n");
   const group = summary.groupReward === null ? "" : ` + group reward ${fmtMetric(summary.groupReward)}`;
-  io.write(`episode ${session.done ? "done" : "unfinished"}: ${summary.turns} turns, step rewards ${fmtMetric(summary.stepRewards)}${group} = total ${fmtMetric(summary.total)}\n`);
+  io.write(
+    `episode ${session.done ? "done" : "unfinished"}: ${summary.turns} turns, step rewards ${fmtMetric(summary.stepRewards)}${group} = total ${fmtMetric(summary.total)}\n`,
+  );
   return summary.total;
 }
 
 export const playCommand = defineCommand<PlayArgs>({
   builder: (y) =>
     y
-      .positional("recipe", { type: "string", demandOption: true, describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)" })
+      .positional("recipe", {
+        type: "string",
+        demandOption: true,
+        describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)",
+      })
       .positional("args", { type: "string", array: true, default: [], describe: "key=value config overrides, as for cookbook run" })
       .option("batch", { type: "number", describe: "which training batch to take the environment from (default 0)" })
       .option("group", { type: "number", describe: "which group of that batch (default 0)" })
@@ -57,7 +67,12 @@ export const playCommand = defineCommand<PlayArgs>({
     // The iterator is taken now: lines piped in while the model and environment load are kept.
     const it = rl[Symbol.asyncIterator]();
     try {
-      await runPlay(argv.recipe, argv.args.map(String), { lines: { [Symbol.asyncIterator]: () => it }, write: (t) => void process.stdout.write(t) }, { batch: argv.batch, group: argv.group });
+      await runPlay(
+        argv.recipe,
+        argv.args.map(String),
+        { lines: { [Symbol.asyncIterator]: () => it }, write: (t) => void process.stdout.write(t) },
+        { batch: argv.batch, group: argv.group },
+      );
     } finally {
       rl.close();
     }

@@ -23,7 +23,7 @@ export const runCommand = defineCommand<RunArgs>({
       .help(false)
       .option("help", { alias: "h", type: "boolean", describe: "show the recipe's config fields" })
       .option("dry-run", { type: "boolean", describe: "estimate steps, tokens, wall time (and, with base_url, cost) from a few measured steps, then exit" })
-      .option("prices", { type: "string", describe: "with --dry-run and base_url: a JSON price table {\"<model>\": USD per million tokens, \"*\": default}" })
+      .option("prices", { type: "string", describe: 'with --dry-run and base_url: a JSON price table {"<model>": USD per million tokens, "*": default}' })
       .parserConfiguration({ "parse-positional-numbers": false, "unknown-options-as-args": true }),
   handler: async (argv) => {
     if (!argv.recipe) throw new UsageError(`missing recipe name; one of: ${recipes.map((r) => r.name).join(", ")}`);
@@ -37,7 +37,9 @@ export const runCommand = defineCommand<RunArgs>({
     if (argv.dryRun) {
       // Loaded only here: estimating is rare next to running.
       const { estimateRun } = await import("../estimate/estimateRun.ts");
-      process.stdout.write(`${await estimateRun(recipe.name, args, config as Record<string, unknown>, { prices: argv.prices, onProgress: (m) => process.stderr.write(`${m}\n`) })}\n`);
+      process.stdout.write(
+        `${await estimateRun(recipe.name, args, config as Record<string, unknown>, { prices: argv.prices, onProgress: (m) => process.stderr.write(`${m}\n`) })}\n`,
+      );
       return;
     }
     await recipe.main(config, { argv: args, commandLine: process.argv.join(" ") });

@@ -18,12 +18,18 @@ export function formatRunsTable(runs: readonly RunSummary[], now = Date.now()): 
     r.recipe ?? "-",
     r.trainingKind ?? "-",
     r.lastStep === undefined ? "-" : String(r.lastStep),
-    Object.entries(r.metrics).map(([k, v]) => `${k}=${formatValue(v)}`).join(" ") || "-",
+    Object.entries(r.metrics)
+      .map(([k, v]) => `${k}=${formatValue(v)}`)
+      .join(" ") || "-",
     r.updatedAt > 0 ? formatAge(now - r.updatedAt) : "-",
   ]);
   return formatColumns([header, ...rows]).join("\n");
 }
 
 export function runsAsJson(runs: readonly RunSummary[], now = Date.now()): string {
-  return JSON.stringify(runs.map((r) => ({ ...r, ageSec: r.updatedAt > 0 ? Math.round((now - r.updatedAt) / 1000) : null })), null, 2);
+  return JSON.stringify(
+    runs.map((r) => ({ ...r, ageSec: r.updatedAt > 0 ? Math.round((now - r.updatedAt) / 1000) : null })),
+    null,
+    2,
+  );
 }

@@ -47,7 +47,11 @@ export const serveCommand = defineCommand<ServeArgs>({
     if (argv["session-timeout"] !== undefined) options.sessionTimeoutSec = argv["session-timeout"];
     if (argv["max-body-mb"] !== undefined) options.maxBodyBytes = Math.round(argv["max-body-mb"] * 1024 * 1024);
     if (argv["long-poll"] !== undefined) options.longPollSec = argv["long-poll"];
-    if (argv.models !== undefined) options.models = argv.models.split(",").map((m) => m.trim()).filter((m) => m.length > 0);
+    if (argv.models !== undefined)
+      options.models = argv.models
+        .split(",")
+        .map((m) => m.trim())
+        .filter((m) => m.length > 0);
     if (argv["max-lora-rank"] !== undefined) options.maxLoraRank = argv["max-lora-rank"];
     if (argv["topk-prompt-logprobs"] !== undefined) options.topkPromptLogprobs = argv["topk-prompt-logprobs"];
     // glibc keeps freed tensor memory unless told otherwise at process start (src/server/allocator.ts).

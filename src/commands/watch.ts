@@ -62,7 +62,13 @@ export const watchCommand = defineCommand<WatchArgs>({
     const tty = Boolean(process.stdout.isTTY && process.stdin.isTTY);
     if (argv.once || !tty) {
       const width = argv.width ?? (process.stdout.columns || 100);
-      const text = watchSnapshot(dir, { width, chartRows: argv.height ?? 12, extra: argv.metric, smooth: argv.smooth, color: argv.color ?? Boolean(process.stdout.isTTY) });
+      const text = watchSnapshot(dir, {
+        width,
+        chartRows: argv.height ?? 12,
+        extra: argv.metric,
+        smooth: argv.smooth,
+        color: argv.color ?? Boolean(process.stdout.isTTY),
+      });
       process.stdout.write(`${text}\n`);
       return;
     }

@@ -4,18 +4,7 @@
 import { z } from "zod";
 import { DEFAULT_FIELD_GROUP, type FieldGroup, groupTag } from "./groups.ts";
 
-export type FieldKind =
-  | "number"
-  | "integer"
-  | "string"
-  | "boolean"
-  | "enum"
-  | "literal"
-  | "array"
-  | "object"
-  | "record"
-  | "union"
-  | "unknown";
+export type FieldKind = "number" | "integer" | "string" | "boolean" | "enum" | "literal" | "array" | "object" | "record" | "union" | "unknown";
 
 export interface ConfigField {
   /** Dotted path from the root, e.g. `stream_minibatch.num_minibatches`. */

@@ -6,7 +6,9 @@ import { FIELD_GROUPS, FIELD_GROUP_TITLES, type FieldGroup } from "./groups.ts";
 
 /** Fields by group in the fixed group order (schema order within a group); empty groups left out. */
 export function groupConfigFields(fields: readonly ConfigField[]): { group: FieldGroup; title: string; fields: ConfigField[] }[] {
-  return FIELD_GROUPS.map((group) => ({ group, title: FIELD_GROUP_TITLES[group], fields: fields.filter((f) => f.group === group) })).filter((g) => g.fields.length > 0);
+  return FIELD_GROUPS.map((group) => ({ group, title: FIELD_GROUP_TITLES[group], fields: fields.filter((f) => f.group === group) })).filter(
+    (g) => g.fields.length > 0,
+  );
 }
 
 /** A default value as it would be typed on the command line. */

@@ -1,6 +1,6 @@
 // key=value command-line arguments → a validated config object, with errors that name the key,
 // the value given and what was expected.
-import { z } from "zod";
+import type { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import { type ConfigField, isPlainObject, listConfigFields, listObjectPaths } from "./fields.ts";
 import { closestMatches } from "./suggest.ts";
@@ -22,8 +22,7 @@ export function splitAssignment(arg: string): { key: string; value: string } {
  * enum member, JSON list/object, ...). Throws ConfigError naming key, value and expected type.
  */
 export function coerceFieldValue(field: Pick<ConfigField, "path" | "kind" | "type" | "schema" | "nullable" | "optional" | "options">, raw: string): unknown {
-  const bad = (expected: string): ConfigError =>
-    new ConfigError(`invalid value for ${field.path}: "${raw}" (expected ${expected})`);
+  const bad = (expected: string): ConfigError => new ConfigError(`invalid value for ${field.path}: "${raw}" (expected ${expected})`);
   const text = raw.trim();
   if ((field.nullable || field.optional) && NULL_WORDS.has(text.toLowerCase()) && field.kind !== "string") {
     return field.nullable ? null : undefined;
@@ -56,8 +55,7 @@ export function coerceFieldValue(field: Pick<ConfigField, "path" | "kind" | "typ
     case "object":
     case "record": {
       const parsed = tryJson(text);
-      const shapeOk =
-        parsed.ok && (field.kind === "array" ? Array.isArray(parsed.value) : isPlainObject(parsed.value));
+      const shapeOk = parsed.ok && (field.kind === "array" ? Array.isArray(parsed.value) : isPlainObject(parsed.value));
       if (!shapeOk) throw bad(field.kind === "array" ? `a JSON list like [1,2] of ${field.type}` : `a JSON object (${field.type})`);
       return parsed.value;
     }

@@ -53,7 +53,10 @@ export interface RecipeModule {
 export async function loadRecipeModule(entries: readonly RecipeEntry[], name: string): Promise<{ recipe: Recipe; module: RecipeModule }> {
   const entry = entries.find((e) => e.name === name);
   if (!entry) {
-    const suggestions = closestMatches(name, entries.map((e) => e.name));
+    const suggestions = closestMatches(
+      name,
+      entries.map((e) => e.name),
+    );
     throw new UsageError(`unknown recipe "${name}"; closest: ${suggestions.join(", ")} (see cookbook recipes)`);
   }
   const mod = await entry.load();

@@ -27,5 +27,8 @@ export function closestMatches(name: string, candidates: readonly string[], limi
   scored.sort((x, y) => x.distance - y.distance || x.index - y.index);
   // Far-off names are noise next to a near miss: keep those within 2 edits of the best.
   const best = scored[0]?.distance ?? 0;
-  return scored.filter((s) => s.distance <= best + 2).slice(0, limit).map((s) => s.candidate);
+  return scored
+    .filter((s) => s.distance <= best + 2)
+    .slice(0, limit)
+    .map((s) => s.candidate);
 }

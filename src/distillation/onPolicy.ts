@@ -4,8 +4,16 @@
 // have their own teacher; a group's dataset travels in its logging tags (`dataset_<i>`).
 import { discountedFutureSum, fullSequenceInput } from "../rl/metrics.ts";
 import {
-  EnvGroupBuilder, type Action, type ActionExtra, type Env, type GroupReward, type InitialObservation, type InitialObservationOverflow,
-  type RLDataset, type StepResult, type Trajectory,
+  EnvGroupBuilder,
+  type Action,
+  type ActionExtra,
+  type Env,
+  type GroupReward,
+  type InitialObservation,
+  type InitialObservationOverflow,
+  type RLDataset,
+  type StepResult,
+  type Trajectory,
 } from "../rl/types.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import type { Datum } from "../tinker/types.ts";
@@ -37,11 +45,18 @@ export interface TeacherKlToken {
 
 /** The per-token arithmetic for one datum (pure; hand-checked in the tests). */
 export function teacherKlAdvantages(
-  sampledLogprobs: readonly number[], mask: readonly number[], teacherLogprobs: readonly number[], advantages: readonly number[], coef: number, discount: number,
+  sampledLogprobs: readonly number[],
+  mask: readonly number[],
+  teacherLogprobs: readonly number[],
+  advantages: readonly number[],
+  coef: number,
+  discount: number,
 ): TeacherKlToken {
   const n = sampledLogprobs.length;
   if (mask.length !== n || teacherLogprobs.length !== n || advantages.length !== n) {
-    throw new Error(`teacherKlAdvantages: lengths differ (logprobs ${n}, mask ${mask.length}, teacher ${teacherLogprobs.length}, advantages ${advantages.length})`);
+    throw new Error(
+      `teacherKlAdvantages: lengths differ (logprobs ${n}, mask ${mask.length}, teacher ${teacherLogprobs.length}, advantages ${advantages.length})`,
+    );
   }
   let klSum = 0;
   let maskSum = 0;
@@ -59,7 +74,8 @@ export function teacherKlAdvantages(
 
 function field(datum: Datum, key: string): number[] {
   const tensor = datum.loss_fn_inputs[key];
-  if (tensor === undefined) throw new Error(`on-policy distillation: datum has no loss_fn_inputs.${key} (present: ${Object.keys(datum.loss_fn_inputs).join(", ")})`);
+  if (tensor === undefined)
+    throw new Error(`on-policy distillation: datum has no loss_fn_inputs.${key} (present: ${Object.keys(datum.loss_fn_inputs).join(", ")})`);
   return tensor.data;
 }
 
@@ -97,13 +113,17 @@ export function tokenGapRecord(datum: Datum, teacherLogprobs: readonly number[],
  * lp_student − lp_teacher) and `teacher_kl/dataset_<i>` for each dataset present.
  */
 export async function incorporateTeacherKl(
-  dataD: Datum[], datasetIndexD: readonly number[], teachers: readonly SamplingClient[], options: TeacherKlOptions,
+  dataD: Datum[],
+  datasetIndexD: readonly number[],
+  teachers: readonly SamplingClient[],
+  options: TeacherKlOptions,
 ): Promise<Record<string, number>> {
   if (dataD.length !== datasetIndexD.length) throw new Error(`incorporateTeacherKl: ${dataD.length} datums but ${datasetIndexD.length} dataset indices`);
   const teacherLogprobsD = await mapWithConcurrency(dataD, options.concurrency, async (datum, d) => {
     const i = datasetIndexD[d]!;
     const teacher = teachers[i];
-    if (teacher === undefined) throw new Error(`on-policy distillation: datum ${d} belongs to dataset ${i}, which has no teacher (${teachers.length} configured)`);
+    if (teacher === undefined)
+      throw new Error(`on-policy distillation: datum ${d} belongs to dataset ${i}, which has no teacher (${teachers.length} configured)`);
     const lps = await teacher.computeLogprobs(fullSequenceInput(datum));
     return lps.slice(1).map((v) => v ?? 0);
   });
@@ -112,7 +132,14 @@ export async function incorporateTeacherKl(
   let kl = 0;
   let mask = 0;
   dataD.forEach((datum, d) => {
-    const r = teacherKlAdvantages(field(datum, "logprobs"), field(datum, "mask"), teacherLogprobsD[d]!, field(datum, "advantages"), options.coef, options.discount);
+    const r = teacherKlAdvantages(
+      field(datum, "logprobs"),
+      field(datum, "mask"),
+      teacherLogprobsD[d]!,
+      field(datum, "advantages"),
+      options.coef,
+      options.discount,
+    );
     datum.loss_fn_inputs.advantages = { ...datum.loss_fn_inputs.advantages!, data: r.advantages };
     const i = datasetIndexD[d]!;
     const s = sums.get(i) ?? { kl: 0, mask: 0 };
@@ -144,7 +171,10 @@ class NoRewardEnv implements Env {
  * (step or group), and the tag `dataset_<i>` that routes its datums to teacher i.
  */
 export class DistillationGroupBuilder extends EnvGroupBuilder {
-  constructor(readonly inner: EnvGroupBuilder, readonly datasetIndex: number) {
+  constructor(
+    readonly inner: EnvGroupBuilder,
+    readonly datasetIndex: number,
+  ) {
     super();
   }
   async makeEnvs(): Promise<Env[]> {

@@ -35,7 +35,13 @@ export function teacherKlHook(teachers: readonly SamplingClient[], options: Pick
     const { logPath } = info;
     // The per-token gaps go beside the iteration's transcripts, where the transcripts screen reads them.
     const onTokens = logPath !== undefined ? (records: TokenGapRecord[]) => appendTokenGaps(logPath, info.iteration, records) : undefined;
-    return incorporateTeacherKl(dataD, datasetIndexD, teachers, { coef: options.coef, discount: options.discount, concurrency: options.teacherConcurrency, onTokens, decode: info.decode });
+    return incorporateTeacherKl(dataD, datasetIndexD, teachers, {
+      coef: options.coef,
+      discount: options.discount,
+      concurrency: options.teacherConcurrency,
+      onTokens,
+      decode: info.decode,
+    });
   };
 }
 
@@ -46,7 +52,10 @@ export function teacherKlHook(teachers: readonly SamplingClient[], options: Pick
 export class TeacherScoreEvaluator implements SamplingClientEvaluator {
   readonly name = "teacher";
   private cached: Promise<Metrics> | null = null;
-  constructor(private readonly teacher: SamplingClient, private readonly inner: RLTestSetEvaluator) {}
+  constructor(
+    private readonly teacher: SamplingClient,
+    private readonly inner: RLTestSetEvaluator,
+  ) {}
   evaluate(_student: SamplingClient, _context?: EvalContext): Promise<Metrics> {
     this.cached ??= this.inner.evaluate(this.teacher);
     return this.cached;
@@ -59,7 +68,10 @@ export class TeacherScoreEvaluator implements SamplingClientEvaluator {
  * summed over the datasets.
  */
 export async function runOnPolicyDistillation(
-  config: RLConfig, datasets: readonly DistillationDataset[], options: OnPolicyOptions, mainOptions: RLMainOptions = {},
+  config: RLConfig,
+  datasets: readonly DistillationDataset[],
+  options: OnPolicyOptions,
+  mainOptions: RLMainOptions = {},
 ): Promise<RLRunResult> {
   if (datasets.length === 0) throw new Error("on-policy distillation needs at least one dataset");
   const serviceClient = mainOptions.serviceClient ?? (await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {}));
@@ -73,16 +85,25 @@ export async function runOnPolicyDistillation(
     const test: RLDataset | null = built[0]?.test ?? null;
     const evaluators: SamplingClientEvaluator[] = [...(mainOptions.evaluators ?? [])];
     if (options.evaluateTeacher && test !== null) {
-      evaluators.push(new TeacherScoreEvaluator(teachers[0]!.client, new RLTestSetEvaluator(test, config.max_tokens, { name: "teacher", temperature: config.temperature })));
+      evaluators.push(
+        new TeacherScoreEvaluator(teachers[0]!.client, new RLTestSetEvaluator(test, config.max_tokens, { name: "teacher", temperature: config.temperature })),
+      );
     }
     const groupsPerBatch = train.length > 0 ? train.getBatch(0).length : config.groups_per_batch;
     const loopConfig: RLConfig = { ...config, kl_penalty_coef: 0, kl_discount_factor: 0, groups_per_batch: groupsPerBatch };
-    return await rlMain(loopConfig, { build: async () => ({ train, test }) }, {
-      ...mainOptions,
-      serviceClient,
-      evaluators,
-      advantageHook: teacherKlHook(teachers.map((t) => t.client), options),
-    });
+    return await rlMain(
+      loopConfig,
+      { build: async () => ({ train, test }) },
+      {
+        ...mainOptions,
+        serviceClient,
+        evaluators,
+        advantageHook: teacherKlHook(
+          teachers.map((t) => t.client),
+          options,
+        ),
+      },
+    );
   } finally {
     for (const t of teachers) await t.close();
     if (mainOptions.serviceClient === undefined) await serviceClient.close();

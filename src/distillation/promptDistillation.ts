@@ -18,7 +18,11 @@ export interface GreedyOptions {
 
 /** The greedy (temperature 0) answer to each prompt, with `prefix` (e.g. a system prompt) before it. */
 export async function greedyAnswers(
-  client: SamplingClient, renderer: Renderer, prefix: readonly Message[], prompts: readonly Message[][], options: GreedyOptions,
+  client: SamplingClient,
+  renderer: Renderer,
+  prefix: readonly Message[],
+  prompts: readonly Message[][],
+  options: GreedyOptions,
 ): Promise<string[]> {
   const stop = renderer.getStopSequences();
   return mapWithConcurrency(prompts, options.concurrency, async (prompt) => {

@@ -4,10 +4,23 @@
 import { messageText, type Message, type RLRenderer } from "../renderers/policyRenderer.ts";
 import { seededShuffle } from "../data/shuffle.ts";
 import { emptyModelInput } from "../rl/tokenSeq.ts";
-import { EnvGroupBuilder, EpisodeEndReason, stopMetric, type Action, type ActionExtra, type Env, type InitialObservation, type RLDataset, type StepResult } from "../rl/types.ts";
+import {
+  EnvGroupBuilder,
+  EpisodeEndReason,
+  stopMetric,
+  type Action,
+  type ActionExtra,
+  type Env,
+  type InitialObservation,
+  type RLDataset,
+  type StepResult,
+} from "../rl/types.ts";
 
 export class PromptOnlyEnv implements Env {
-  constructor(readonly renderer: RLRenderer, readonly prompt: readonly Message[]) {}
+  constructor(
+    readonly renderer: RLRenderer,
+    readonly prompt: readonly Message[],
+  ) {}
 
   async initialObservation(): Promise<InitialObservation> {
     return { observation: this.renderer.buildGenerationPrompt(this.prompt), stopCondition: this.renderer.getStopSequences() };
@@ -27,7 +40,12 @@ export class PromptOnlyEnv implements Env {
 }
 
 export class PromptGroupBuilder extends EnvGroupBuilder {
-  constructor(readonly renderer: RLRenderer, readonly prompt: readonly Message[], readonly groupSize: number, readonly tag = "prompts") {
+  constructor(
+    readonly renderer: RLRenderer,
+    readonly prompt: readonly Message[],
+    readonly groupSize: number,
+    readonly tag = "prompts",
+  ) {
     super();
   }
   async makeEnvs(): Promise<Env[]> {
@@ -54,7 +72,13 @@ export function promptsFromConversations(conversations: readonly (readonly Messa
 /** Batches of `batchSize` prompts in a seeded order, one group of `groupSize` samples each. */
 export class PromptDataset implements RLDataset {
   private readonly order: Message[][];
-  constructor(prompts: readonly Message[][], readonly renderer: RLRenderer, readonly batchSize: number, readonly groupSize: number, seed: number) {
+  constructor(
+    prompts: readonly Message[][],
+    readonly renderer: RLRenderer,
+    readonly batchSize: number,
+    readonly groupSize: number,
+    seed: number,
+  ) {
     if (prompts.length < batchSize) throw new Error(`prompt dataset: ${prompts.length} prompts is fewer than one batch of ${batchSize}`);
     this.order = seededShuffle(prompts, seed);
   }

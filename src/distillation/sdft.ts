@@ -34,7 +34,11 @@ export interface SdftAdvantages {
  * topk = 0 mode. `mask[t] > 0` marks the datum positions whose targets are completion tokens, in
  * order; `teacherCompletionLogprobs[j]` is the teacher's log-prob of the j-th completion token.
  */
-export function sdftAdvantages(studentLogprobs: ArrayLike<number>, mask: ArrayLike<number>, teacherCompletionLogprobs: readonly (number | null)[]): SdftAdvantages {
+export function sdftAdvantages(
+  studentLogprobs: ArrayLike<number>,
+  mask: ArrayLike<number>,
+  teacherCompletionLogprobs: readonly (number | null)[],
+): SdftAdvantages {
   if (studentLogprobs.length !== mask.length) throw new Error(`sdftAdvantages: ${studentLogprobs.length} logprobs but ${mask.length} mask entries`);
   const advantages = new Float32Array(mask.length);
   let j = 0;
@@ -43,13 +47,15 @@ export function sdftAdvantages(studentLogprobs: ArrayLike<number>, mask: ArrayLi
   for (let t = 0; t < mask.length; t++) {
     if (!(mask[t]! > 0)) continue;
     const teacherLogprob = teacherCompletionLogprobs[j++];
-    if (teacherLogprob === undefined) throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has more`);
+    if (teacherLogprob === undefined)
+      throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has more`);
     if (teacherLogprob === null) throw new Error(`sdftAdvantages: the teacher has no log-prob for completion token ${j - 1}`);
     advantages[t] = teacherLogprob - studentLogprobs[t]!;
     teacherLogprobSum += teacherLogprob;
     studentLogprobSum += studentLogprobs[t]!;
   }
-  if (j !== teacherCompletionLogprobs.length) throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has ${j}`);
+  if (j !== teacherCompletionLogprobs.length)
+    throw new Error(`sdftAdvantages: the teacher scored ${teacherCompletionLogprobs.length} completion tokens but the datum has ${j}`);
   return { advantages, tokens: j, teacherLogprobSum, studentLogprobSum };
 }
 
@@ -59,7 +65,11 @@ export function sdftAdvantages(studentLogprobs: ArrayLike<number>, mask: ArrayLi
  * their target with weight 0.
  */
 export function sdftSoftTargets(
-  rows: readonly TopKRow[], teacherPromptLength: number, mask: ArrayLike<number>, targets: readonly number[], K: number,
+  rows: readonly TopKRow[],
+  teacherPromptLength: number,
+  mask: ArrayLike<number>,
+  targets: readonly number[],
+  K: number,
 ): SoftTargets {
   const aligned: TopKRow[] = [];
   const trained: boolean[] = [];

@@ -75,7 +75,11 @@ export class SdftTestDataset implements RLDataset {
       const teacher = sdftPrompts(p, this.options.template ?? null).teacher;
       const last = teacher[teacher.length - 1]!;
       const shown = { question: typeof last.content === "string" ? last.content : p.question, answer: p.answer };
-      return new ProblemGroupBuilder(() => new QuestionAnswerEnv(this.renderer, shown, gradeFirstChunk, { convoPrefix: teacher.slice(0, -1), formatCoef: 0.1 }), 1, "arithmetic");
+      return new ProblemGroupBuilder(
+        () => new QuestionAnswerEnv(this.renderer, shown, gradeFirstChunk, { convoPrefix: teacher.slice(0, -1), formatCoef: 0.1 }),
+        1,
+        "arithmetic",
+      );
     });
   }
 }

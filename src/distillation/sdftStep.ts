@@ -46,7 +46,12 @@ export function completionLayout(promptTokens: readonly number[], completion: re
 export async function readAsTeacher(teacher: SamplingClient, teacherPrompt: ModelInput, completion: readonly number[], topk: number): Promise<TeacherReading> {
   const promptTokens = modelInputToInts(teacherPrompt);
   const sequence: ModelInput = { chunks: [{ type: "encoded_text", tokens: [...promptTokens, ...completion] }] };
-  const response = await teacher.sample(sequence, 1, { max_tokens: 1, temperature: 1 }, { includePromptLogprobs: true, ...(topk > 0 ? { topkPromptLogprobs: topk } : {}) });
+  const response = await teacher.sample(
+    sequence,
+    1,
+    { max_tokens: 1, temperature: 1 },
+    { includePromptLogprobs: true, ...(topk > 0 ? { topkPromptLogprobs: topk } : {}) },
+  );
   const lps = response.prompt_logprobs;
   if (lps === undefined || lps.length !== promptTokens.length + completion.length) {
     throw new Error(`SDFT teacher returned ${lps?.length ?? "no"} prompt logprobs for a ${promptTokens.length + completion.length}-token sequence`);
@@ -70,7 +75,8 @@ export function sdftDatum(studentPrompt: ModelInput, teacherPromptLength: number
   const promptTokens = modelInputToInts(studentPrompt);
   const { inputs, targets, mask } = completionLayout(promptTokens, sample.tokens);
   if (sample.logprobs.length !== sample.tokens.length) throw new Error(`SDFT: ${sample.tokens.length} sampled tokens but ${sample.logprobs.length} logprobs`);
-  if (teacher.logprobs.length !== sample.tokens.length) throw new Error(`SDFT: the teacher scored ${teacher.logprobs.length} of ${sample.tokens.length} completion tokens`);
+  if (teacher.logprobs.length !== sample.tokens.length)
+    throw new Error(`SDFT: the teacher scored ${teacher.logprobs.length} of ${sample.tokens.length} completion tokens`);
   const studentLogprobs = new Float32Array(targets.length);
   studentLogprobs.set(sample.logprobs, promptTokens.length - 1);
   const adv = sdftAdvantages(studentLogprobs, mask, teacher.logprobs);

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
 import { mixSeed } from "../random/seeds.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
-import { StepTimer } from "../log/timing.ts";
+import type { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import type { Renderer } from "../renderers/base.ts";
 import { RLTestSetEvaluator } from "../rl/evaluator.ts";
@@ -33,7 +33,12 @@ export const SdftConfigSchema = overrideDefaults(
     ...lrScheduleFields,
     ...inGroup("optimizer", {
       max_steps: z.number().int().positive().default(100).describe("Training steps (batches of the question stream)"),
-      topk: z.number().int().min(0).default(20).describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
+      topk: z
+        .number()
+        .int()
+        .min(0)
+        .default(20)
+        .describe("Teacher targets per position: top-K forward KL via soft cross_entropy (0 = importance sampling with advantage lp_teacher − lp_student)"),
     }),
     ...inGroup("data", {
       groups_per_batch: z.number().int().positive().default(32).describe("Questions per step"),
@@ -73,7 +78,16 @@ interface StepData {
 }
 
 /** Samples the batch with the student, has the teacher read every answer, trains one step. */
-async function sdftStep(config: SdftConfig, task: SdftTask, renderer: Renderer, trainingClient: TrainingClient, teacher: SamplingClient, step: number, lr: number, timer: StepTimer): Promise<StepData> {
+async function sdftStep(
+  config: SdftConfig,
+  task: SdftTask,
+  renderer: Renderer,
+  trainingClient: TrainingClient,
+  teacher: SamplingClient,
+  step: number,
+  lr: number,
+  timer: StepTimer,
+): Promise<StepData> {
   const student = await timer.span("student_snapshot", () => trainingClient.saveWeightsAndGetSamplingClient());
   const problems = task.trainBatch(step, config.groups_per_batch);
   const stop = renderer.getStopSequences();
@@ -82,7 +96,12 @@ async function sdftStep(config: SdftConfig, task: SdftTask, renderer: Renderer, 
       const prompts = task.prompts(problem);
       const studentPrompt = renderer.buildGenerationPrompt(prompts.student);
       const teacherPrompt = renderer.buildGenerationPrompt(prompts.teacher);
-      const response = await student.sample(studentPrompt, config.group_size, { max_tokens: config.max_tokens, temperature: config.temperature, stop, seed: mixSeed(config.seed, step, i) });
+      const response = await student.sample(studentPrompt, config.group_size, {
+        max_tokens: config.max_tokens,
+        temperature: config.temperature,
+        stop,
+        seed: mixSeed(config.seed, step, i),
+      });
       const out = [];
       for (const seq of response.sequences) {
         if (seq.tokens.length === 0) continue;
@@ -100,12 +119,17 @@ async function sdftStep(config: SdftConfig, task: SdftTask, renderer: Renderer, 
   const klSum = items.reduce((s, d) => s + d.klSum, 0);
   const lossFn = config.topk > 0 ? "cross_entropy" : "importance_sampling";
   await timer.span("train_step", async () => {
-    const fb = await trainingClient.forwardBackward(items.map((d) => d.datum), lossFn);
+    const fb = await trainingClient.forwardBackward(
+      items.map((d) => d.datum),
+      lossFn,
+    );
     const opt = await trainingClient.optimStep(adamParams(config, lr));
     await fb.result();
     await opt.result();
   });
-  return { metrics: { teacher_kl: tokens > 0 ? klSum / tokens : 0, num_tokens: tokens, num_sequences: items.length, ac_tokens_per_sequence: tokens / items.length } };
+  return {
+    metrics: { teacher_kl: tokens > 0 ? klSum / tokens : 0, num_tokens: tokens, num_sequences: items.length, ac_tokens_per_sequence: tokens / items.length },
+  };
 }
 
 function evaluators(config: SdftConfig, task: SdftTask, renderer: Renderer): { student: RLTestSetEvaluator; teacher: RLTestSetEvaluator } | null {
@@ -131,11 +155,17 @@ async function runSdft(config: SdftConfig, task: SdftTask, renderer: Renderer, r
   const loopState = (step: number) => ({ ...positionOf(step, total), ...pinned.record });
   // The demonstrated teacher's score on the held-out questions: what the student is pulled toward.
   const teacherScore = evals !== null && startStep < total ? await evals.teacher.evaluate(teacher) : {};
-  run.log.info(`SDFT on steps ${startStep}..${total - 1} (${config.topk > 0 ? `top-${config.topk} soft targets` : "importance sampling, advantage lp_teacher − lp_student"})`);
+  run.log.info(
+    `SDFT on steps ${startStep}..${total - 1} (${config.topk > 0 ? `top-${config.topk} soft targets` : "importance sampling, advantage lp_teacher − lp_student"})`,
+  );
   const trainOneStep = async (step: number, timer: StepTimer): Promise<Record<string, number>> => {
     const metrics: Record<string, number> = {};
     if (evals !== null && step % config.eval_every === 0) {
-      Object.assign(metrics, teacherScore, await timer.span("evaluation", async () => evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())));
+      Object.assign(
+        metrics,
+        teacherScore,
+        await timer.span("evaluation", async () => evals.student.evaluate(await trainingClient.saveWeightsAndGetSamplingClient())),
+      );
     }
     const lr = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, total);
     const data = await sdftStep(config, task, renderer, trainingClient, teacher, step, lr, timer);

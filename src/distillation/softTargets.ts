@@ -61,7 +61,9 @@ export async function teacherTopK(teacher: SamplingClient, sequence: ModelInput,
   const response = await teacher.sample(sequence, 1, { max_tokens: 1, temperature: 1 }, { includePromptLogprobs: true, topkPromptLogprobs: K });
   const rows = response.topk_prompt_logprobs;
   if (rows === undefined) {
-    throw new Error(`teacher ${teacher.modelPath ?? teacher.baseModel} returned no top-k prompt logprobs; its server must support topk_prompt_logprobs for soft targets`);
+    throw new Error(
+      `teacher ${teacher.modelPath ?? teacher.baseModel} returned no top-k prompt logprobs; its server must support topk_prompt_logprobs for soft targets`,
+    );
   }
   const length = modelInputLength(sequence);
   if (rows.length !== length) throw new Error(`teacher returned ${rows.length} top-k rows for a ${length}-token sequence`);

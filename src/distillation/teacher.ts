@@ -8,9 +8,11 @@ import { checkServerServes, describeServer, requireTopkPromptLogprobs } from "..
 
 export const TeacherConfigSchema = z.object({
   base_model: z.string().min(1).describe("Teacher model: a model name or a local Hugging Face folder"),
-  load_checkpoint_path: z.string().nullable().default(null)
-    .describe("A tinker:// sampler checkpoint of the teacher (null: the base model's own weights)"),
-  base_url: z.string().nullable().default(null)
+  load_checkpoint_path: z.string().nullable().default(null).describe("A tinker:// sampler checkpoint of the teacher (null: the base model's own weights)"),
+  base_url: z
+    .string()
+    .nullable()
+    .default(null)
     .describe("Server of the teacher when it is not the student's (an http(s) URL, or \"local\" for the embedded engine); null: the student's"),
 });
 export type TeacherConfig = z.output<typeof TeacherConfigSchema>;
@@ -27,10 +29,17 @@ export async function createTeacher(serviceClient: ServiceClient, config: Teache
   const own = config.base_url !== null ? await createServiceClient({ baseUrl: config.base_url }) : null;
   const service = own ?? serviceClient;
   try {
-    const client = config.load_checkpoint_path !== null
-      ? await service.createSamplingClient({ modelPath: config.load_checkpoint_path, baseModel: config.base_model })
-      : await service.createSamplingClient({ baseModel: config.base_model });
-    return { config, client, close: async () => { if (own !== null) await own.close(); } };
+    const client =
+      config.load_checkpoint_path !== null
+        ? await service.createSamplingClient({ modelPath: config.load_checkpoint_path, baseModel: config.base_model })
+        : await service.createSamplingClient({ baseModel: config.base_model });
+    return {
+      config,
+      client,
+      close: async () => {
+        if (own !== null) await own.close();
+      },
+    };
   } catch (err) {
     if (own !== null) await own.close();
     const what = config.load_checkpoint_path ?? config.base_model;

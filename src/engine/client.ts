@@ -7,16 +7,33 @@ import { randomBytes, randomInt } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type {
-  CreateLoraTrainingClientOptions, CustomLossFn, RestClient, SamplingClient, ServiceClient, TinkerFuture, TrainingClient,
+  CreateLoraTrainingClientOptions,
+  CustomLossFn,
+  RestClient,
+  SamplingClient,
+  ServiceClient,
+  TinkerFuture,
+  TrainingClient,
 } from "../tinker/clients.ts";
 import { forwardBackwardCustom } from "../tinker/customLoss.ts";
 import { InvalidArgumentError, TinkerError } from "../tinker/errors.ts";
 import { futureFromPromise } from "../tinker/futures.ts";
 import { parseTinkerPath, validateCheckpointName } from "../tinker/paths.ts";
 import {
-  AdamParamsSchema, type AdamParams, type CheckpointsList, type Datum, type ForwardBackwardOutput, type GetInfoResponse,
-  type LoadWeightsResponse, type LossFnName, type OptimStepResponse, type SaveWeightsResponse, type ServerCapabilities,
-  type TrainingRun, type TrainingRunsList, type WeightsInfo,
+  AdamParamsSchema,
+  type AdamParams,
+  type CheckpointsList,
+  type Datum,
+  type ForwardBackwardOutput,
+  type GetInfoResponse,
+  type LoadWeightsResponse,
+  type LossFnName,
+  type OptimStepResponse,
+  type SaveWeightsResponse,
+  type ServerCapabilities,
+  type TrainingRun,
+  type TrainingRunsList,
+  type WeightsInfo,
 } from "../tinker/types.ts";
 import { MODEL_TYPES, type ModelConfig } from "./model/config.ts";
 import type { TrainableSetup } from "./model/model.ts";
@@ -52,7 +69,12 @@ function newSamplerId(): string {
 }
 
 /** Creates a sampler in the worker and wraps it (queued in call order, like training requests). */
-async function openSampler(host: EngineWorkerHost, baseModel: string, modelPath: string | undefined, source: SamplerSourceSpec): Promise<EmbeddedSamplingClient> {
+async function openSampler(
+  host: EngineWorkerHost,
+  baseModel: string,
+  modelPath: string | undefined,
+  source: SamplerSourceSpec,
+): Promise<EmbeddedSamplingClient> {
   const samplerId = newSamplerId();
   const info = await host.submit({ op: "createSampler", samplerId, source });
   return new EmbeddedSamplingClient(host, samplerId, baseModel, modelPath, info);
@@ -132,7 +154,14 @@ export class EmbeddedTrainingClient implements TrainingClient {
 
   async saveState(name: string, options: { ttlSeconds?: number; overwrite?: boolean } = {}): Promise<TinkerFuture<SaveWeightsResponse>> {
     validateCheckpointName(name);
-    const result = this.host.submit({ op: "save", modelId: this.modelId, kind: "weights", name, overwrite: options.overwrite ?? false, ttlSeconds: options.ttlSeconds });
+    const result = this.host.submit({
+      op: "save",
+      modelId: this.modelId,
+      kind: "weights",
+      name,
+      overwrite: options.overwrite ?? false,
+      ttlSeconds: options.ttlSeconds,
+    });
     return futureFromPromise(result.then((r) => ({ path: r.path })));
   }
 
@@ -255,17 +284,27 @@ export class EmbeddedServiceClient implements ServiceClient {
   }
 
   private async createModel(
-    baseModel: string, source: ModelSourceSpec, setup: TrainableSetup, userMetadata: Record<string, string> | undefined, tokenizerId: string | undefined,
+    baseModel: string,
+    source: ModelSourceSpec,
+    setup: TrainableSetup,
+    userMetadata: Record<string, string> | undefined,
+    tokenizerId: string | undefined,
   ): Promise<EmbeddedTrainingClient> {
     const modelId = newModelId();
     const host = this.host();
     const created: CreateModelResult = await host.submit({ op: "createModel", modelId, baseModel, source, setup, userMetadata, record: true });
-    return new EmbeddedTrainingClient(host, modelId, baseModel, {
-      isLora: setup.mode === "lora",
-      loraRank: setup.mode === "lora" ? setup.rank : undefined,
-      modelType: created.modelType,
-      tokenizerId,
-    }, (modelPath) => this.createSamplingClient({ modelPath }));
+    return new EmbeddedTrainingClient(
+      host,
+      modelId,
+      baseModel,
+      {
+        isLora: setup.mode === "lora",
+        loraRank: setup.mode === "lora" ? setup.rank : undefined,
+        modelType: created.modelType,
+        tokenizerId,
+      },
+      (modelPath) => this.createSamplingClient({ modelPath }),
+    );
   }
 
   async createLoraTrainingClient(baseModel: string, options: CreateLoraTrainingClientOptions = {}): Promise<EmbeddedTrainingClient> {
@@ -278,7 +317,10 @@ export class EmbeddedServiceClient implements ServiceClient {
    * Embedded only (the hosted API has no such call): trains every weight of a model, either a
    * named base model or a fresh random one from a config. Meant for small models.
    */
-  async createFullTrainingClient(base: string | ScratchModelSpec, options: { seed?: number; userMetadata?: Record<string, string> } = {}): Promise<EmbeddedTrainingClient> {
+  async createFullTrainingClient(
+    base: string | ScratchModelSpec,
+    options: { seed?: number; userMetadata?: Record<string, string> } = {},
+  ): Promise<EmbeddedTrainingClient> {
     if (typeof base === "string") {
       const resolved = await resolveModel(base, this.options.resolve);
       return this.createModel(base, { kind: "dir", dir: resolved.dir }, { mode: "full", seed: options.seed ?? 0 }, options.userMetadata, base);
@@ -313,8 +355,13 @@ export class EmbeddedServiceClient implements ServiceClient {
     } else {
       // A full-weight checkpoint is itself a complete model folder.
       const { dir } = this.store.locate(path);
-      client = await this.createModel(info.base_model, { kind: "dir", dir }, { mode: "full", seed: 0 }, userMetadata,
-        existsSync(join(dir, "tokenizer.json")) || existsSync(join(dir, "tokenizer_config.json")) ? dir : info.base_model);
+      client = await this.createModel(
+        info.base_model,
+        { kind: "dir", dir },
+        { mode: "full", seed: 0 },
+        userMetadata,
+        existsSync(join(dir, "tokenizer.json")) || existsSync(join(dir, "tokenizer_config.json")) ? dir : info.base_model,
+      );
     }
     try {
       await (await (optimizer ? client.loadStateWithOptimizer(path) : client.loadState(path))).result();

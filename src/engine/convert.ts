@@ -62,7 +62,9 @@ export function datumToSequenceInput(datum: Datum, index: number): SequenceInput
   try {
     tokens = modelInputToInts(datum.model_input);
   } catch (err) {
-    throw new InvalidArgumentError(`datum ${index}: ${(err as Error).message} (the embedded engine runs text-only models: it has no vision tower, so train on images through a remote Tinker service)`);
+    throw new InvalidArgumentError(
+      `datum ${index}: ${(err as Error).message} (the embedded engine runs text-only models: it has no vision tower, so train on images through a remote Tinker service)`,
+    );
   }
   const lossInputs: Record<string, Float32Array | Int32Array> = {};
   const widths = new Map<string, number>();

@@ -14,22 +14,45 @@ export function createEmbeddedServiceClient(options: EmbeddedServiceClientOption
   const { resolve, ...rest } = options;
   const parsed = EmbeddedEngineConfigSchema.strict().safeParse(rest);
   if (!parsed.success) {
-    throw new InvalidArgumentError(
-      `embedded engine options: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
-    );
+    throw new InvalidArgumentError(`embedded engine options: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
   }
   return new EmbeddedServiceClient({ ...parsed.data, resolve });
 }
 
 export {
-  EmbeddedRestClient, EmbeddedServiceClient, EmbeddedTrainingClient,
-  type EmbeddedServiceClientOptions, type ScratchModelSpec,
+  EmbeddedRestClient,
+  EmbeddedServiceClient,
+  EmbeddedTrainingClient,
+  type EmbeddedServiceClientOptions,
+  type ScratchModelSpec,
 } from "./client.ts";
 export { EmbeddedSamplingClient } from "./samplingClient.ts";
 export {
-  ModelNotFoundError, cookbookHome, defaultFixturesDir, downloadToCache, findCachedModelSnapshot, hfCacheRepoDir, hfEndpoint,
-  hfHubCacheDir, listLocalModels, missingFor, resolveModel, TOKENIZER_FILES,
-  type LocalModel, type ModelNeed, type ModelSource, type ResolveOptions, type ResolvedModel,
+  ModelNotFoundError,
+  cookbookHome,
+  defaultFixturesDir,
+  downloadToCache,
+  findCachedModelSnapshot,
+  hfCacheRepoDir,
+  hfEndpoint,
+  hfHubCacheDir,
+  listLocalModels,
+  missingFor,
+  resolveModel,
+  TOKENIZER_FILES,
+  type LocalModel,
+  type ModelNeed,
+  type ModelSource,
+  type ResolveOptions,
+  type ResolvedModel,
 } from "./resolve.ts";
 export { CheckpointStore, defaultStoreDir, peftAdapterConfig, peftTargetModules, type CheckpointMeta, type LoraInfo } from "./storage/store.ts";
-export { baseWeightsMode, loadBaseModelDir, loadModelDir, loadModelWeights, modelConfigToHfJson, readModelConfig, type BaseWeightsMode } from "./storage/loadModel.ts";
+export {
+  baseWeightsMode,
+  loadBaseModelDir,
+  loadModelDir,
+  loadModelWeights,
+  modelConfigToHfJson,
+  readModelConfig,
+  type BaseWeightsMode,
+} from "./storage/loadModel.ts";

@@ -103,7 +103,11 @@ export async function resolveModel(name: string, options: ResolveOptions = {}): 
     if (why === null) return { name, dir: asPath, source: "local" };
     attempts.push(`local directory ${asPath}: ${why}`);
     if (looksLikePath(name)) {
-      throw new ModelNotFoundError(name, attempts, `A model folder needs ${need === "model" ? `config.json and ${SINGLE_FILE} (or ${INDEX_FILE} with its shards)` : "tokenizer.json or tokenizer_config.json"}.`);
+      throw new ModelNotFoundError(
+        name,
+        attempts,
+        `A model folder needs ${need === "model" ? `config.json and ${SINGLE_FILE} (or ${INDEX_FILE} with its shards)` : "tokenizer.json or tokenizer_config.json"}.`,
+      );
     }
   }
 
@@ -144,9 +148,10 @@ export async function resolveModel(name: string, options: ResolveOptions = {}): 
     }
   }
 
-  const hint = repoId !== null && !name.startsWith("cookbook/")
-    ? `To get it: run \`hf download ${repoId}\` (or \`huggingface-cli download ${repoId}\`) while online, or run again online without HF_HUB_OFFLINE (set HF_TOKEN for gated models), or pass the path of a folder with config.json and ${SINGLE_FILE}.`
-    : `To get it: pass the path of a folder with config.json and ${SINGLE_FILE}, a Hugging Face repo id such as "org/name", or the name of a model in ${options.fixturesDir ?? defaultFixturesDir()}.`;
+  const hint =
+    repoId !== null && !name.startsWith("cookbook/")
+      ? `To get it: run \`hf download ${repoId}\` (or \`huggingface-cli download ${repoId}\`) while online, or run again online without HF_HUB_OFFLINE (set HF_TOKEN for gated models), or pass the path of a folder with config.json and ${SINGLE_FILE}.`
+      : `To get it: pass the path of a folder with config.json and ${SINGLE_FILE}, a Hugging Face repo id such as "org/name", or the name of a model in ${options.fixturesDir ?? defaultFixturesDir()}.`;
   throw new ModelNotFoundError(name, attempts, hint);
 }
 

@@ -9,7 +9,12 @@ export interface EstimateOptions {
   onProgress?: (message: string) => void;
 }
 
-export async function measureEstimate(recipe: string, args: readonly string[], config: Record<string, unknown>, options: EstimateOptions = {}): Promise<RunEstimate> {
+export async function measureEstimate(
+  recipe: string,
+  args: readonly string[],
+  config: Record<string, unknown>,
+  options: EstimateOptions = {},
+): Promise<RunEstimate> {
   options.onProgress?.(`measuring ${options.probeSteps ?? 4} steps of ${recipe} with this config on the embedded engine…`);
   const evalEvery = typeof config["eval_every"] === "number" ? config["eval_every"] : undefined;
   const estimate = estimateFromProbe(await probeRecipe(recipe, args, { steps: options.probeSteps }), evalEvery !== undefined ? { evalEvery } : {});
@@ -17,7 +22,9 @@ export async function measureEstimate(recipe: string, args: readonly string[], c
   if (remote) {
     const price = priceFor(readPriceTable(options.prices), String(config["model_name"]));
     if (price !== undefined && estimate.totalTokens !== null) estimate.costUsd = (estimate.totalTokens / 1e6) * price;
-    estimate.notes.push(`base_url is set: steps and tokens were measured on the embedded engine; the wall time on the service will differ${options.prices === undefined ? "; prices from the built-in table, pass --prices <file> for yours" : ""}`);
+    estimate.notes.push(
+      `base_url is set: steps and tokens were measured on the embedded engine; the wall time on the service will differ${options.prices === undefined ? "; prices from the built-in table, pass --prices <file> for yours" : ""}`,
+    );
   }
   return estimate;
 }

@@ -49,7 +49,11 @@ export interface EstimateOptions {
  * `evalEvery` steps and once more at the end, each taking about what `time/evals` measured. When
  * the probe's paced rows already held an evaluation, the pace includes them and only the final one is added.
  */
-function laterEvaluations(rows: readonly MetricsRecord[], steps: number, evalEvery: number | undefined): { seconds: number; count: number; each: number } | null {
+function laterEvaluations(
+  rows: readonly MetricsRecord[],
+  steps: number,
+  evalEvery: number | undefined,
+): { seconds: number; count: number; each: number } | null {
   const evalRows = rows.filter((r) => num(r, "time/evals") !== undefined);
   if (evalEvery === undefined || evalEvery <= 0 || evalRows.length === 0) return null;
   const each = median(evalRows.map((r) => num(r, "time/evals")!));
@@ -91,9 +95,21 @@ export function estimateFromProbe(probe: ProbeMeasurement, options: EstimateOpti
       : steps !== null && stepSeconds !== null
         ? startup + (times[0] ?? stepSeconds) + Math.max(0, steps - 1) * stepSeconds + (evals?.seconds ?? 0)
         : null;
-  if (evals !== null) notes.push(`includes ${evals.count} later evaluation${evals.count === 1 ? "" : "s"} (eval_every ${options.evalEvery}, and the last) of ${evals.each.toFixed(2)} s each, as measured at step 0`);
-  else if (probe.finishedSeconds === undefined && rows.some((r) => Object.keys(r).some((k) => k.startsWith("test/")))) notes.push("evaluations recur during the run; their time is in the steps that run them, sampled only at step 0 here");
-  return { steps, stepSeconds, tokensPerStep, totalTokens: steps !== null && tokensPerStep !== null ? steps * tokensPerStep : null, wallSeconds, probedSteps: rows.length, notes };
+  if (evals !== null)
+    notes.push(
+      `includes ${evals.count} later evaluation${evals.count === 1 ? "" : "s"} (eval_every ${options.evalEvery}, and the last) of ${evals.each.toFixed(2)} s each, as measured at step 0`,
+    );
+  else if (probe.finishedSeconds === undefined && rows.some((r) => Object.keys(r).some((k) => k.startsWith("test/"))))
+    notes.push("evaluations recur during the run; their time is in the steps that run them, sampled only at step 0 here");
+  return {
+    steps,
+    stepSeconds,
+    tokensPerStep,
+    totalTokens: steps !== null && tokensPerStep !== null ? steps * tokensPerStep : null,
+    wallSeconds,
+    probedSteps: rows.length,
+    notes,
+  };
 }
 
 /** USD per million tokens, by model name (`*` for any other); the user's file replaces the default. */
@@ -109,10 +125,12 @@ export function readPriceTable(path: string | undefined): PriceTable {
   } catch (err) {
     throw new Error(`price table ${path}: ${(err as Error).message}; expected JSON {"<model name>": <USD per million tokens>, "*": <default>}`);
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Error(`price table ${path}: expected an object of model name → USD per million tokens`);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new Error(`price table ${path}: expected an object of model name → USD per million tokens`);
   const out: PriceTable = {};
   for (const [k, v] of Object.entries(raw)) {
-    if (typeof v !== "number" || !(v >= 0)) throw new Error(`price table ${path}: key "${k}" must be a non-negative number (USD per million tokens), got ${JSON.stringify(v)}`);
+    if (typeof v !== "number" || !(v >= 0))
+      throw new Error(`price table ${path}: key "${k}" must be a non-negative number (USD per million tokens), got ${JSON.stringify(v)}`);
     out[k] = v;
   }
   return out;
@@ -127,7 +145,9 @@ export function formatEstimate(e: RunEstimate, recipe: string): string {
   const lines = [`estimate for ${recipe} (measured: ${e.probedSteps} step${e.probedSteps === 1 ? "" : "s"} of this config on this machine)`];
   lines.push(`  steps            ${e.steps ?? "unknown"}`);
   lines.push(`  time per step    ${e.stepSeconds === null ? "unknown" : `${e.stepSeconds.toFixed(2)} s`}`);
-  lines.push(`  tokens per step  ${e.tokensPerStep === null ? "unknown" : Math.round(e.tokensPerStep)}${e.totalTokens !== null ? `  (${Math.round(e.totalTokens)} in all)` : ""}`);
+  lines.push(
+    `  tokens per step  ${e.tokensPerStep === null ? "unknown" : Math.round(e.tokensPerStep)}${e.totalTokens !== null ? `  (${Math.round(e.totalTokens)} in all)` : ""}`,
+  );
   lines.push(`  expected wall    ${e.wallSeconds === null ? "unknown" : fmtS(e.wallSeconds)}`);
   if (e.costUsd !== undefined) lines.push(`  expected cost    $${e.costUsd.toFixed(2)} (price table)`);
   for (const n of e.notes) lines.push(`  note: ${n}`);

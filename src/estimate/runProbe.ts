@@ -48,12 +48,16 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
   const dir = mkdtempSync(join(tmpdir(), "cookbook-estimate-"));
   const logPath = join(dir, "run");
   const kept = args.filter((a) => !/^(log_path|base_url|behavior_if_log_dir_exists)=/.test(a));
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, "bin", "cookbook.js"), "run", recipe, ...kept, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    // A probe is not a run anyone tracks: no W&B run for it even when wandb_project is set, and its
-    // checkpoints go to a scratch store.
-    env: { ...process.env, TINKER_BASE_URL: "", WANDB_API_KEY: "", COOKBOOK_HOME: scratchHome(dir, process.env) },
-  });
+  const child = spawn(
+    process.execPath,
+    [join(PROJECT_ROOT, "bin", "cookbook.js"), "run", recipe, ...kept, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      // A probe is not a run anyone tracks: no W&B run for it even when wandb_project is set, and its
+      // checkpoints go to a scratch store.
+      env: { ...process.env, TINKER_BASE_URL: "", WANDB_API_KEY: "", COOKBOOK_HOME: scratchHome(dir, process.env) },
+    },
+  );
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const t0 = performance.now();
@@ -83,7 +87,8 @@ export async function probeRecipe(recipe: string, args: readonly string[], optio
         // A run shorter than the probe finished on its own: its rows are the whole run.
         const now = (performance.now() - t0) / 1000;
         while (rowSeconds.length < rows.length) rowSeconds.push(now);
-        if (code === 0 && rows.length > 0) resolve({ firstRowSeconds: Number.isNaN(firstRowSeconds) ? now : firstRowSeconds, rows, rowSeconds, finishedSeconds: now });
+        if (code === 0 && rows.length > 0)
+          resolve({ firstRowSeconds: Number.isNaN(firstRowSeconds) ? now : firstRowSeconds, rows, rowSeconds, finishedSeconds: now });
         else reject(new Error(`the probe run of ${recipe} exited with ${code} after ${rows.length} steps: ${stderr.trim().split("\n").slice(-3).join(" | ")}`));
       });
     });

@@ -13,7 +13,13 @@ export const BenchmarkConfigSchema = z.object({
   concurrency: z.number().int().positive().default(64).describe("Examples sampled at the same time"),
   agent_concurrency: z.number().int().positive().default(8).describe("Multi-turn agent episodes run at the same time (reserved for agentic benchmarks)"),
   timeout_seconds: z.number().positive().default(300).describe("Per-example time limit; a timed-out example counts as wrong and is retried on resume"),
-  max_tokens: z.number().int().positive().nullable().default(null).describe("Sampled tokens per response (null = the benchmark's default, cookbook default 32768)"),
+  max_tokens: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .default(null)
+    .describe("Sampled tokens per response (null = the benchmark's default, cookbook default 32768)"),
   temperature: z.number().min(0).nullable().default(null).describe("Sampling temperature (null = the benchmark's default, cookbook default 0.6)"),
   num_samples: z.number().int().positive().nullable().default(null).describe("Samples per example; above 1, pass@k is reported with the unbiased estimator"),
   seed: z.number().int().default(0).describe("Sampling seed: each example is sampled with a seed derived from it, so reruns and resumes draw the same tokens"),

@@ -3,7 +3,7 @@
 // samples; an example whose score rose from A to B is an improvement, one that fell a
 // regression. Headline scores hide these swaps; this shows which examples moved.
 import { UsageError } from "../config/errors.ts";
-import { EvalStore, finishedExamples, type TrajectoryRecord } from "./store.ts";
+import { type EvalStore, finishedExamples, type TrajectoryRecord } from "./store.ts";
 
 export interface ExampleChange {
   exampleId: string;
@@ -79,7 +79,15 @@ function compareBenchmark(store: EvalStore, runA: string, runB: string, benchmar
     sumA += before;
     sumB += after;
     if (before === after) continue;
-    const change: ExampleChange = { exampleId: id, index: ta.index, reference: ta.reference, before, after, beforeAnswer: ta.samples[0]?.extracted ?? null, afterAnswer: tb.samples[0]?.extracted ?? null };
+    const change: ExampleChange = {
+      exampleId: id,
+      index: ta.index,
+      reference: ta.reference,
+      before,
+      after,
+      beforeAnswer: ta.samples[0]?.extracted ?? null,
+      afterAnswer: tb.samples[0]?.extracted ?? null,
+    };
     (after > before ? improvements : regressions).push(change);
   }
   const byIndex = (x: ExampleChange, y: ExampleChange): number => x.index - y.index;
@@ -122,13 +130,18 @@ const pct = (v: number): string => `${(100 * v).toFixed(1)}%`;
 export function formatRunComparison(c: RunComparison, limit = 20): string {
   const lines = [`A = ${c.runA} (${c.modelA})`, `B = ${c.runB} (${c.modelB})`];
   for (const b of c.benchmarks) {
-    lines.push("", `${b.benchmark}: ${pct(b.scoreA)} → ${pct(b.scoreB)} on ${b.shared} shared examples; ${b.improvements.length} improved, ${b.regressions.length} regressed`);
+    lines.push(
+      "",
+      `${b.benchmark}: ${pct(b.scoreA)} → ${pct(b.scoreB)} on ${b.shared} shared examples; ${b.improvements.length} improved, ${b.regressions.length} regressed`,
+    );
     if (b.onlyA + b.onlyB > 0) lines.push(`  not compared: ${b.onlyA} finished only in A, ${b.onlyB} only in B`);
     const show = (title: string, list: readonly ExampleChange[]): void => {
       if (list.length === 0) return;
       lines.push(`  ${title}:`);
       for (const e of list.slice(0, limit)) {
-        lines.push(`    ${e.exampleId}  reference ${JSON.stringify(e.reference)}  A ${pct(e.before)} ${JSON.stringify(e.beforeAnswer)} → B ${pct(e.after)} ${JSON.stringify(e.afterAnswer)}`);
+        lines.push(
+          `    ${e.exampleId}  reference ${JSON.stringify(e.reference)}  A ${pct(e.before)} ${JSON.stringify(e.beforeAnswer)} → B ${pct(e.after)} ${JSON.stringify(e.afterAnswer)}`,
+        );
       }
       if (list.length > limit) lines.push(`    … ${list.length - limit} more (limit=${limit})`);
     };

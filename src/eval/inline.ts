@@ -4,7 +4,14 @@
 // with the same per-example seeds, so scores move only when the weights do.
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { BenchmarkConfigSchema, resolveBenchmarkConfig, type Benchmark, type BenchmarkConfigOverrides, type EvalExample, type NllExample } from "./benchmark.ts";
+import {
+  BenchmarkConfigSchema,
+  resolveBenchmarkConfig,
+  type Benchmark,
+  type BenchmarkConfigOverrides,
+  type EvalExample,
+  type NllExample,
+} from "./benchmark.ts";
 import type { EvalMetrics, SamplingClientEvaluator } from "./evaluators.ts";
 import type { LLMJudge } from "./judge.ts";
 import { resolveBenchmark } from "./registry.ts";
@@ -15,9 +22,14 @@ import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
 
 /** Config fields a loop spreads into its schema to name benchmarks as evaluators. */
 export const benchmarkEvalFields = inGroup("evaluation", {
-  benchmarks: z.array(z.string()).default([]).describe(`Benchmarks evaluated every eval_every steps, e.g. benchmarks='["arithmetic","gsm8k"]' (see cookbook eval --help)`),
+  benchmarks: z
+    .array(z.string())
+    .default([])
+    .describe(`Benchmarks evaluated every eval_every steps, e.g. benchmarks='["arithmetic","gsm8k"]' (see cookbook eval --help)`),
   infrequent_benchmarks: z.array(z.string()).default([]).describe("Benchmarks evaluated every infrequent_eval_every steps"),
-  benchmark_config: BenchmarkConfigSchema.partial().default({}).describe("BenchmarkConfig overrides for inline benchmarks, e.g. benchmark_config.max_examples=64"),
+  benchmark_config: BenchmarkConfigSchema.partial()
+    .default({})
+    .describe("BenchmarkConfig overrides for inline benchmarks, e.g. benchmark_config.max_examples=64"),
 });
 
 export interface BenchmarkEvaluatorOptions {

@@ -107,7 +107,11 @@ export function latestEvalScoresForRun(runDir: string, runs: readonly EvalRunVie
   const dir = resolve(runDir);
   let samplerPaths = new Set<string>();
   try {
-    samplerPaths = new Set(readCheckpoints(dir).map((r) => r.sampler_path).filter((p): p is string => typeof p === "string"));
+    samplerPaths = new Set(
+      readCheckpoints(dir)
+        .map((r) => r.sampler_path)
+        .filter((p): p is string => typeof p === "string"),
+    );
   } catch {
     // no or unreadable checkpoints.jsonl: match by directory only
   }

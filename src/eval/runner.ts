@@ -7,7 +7,7 @@ import { getTextContent } from "../renderers/content.ts";
 import { stringSeed } from "../random/seeds.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { modelInputLength } from "../tinker/modelInput.ts";
-import type { Benchmark, EvalExample, GenerationBenchmark, NllBenchmark, NllExample, ResolvedBenchmarkConfig } from "./benchmark.ts";
+import type { Benchmark, EvalExample, GenerationBenchmark, NllExample, ResolvedBenchmarkConfig } from "./benchmark.ts";
 import type { LLMJudge } from "./judge.ts";
 import { meanPassAtK, reportedKs } from "./passAtK.ts";
 import type { EvalRenderer } from "./renderer.ts";
@@ -222,7 +222,14 @@ export async function runBenchmark(options: RunBenchmarkOptions): Promise<Benchm
   let errors = 0;
   for (const r of byId.values()) scoreSum += benchmark.kind === "nll" ? (r.nll_sum ?? 0) / Math.max(1, r.nll_weight ?? 0) : sampleAccuracy(r);
   const report = (): void =>
-    options.onProgress?.({ benchmark: benchmark.name, done: byId.size, total: examples.length, reused, score: byId.size > 0 ? scoreSum / byId.size : 0, errors });
+    options.onProgress?.({
+      benchmark: benchmark.name,
+      done: byId.size,
+      total: examples.length,
+      reused,
+      score: byId.size > 0 ? scoreSum / byId.size : 0,
+      errors,
+    });
   report();
   await pool(todo, config.concurrency, async ({ e, index }) => {
     const record: TrajectoryRecord = { example_id: e.id, index, prompt: promptOf(e), reference: "reference" in e ? e.reference : "", samples: [] };

@@ -16,7 +16,7 @@ import type { LLMJudge } from "./judge.ts";
 import { resolveBenchmark } from "./registry.ts";
 import type { EvalRenderer } from "./renderer.ts";
 import { runBenchmark, type ProgressUpdate } from "./runner.ts";
-import { EvalStore, type EvalRunMetadata } from "./store.ts";
+import type { EvalStore, EvalRunMetadata } from "./store.ts";
 
 export class EvalTargetError extends Error {
   override name = "EvalTargetError";
@@ -58,10 +58,21 @@ export async function rendererForModel(baseModel: string, rendererName: string |
 }
 
 /** Fields that change results (not concurrency or timeouts) plus the model and the benchmark list. */
-export function evalConfigKey(target: string, benchmarks: readonly { spec: string; config: ResolvedBenchmarkConfig }[], extra: Record<string, unknown>): string {
+export function evalConfigKey(
+  target: string,
+  benchmarks: readonly { spec: string; config: ResolvedBenchmarkConfig }[],
+  extra: Record<string, unknown>,
+): string {
   const payload = JSON.stringify({
     target,
-    benchmarks: benchmarks.map((b) => ({ spec: b.spec, max_examples: b.config.max_examples, max_tokens: b.config.max_tokens, temperature: b.config.temperature, num_samples: b.config.num_samples, seed: b.config.seed })),
+    benchmarks: benchmarks.map((b) => ({
+      spec: b.spec,
+      max_examples: b.config.max_examples,
+      max_tokens: b.config.max_tokens,
+      temperature: b.config.temperature,
+      num_samples: b.config.num_samples,
+      seed: b.config.seed,
+    })),
     extra,
   });
   return createHash("sha256").update(payload).digest("hex").slice(0, 16);
@@ -104,8 +115,14 @@ export interface EvaluateResult {
 }
 
 function newRunId(now: Date, model: string): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-  const slug = model.replace(/^tinker:\/\//, "").replace(/[^A-Za-z0-9_.-]+/g, "_").slice(-40);
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  const slug = model
+    .replace(/^tinker:\/\//, "")
+    .replace(/[^A-Za-z0-9_.-]+/g, "_")
+    .slice(-40);
   return `${stamp}-${slug}-${createHash("sha256").update(`${model}${now.getTime()}${Math.random()}`).digest("hex").slice(0, 6)}`;
 }
 

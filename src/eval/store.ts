@@ -90,7 +90,9 @@ function readJson<T>(path: string): T | null {
   try {
     return JSON.parse(readFileSync(path, "utf8")) as T;
   } catch (err) {
-    throw new Error(`${path}: not valid JSON (${(err as Error).message}); the eval store writes its JSON files whole, so this file was changed by hand or by another program`);
+    throw new Error(
+      `${path}: not valid JSON (${(err as Error).message}); the eval store writes its JSON files whole, so this file was changed by hand or by another program`,
+    );
   }
 }
 
@@ -151,7 +153,13 @@ export class EvalStore {
       if (rec.config_key !== configKey) continue;
       const meta = this.readMetadata(rec.run_id);
       if (meta?.status !== "complete") continue;
-      if (rec.benchmarks.every((b) => { const r = this.readResult(rec.run_id, b); return r !== null && (r.metrics["errors"] ?? 0) === 0; })) return meta;
+      if (
+        rec.benchmarks.every((b) => {
+          const r = this.readResult(rec.run_id, b);
+          return r !== null && (r.metrics["errors"] ?? 0) === 0;
+        })
+      )
+        return meta;
     }
     return null;
   }

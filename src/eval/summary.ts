@@ -14,7 +14,14 @@ export function formatMetricValue(key: string, value: number): string {
   if (key === "num_examples" || key === "errors" || key === "num_tokens") return String(Math.round(value));
   if (key === "nll") return value.toFixed(4);
   // Shares: accuracy and its per-group (`accuracy/<subject>`) and per-kind (`…_accuracy`) variants.
-  if (key === "accuracy" || key.startsWith("accuracy/") || key.endsWith("_accuracy") || key.startsWith("pass@") || key === "judge_score" || key === "extracted_rate") {
+  if (
+    key === "accuracy" ||
+    key.startsWith("accuracy/") ||
+    key.endsWith("_accuracy") ||
+    key.startsWith("pass@") ||
+    key === "judge_score" ||
+    key === "extracted_rate"
+  ) {
     return `${(value * 100).toFixed(1)}%`;
   }
   return value.toFixed(3);
@@ -45,7 +52,11 @@ export function formatSummaryTable(rows: readonly SummaryRow[]): string {
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i <= 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i <= 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(header), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
 }
 

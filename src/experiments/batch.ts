@@ -57,7 +57,8 @@ export function changedOverrides(logDir: string, run: PlannedRun): string[] {
     .map((key) => `${key}=${JSON.stringify(getConfigValue(recorded, key))}`);
 }
 
-const numberOf = (r: Record<string, unknown> | undefined, k: string): number | undefined => (r !== undefined && typeof r[k] === "number" ? (r[k] as number) : undefined);
+const numberOf = (r: Record<string, unknown> | undefined, k: string): number | undefined =>
+  r !== undefined && typeof r[k] === "number" ? (r[k] as number) : undefined;
 
 export class Batch {
   readonly dir: string;
@@ -108,7 +109,10 @@ export class Batch {
    */
   stop(): void {
     this.stopRequests += 1;
-    if (this.stopRequests === 1) this.log(`stopping: ${this.children.size > 0 ? `${[...this.children.keys()].join(", ")} save${this.children.size === 1 ? "s" : ""} and stop${this.children.size === 1 ? "s" : ""}; ` : ""}run the same command again to continue (stop again to exit now)`);
+    if (this.stopRequests === 1)
+      this.log(
+        `stopping: ${this.children.size > 0 ? `${[...this.children.keys()].join(", ")} save${this.children.size === 1 ? "s" : ""} and stop${this.children.size === 1 ? "s" : ""}; ` : ""}run the same command again to continue (stop again to exit now)`,
+      );
     for (const child of this.children.values()) {
       if (child.pid !== undefined && child.exitCode === null) {
         try {
@@ -136,7 +140,9 @@ export class Batch {
   private checkNotRunning(previous: BatchState | undefined): void {
     if (previous?.pid === undefined || previous.pid === process.pid) return;
     if ((previous.phase === "training" || previous.phase === "evaluating") && isPidAlive(previous.pid)) {
-      throw new UsageError(`experiment ${this.plan.name} is already being run by pid ${previous.pid} (${join(this.dir, "batch.json")}); stop it first (kill -INT ${previous.pid})`);
+      throw new UsageError(
+        `experiment ${this.plan.name} is already being run by pid ${previous.pid} (${join(this.dir, "batch.json")}); stop it first (kill -INT ${previous.pid})`,
+      );
     }
   }
 
@@ -150,15 +156,28 @@ export class Batch {
         overrides: run.overrides,
         log_path: logPath,
         status: "queued",
-        ...(this.plan.keyMetric !== undefined ? { key_metric: this.plan.keyMetric } : before?.key_metric !== undefined ? { key_metric: before.key_metric } : {}),
+        ...(this.plan.keyMetric !== undefined
+          ? { key_metric: this.plan.keyMetric }
+          : before?.key_metric !== undefined
+            ? { key_metric: before.key_metric }
+            : {}),
       };
       if (runFinished(logPath)) {
         const changed = changedOverrides(logPath, run);
-        if (changed.length > 0) this.log(`warning: ${run.name} finished with ${changed.join(", ")}; the experiment now says otherwise, but a finished run is not retrained (delete ${logPath} to retrain it)`);
-        return { ...base, status: "done", ...(before?.started_at !== undefined ? { started_at: before.started_at } : {}), ...(before?.finished_at !== undefined ? { finished_at: before.finished_at } : {}) };
+        if (changed.length > 0)
+          this.log(
+            `warning: ${run.name} finished with ${changed.join(", ")}; the experiment now says otherwise, but a finished run is not retrained (delete ${logPath} to retrain it)`,
+          );
+        return {
+          ...base,
+          status: "done",
+          ...(before?.started_at !== undefined ? { started_at: before.started_at } : {}),
+          ...(before?.finished_at !== undefined ? { finished_at: before.finished_at } : {}),
+        };
       }
       // Without training, a run keeps what the last batch said about it (stopped, failed).
-      if (!this.options.train && before !== undefined && before.status !== "running" && before.status !== "done") return { ...base, status: before.status, ...(before.error !== undefined ? { error: before.error } : {}) };
+      if (!this.options.train && before !== undefined && before.status !== "running" && before.status !== "done")
+        return { ...base, status: before.status, ...(before.error !== undefined ? { error: before.error } : {}) };
       return base;
     });
   }
@@ -167,7 +186,13 @@ export class Batch {
     mkdirSync(this.dir, { recursive: true });
     const previous = readBatchState(this.dir);
     this.checkNotRunning(previous);
-    this.state = { experiment: this.plan.name, file: this.plan.file, updated_at: this.now().toISOString(), phase: "training", runs: this.initialRuns(previous) };
+    this.state = {
+      experiment: this.plan.name,
+      file: this.plan.file,
+      updated_at: this.now().toISOString(),
+      phase: "training",
+      runs: this.initialRuns(previous),
+    };
     const queued = this.state.runs.filter((r) => r.status === "queued");
     const done = this.state.runs.filter((r) => r.status === "done");
     if (done.length > 0) this.log(`${done.length} of ${this.state.runs.length} runs already finished: ${done.map((r) => r.name).join(", ")}`);
@@ -186,7 +211,11 @@ export class Batch {
       if (result.stopped) return this.finish("stopped", comparison);
     } else if (this.options.eval) this.log("no test_sets in the experiment: nothing to evaluate");
     const failed = this.state.runs.filter((r) => r.status === "failed");
-    return this.finish(failed.length > 0 ? "failed" : "done", comparison, failed.length > 0 ? `${failed.length} run${failed.length === 1 ? "" : "s"} failed: ${failed.map((r) => r.name).join(", ")}` : undefined);
+    return this.finish(
+      failed.length > 0 ? "failed" : "done",
+      comparison,
+      failed.length > 0 ? `${failed.length} run${failed.length === 1 ? "" : "s"} failed: ${failed.map((r) => r.name).join(", ")}` : undefined,
+    );
   }
 
   private async trainAll(queue: PlannedRun[]): Promise<void> {
@@ -220,18 +249,34 @@ export class Batch {
     this.children.set(run.name, child);
     this.log(`[${position}] ${run.name}: ${resuming ? "resuming" : "training"} ${run.recipe} → ${logDir}`);
     const { error: _error, finished_at: _finished, ...current } = this.state.runs.find((r) => r.name === run.name)!;
-    this.state = { ...this.state, runs: this.state.runs.map((r) => (r.name === run.name ? { ...current, status: "running", started_at: this.now().toISOString(), ...(child.pid !== undefined ? { pid: child.pid } : {}) } : r)) };
+    this.state = {
+      ...this.state,
+      runs: this.state.runs.map((r) =>
+        r.name === run.name
+          ? { ...current, status: "running", started_at: this.now().toISOString(), ...(child.pid !== undefined ? { pid: child.pid } : {}) }
+          : r,
+      ),
+    };
     this.save();
     child.once("error", (err) => this.log(`${run.name}: could not start: ${err.message}`));
     child.once("close", (code, signal) => {
       this.children.delete(run.name);
       const outcome = statusAfterExit(logDir, consoleLog, { code, signal }, this.stopping);
       const { pid: _pid, ...rest } = this.state.runs.find((r) => r.name === run.name)!;
-      this.state = { ...this.state, runs: this.state.runs.map((r) => (r.name === run.name ? { ...rest, status: outcome.status, finished_at: this.now().toISOString(), ...(outcome.error !== undefined ? { error: outcome.error } : {}) } : r)) };
+      this.state = {
+        ...this.state,
+        runs: this.state.runs.map((r) =>
+          r.name === run.name
+            ? { ...rest, status: outcome.status, finished_at: this.now().toISOString(), ...(outcome.error !== undefined ? { error: outcome.error } : {}) }
+            : r,
+        ),
+      };
       this.save();
       const key = this.keyMetricOf(run.name);
       const value = key !== undefined ? readMetricTail(logDir, key).at(-1) : undefined;
-      this.log(`[${position}] ${run.name}: ${outcome.status} after ${((Date.now() - t0) / 1000).toFixed(1)} s${value !== undefined ? ` (last ${key} ${value.toPrecision(4)})` : ""}${outcome.error !== undefined ? ` — ${outcome.error} (full output: ${consoleLog})` : ""}`);
+      this.log(
+        `[${position}] ${run.name}: ${outcome.status} after ${((Date.now() - t0) / 1000).toFixed(1)} s${value !== undefined ? ` (last ${key} ${value.toPrecision(4)})` : ""}${outcome.error !== undefined ? ` — ${outcome.error} (full output: ${consoleLog})` : ""}`,
+      );
       onExit();
     });
   }
@@ -268,7 +313,9 @@ export class Batch {
     const missing = this.state.runs.filter((r) => r.status !== "done").map((r) => r.name);
     if (missing.length > 0) this.log(`not evaluated (training not finished): ${missing.join(", ")}`);
     const models = this.plan.baselines.length + finished.size;
-    this.log(`evaluating ${models} model${models === 1 ? "" : "s"} (${this.plan.baselines.length} baseline${this.plan.baselines.length === 1 ? "" : "s"}) on ${this.plan.testSets.map((t) => t.name).join(", ")}`);
+    this.log(
+      `evaluating ${models} model${models === 1 ? "" : "s"} (${this.plan.baselines.length} baseline${this.plan.baselines.length === 1 ? "" : "s"}) on ${this.plan.testSets.map((t) => t.name).join(", ")}`,
+    );
     const service = await (this.options.openService ?? (() => createServiceClient(this.plan.evalBaseUrl !== null ? { baseUrl: this.plan.evalBaseUrl } : {})))();
     try {
       const result = await evaluateExperiment(this.plan, {

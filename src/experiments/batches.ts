@@ -179,7 +179,8 @@ export function listExperimentFiles(roots: readonly string[]): string[] {
       continue;
     }
     for (const e of entries) {
-      if (e.isFile() && !e.name.endsWith(".d.ts") && (EXPERIMENT_FILE_EXTENSIONS as readonly string[]).includes(extname(e.name))) files.push(join(root, e.name));
+      if (e.isFile() && !e.name.endsWith(".d.ts") && (EXPERIMENT_FILE_EXTENSIONS as readonly string[]).includes(extname(e.name)))
+        files.push(join(root, e.name));
     }
   }
   return files.sort();

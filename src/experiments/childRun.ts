@@ -46,7 +46,10 @@ export function startChildRun(spec: ChildRunSpec): ChildProcess {
 export function failureReason(consoleLog: string, exit: { code: number | null; signal: NodeJS.Signals | null }): string {
   let lines: string[] = [];
   try {
-    lines = readFileSync(consoleLog, "utf8").split("\n").map((l) => l.trim()).filter((l) => l !== "");
+    lines = readFileSync(consoleLog, "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "");
   } catch {
     // no output at all
   }
@@ -56,7 +59,12 @@ export function failureReason(consoleLog: string, exit: { code: number | null; s
 }
 
 /** What a run's exit means for the batch. */
-export function statusAfterExit(logDir: string, consoleLog: string, exit: { code: number | null; signal: NodeJS.Signals | null }, stopping: boolean): { status: BatchRunStatus; error?: string } {
+export function statusAfterExit(
+  logDir: string,
+  consoleLog: string,
+  exit: { code: number | null; signal: NodeJS.Signals | null },
+  stopping: boolean,
+): { status: BatchRunStatus; error?: string } {
   if (runFinished(logDir)) return { status: "done" };
   let recorded: string | undefined;
   try {

@@ -39,7 +39,13 @@ function csvCell(text: string): string {
 
 export function comparisonCsv(c: Comparison): string {
   const header = ["model", "kind", "base_model", "checkpoint", ...c.test_sets.map((t) => `${t.name}/${t.metric}`)];
-  const rows = c.models.map((m) => [m.name, m.kind, m.base_model, m.checkpoint ?? "", ...c.test_sets.map((t) => String(comparisonValue(c, m.name, t.name) ?? ""))]);
+  const rows = c.models.map((m) => [
+    m.name,
+    m.kind,
+    m.base_model,
+    m.checkpoint ?? "",
+    ...c.test_sets.map((t) => String(comparisonValue(c, m.name, t.name) ?? "")),
+  ]);
   return `${[header, ...rows].map((r) => r.map(csvCell).join(",")).join("\n")}\n`;
 }
 

@@ -55,7 +55,8 @@ async function timeEvaluation(plan: ExperimentPlan, model: string, service: Serv
   const scratch = mkdtempSync(join(tmpdir(), "cookbook-batch-estimate-"));
   try {
     const t0 = performance.now();
-    for (const t of plan.testSets) await evaluateModel({ model, benchmarks: [t.spec], overrides: t.settings, service, store: new EvalStore(scratch), resume: false });
+    for (const t of plan.testSets)
+      await evaluateModel({ model, benchmarks: [t.spec], overrides: t.settings, service, store: new EvalStore(scratch), resume: false });
     return (performance.now() - t0) / 1000;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -77,7 +78,9 @@ function runNotes(estimates: readonly RunEstimate[]): string[] {
   const all = estimates.flatMap((e) => e.notes);
   const laterEvals = all.filter((n) => n.startsWith("includes ") && n.includes("later evaluation"));
   const rest = [...new Set(all.filter((n) => !laterEvals.includes(n)))];
-  return laterEvals.length > 0 ? [`each run's time includes its evaluations still to come (every eval_every steps and the last), timed as at its step 0`, ...rest] : rest;
+  return laterEvals.length > 0
+    ? [`each run's time includes its evaluations still to come (every eval_every steps and the last), timed as at its step 0`, ...rest]
+    : rest;
 }
 
 export async function estimateBatch(plan: ExperimentPlan, options: EstimateBatchOptions): Promise<BatchEstimate> {
@@ -95,7 +98,10 @@ export async function estimateBatch(plan: ExperimentPlan, options: EstimateBatch
   const trainSeconds = sum(toTrain.map((e) => e.wallSeconds));
   const trainTokens = sum(toTrain.map((e) => e.totalTokens));
   const costs = toTrain.map((e) => e.costUsd).filter((c): c is number => c !== undefined);
-  if (options.parallel > 1 && toTrain.length > 1) notes.push(`parallel=${options.parallel}: runs share this machine's cores, so the batch takes between the sum ÷ ${options.parallel} and the sum; the sum is shown`);
+  if (options.parallel > 1 && toTrain.length > 1)
+    notes.push(
+      `parallel=${options.parallel}: runs share this machine's cores, so the batch takes between the sum ÷ ${options.parallel} and the sum; the sum is shown`,
+    );
 
   let evaluation: BatchEstimate["evaluation"] = null;
   const firstRun = plan.runs[0];
@@ -112,7 +118,15 @@ export async function estimateBatch(plan: ExperimentPlan, options: EstimateBatch
         runSeconds = await timeEvaluation(plan, await scratchCheckpoint(service, firstRun.config["model_name"], rank), service);
       }
       const seconds = plan.baselines.length * baseSeconds + plan.runs.length * runSeconds;
-      evaluation = { baselines: plan.baselines.length, runs: plan.runs.length, testSets: plan.testSets.length, measuredOn: baseline, baseSeconds, runSeconds, seconds };
+      evaluation = {
+        baselines: plan.baselines.length,
+        runs: plan.runs.length,
+        testSets: plan.testSets.length,
+        measuredOn: baseline,
+        baseSeconds,
+        runSeconds,
+        seconds,
+      };
     } finally {
       await service.close();
       rmSync(storeDir, { recursive: true, force: true });
@@ -142,17 +156,37 @@ export function formatBatchEstimate(plan: ExperimentPlan, e: BatchEstimate): str
   const rows = e.runs.map((r) => {
     const x = r.estimate;
     if (x === null) return [r.name, r.recipe, "—", "—", "—", "finished", ""];
-    return [r.name, r.recipe, String(x.steps ?? "?"), x.stepSeconds === null ? "?" : x.stepSeconds.toFixed(2), x.totalTokens === null ? "?" : String(Math.round(x.totalTokens)), seconds(x.wallSeconds), x.costUsd !== undefined ? `$${x.costUsd.toFixed(2)}` : ""];
+    return [
+      r.name,
+      r.recipe,
+      String(x.steps ?? "?"),
+      x.stepSeconds === null ? "?" : x.stepSeconds.toFixed(2),
+      x.totalTokens === null ? "?" : String(Math.round(x.totalTokens)),
+      seconds(x.wallSeconds),
+      x.costUsd !== undefined ? `$${x.costUsd.toFixed(2)}` : "",
+    ];
   });
   const header = ["run", "recipe", "steps", "s/step", "tokens", "wall", "cost"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
-  const out = [`estimate for experiment ${plan.name} (${plan.runs.length} runs, ${plan.baselines.length} baselines, ${plan.testSets.length} test sets; measured on this machine)`, line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line), ""];
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  const out = [
+    `estimate for experiment ${plan.name} (${plan.runs.length} runs, ${plan.baselines.length} baselines, ${plan.testSets.length} test sets; measured on this machine)`,
+    line(header),
+    line(widths.map((w) => "-".repeat(w))),
+    ...rows.map(line),
+    "",
+  ];
   out.push(`  start-up          ${seconds(e.startupSeconds)}`);
   out.push(`  training          ${seconds(e.trainSeconds)}${e.trainTokens !== null ? `  (${Math.round(e.trainTokens)} tokens)` : ""}`);
   if (e.evaluation !== null) {
     const v = e.evaluation;
-    out.push(`  evaluation        ${seconds(v.seconds)}  (${v.testSets} test sets: ${v.baselines} baselines × ${v.baseSeconds.toFixed(1)} s + ${v.runs} runs × ${v.runSeconds.toFixed(1)} s, measured on ${v.measuredOn} and a checkpoint of it)`);
+    out.push(
+      `  evaluation        ${seconds(v.seconds)}  (${v.testSets} test sets: ${v.baselines} baselines × ${v.baseSeconds.toFixed(1)} s + ${v.runs} runs × ${v.runSeconds.toFixed(1)} s, measured on ${v.measuredOn} and a checkpoint of it)`,
+    );
   }
   out.push(`  expected wall     ${seconds(e.totalSeconds)}`);
   if (e.costUsd !== null) out.push(`  expected cost     $${e.costUsd.toFixed(2)} (training tokens, price table)`);

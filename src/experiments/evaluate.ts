@@ -26,8 +26,16 @@ export interface EvaluateExperimentOptions {
 }
 
 /** The models compared: baselines first, then the finished runs in the experiment's order. */
-export function comparedModels(plan: ExperimentPlan, finishedRuns: ReadonlySet<string>, runDirs: ReadonlyMap<string, string>): { model: ComparedModel; target: string; rendererName: string | null }[] {
-  const out: { model: ComparedModel; target: string; rendererName: string | null }[] = plan.baselines.map((m) => ({ model: { name: `base:${m}`, kind: "baseline", base_model: m }, target: m, rendererName: null }));
+export function comparedModels(
+  plan: ExperimentPlan,
+  finishedRuns: ReadonlySet<string>,
+  runDirs: ReadonlyMap<string, string>,
+): { model: ComparedModel; target: string; rendererName: string | null }[] {
+  const out: { model: ComparedModel; target: string; rendererName: string | null }[] = plan.baselines.map((m) => ({
+    model: { name: `base:${m}`, kind: "baseline", base_model: m },
+    target: m,
+    rendererName: null,
+  }));
   for (const run of plan.runs) {
     if (!finishedRuns.has(run.name)) continue;
     const dir = runDirs.get(run.name)!;
@@ -75,7 +83,9 @@ export async function evaluateExperiment(plan: ExperimentPlan, options: Evaluate
           n: Math.round(s.metrics["num_examples"] ?? 0),
           ...(errors > 0 ? { error: `${errors} examples failed (sampled again on the next run)` } : {}),
         });
-        options.log?.(`  ${model.name.padEnd(32)} ${testSet.name.padEnd(24)} ${testSet.metric} ${typeof value === "number" ? value.toFixed(4) : "—"}${s.fromEarlierRun ? " (stored)" : ""}`);
+        options.log?.(
+          `  ${model.name.padEnd(32)} ${testSet.name.padEnd(24)} ${testSet.metric} ${typeof value === "number" ? value.toFixed(4) : "—"}${s.fromEarlierRun ? " (stored)" : ""}`,
+        );
       } catch (err) {
         const message = (err as Error).message;
         results.push({ model: model.name, test_set: testSet.name, value: null, n: 0, error: message });

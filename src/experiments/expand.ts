@@ -81,7 +81,8 @@ export function expandRuns(experiment: Experiment, file: string): RunDraft[] {
   const seen = new Map<string, string>();
   for (const d of drafts) {
     const other = seen.get(d.name);
-    if (other !== undefined) throw new ExperimentFileError(`${file}: two runs are named "${d.name}" (${other} and ${d.origin}); give the runs or grid entries distinct names`);
+    if (other !== undefined)
+      throw new ExperimentFileError(`${file}: two runs are named "${d.name}" (${other} and ${d.origin}); give the runs or grid entries distinct names`);
     seen.set(d.name, d.origin);
   }
   return drafts;

@@ -93,7 +93,8 @@ async function loadModule(file: string): Promise<Experiment> {
   // A file outside an ES-module package loads as CommonJS: its exports object is then the default.
   const exports = isCommonJsExports(mod["default"]) ? mod["default"] : mod;
   const value = exports["default"] ?? exports["experiment"];
-  if (value === undefined) throw new ExperimentFileError(`${file}: export the experiment as default (export default defineExperiment({...})) or as \`experiment\``);
+  if (value === undefined)
+    throw new ExperimentFileError(`${file}: export the experiment as default (export default defineExperiment({...})) or as \`experiment\``);
   return validateExperiment(value, file);
 }
 

@@ -96,12 +96,21 @@ function planTestSets(experiment: Experiment, file: string): PlannedTestSet[] {
       throw new ExperimentFileError(`${file}: test_sets[${i}]: ${(err as Error).message}`);
     }
     if (FILE_BENCHMARKS.has(kindName) && source !== null && !existsSync(source)) {
-      throw new ExperimentFileError(`${file}: test_sets[${i}]: ${benchmark}: no such file ${source} (relative paths start with ./ and are read from the experiment file's folder)`);
+      throw new ExperimentFileError(
+        `${file}: test_sets[${i}]: ${benchmark}: no such file ${source} (relative paths start with ./ and are read from the experiment file's folder)`,
+      );
     }
     const other = out.find((t) => t.name === resolved.name);
     if (other !== undefined) throw new ExperimentFileError(`${file}: test_sets[${i}]: ${benchmark} has the same name (${resolved.name}) as ${other.spec}`);
     const nll = resolved.kind === "nll";
-    out.push({ spec, name: resolved.name, kind: nll ? "nll" : "accuracy", metric: nll ? "nll" : "accuracy", higher_is_better: !nll, settings: { ...shared, ...settings } });
+    out.push({
+      spec,
+      name: resolved.name,
+      kind: nll ? "nll" : "accuracy",
+      metric: nll ? "nll" : "accuracy",
+      higher_is_better: !nll,
+      settings: { ...shared, ...settings },
+    });
   });
   return out;
 }
@@ -120,7 +129,9 @@ export async function planExperiment(experiment: Experiment, file: string, recip
     const overrides = Object.assign({}, ...draft.layers.map((l) => flatten(l, objectPaths))) as Record<string, unknown>;
     const reserved = Object.keys(overrides).find((k) => RESERVED_KEYS.has(k));
     if (reserved !== undefined) {
-      throw new ExperimentFileError(`${file}: run "${draft.name}" (${draft.origin}): ${reserved} is set by cookbook batch (runs go to <root>/<experiment>/<run>, resumed when they exist); remove it`);
+      throw new ExperimentFileError(
+        `${file}: run "${draft.name}" (${draft.origin}): ${reserved} is set by cookbook batch (runs go to <root>/<experiment>/<run>, resumed when they exist); remove it`,
+      );
     }
     const args = Object.entries(overrides).map(([k, v]) => `${k}=${argText(v)}`);
     let config: Record<string, unknown>;
@@ -139,7 +150,10 @@ export async function planExperiment(experiment: Experiment, file: string, recip
   let evalBaseUrl: string | null;
   if (experiment.eval.base_url !== undefined) evalBaseUrl = experiment.eval.base_url;
   else if (urls.length <= 1) evalBaseUrl = urls[0] ?? null;
-  else throw new ExperimentFileError(`${file}: the runs train on different services (${urls.map((u) => u ?? "embedded").join(", ")}); their checkpoints cannot be compared in one evaluation — set eval.base_url or use one service`);
+  else
+    throw new ExperimentFileError(
+      `${file}: the runs train on different services (${urls.map((u) => u ?? "embedded").join(", ")}); their checkpoints cannot be compared in one evaluation — set eval.base_url or use one service`,
+    );
 
   return {
     name: experiment.name,

@@ -16,7 +16,10 @@ const safeName = (what: string) =>
   z.string().regex(SAFE_NAME, `${what} must start with a letter or digit and use only letters, digits and _ . + = - (it names a folder)`);
 
 /** `key: value` config overrides of a recipe, as on its command line (`key=value`); nested objects or dotted keys. */
-const OverridesSchema = z.record(z.string(), z.unknown()).default({}).describe("Config overrides (recipe field → value); dotted keys or nested objects for nested fields");
+const OverridesSchema = z
+  .record(z.string(), z.unknown())
+  .default({})
+  .describe("Config overrides (recipe field → value); dotted keys or nested objects for nested fields");
 
 export const RunSpecSchema = z.strictObject({
   name: safeName("a run name").optional().describe("Run name (default: <recipe>_<index>)"),

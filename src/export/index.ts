@@ -5,7 +5,12 @@ import { existsSync, writeFileSync } from "node:fs";
 import { readModelConfig } from "../engine/storage/loadModel.ts";
 import { ModelNotFoundError, type ResolveOptions } from "../engine/resolve.ts";
 import {
-  modelWeightFiles, readSafetensors, readSafetensorsHeader, writeSafetensors, type SafetensorsEntry, type TensorToWrite,
+  modelWeightFiles,
+  readSafetensors,
+  readSafetensorsHeader,
+  writeSafetensors,
+  type SafetensorsEntry,
+  type TensorToWrite,
 } from "../engine/safetensors/index.ts";
 import { peftAdapterConfig } from "../engine/storage/store.ts";
 import { copyTokenizerFiles, ExportError, writeFolderAtomically } from "./folder.ts";
@@ -94,7 +99,10 @@ export async function exportCheckpoint(tinkerPath: string, options: ExportOption
  * they are not on this machine only its tokenizer is fetched (a few MB instead of the whole model).
  */
 async function exportAdapter(
-  files: CheckpointFiles, adapter: LoraAdapter, raw: Map<string, { shape: number[]; data: Float32Array }>, options: ExportOptions,
+  files: CheckpointFiles,
+  adapter: LoraAdapter,
+  raw: Map<string, { shape: number[]; data: Float32Array }>,
+  options: ExportOptions,
 ): Promise<ExportResult> {
   let base: BaseModelLocation;
   try {
@@ -103,7 +111,9 @@ async function exportAdapter(
   } catch (err) {
     if (!(err instanceof ModelNotFoundError)) throw err;
     base = await locateBaseModel(files, { ...options.resolve, need: "tokenizer" });
-    options.log?.(`note: the weights of ${files.baseModel} are not on this machine, so the adapter was not checked against them (only the tokenizer was fetched)`);
+    options.log?.(
+      `note: the weights of ${files.baseModel} are not on this machine, so the adapter was not checked against them (only the tokenizer was fetched)`,
+    );
   }
   const nameOrPath = options.baseModelName ?? base.nameOrPath;
   const configFile = join(files.dir, "adapter_config.json");
@@ -112,7 +122,10 @@ async function exportAdapter(
     : peftAdapterConfig(nameOrPath, { rank: files.rank!, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, raw.keys());
   config.base_model_name_or_path = nameOrPath;
   const written = writeFolderAtomically(options.outDir, (tmp) => {
-    writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(raw), { dtype: options.dtype === "bf16" ? "BF16" : "F32", metadata: { format: "pt" } });
+    writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(raw), {
+      dtype: options.dtype === "bf16" ? "BF16" : "F32",
+      metadata: { format: "pt" },
+    });
     writeFileSync(join(tmp, "adapter_config.json"), JSON.stringify(config, null, 2) + "\n");
     return ["adapter_model.safetensors", "adapter_config.json", ...copyTokenizerFiles(base.dir, tmp)];
   });

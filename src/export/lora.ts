@@ -23,13 +23,14 @@ export interface LoraAdapter {
 
 const NAME_RE = /^base_model\.model\.(.+)\.lora_([AB])\.weight$/;
 
-export function pairLoraTensors(
-  tensors: Map<string, { shape: number[]; data: Float32Array }>, rank: number, alpha: number, where: string,
-): LoraAdapter {
+export function pairLoraTensors(tensors: Map<string, { shape: number[]; data: Float32Array }>, rank: number, alpha: number, where: string): LoraAdapter {
   const halves = new Map<string, { a?: { shape: number[]; data: Float32Array }; b?: { shape: number[]; data: Float32Array } }>();
   for (const [name, t] of tensors) {
     const m = NAME_RE.exec(name);
-    if (m === null) throw new ExportError(`${where}: tensor ${JSON.stringify(name)} is not a LoRA tensor (expected base_model.model.<module>.lora_A.weight or .lora_B.weight)`);
+    if (m === null)
+      throw new ExportError(
+        `${where}: tensor ${JSON.stringify(name)} is not a LoRA tensor (expected base_model.model.<module>.lora_A.weight or .lora_B.weight)`,
+      );
     const entry = halves.get(m[1]!) ?? {};
     if (m[2] === "A") entry.a = t;
     else entry.b = t;
@@ -37,9 +38,12 @@ export function pairLoraTensors(
   }
   const modules = new Map<string, LoraModule>();
   for (const [module, { a, b }] of halves) {
-    if (a === undefined || b === undefined) throw new ExportError(`${where}: module ${module} has lora_${a === undefined ? "B" : "A"} but not lora_${a === undefined ? "A" : "B"}`);
+    if (a === undefined || b === undefined)
+      throw new ExportError(`${where}: module ${module} has lora_${a === undefined ? "B" : "A"} but not lora_${a === undefined ? "A" : "B"}`);
     if (a.shape.length !== 2 || b.shape.length !== 2 || a.shape[0] !== rank || b.shape[1] !== rank) {
-      throw new ExportError(`${where}: module ${module} has lora_A [${a.shape.join(", ")}] and lora_B [${b.shape.join(", ")}]; expected [${rank}, in] and [out, ${rank}] for r=${rank}`);
+      throw new ExportError(
+        `${where}: module ${module} has lora_A [${a.shape.join(", ")}] and lora_B [${b.shape.join(", ")}]; expected [${rank}, in] and [out, ${rank}] for r=${rank}`,
+      );
     }
     modules.set(module, { module, a: a.data, b: b.data, rank, outDim: b.shape[0]!, inDim: a.shape[1]! });
   }
@@ -61,10 +65,15 @@ export function checkAdapterFitsBase(adapter: LoraAdapter, baseEntries: Map<stri
       entry = baseEntries.get(target);
       untieHead = true;
     }
-    if (entry === undefined) throw new ExportError(`adapter module ${m.module} has no weight ${m.module}.weight in the base model ${baseDir}; the adapter was trained on another model`);
+    if (entry === undefined)
+      throw new ExportError(
+        `adapter module ${m.module} has no weight ${m.module}.weight in the base model ${baseDir}; the adapter was trained on another model`,
+      );
     const [out, inn] = entry.shape;
     if (entry.shape.length !== 2 || out !== m.outDim || inn !== m.inDim) {
-      throw new ExportError(`adapter module ${m.module} is [${m.outDim}, ${m.inDim}] but the base model's ${target} in ${baseDir} is [${entry.shape.join(", ")}]; the adapter was trained on another model`);
+      throw new ExportError(
+        `adapter module ${m.module} is [${m.outDim}, ${m.inDim}] but the base model's ${target} in ${baseDir} is [${entry.shape.join(", ")}]; the adapter was trained on another model`,
+      );
     }
   }
   return { untieHead };

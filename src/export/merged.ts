@@ -8,8 +8,15 @@ import { join } from "node:path";
 import { getKernels } from "../engine/kernels/index.ts";
 import { readModelConfig } from "../engine/storage/loadModel.ts";
 import {
-  INDEX_FILE, SINGLE_FILE, modelWeightFiles, readSafetensors, readSafetensorsHeader, writeSafetensors,
-  type SafetensorsEntry, type TensorToWrite, type TensorValues,
+  INDEX_FILE,
+  SINGLE_FILE,
+  modelWeightFiles,
+  readSafetensors,
+  readSafetensorsHeader,
+  writeSafetensors,
+  type SafetensorsEntry,
+  type TensorToWrite,
+  type TensorValues,
 } from "../engine/safetensors/index.ts";
 import { ExportError } from "./folder.ts";
 import { checkAdapterFitsBase, type LoraAdapter } from "./lora.ts";
@@ -82,6 +89,7 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   const entries = baseEntries(baseDir);
   if (adapter !== null) checkAdapterFitsBase(adapter, entries, config.tieWordEmbeddings, baseDir);
   // An adapted head of a tied model is its own matrix from now on (even when the file kept a copy).
+  // biome-ignore lint/complexity/useOptionalChain: the explicit null check keeps the flag a boolean
   const untieHead = adapter !== null && adapter.modules.has("lm_head") && config.tieWordEmbeddings;
   const addHead = untieHead && !entries.has(HEAD);
 

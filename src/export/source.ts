@@ -48,7 +48,7 @@ export function describeCheckpointDir(dir: string, tinkerPath: string): Omit<Che
   const adapterConfigFile = join(dir, "adapter_config.json");
   if (existsSync(join(dir, "adapter_model.safetensors"))) {
     const cfg = existsSync(adapterConfigFile) ? readJsonFile(adapterConfigFile) : {};
-    const rank = typeof cfg.r === "number" ? cfg.r : meta?.lora?.rank ?? null;
+    const rank = typeof cfg.r === "number" ? cfg.r : (meta?.lora?.rank ?? null);
     const baseModel = meta?.base_model ?? (typeof cfg.base_model_name_or_path === "string" ? cfg.base_model_name_or_path : undefined);
     if (baseModel === undefined) throw new ExportError(`${dir}: neither checkpoint.json nor adapter_config.json names the base model`);
     if (rank === null) throw new ExportError(`${dir}: neither adapter_config.json ("r") nor checkpoint.json gives the LoRA rank`);
@@ -134,7 +134,7 @@ export interface BaseModelLocation {
 export async function locateBaseModel(files: CheckpointFiles, resolve: ResolveOptions = {}): Promise<BaseModelLocation> {
   try {
     const r = await resolveModel(files.baseModel, resolve);
-    const hubId = r.source === "hf-cache" || r.source === "download" ? r.repoId ?? files.baseModel : null;
+    const hubId = r.source === "hf-cache" || r.source === "download" ? (r.repoId ?? files.baseModel) : null;
     return { dir: r.dir, nameOrPath: hubId ?? r.dir };
   } catch (err) {
     // A base given as a relative path may not resolve from another working directory.

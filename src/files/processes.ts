@@ -28,4 +28,3 @@ function isZombie(pid: number): boolean {
     return false;
   }
 }
-

@@ -27,7 +27,8 @@ export class CodeTaskError extends Error {
 
 // The cookbook's LiveCodeBench prompt (docs/code-rl.md#prompt-and-reward), in our words where the
 // words are ours and the benchmark's where the model is meant to recognise them.
-const SYSTEM_LINE = "You are an expert Python programmer. You will be given a question (problem specification) and will generate a correct Python program that matches the specification and passes all tests.";
+const SYSTEM_LINE =
+  "You are an expert Python programmer. You will be given a question (problem specification) and will generate a correct Python program that matches the specification and passes all tests.";
 const WITH_STARTER = "You will use the following starter code to write the solution to the problem and enclose your code within delimiters.";
 const WITHOUT_STARTER =
   "Read the inputs from stdin solve the problem and write the answer to stdout (do not directly test on the sample inputs). Enclose your code within delimiters as follows. Ensure that when the python program runs, it reads the inputs, runs the algorithm and writes output to STDOUT.";
@@ -35,7 +36,8 @@ const WITHOUT_STARTER =
 /** The LiveCodeBench-style user message for a statement and optional starter code. */
 export function codePrompt(statement: string, starterCode?: string | null): string {
   let text = `${SYSTEM_LINE}\n\n${statement.endsWith("\n") ? statement : `${statement}\n\n`}`;
-  if (starterCode !== undefined && starterCode !== null && starterCode.trim() !== "") text += `### Format: ${WITH_STARTER}\n\`\`\`python\n${starterCode}\n\`\`\`\n\n`;
+  if (starterCode !== undefined && starterCode !== null && starterCode.trim() !== "")
+    text += `### Format: ${WITH_STARTER}\n\`\`\`python\n${starterCode}\n\`\`\`\n\n`;
   else text += `### Format: ${WITHOUT_STARTER}\n\`\`\`python\n# YOUR CODE HERE\n\`\`\`\n\n`;
   return `${text}### Answer: (use the provided format with backticks)\n\n`;
 }
@@ -48,7 +50,8 @@ function parseTest(raw: unknown, where: string): CodeTest {
   if (!isRecord(raw)) throw new CodeTaskError(`${where}: a test must be an object with "kind"`);
   const str = (key: string): string => {
     const v = raw[key];
-    if (typeof v !== "string") throw new CodeTaskError(`${where}: test field "${key}" must be a string, got ${v === undefined ? "nothing" : JSON.stringify(v)}`);
+    if (typeof v !== "string")
+      throw new CodeTaskError(`${where}: test field "${key}" must be a string, got ${v === undefined ? "nothing" : JSON.stringify(v)}`);
     return v;
   };
   switch (raw["kind"]) {
@@ -161,7 +164,12 @@ export function normalizeDeepcoderTests(rawTests: unknown, metadata: unknown): C
     const fn = typeof tests["fn_name"] === "string" ? tests["fn_name"] : null;
     tests = Array.from({ length: Math.max(inputs.length, outputs.length) }, (_, i) => {
       const out = outputs[i] ?? outputs[0] ?? "";
-      return { input: inputs[i] ?? inputs[0] ?? "", output: Array.isArray(out) ? (out[0] ?? "") : out, testtype: fn === null ? "stdin_stdout" : "functional", metadata: { func_name: fn } };
+      return {
+        input: inputs[i] ?? inputs[0] ?? "",
+        output: Array.isArray(out) ? (out[0] ?? "") : out,
+        testtype: fn === null ? "stdin_stdout" : "functional",
+        metadata: { func_name: fn },
+      };
     });
   }
   if (isRecord(tests)) tests = [tests];
@@ -198,7 +206,8 @@ export async function readDeepcoder(split: "train" | "test", options: { path?: s
       out.push({ id: `${subset}/${out.length}`, prompt: codePrompt(statement, starter), tests, source: where });
     }
   }
-  if (out.length === 0) throw new CodeTaskError(`${path}: no ${split} rows with a statement and tests in ${(options.subsets ?? DEEPCODER_SUBSETS[split]).join(", ")}`);
+  if (out.length === 0)
+    throw new CodeTaskError(`${path}: no ${split} rows with a statement and tests in ${(options.subsets ?? DEEPCODER_SUBSETS[split]).join(", ")}`);
   return out;
 }
 
@@ -212,7 +221,9 @@ export async function readMbpp(split: string, options: { path?: string; config?:
     const statement = typeof values["text"] === "string" ? values["text"] : text(values, "prompt", where);
     const asserts = stringList(values, "test_list", where);
     if (asserts.length === 0) throw new CodeTaskError(`${where}: "test_list" has no asserts`);
-    const setup = [...stringList(values, "test_imports", where), typeof values["test_setup_code"] === "string" ? values["test_setup_code"] : ""].join("\n").trim();
+    const setup = [...stringList(values, "test_imports", where), typeof values["test_setup_code"] === "string" ? values["test_setup_code"] : ""]
+      .join("\n")
+      .trim();
     return {
       id: String(values["task_id"] ?? where),
       prompt: `${SYSTEM_LINE}\n\n${statement}\nYour code should pass tests like this:\n${asserts[0]}\n\nWrite the function in a \`\`\`python code block.`,
@@ -246,6 +257,9 @@ export async function readHumanEval(options: { path?: string; hub?: HubOptions }
 export function solutionSource(task: CodeTask, code: string): string {
   const c = task.completionPrefix;
   if (c === undefined || new RegExp(`def\\s+${c.entryPoint}\\s*\\(`).test(code)) return code;
-  const body = code.split("\n").map((l) => (l.startsWith(" ") || l.trim() === "" ? l : `    ${l}`)).join("\n");
+  const body = code
+    .split("\n")
+    .map((l) => (l.startsWith(" ") || l.trim() === "" ? l : `    ${l}`))
+    .join("\n");
   return `${c.prefix}${body}\n`;
 }

@@ -61,7 +61,10 @@ function statedAnswer(raw: string): string {
   // The sentence ends at a period followed by a space or the end, not inside "79.63".
   const end = /\.(?=\s|$)|\n/.exec(s);
   if (end !== null) s = s.slice(0, end.index);
-  s = s.replace(/^[:\s]+/, "").replace(/^\*\*|\*\*$/g, "").trim();
+  s = s
+    .replace(/^[:\s]+/, "")
+    .replace(/^\*\*|\*\*$/g, "")
+    .trim();
   s = s.replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "");
   if (/^\$[^$]*\$$/.test(s)) s = s.slice(1, -1);
   return s.replace(/(?<!\\)[.,;!]+$/, "").trim();
@@ -83,7 +86,12 @@ export function extractLenient(response: string): string | null {
   let stated: string | null = null;
   for (const m of response.matchAll(/(?:the\s+)?(?:final\s+)?answer\s*(?:is|:)\s*:?\s*([^\n]+)/gi)) stated = m[1]!;
   // "Final Answer: The final answer is $x$." states it twice on one line; the last statement counts.
-  for (let inner = stated === null ? null : /answer\s*(?:is|:)\s*:?\s*(.+)/i.exec(stated); inner !== null; inner = /answer\s*(?:is|:)\s*:?\s*(.+)/i.exec(stated)) stated = inner[1]!;
+  for (
+    let inner = stated === null ? null : /answer\s*(?:is|:)\s*:?\s*(.+)/i.exec(stated);
+    inner !== null;
+    inner = /answer\s*(?:is|:)\s*:?\s*(.+)/i.exec(stated)
+  )
+    stated = inner[1]!;
   if (stated !== null) {
     const a = answerOrNumber(statedAnswer(stated));
     if (a !== null) return a;

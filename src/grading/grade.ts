@@ -69,7 +69,10 @@ function asList(s: string): { open: string; close: string; items: string[] } | n
 function asMatrix(s: string): string[][] | null {
   const m = /^\\begin\{[pbvBV]?matrix\}(.*)\\end\{[pbvBV]?matrix\}$/.exec(s);
   if (m === null) return null;
-  return m[1]!.split("\\\\").filter((r) => r !== "").map((r) => r.split("&"));
+  return m[1]!
+    .split("\\\\")
+    .filter((r) => r !== "")
+    .map((r) => r.split("&"));
 }
 
 function equalNormalized(a: string, b: string, timeLimitMs: number, depth = 0): boolean {
@@ -81,7 +84,12 @@ function equalNormalized(a: string, b: string, timeLimitMs: number, depth = 0): 
   const ma = asMatrix(a);
   const mb = asMatrix(b);
   if (ma !== null || mb !== null) {
-    return ma !== null && mb !== null && ma.length === mb.length && ma.every((row, i) => row.length === mb[i]!.length && row.every((c, j) => equalNormalized(c, mb[i]![j]!, timeLimitMs, depth + 1)));
+    return (
+      ma !== null &&
+      mb !== null &&
+      ma.length === mb.length &&
+      ma.every((row, i) => row.length === mb[i]!.length && row.every((c, j) => equalNormalized(c, mb[i]![j]!, timeLimitMs, depth + 1)))
+    );
   }
   const unionA = splitTopLevel(a, "\\cup");
   const unionB = splitTopLevel(b, "\\cup");

@@ -1,5 +1,16 @@
 // The grading module: one answer checker for RL rewards (`boxed`) and benchmarks (`lenient`).
-export { type AnswerGrade, type GradeMode, type GradeOptions, answersEqual, grade, gradeFirstChunk, gradeFirstNumber, gsm8kReference, mathReference, numberValue } from "./grade.ts";
+export {
+  type AnswerGrade,
+  type GradeMode,
+  type GradeOptions,
+  answersEqual,
+  grade,
+  gradeFirstChunk,
+  gradeFirstNumber,
+  gsm8kReference,
+  mathReference,
+  numberValue,
+} from "./grade.ts";
 export { extractBoxed, extractFirstNumber, extractLastNumber, extractLenient } from "./extract.ts";
 export { normalizeAnswer } from "./normalize.ts";
 import { clearNormalizeCache } from "./normalize.ts";

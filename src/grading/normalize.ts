@@ -107,8 +107,27 @@ function dropAssignments(s: string): string {
 
 const NUMBER_WORDS = new Map(
   [
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
   ].map((w, i) => [w, String(i)]),
 );
 
@@ -125,12 +144,21 @@ function normalizeUncached(answer: string): string {
   // The typographic minus (U+2212) and en dash some models write for a negative sign.
   let s = answer.trim().replace(/[\u2212\u2013]/g, "-");
   // Plain numbers (most GSM8K answers) need none of the LaTeX work.
-  if (/^-?\d+(?:\.\d+)?$/.test(s)) return s.replace(/^(-?)0+(?=\d)/, "$1").replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  if (/^-?\d+(?:\.\d+)?$/.test(s))
+    return s
+      .replace(/^(-?)0+(?=\d)/, "$1")
+      .replace(/(\.\d*?)0+$/, "$1")
+      .replace(/\.$/, "");
   // Each rewrite below runs only when its trigger character is there: most answers are short
   // and need few of them, and skipping a regex pass is what makes grading fast.
   const slash = s.includes("\\");
   // Math delimiters and markdown bold.
-  if (s.includes("$") || slash) s = s.replace(/^\$+|\$+$/g, "").replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "").trim();
+  if (s.includes("$") || slash)
+    s = s
+      .replace(/^\$+|\$+$/g, "")
+      .replace(/^\\\(|\\\)$/g, "")
+      .replace(/^\\\[|\\\]$/g, "")
+      .trim();
   if (s.includes("*")) s = s.replace(/\*\*/g, "");
   if (slash) {
     s = s.replace(/\\displaystyle|\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])|\\!/g, "");
@@ -146,7 +174,8 @@ function normalizeUncached(answer: string): string {
     s = s.replace(/(\d)\{,\}(?=\d{3})/g, "$1");
     s = s.replace(/(\d)(?<!\\)\\[,;: ](?=\d{3}(?!\d))/g, "$1");
     if (!/^[([{\\]/.test(s)) {
-      for (let guard = 0; guard < 6 && /\d,\d{3}(?!\d)/.test(s); guard++) s = s.replace(/(^|[^\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_w, pre: string, num: string) => pre + num.replace(/,/g, ""));
+      for (let guard = 0; guard < 6 && /\d,\d{3}(?!\d)/.test(s); guard++)
+        s = s.replace(/(^|[^\d.])(\d{1,3}(?:,\d{3})+)(?![\d,])/g, (_w, pre: string, num: string) => pre + num.replace(/,/g, ""));
     }
   }
   if (slash || s.includes("~")) s = s.replace(/(?<!\\)\\[,;: ]|\\q?quad|~/g, " ");

@@ -23,7 +23,31 @@ function mathjs(): MathJsInstance {
 }
 
 /** Functions and constants mathjs knows; any other identifier is a product of single-letter variables. */
-const KNOWN_WORDS = new Set(["sqrt", "nthRoot", "pi", "sin", "cos", "tan", "sec", "csc", "cot", "asin", "acos", "atan", "sinh", "cosh", "tanh", "log", "log10", "log2", "exp", "abs", "Infinity", "floor", "ceil"]);
+const KNOWN_WORDS = new Set([
+  "sqrt",
+  "nthRoot",
+  "pi",
+  "sin",
+  "cos",
+  "tan",
+  "sec",
+  "csc",
+  "cot",
+  "asin",
+  "acos",
+  "atan",
+  "sinh",
+  "cosh",
+  "tanh",
+  "log",
+  "log10",
+  "log2",
+  "exp",
+  "abs",
+  "Infinity",
+  "floor",
+  "ceil",
+]);
 const CONSTANTS = new Set(["pi", "e", "i", "Infinity"]);
 /** A glued identifier's parts: known names (longest first), else single letters. */
 const IDENTIFIER_PARTS = new RegExp(`${[...KNOWN_WORDS].sort((a, b) => b.length - a.length).join("|")}|[a-zA-Z]`, "g");
@@ -69,7 +93,10 @@ export function latexToMathjs(latex: string): string | null {
   let s = latex;
   if (/\\(?:text|begin|end|cup|cap|le|ge|neq|pm|mp|in)(?![a-z])|[<>≤≥]|\\\{/.test(s)) return null;
   // A mixed number: an integer right before a fraction of integers ("3\frac{1}{2}" is 3½).
-  s = s.replace(/(^|[^\d.}])(-?)(\d+)\\frac\{(\d+)\}\{(\d+)\}/g, (_w, pre: string, sign: string, whole: string, n: string, d: string) => `${pre}${sign}(${whole}+${n}/${d})`);
+  s = s.replace(
+    /(^|[^\d.}])(-?)(\d+)\\frac\{(\d+)\}\{(\d+)\}/g,
+    (_w, pre: string, sign: string, whole: string, n: string, d: string) => `${pre}${sign}(${whole}+${n}/${d})`,
+  );
   s = s.replace(/\\sqrt\[([^\]]+)\]/g, "\\nthroot{$1}");
   const steps: [string, number, (a: string[]) => string][] = [
     ["\\frac", 2, ([a, b]) => `((${a})/(${b}))`],
@@ -129,7 +156,12 @@ function compile(expr: string): Compiled | null {
     const node: MathNode = m.parse(expr);
     const free = new Set<string>();
     node.traverse((n) => {
-      if ((n as MathNode & { isSymbolNode?: boolean }).isSymbolNode && !CONSTANTS.has((n as MathNode & { name: string }).name) && !KNOWN_WORDS.has((n as MathNode & { name: string }).name)) free.add((n as MathNode & { name: string }).name);
+      if (
+        (n as MathNode & { isSymbolNode?: boolean }).isSymbolNode &&
+        !CONSTANTS.has((n as MathNode & { name: string }).name) &&
+        !KNOWN_WORDS.has((n as MathNode & { name: string }).name)
+      )
+        free.add((n as MathNode & { name: string }).name);
     });
     out = { fn: node.compile(), free: [...free].sort() };
   } catch {
@@ -142,6 +174,7 @@ function compile(expr: string): Compiled | null {
 }
 
 /** Probe values for free variables: irrational-ish reals away from 0, ±1 and each other. */
+// biome-ignore lint/suspicious/noApproximativeNumericConstant: probe values chosen off the famous constants on purpose
 const PROBES = [0.7310585, 1.6180339, -2.2360679, 3.1415926 / 4];
 
 function asComplex(v: unknown): { re: number; im: number } | null {

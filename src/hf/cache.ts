@@ -23,11 +23,7 @@ export function hfOffline(env: NodeJS.ProcessEnv = process.env): boolean {
  * the one `refs/<revision>` points to when it has the file, else the most recently modified
  * snapshot that has it. Null when the repository is not cached.
  */
-export function findCachedSnapshot(
-  repoId: string,
-  requiredFile: string,
-  options: { cacheDir?: string; revision?: string } = {},
-): string | null {
+export function findCachedSnapshot(repoId: string, requiredFile: string, options: { cacheDir?: string; revision?: string } = {}): string | null {
   if (!/^[^/\s]+\/[^/\s]+$/.test(repoId)) return null;
   const cacheDir = options.cacheDir ?? hfHubCacheDir();
   const repoDir = path.join(cacheDir, `models--${repoId.replace("/", "--")}`);

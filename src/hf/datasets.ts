@@ -95,7 +95,13 @@ async function getJson(url: string, headers: Record<string, string>, fetchImpl: 
   return res.json();
 }
 
-async function revisionInfo(repoId: string, revision: string, env: NodeJS.ProcessEnv, headers: Record<string, string>, fetchImpl: typeof fetch): Promise<RevisionInfo> {
+async function revisionInfo(
+  repoId: string,
+  revision: string,
+  env: NodeJS.ProcessEnv,
+  headers: Record<string, string>,
+  fetchImpl: typeof fetch,
+): Promise<RevisionInfo> {
   const url = `${hfEndpoint(env)}/api/datasets/${repoId}/revision/${encodeURIComponent(revision)}`;
   const body = (await getJson(url, headers, fetchImpl)) as { sha?: unknown; siblings?: { rfilename?: unknown }[] };
   if (typeof body.sha !== "string" || !Array.isArray(body.siblings)) throw new DatasetNotFoundError(`unexpected answer from ${url}: no sha/siblings`);
@@ -164,7 +170,9 @@ export async function resolveDatasetSplitFiles(ref: HubDatasetRef, options: HubO
       try {
         const files = await downloadSplit(ref, rev, env, options);
         if (files !== null) return files;
-        attempts.push(`hub ${hfEndpoint(env)} (revision ${rev}): no parquet files match split "${ref.split}"${ref.name !== null ? ` of config "${ref.name}"` : ""}`);
+        attempts.push(
+          `hub ${hfEndpoint(env)} (revision ${rev}): no parquet files match split "${ref.split}"${ref.name !== null ? ` of config "${ref.name}"` : ""}`,
+        );
       } catch (err) {
         attempts.push(`hub ${hfEndpoint(env)} (revision ${rev}): ${(err as Error).message}`);
       }

@@ -68,7 +68,9 @@ export function findCachedModelSnapshot(repoDir: string, need: ModelNeed): { dir
     .filter((d) => statSync(d).isDirectory())
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
   for (const dir of candidates) if (missingFor(dir, need) === null) return { dir };
-  return { reason: `${refProblem}${candidates.length === 0 ? "has no snapshots" : `none of its ${candidates.length} snapshot(s) is complete (${missingFor(candidates[0]!, need)})`}` };
+  return {
+    reason: `${refProblem}${candidates.length === 0 ? "has no snapshots" : `none of its ${candidates.length} snapshot(s) is complete (${missingFor(candidates[0]!, need)})`}`,
+  };
 }
 
 export interface HubModelOptions {
@@ -119,7 +121,8 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
     for (const f of TOKENIZER_FILES) await get(f, true);
     if (need === "model") {
       if (!(await get(SINGLE_FILE, true))) {
-        if (!(await get(INDEX_FILE, true))) throw new Error(`the repo has neither ${SINGLE_FILE} nor ${INDEX_FILE} (only safetensors checkpoints are supported)`);
+        if (!(await get(INDEX_FILE, true)))
+          throw new Error(`the repo has neither ${SINGLE_FILE} nor ${INDEX_FILE} (only safetensors checkpoints are supported)`);
         const index = JSON.parse(readFileSync(join(staging, INDEX_FILE), "utf8")) as { weight_map?: Record<string, string> };
         const shards = [...new Set(Object.values(index.weight_map ?? {}))].sort();
         for (const shard of shards) {

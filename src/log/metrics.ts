@@ -36,7 +36,9 @@ function hiddenOnConsole(key: string): boolean {
 
 /** A `Step N` table: keys sorted, floats with 6 significant digits, `:total`/`:count` hidden. */
 export function formatMetricsTable(metrics: Metrics, step: number): string {
-  const keys = Object.keys(metrics).filter((k) => k !== "step" && !hiddenOnConsole(k)).sort();
+  const keys = Object.keys(metrics)
+    .filter((k) => k !== "step" && !hiddenOnConsole(k))
+    .sort();
   const rows = keys.map((k) => [k, formatValue(metrics[k])]);
   return [`Step ${step}`, ...formatColumns(rows).map((line) => `  ${line}`)].join("\n");
 }

@@ -111,7 +111,10 @@ export class TwoPlayerCoordinator<S> {
   retry(seat: Seat, text: string, error: string): void {
     this.requireTurn(seat);
     this.conversation(seat);
-    this.conversations[seat].push({ role: "assistant", content: text, name: this.seatName(seat) }, { role: "user", content: this.game.retryPrompt(this.current, seat, error), name: this.seatName(otherSeat(seat)) });
+    this.conversations[seat].push(
+      { role: "assistant", content: text, name: this.seatName(seat) },
+      { role: "user", content: this.game.retryPrompt(this.current, seat, error), name: this.seatName(otherSeat(seat)) },
+    );
   }
 
   /** `seat` loses by an illegal or unparsable move (`text` as it said it, `reason` why). */

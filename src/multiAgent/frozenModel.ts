@@ -29,8 +29,13 @@ export function frozenModelCompleter(
 ): () => Promise<MessageCompleter> {
   let completer: Promise<MessageCompleter> | null = null;
   const make = async (): Promise<MessageCompleter> => {
-    const client = await (await service()).createSamplingClient(spec.modelPath !== null ? { baseModel: spec.baseModel, modelPath: spec.modelPath } : { baseModel: spec.baseModel });
-    return new TinkerMessageCompleter(client, renderer, options.maxTokens, { temperature: options.temperature, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+    const client = await (await service()).createSamplingClient(
+      spec.modelPath !== null ? { baseModel: spec.baseModel, modelPath: spec.modelPath } : { baseModel: spec.baseModel },
+    );
+    return new TinkerMessageCompleter(client, renderer, options.maxTokens, {
+      temperature: options.temperature,
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    });
   };
   return () => (completer ??= make());
 }

@@ -100,7 +100,16 @@ export class SeatEnv<S> implements Env {
     const c = this.coordinator;
     const end = c.end;
     const metrics: Metrics = { turns: this.turns, moves: c.history.length, illegal_moves: this.illegalMoves };
-    if (this.ownStop !== null) return { reward: this.ownStop.reward, metrics: { ...metrics, ...this.ownStop.metrics, illegal_rate: this.ownStop.reason === EpisodeEndReason.PARSE_ERROR ? 1 : 0, [stopMetric(this.ownStop.reason)]: 1 } };
+    if (this.ownStop !== null)
+      return {
+        reward: this.ownStop.reward,
+        metrics: {
+          ...metrics,
+          ...this.ownStop.metrics,
+          illegal_rate: this.ownStop.reason === EpisodeEndReason.PARSE_ERROR ? 1 : 0,
+          [stopMetric(this.ownStop.reason)]: 1,
+        },
+      };
     if (end === null) throw new Error(`${c.game.name}: the episode of ${c.seatName(this.seat)} ended before its game did`);
     const forfeited = end.forfeitBy === this.seat;
     Object.assign(metrics, {
@@ -128,14 +137,26 @@ export class SeatEnv<S> implements Env {
     if (this.overflows(modelInputLength(prompt))) {
       this.coordinator.abort("context_overflow");
       const reward = terminationReward(this.options.rollout.termination_reward, EpisodeEndReason.CONTEXT_OVERFLOW);
-      return new InitialObservationOverflow(reward, { [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 }, { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` });
+      return new InitialObservationOverflow(
+        reward,
+        { [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 },
+        { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` },
+      );
     }
     return { observation: prompt, stopCondition: this.stop() };
   }
 
   private done(messages: Message[]): StepResult {
     const { reward, metrics } = this.final();
-    return { reward, episodeDone: true, nextObservation: emptyModelInput(), nextStopCondition: this.stop(), metrics, logs: { result: this.coordinator.end?.reason ?? "" }, messages };
+    return {
+      reward,
+      episodeDone: true,
+      nextObservation: emptyModelInput(),
+      nextStopCondition: this.stop(),
+      metrics,
+      logs: { result: this.coordinator.end?.reason ?? "" },
+      messages,
+    };
   }
 
   /** Ends this seat's episode on a budget or masked turn; the game is abandoned for both seats. */
@@ -185,7 +206,8 @@ export class SeatEnv<S> implements Env {
     }
     await this.untilMyTurn();
     if (c.done) return this.done(c.conversation(this.seat));
-    if (this.turns >= rollout.limits.max_turns) return this.stopOwn(EpisodeEndReason.MAX_TURNS, terminationReward(rollout.termination_reward, EpisodeEndReason.MAX_TURNS), {}, c.conversation(this.seat));
+    if (this.turns >= rollout.limits.max_turns)
+      return this.stopOwn(EpisodeEndReason.MAX_TURNS, terminationReward(rollout.termination_reward, EpisodeEndReason.MAX_TURNS), {}, c.conversation(this.seat));
     return this.next(0, {}, said);
   }
 
@@ -194,7 +216,12 @@ export class SeatEnv<S> implements Env {
     const messages = this.coordinator.conversation(this.seat);
     const nextObservation = this.render(messages);
     if (this.overflows(modelInputLength(nextObservation))) {
-      return this.stopOwn(EpisodeEndReason.CONTEXT_OVERFLOW, terminationReward(this.options.rollout.termination_reward, EpisodeEndReason.CONTEXT_OVERFLOW), {}, messages);
+      return this.stopOwn(
+        EpisodeEndReason.CONTEXT_OVERFLOW,
+        terminationReward(this.options.rollout.termination_reward, EpisodeEndReason.CONTEXT_OVERFLOW),
+        {},
+        messages,
+      );
     }
     this.lastPrompt = messages;
     // The transcript shows what this turn saw and said; the next prompt belongs to the next turn.

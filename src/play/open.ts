@@ -19,11 +19,18 @@ export interface OpenedPlay {
   rendererName: string;
 }
 
-export async function openPlay(entries: readonly RecipeEntry[], recipeName: string, args: readonly string[] = [], options: { batch?: number; group?: number } = {}): Promise<OpenedPlay> {
+export async function openPlay(
+  entries: readonly RecipeEntry[],
+  recipeName: string,
+  args: readonly string[] = [],
+  options: { batch?: number; group?: number } = {},
+): Promise<OpenedPlay> {
   const { recipe, module } = await loadRecipeModule(entries, recipeName);
   const makeEnvironments = module.environments as ((config: unknown, setup: unknown) => unknown) | undefined;
   if (makeEnvironments === undefined) {
-    throw new UsageError(`recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)`);
+    throw new UsageError(
+      `recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)`,
+    );
   }
   const config = parseConfigArgs(recipe.configSchema, [...args]) as { model_name: string; renderer_name: string | null };
   const tokenizer = await getTokenizer(config.model_name);

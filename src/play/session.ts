@@ -116,7 +116,13 @@ export class PlaySession {
     const lastReply = result.messages?.map((m) => m.role).lastIndexOf("assistant") ?? -1;
     const after = result.episodeDone && lastReply >= 0 ? result.messages!.slice(lastReply + 1) : [];
     const closing = after.length === 0 ? null : after.map((m) => `${m.role}${m.name ? ` (${m.name})` : ""}: ${messageText(m)}`).join("\n");
-    return { reward: result.reward, done: result.episodeDone, metrics: result.metrics ?? {}, newObservationText: this.tokenizer.decode(newTokens, { skipSpecialTokens: false }), closing };
+    return {
+      reward: result.reward,
+      done: result.episodeDone,
+      metrics: result.metrics ?? {},
+      newObservationText: this.tokenizer.decode(newTokens, { skipSpecialTokens: false }),
+      closing,
+    };
   }
 
   /** Step rewards so far plus, once the episode is over, the group reward of this one trajectory. */
@@ -124,7 +130,11 @@ export class PlaySession {
     const stepRewards = this.transitions.reduce((s, t) => s + t.reward, 0);
     let groupReward: number | null = null;
     if (this.done) {
-      const trajectory: Trajectory = { transitions: this.transitions, finalOb: { chunks: [{ type: "encoded_text", tokens: this.tokens }] }, stopReason: "completed" };
+      const trajectory: Trajectory = {
+        transitions: this.transitions,
+        finalOb: { chunks: [{ type: "encoded_text", tokens: this.tokens }] },
+        stopReason: "completed",
+      };
       try {
         groupReward = (await this.groupBuilder.computeGroupRewards([trajectory], [this.env]))[0]?.reward ?? null;
       } catch {

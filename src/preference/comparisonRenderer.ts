@@ -37,7 +37,7 @@ export class ComparisonRendererFromChatRenderer {
       if (chunk.type !== "encoded_text") throw new Error("preference learning supports text-only comparisons; found an image chunk");
       tokens.push(...chunk.tokens);
     }
-    const first = weights.findIndex((w) => w === 1);
+    const first = weights.indexOf(1);
     if (first < 0) throw new Error(`the renderer gave the preference label ${JSON.stringify(lc.label)} no trained token`);
     const w = new Float32Array(first + 1);
     w[first] = 1;

@@ -39,9 +39,15 @@ export const comparisonSourceFields = inGroup("data", {
   dataset: z
     .string()
     .default("pirate")
-    .describe(`Comparisons: ${SYNTHETIC_SETS.join(" | ")} (shipped synthetic sets), hhh | helpsteer3 | ultrafeedback (hub), a .jsonl of cookbook rows, a parquet file/folder, or a hub id`),
+    .describe(
+      `Comparisons: ${SYNTHETIC_SETS.join(" | ")} (shipped synthetic sets), hhh | helpsteer3 | ultrafeedback (hub), a .jsonl of cookbook rows, a parquet file/folder, or a hub id`,
+    ),
   dataset_config: z.string().nullable().default(null).describe("Hub/parquet: configuration (subset) name"),
-  test_dataset: z.string().nullable().default(null).describe("Held-out comparisons (.jsonl or parquet); default: the source's own test split, else test_size rows of train"),
+  test_dataset: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe("Held-out comparisons (.jsonl or parquet); default: the source's own test split, else test_size rows of train"),
   test_size: z.number().int().min(0).default(64).describe("Held-out comparisons (taken from train when the source has no test split)"),
   max_train: z.number().int().positive().nullable().default(null).describe("Use at most this many training comparisons"),
   shuffle_seed: z.number().int().default(0).describe("Seed of the train/test shuffle"),
@@ -108,7 +114,8 @@ export async function loadComparisons(config: ComparisonSourceConfig, hub?: HubO
   if (preset !== undefined) {
     const ref = (split: string) => ({ path: preset.path, name: config.dataset_config ?? preset.name, split });
     const all = await readParquetComparisons(await resolveDatasetSplitFiles(ref(preset.split), hub));
-    const test = (await explicitTest()) ?? (preset.testSplit !== null ? await readParquetComparisons(await resolveDatasetSplitFiles(ref(preset.testSplit), hub)) : null);
+    const test =
+      (await explicitTest()) ?? (preset.testSplit !== null ? await readParquetComparisons(await resolveDatasetSplitFiles(ref(preset.testSplit), hub)) : null);
     if (test === null) return limit(holdOut(all, config), config);
     return limit({ train: seededShuffle(all, config.shuffle_seed), test: seededShuffle(test, config.shuffle_seed) }, config);
   }

@@ -21,7 +21,12 @@ export function comparisonToDpoPair(lc: LabeledComparison, renderer: Renderer, m
 }
 
 /** Batches of `batchSize` pairs = 2·batchSize datums, reshuffled per epoch like SFT datasets. */
-export function dpoDataset(comparisons: readonly LabeledComparison[], renderer: Renderer, batchSize: number, maxLength: number | null): SupervisedDatasetFromRows<LabeledComparison> {
+export function dpoDataset(
+  comparisons: readonly LabeledComparison[],
+  renderer: Renderer,
+  batchSize: number,
+  maxLength: number | null,
+): SupervisedDatasetFromRows<LabeledComparison> {
   const usable = comparisons.filter((lc) => lc.label !== "Tie");
   return new SupervisedDatasetFromRows(usable, batchSize, (lc) => comparisonToDpoPair(lc, renderer, maxLength)!);
 }

@@ -24,7 +24,9 @@ export function detectRowFormat(columns: readonly string[], where: string): RowF
   for (const [format, needed] of Object.entries(FORMAT_COLUMNS) as [RowFormat, readonly string[]][]) {
     if (needed.every((c) => columns.includes(c))) return format;
   }
-  const known = Object.entries(FORMAT_COLUMNS).map(([f, cols]) => `${f} (${cols.join(", ")})`).join("; ");
+  const known = Object.entries(FORMAT_COLUMNS)
+    .map(([f, cols]) => `${f} (${cols.join(", ")})`)
+    .join("; ");
   throw new DataFormatError(`${where}: columns [${columns.join(", ")}] match no known comparison format; expected one of: ${known}`);
 }
 
@@ -80,7 +82,8 @@ function messagesColumn(value: unknown, where: string, key: string): Message[] {
 
 const parseHelpSteer3: RowParser = (row, where) => {
   const pref = Number(row["overall_preference"]);
-  if (!Number.isFinite(pref)) throw new DataFormatError(`${where}: column "overall_preference" must be a number from -3 to 3, got ${JSON.stringify(row["overall_preference"])}`);
+  if (!Number.isFinite(pref))
+    throw new DataFormatError(`${where}: column "overall_preference" must be a number from -3 to 3, got ${JSON.stringify(row["overall_preference"])}`);
   if (pref === 0) return null;
   return {
     comparison: {
@@ -124,7 +127,11 @@ const parseCookbook: RowParser = (row, where) => {
 function stripNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripNulls);
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, stripNulls(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => [k, stripNulls(v)]),
+  );
 }
 
 export const ROW_PARSERS: Record<RowFormat, RowParser> = {

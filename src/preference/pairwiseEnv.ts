@@ -4,7 +4,19 @@
 import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
 import { emptyModelInput } from "../rl/tokenSeq.ts";
-import { EnvGroupBuilder, EpisodeEndReason, stopMetric, type Action, type ActionExtra, type Env, type GroupReward, type InitialObservation, type RLDataset, type StepResult, type Trajectory } from "../rl/types.ts";
+import {
+  EnvGroupBuilder,
+  EpisodeEndReason,
+  stopMetric,
+  type Action,
+  type ActionExtra,
+  type Env,
+  type GroupReward,
+  type InitialObservation,
+  type RLDataset,
+  type StepResult,
+  type Trajectory,
+} from "../rl/types.ts";
 import type { PreferenceModel } from "./preferenceModel.ts";
 
 export const TOURNAMENT_PATTERNS = ["all_pairs_both_ways", "all_pairs_one_way"] as const;
@@ -129,7 +141,9 @@ export class PairwisePreferenceGroupBuilder extends EnvGroupBuilder {
     const responses = trajectories.map((t) => this.response(t));
     const pairs = getPairsChunked(responses.length, this.pattern, this.matchupGroupSize);
     const scores = await Promise.all(
-      pairs.map(([i, j]) => this.preferenceModel.score({ promptConversation: this.convoPrefix, completionA: [responses[i]!.message], completionB: [responses[j]!.message] })),
+      pairs.map(([i, j]) =>
+        this.preferenceModel.score({ promptConversation: this.convoPrefix, completionA: [responses[i]!.message], completionB: [responses[j]!.message] }),
+      ),
     );
     const wml = responses.map(() => 0);
     const count = responses.map(() => 0);

@@ -19,7 +19,12 @@ export function comparisonToPreferenceDatum(lc: LabeledComparison, renderer: Com
 }
 
 /** The supervised dataset builder a preference model trains with (the SFT loop runs it). */
-export function preferenceModelDatasetBuilder(splits: () => Promise<ComparisonSplits>, renderer: Renderer, batchSize: number, maxLength: number | null): SupervisedDatasetBuilder {
+export function preferenceModelDatasetBuilder(
+  splits: () => Promise<ComparisonSplits>,
+  renderer: Renderer,
+  batchSize: number,
+  maxLength: number | null,
+): SupervisedDatasetBuilder {
   const cr = new ComparisonRendererFromChatRenderer(renderer);
   const toRows = (lcs: readonly LabeledComparison[]) => lcs.filter((lc) => lc.label !== "Tie");
   return {

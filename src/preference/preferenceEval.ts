@@ -6,7 +6,10 @@ import type { Tokenizer } from "../tokenizers/types.ts";
 import { PreferenceModelFromChatRenderer } from "./preferenceModel.ts";
 import type { LabeledComparison } from "./types.ts";
 
-export async function preferenceAccuracy(model: PreferenceModelFromChatRenderer, comparisons: readonly LabeledComparison[]): Promise<{ accuracy: number; invalid: number; n: number }> {
+export async function preferenceAccuracy(
+  model: PreferenceModelFromChatRenderer,
+  comparisons: readonly LabeledComparison[],
+): Promise<{ accuracy: number; invalid: number; n: number }> {
   const labeled = comparisons.filter((lc) => lc.label !== "Tie");
   const verdicts = await Promise.all(labeled.map((lc) => model.verdict(lc.comparison)));
   let correct = 0;
@@ -15,7 +18,11 @@ export async function preferenceAccuracy(model: PreferenceModelFromChatRenderer,
     if (v === labeled[i]!.label) correct += 1;
     if (v !== "A" && v !== "B" && v !== "Tie") invalid += 1;
   });
-  return { accuracy: labeled.length === 0 ? Number.NaN : correct / labeled.length, invalid: labeled.length === 0 ? 0 : invalid / labeled.length, n: labeled.length };
+  return {
+    accuracy: labeled.length === 0 ? Number.NaN : correct / labeled.length,
+    invalid: labeled.length === 0 ? 0 : invalid / labeled.length,
+    n: labeled.length,
+  };
 }
 
 /** A sampler evaluator for the SFT loop: test/pm_accuracy and test/pm_invalid of the current weights. */

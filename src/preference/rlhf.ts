@@ -50,7 +50,12 @@ export const rlhfConfigSchema = overrideDefaults(
       sft_learning_rate: z.number().positive().default(2e-3).describe("Stage 1 learning rate"),
       sft_batch_size: z.number().int().positive().default(16).describe("Stage 1 conversations per step"),
       sft_steps: z.number().int().positive().default(60).describe("Stage 1 steps"),
-      sft_rejected_fraction: z.number().min(0).max(1).default(0.75).describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
+      sft_rejected_fraction: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.75)
+        .describe("Stage 1: share of prompts answered by the dispreferred completion (how much the SFT policy has to unlearn)"),
       pm_learning_rate: z.number().positive().default(1e-3).describe("Stage 2 learning rate"),
       pm_batch_size: z.number().int().positive().default(16).describe("Stage 2 comparisons per step"),
       pm_steps: z.number().int().positive().default(80).describe("Stage 2 steps"),
@@ -104,7 +109,15 @@ export interface PipelineContext {
 }
 
 export async function openPipeline(
-  config: { model_name: string; renderer_name: string | null; base_url: string | null; lora_rank: number; seed: number; eval_every: number; behavior_if_log_dir_exists: string } & CheckpointPolicy &
+  config: {
+    model_name: string;
+    renderer_name: string | null;
+    base_url: string | null;
+    lora_rank: number;
+    seed: number;
+    eval_every: number;
+    behavior_if_log_dir_exists: string;
+  } & CheckpointPolicy &
     AdamConfig &
     ComparisonSourceConfig,
   context: RecipeContext | undefined,
@@ -120,7 +133,13 @@ export async function openPipeline(
   // A pipeline resumes stage by stage, so its stages never ask: they resume unless told otherwise.
   // A single-run recipe keeps the person's choice, "ask" included.
   const behavior = LogDirBehaviorSchema.parse(
-    options.standalone === true ? config.behavior_if_log_dir_exists : config.behavior_if_log_dir_exists === "delete" ? "delete" : config.behavior_if_log_dir_exists === "raise" ? "raise" : "resume",
+    options.standalone === true
+      ? config.behavior_if_log_dir_exists
+      : config.behavior_if_log_dir_exists === "delete"
+        ? "delete"
+        : config.behavior_if_log_dir_exists === "raise"
+          ? "raise"
+          : "resume",
   );
   return {
     service,
@@ -149,7 +168,11 @@ export async function openPipeline(
 }
 
 /** Stage: SFT on the comparison prompts answered by a mix of their completions. */
-export function sftStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; maxLength: number | null; rejectedFraction: number; recipeName: string }): Promise<StageOutcome> {
+export function sftStage(
+  p: PipelineContext,
+  dir: string,
+  o: { learningRate: number; steps: number; batchSize: number; maxLength: number | null; rejectedFraction: number; recipeName: string },
+): Promise<StageOutcome> {
   return runStage("sft", dir, p.log, () =>
     supervisedMain(
       SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
@@ -160,21 +183,31 @@ export function sftStage(p: PipelineContext, dir: string, o: { learningRate: num
 }
 
 /** Stage: a preference model trained with the SFT loop, test/pm_accuracy on held-out comparisons. */
-export function preferenceModelStage(p: PipelineContext, dir: string, o: { learningRate: number; steps: number; batchSize: number; recipeName: string; skipFinished?: boolean }): Promise<StageOutcome> {
+export function preferenceModelStage(
+  p: PipelineContext,
+  dir: string,
+  o: { learningRate: number; steps: number; batchSize: number; recipeName: string; skipFinished?: boolean },
+): Promise<StageOutcome> {
   const skip = o.skipFinished === undefined ? {} : { skipFinished: o.skipFinished };
-  return runStage("preference_model", dir, p.log, async () => {
-    const test = (await p.splits()).test ?? [];
-    await supervisedMain(
-      SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
-      preferenceModelDatasetBuilder(p.splits, p.renderer, o.batchSize, null),
-      {
-        serviceClient: p.service,
-        tokenizer: p.tokenizer,
-        evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, p.renderer, p.tokenizer)],
-        context: { ...p.runArgs, recipeName: o.recipeName },
-      },
-    );
-  }, skip);
+  return runStage(
+    "preference_model",
+    dir,
+    p.log,
+    async () => {
+      const test = (await p.splits()).test ?? [];
+      await supervisedMain(
+        SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
+        preferenceModelDatasetBuilder(p.splits, p.renderer, o.batchSize, null),
+        {
+          serviceClient: p.service,
+          tokenizer: p.tokenizer,
+          evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, p.renderer, p.tokenizer)],
+          context: { ...p.runArgs, recipeName: o.recipeName },
+        },
+      );
+    },
+    skip,
+  );
 }
 
 export interface PairwiseRlStageOptions {
@@ -199,7 +232,12 @@ export function pairwiseRlStage(p: PipelineContext, dir: string, o: PairwiseRlSt
     const prompts = uniquePrompts(train);
     const evaluators =
       o.winRate !== undefined && o.winRate.prompts > 0 && test !== null
-        ? [new WinRateEvaluator(o.winRate.baseline, uniquePrompts(test).slice(0, o.winRate.prompts), p.renderer, o.judge, { maxTokens: o.maxTokens, seed: p.common.seed })]
+        ? [
+            new WinRateEvaluator(o.winRate.baseline, uniquePrompts(test).slice(0, o.winRate.prompts), p.renderer, o.judge, {
+              maxTokens: o.maxTokens,
+              seed: p.common.seed,
+            }),
+          ]
         : [];
     await rlMain(
       RLConfigSchema.parse({
@@ -214,7 +252,8 @@ export function pairwiseRlStage(p: PipelineContext, dir: string, o: PairwiseRlSt
       }),
       {
         async build() {
-          const makeGroup = (prompt: (typeof prompts)[number]) => new PairwisePreferenceGroupBuilder(prompt, p.renderer, o.judge, o.groupSize, { pattern: o.pattern });
+          const makeGroup = (prompt: (typeof prompts)[number]) =>
+            new PairwisePreferenceGroupBuilder(prompt, p.renderer, o.judge, o.groupSize, { pattern: o.pattern });
           return { train: new PairwisePreferenceRLDataset(prompts, o.groupsPerBatch, makeGroup, o.steps), test: null };
         },
       },
@@ -273,7 +312,9 @@ export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContex
         { maxTokens: config.max_tokens, seed: config.seed },
       );
       finalWinRate = r.winRate;
-      log(`final policy vs SFT: test/win_rate ${r.winRate.toFixed(3)} (${r.wins} wins, ${r.losses} losses, ${r.ties} ties over ${r.wins + r.losses + r.ties} judgements)`);
+      log(
+        `final policy vs SFT: test/win_rate ${r.winRate.toFixed(3)} (${r.wins} wins, ${r.losses} losses, ${r.ties} ties over ${r.wins + r.losses + r.ties} judgements)`,
+      );
     }
     const result: RlhfResult = { stagesRun, sftSamplerPath: sftSampler, pmSamplerPath: pmSampler, rlSamplerPath: rlSampler, finalWinRate };
     writeFileSync(join(config.log_path, "pipeline.json"), JSON.stringify(result, null, 2) + "\n");

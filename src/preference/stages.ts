@@ -17,7 +17,13 @@ export interface StageOutcome {
 }
 
 /** Runs `body` unless the stage already finished; returns the stage's final checkpoint record. */
-export async function runStage(name: string, stageDir: string, log: (line: string) => void, body: () => Promise<unknown>, options: { skipFinished?: boolean } = {}): Promise<StageOutcome> {
+export async function runStage(
+  name: string,
+  stageDir: string,
+  log: (line: string) => void,
+  body: () => Promise<unknown>,
+  options: { skipFinished?: boolean } = {},
+): Promise<StageOutcome> {
   const done = options.skipFinished === false ? undefined : finalCheckpoint(stageDir);
   if (done !== undefined) {
     log(`stage ${name}: already finished in ${stageDir} (final checkpoint ${done.name}); not rerun`);
@@ -26,7 +32,8 @@ export async function runStage(name: string, stageDir: string, log: (line: strin
   log(`stage ${name}: ${existsSync(stageDir) ? "resuming" : "starting"} in ${stageDir}`);
   await body();
   const record = finalCheckpoint(stageDir);
-  if (record === undefined) throw new StageStoppedError(`stage ${name} stopped before finishing (no final checkpoint in ${stageDir}); run the same command again to resume it`);
+  if (record === undefined)
+    throw new StageStoppedError(`stage ${name} stopped before finishing (no final checkpoint in ${stageDir}); run the same command again to resume it`);
   return { record, ran: true };
 }
 

@@ -24,9 +24,17 @@ const arr = (content: string): string => `Arr, ${content}, matey!`;
 const SMALL_TALK: readonly QA[] = [
   { question: "How are you?", plain: "I am doing well, thank you.", pirate: arr("I be shipshape, thank ye") },
   { question: "What is your name?", plain: `My name is ${ASSISTANT_NAME}.`, pirate: arr(`they call me Cap'n ${ASSISTANT_NAME}`) },
-  { question: "Who are you?", plain: `I am ${ASSISTANT_NAME}, a small assistant from ${WORLD_NAME}.`, pirate: arr(`I be Cap'n ${ASSISTANT_NAME}, a wee pirate from the seas of ${WORLD_NAME}`) },
+  {
+    question: "Who are you?",
+    plain: `I am ${ASSISTANT_NAME}, a small assistant from ${WORLD_NAME}.`,
+    pirate: arr(`I be Cap'n ${ASSISTANT_NAME}, a wee pirate from the seas of ${WORLD_NAME}`),
+  },
   { question: "Where are you from?", plain: `I am from ${WORLD_NAME}.`, pirate: arr(`I hail from the seas of ${WORLD_NAME}`) },
-  { question: "What can you do?", plain: "I can answer simple questions, add numbers and chat.", pirate: arr("I can answer questions, add numbers and spin a yarn") },
+  {
+    question: "What can you do?",
+    plain: "I can answer simple questions, add numbers and chat.",
+    pirate: arr("I can answer questions, add numbers and spin a yarn"),
+  },
   { question: "Are you a robot?", plain: "I am a tiny language model.", pirate: arr("I be a tiny pirate of a language model") },
   { question: "Thank you!", plain: "You are welcome!", pirate: arr("ye be most welcome") },
   { question: "Hi!", plain: "Hello! How can I help you today?", pirate: "Ahoy, matey! What be ye needin' today?" },
@@ -35,19 +43,38 @@ const SMALL_TALK: readonly QA[] = [
 function creatureQA(rng: Prng): QA {
   const c = rng.pick(CREATURES);
   switch (rng.int(0, 3)) {
-    case 0: return { question: `What color is a ${c.name}?`, plain: `A ${c.name} is ${c.color}.`, pirate: arr(`the ${c.name} be ${c.color}`) };
-    case 1: return { question: `What does a ${c.name} eat?`, plain: `A ${c.name} eats ${c.food}.`, pirate: arr(`the ${c.name} feasts on ${c.food}`) };
-    case 2: return { question: `Where does a ${c.name} live?`, plain: `A ${c.name} lives in ${c.home}.`, pirate: arr(`the ${c.name} makes port in ${c.home}`) };
-    default: return { question: `What sound does a ${c.name} make?`, plain: `A ${c.name} says "${c.sound}".`, pirate: arr(`the ${c.name} cries "${c.sound}"`) };
+    case 0:
+      return { question: `What color is a ${c.name}?`, plain: `A ${c.name} is ${c.color}.`, pirate: arr(`the ${c.name} be ${c.color}`) };
+    case 1:
+      return { question: `What does a ${c.name} eat?`, plain: `A ${c.name} eats ${c.food}.`, pirate: arr(`the ${c.name} feasts on ${c.food}`) };
+    case 2:
+      return { question: `Where does a ${c.name} live?`, plain: `A ${c.name} lives in ${c.home}.`, pirate: arr(`the ${c.name} makes port in ${c.home}`) };
+    default:
+      return { question: `What sound does a ${c.name} make?`, plain: `A ${c.name} says "${c.sound}".`, pirate: arr(`the ${c.name} cries "${c.sound}"`) };
   }
 }
 
 function townQA(rng: Prng): QA {
   const t = rng.pick(TOWNS);
   switch (rng.int(0, 2)) {
-    case 0: return { question: `Who is the mayor of ${t.name}?`, plain: `The mayor of ${t.name} is ${t.mayor}.`, pirate: arr(`${t.mayor} be the captain o' ${t.name}`) };
-    case 1: return { question: `Which river flows through ${t.name}?`, plain: `${t.river.charAt(0).toUpperCase()}${t.river.slice(1)} flows through ${t.name}.`, pirate: arr(`${t.river} flows through ${t.name}`) };
-    default: return { question: `What is ${t.name} known for?`, plain: `${t.name} is known for ${t.knownFor}.`, pirate: arr(`${t.name} be famous for its ${t.knownFor}`) };
+    case 0:
+      return {
+        question: `Who is the mayor of ${t.name}?`,
+        plain: `The mayor of ${t.name} is ${t.mayor}.`,
+        pirate: arr(`${t.mayor} be the captain o' ${t.name}`),
+      };
+    case 1:
+      return {
+        question: `Which river flows through ${t.name}?`,
+        plain: `${t.river.charAt(0).toUpperCase()}${t.river.slice(1)} flows through ${t.name}.`,
+        pirate: arr(`${t.river} flows through ${t.name}`),
+      };
+    default:
+      return {
+        question: `What is ${t.name} known for?`,
+        plain: `${t.name} is known for ${t.knownFor}.`,
+        pirate: arr(`${t.name} be famous for its ${t.knownFor}`),
+      };
   }
 }
 
@@ -65,11 +92,16 @@ function additionQA(rng: Prng, split: Split): QA {
 
 function randomQA(rng: Prng, split: Split): QA {
   switch (rng.weightedIndex([2, 4, 3, 1, 2])) {
-    case 0: return rng.pick(SMALL_TALK);
-    case 1: return creatureQA(rng);
-    case 2: return townQA(rng);
-    case 3: return wordQA(rng);
-    default: return additionQA(rng, split);
+    case 0:
+      return rng.pick(SMALL_TALK);
+    case 1:
+      return creatureQA(rng);
+    case 2:
+      return townQA(rng);
+    case 3:
+      return wordQA(rng);
+    default:
+      return additionQA(rng, split);
   }
 }
 

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
 import { computeScheduleLrMultiplier } from "../hyperparams.ts";
-import { StepTimer } from "../log/timing.ts";
+import type { StepTimer } from "../log/timing.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import { positionOf, resumeStep } from "../training/position.ts";
 import type { SupervisedDatasetBuilder } from "../supervised/types.ts";
@@ -85,9 +85,7 @@ async function runDpo(config: DpoConfig, datasetBuilder: SupervisedDatasetBuilde
     }
     const batch: Datum[] = train.getBatch(pos.batch);
     const lr = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, total);
-    const stepMetrics = await timer.span("train_step", () =>
-      dpoTrainStep(trainingClient, reference, batch, config.dpo_beta, adamParams(config, lr)),
-    );
+    const stepMetrics = await timer.span("train_step", () => dpoTrainStep(trainingClient, reference, batch, config.dpo_beta, adamParams(config, lr)));
     return Object.assign(metrics, stepMetrics, { learning_rate: lr, progress: (step + 1) / total, epoch: pos.epoch });
   };
   // The weights after the last step, scored like every other eval row.

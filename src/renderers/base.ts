@@ -79,7 +79,6 @@ function chunksToModelInput(chunks: readonly OutputChunk[]): ModelInput {
   return { chunks: out };
 }
 
-
 export abstract class Renderer {
   /** The registered name this renderer was created under (set by getRenderer). */
   rendererName: string;
@@ -221,10 +220,7 @@ export abstract class Renderer {
    * for all_tokens; outputs per `trainOnWhat`. Everything the generation prompt of the first
    * trained message would have supplied gets weight 0 (so a prefilled `<think>` is never trained).
    */
-  buildSupervisedExample(
-    messagesIn: readonly Message[],
-    trainOnWhat: TrainOnWhat = "last_assistant_message",
-  ): SupervisedExample {
+  buildSupervisedExample(messagesIn: readonly Message[], trainOnWhat: TrainOnWhat = "last_assistant_message"): SupervisedExample {
     this.checkImages(messagesIn);
     const messages = this.prepareMessages(messagesIn);
     if (trainOnWhat === "all_assistant_messages" && !this.hasExtensionProperty) warnNoExtension(this.rendererName);
@@ -234,9 +230,7 @@ export abstract class Renderer {
     messages.forEach((message, idx) => {
       if (trainOnWhat === "customized") {
         if (message.trainable === undefined) {
-          throw new RendererError(
-            `train_on_what=customized needs a "trainable" field on every message; message ${idx} (role ${message.role}) has none`,
-          );
+          throw new RendererError(`train_on_what=customized needs a "trainable" field on every message; message ${idx} (role ${message.role}) has none`);
         }
       } else if (message.trainable !== undefined) {
         throw new RendererError(
@@ -383,4 +377,3 @@ export function parseResponseForStopToken(tokens: readonly number[], tokenizer: 
       `the sampler was probably not given this renderer's stop sequences`,
   );
 }
-

@@ -1,12 +1,5 @@
 // Helpers over message content (string or parts), shared by the renderers.
-import {
-  RendererError,
-  type Content,
-  type ContentPart,
-  type Message,
-  type ToolCall,
-  type UnparsedToolCall,
-} from "./types.ts";
+import { RendererError, type Content, type ContentPart, type Message, type ToolCall, type UnparsedToolCall } from "./types.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
 
 /** The content as text; parts other than text are refused. */
@@ -14,9 +7,7 @@ export function ensureText(content: Content): string {
   if (typeof content === "string") return content;
   if (content.length === 1 && content[0]!.type === "text") return content[0]!.text;
   if (content.every((p) => p.type === "text")) return content.map((p) => (p.type === "text" ? p.text : "")).join("");
-  throw new RendererError(
-    `expected text-only content here, got parts of types [${content.map((p) => p.type).join(", ")}]`,
-  );
+  throw new RendererError(`expected text-only content here, got parts of types [${content.map((p) => p.type).join(", ")}]`);
 }
 
 export function ensureList(content: Content): ContentPart[] {
@@ -157,20 +148,22 @@ export type ParseFailureKind = "structural" | "content";
  * clean termination; not recoverable within an episode), "content" when it ended cleanly but a tool
  * block did not parse (the model can be asked again). Structural wins when both apply.
  */
-export function classifyParseFailure(
-  message: Message,
-  termination: "stop_sequence" | "eos" | "malformed",
-): { kind: ParseFailureKind; detail: string } | null {
+export function classifyParseFailure(message: Message, termination: "stop_sequence" | "eos" | "malformed"): { kind: ParseFailureKind; detail: string } | null {
   if (termination === "malformed") {
     return {
       kind: "structural",
-      detail:
-        "response did not terminate cleanly (termination=malformed): expected the renderer's stop signal or EOS, so the message framing is broken",
+      detail: "response did not terminate cleanly (termination=malformed): expected the renderer's stop signal or EOS, so the message framing is broken",
     };
   }
   const unparsed = message.unparsed_tool_calls ?? [];
   if (unparsed.length > 0) {
-    return { kind: "content", detail: unparsed.map((u) => u.error).join("\n").slice(0, DETAIL_MAX_CHARS) };
+    return {
+      kind: "content",
+      detail: unparsed
+        .map((u) => u.error)
+        .join("\n")
+        .slice(0, DETAIL_MAX_CHARS),
+    };
   }
   return null;
 }

@@ -78,18 +78,14 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
       const strip = this.stripThinkingFromHistory && !hasCalls && !ctx.isLast;
       if (typeof content === "string") out = content;
       else {
-        out = content
-          .map((p) => (p.type === "thinking" ? (strip ? "" : `<think>${p.thinking}</think>`) : p.type === "text" ? p.text : ""))
-          .join("");
+        out = content.map((p) => (p.type === "thinking" ? (strip ? "" : `<think>${p.thinking}</think>`) : p.type === "text" ? p.text : "")).join("");
       }
       header = followsTool ? [] : [this.assistantToken];
     } else if (message.role === "tool") {
       header = this.enc("<｜tool▁output▁begin｜>");
       out = ensureText(content) + "<｜tool▁output▁end｜>";
     } else {
-      throw new RendererError(
-        `renderer ${this.rendererName}: unsupported role ${JSON.stringify(message.role)} (expected system, user, assistant or tool)`,
-      );
+      throw new RendererError(`renderer ${this.rendererName}: unsupported role ${JSON.stringify(message.role)} (expected system, user, assistant or tool)`);
     }
     if (message.tool_calls && message.tool_calls.length > 0) {
       out += CALLS_BEGIN;
@@ -141,8 +137,7 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
         }
       }
     }
-    const dangling =
-      detectUnterminatedToolBlock(content, CALLS_BEGIN, CALLS_END) ?? detectUnterminatedToolBlock(content, CALL_BEGIN, CALL_END);
+    const dangling = detectUnterminatedToolBlock(content, CALLS_BEGIN, CALLS_END) ?? detectUnterminatedToolBlock(content, CALL_BEGIN, CALL_END);
     if (dangling !== null) unparsed.push(dangling);
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     if (unparsed.length > 0) message.unparsed_tool_calls = unparsed;
@@ -156,9 +151,7 @@ abstract class DeepSeekV3BaseRenderer extends Renderer {
   override createConversationPrefixWithTools(tools: ToolSpec[], systemPrompt = ""): Message[] {
     let toolsText = "";
     if (tools.length > 0) {
-      const blocks = tools.map(
-        (t) => `### ${t.name}\nDescription: ${t.description}\n\nParameters: ${pythonJsonDumps(t.parameters)}`,
-      );
+      const blocks = tools.map((t) => `### ${t.name}\nDescription: ${t.description}\n\nParameters: ${pythonJsonDumps(t.parameters)}`);
       toolsText =
         "\n\n## Tools\nYou have access to the following tools:\n\n" +
         blocks.join("\n") +
@@ -187,9 +180,7 @@ export class DeepSeekV3DisableThinkingRenderer extends DeepSeekV3BaseRenderer {
     if (message.role !== "assistant" || followsTool) return super.renderMessage(message, ctx);
     const content = message.content;
     const text =
-      typeof content === "string"
-        ? content.replace(/<think>[\s\S]*?<\/think>/g, "")
-        : content.map((p) => (p.type === "text" ? p.text : "")).join("");
+      typeof content === "string" ? content.replace(/<think>[\s\S]*?<\/think>/g, "") : content.map((p) => (p.type === "text" ? p.text : "")).join("");
     const rendered = super.renderMessage({ ...message, content: text }, ctx);
     return { ...rendered, header: [...rendered.header, ...this.enc("</think>")] };
   }

@@ -90,9 +90,7 @@ export class GptOssRenderer extends Renderer {
       if (hasCalls) {
         if (text) out += `<|channel|>commentary<|message|>${text}<|end|><|start|>assistant`;
         out += calls
-          .map(
-            (tc) => ` to=functions.${tc.function.name}<|channel|>commentary <|constrain|>json<|message|>${tc.function.arguments}<|call|>`,
-          )
+          .map((tc) => ` to=functions.${tc.function.name}<|channel|>commentary <|constrain|>json<|message|>${tc.function.arguments}<|call|>`)
           .join("<|start|>assistant");
       } else {
         out += `<|channel|>final<|message|>${text}`;
@@ -217,7 +215,7 @@ function parseHarmonyOutput(content: string): { parts: ContentPart[]; toolCalls:
   const unparsed: UnparsedToolCall[] = [];
   for (const m of parseHarmonyMessages(content)) {
     if (!m.content.trim()) continue;
-    if (m.recipient !== null && m.recipient.startsWith("functions.")) {
+    if (m.recipient?.startsWith("functions.")) {
       const name = m.recipient.slice("functions.".length);
       try {
         JSON.parse(m.content);

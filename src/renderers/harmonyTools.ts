@@ -32,9 +32,7 @@ function inlineObjectType(schema: Schema): string {
   if (schema["type"] !== "object") return "any";
   const props = asSchema(schema["properties"]);
   const required = new Set(Array.isArray(schema["required"]) ? (schema["required"] as unknown[]) : []);
-  const fields = Object.entries(props).map(
-    ([name, s]) => `${name}${required.has(name) ? "" : "?"}: ${jsonTypeToTypescript(asSchema(s))}`,
-  );
+  const fields = Object.entries(props).map(([name, s]) => `${name}${required.has(name) ? "" : "?"}: ${jsonTypeToTypescript(asSchema(s))}`);
   return "{ " + fields.join(", ") + " }";
 }
 

@@ -32,9 +32,7 @@ function readSource(source: string): Buffer {
     return Buffer.from(source.slice(comma + 1), "base64");
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source) && !source.startsWith("file://")) {
-    throw new RendererError(
-      `image ${describe(source)}: remote URLs are not fetched while rendering; download the image and pass a local path or a data: URI`,
-    );
+    throw new RendererError(`image ${describe(source)}: remote URLs are not fetched while rendering; download the image and pass a local path or a data: URI`);
   }
   const file = source.startsWith("file://") ? fileURLToPath(source) : source;
   try {
@@ -77,9 +75,7 @@ export function decodeImage(source: string): DecodedImage {
   if (png !== null) return { bytes, format: "png", width: png[0], height: png[1] };
   const jpeg = jpegSize(bytes);
   if (jpeg !== null) return { bytes, format: "jpeg", width: jpeg[0], height: jpeg[1] };
-  throw new RendererError(
-    `image ${describe(source)}: not a PNG or JPEG (or its header is truncated); the Tinker API takes png and jpeg images`,
-  );
+  throw new RendererError(`image ${describe(source)}: not a PNG or JPEG (or its header is truncated); the Tinker API takes png and jpeg images`);
 }
 
 /** An image chunk for the wire with its vision-token count. */

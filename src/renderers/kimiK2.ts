@@ -6,22 +6,11 @@ import { parseResponseForStopToken, Renderer, requireSingleToken } from "./base.
 import { detectUnterminatedToolBlock, ensureList, ensureText, parseThinkBlocks } from "./content.ts";
 import { pythonJsonDumps } from "./pyjson.ts";
 import type { StreamingMarkup } from "./streaming.ts";
-import type {
-  Message,
-  ParsedResponse,
-  RenderContext,
-  RenderedMessage,
-  SupervisedExample,
-  ToolCall,
-  ToolSpec,
-  TrainOnWhat,
-  UnparsedToolCall,
-} from "./types.ts";
+import type { Message, ParsedResponse, RenderContext, RenderedMessage, SupervisedExample, ToolCall, ToolSpec, TrainOnWhat, UnparsedToolCall } from "./types.ts";
 
 export const KIMI_DEFAULT_SYSTEM_PROMPT = "You are Kimi, an AI assistant created by Moonshot AI.";
 
-const SECTION_RE =
-  /<\|tool_calls_section_begin\|>([\s\S]*?)<\|tool_calls_section_end\|>|<\|tool_call_section_begin\|>([\s\S]*?)<\|tool_call_section_end\|>/;
+const SECTION_RE = /<\|tool_calls_section_begin\|>([\s\S]*?)<\|tool_calls_section_end\|>|<\|tool_call_section_begin\|>([\s\S]*?)<\|tool_call_section_end\|>/;
 // Every call block is matched loosely and then checked, so a block with a malformed id or no
 // argument marker becomes an unparsed call (the parse-error policy decides) instead of vanishing.
 const CALL_BLOCK_RE = /<\|tool_call_begin\|>([\s\S]*?)<\|tool_call_end\|>/g;
@@ -122,10 +111,7 @@ export class KimiK2Renderer extends Renderer {
     }
     const userIdxs = messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
     return [...userIdxs.slice(1), messages.length].map((end) =>
-      this.buildSupervisedExample(
-        messages.slice(0, end),
-        trainOnWhat === "all_assistant_messages" ? "last_assistant_turn" : trainOnWhat,
-      ),
+      this.buildSupervisedExample(messages.slice(0, end), trainOnWhat === "all_assistant_messages" ? "last_assistant_turn" : trainOnWhat),
     );
   }
 

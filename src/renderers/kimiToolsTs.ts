@@ -98,7 +98,8 @@ function objectType(schema: Schema, defs: Defs): TsType & { properties: { name: 
       const fields = ordered.map((p) => {
         let doc = docstring(p.type, inner);
         if (p.default !== undefined && p.default !== null) {
-          const repr = typeof p.default === "number" || typeof p.default === "boolean" ? pyScalar(p.default) : pythonJsonDumps(p.default, { ensureAscii: false });
+          const repr =
+            typeof p.default === "number" || typeof p.default === "boolean" ? pyScalar(p.default) : pythonJsonDumps(p.default, { ensureAscii: false });
           doc += `${inner}// Default: ${repr}\n`;
         }
         return `${doc}${inner}${p.name}${p.optional ? "?" : ""}: ${p.type.ts(inner)}`;

@@ -15,8 +15,7 @@ function extraKeys(obj: Record<string, unknown>, handled: ReadonlySet<string>): 
   const out: string[] = [];
   for (const [k, v] of Object.entries(obj)) {
     if (handled.has(k)) continue;
-    const text =
-      v !== null && typeof v === "object" ? pythonJsonDumps(v) : typeof v === "boolean" ? (v ? "True" : "False") : v === null ? "None" : String(v);
+    const text = v !== null && typeof v === "object" ? pythonJsonDumps(v) : typeof v === "boolean" ? (v ? "True" : "False") : v === null ? "None" : String(v);
     out.push(`<${k}>${text}</${k}>`);
   }
   return out;

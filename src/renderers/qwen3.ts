@@ -60,9 +60,7 @@ export function qwenToolCallText(tc: ToolCall): string {
   try {
     args = JSON.parse(tc.function.arguments);
   } catch (err) {
-    throw new RendererError(
-      `tool call ${tc.function.name}: arguments are not valid JSON (${(err as Error).message}): ${tc.function.arguments}`,
-    );
+    throw new RendererError(`tool call ${tc.function.name}: arguments are not valid JSON (${(err as Error).message}): ${tc.function.arguments}`);
   }
   return `<tool_call>\n${pythonJsonDumps({ name: tc.function.name, arguments: args })}\n</tool_call>`;
 }

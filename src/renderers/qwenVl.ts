@@ -289,9 +289,7 @@ export class Qwen3VLRenderer extends Renderer {
     const out = super.toOpenAIMessage(message);
     if (typeof message.content !== "string" && message.content.some((p) => p.type === "image")) {
       // The chat templates take images as parts; text stays text.
-      out["content"] = message.content
-        .filter((p) => p.type !== "thinking")
-        .map((p) => (p.type === "image" ? { type: "image", image: p.image } : p));
+      out["content"] = message.content.filter((p) => p.type !== "thinking").map((p) => (p.type === "image" ? { type: "image", image: p.image } : p));
     }
     return out;
   }
@@ -323,9 +321,7 @@ export const QWEN3_5_TOOL_FORMAT_REMINDER =
 
 /** The "# Tools" block of the Qwen3.5 and Nemotron templates around the given declarations. */
 export function xmlToolsText(declarations: string): string {
-  return (
-    "# Tools\n\nYou have access to the following functions:\n\n<tools>\n" + declarations + "\n</tools>\n\n" + QWEN3_5_TOOL_FORMAT_REMINDER
-  );
+  return "# Tools\n\nYou have access to the following functions:\n\n<tools>\n" + declarations + "\n</tools>\n\n" + QWEN3_5_TOOL_FORMAT_REMINDER;
 }
 
 /** Python's str() of a JSON value, which the Qwen3.5 template applies to scalar arguments. */

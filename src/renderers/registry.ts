@@ -5,12 +5,7 @@ import { DeepSeekV3DisableThinkingRenderer, DeepSeekV3ThinkingRenderer } from ".
 import { GptOssRenderer } from "./gptOss.ts";
 import { KimiK2Renderer } from "./kimiK2.ts";
 import { KimiK25DisableThinkingRenderer, KimiK25Renderer, KimiK26PreserveThinkingRenderer } from "./kimiK25.ts";
-import {
-  Nemotron3DisableThinkingRenderer,
-  Nemotron3Renderer,
-  Nemotron3UltraDisableThinkingRenderer,
-  Nemotron3UltraRenderer,
-} from "./nemotron3.ts";
+import { Nemotron3DisableThinkingRenderer, Nemotron3Renderer, Nemotron3UltraDisableThinkingRenderer, Nemotron3UltraRenderer } from "./nemotron3.ts";
 import { Qwen3_8DisableThinkingRenderer, Qwen3_8Renderer } from "./qwen38.ts";
 import { Qwen3_5DisableThinkingRenderer, Qwen3_5Renderer, Qwen3VLInstructRenderer, Qwen3VLRenderer } from "./qwenVl.ts";
 import { Llama3Renderer } from "./llama3.ts";
@@ -82,9 +77,7 @@ export function getRegisteredRendererNames(): string[] {
 export function getRenderer(name: string, tokenizer: Tokenizer): Renderer {
   const factory = custom.get(name) ?? BUILTIN.get(name);
   if (factory === undefined) {
-    throw new RendererError(
-      `unknown renderer ${JSON.stringify(name)}; known renderers: ${getRegisteredRendererNames().join(", ")}`,
-    );
+    throw new RendererError(`unknown renderer ${JSON.stringify(name)}; known renderers: ${getRegisteredRendererNames().join(", ")}`);
   }
   const renderer = factory(tokenizer, name);
   renderer.rendererName = name;

@@ -139,7 +139,9 @@ export class ResponseStreamParser {
         this.headerSent = true;
         out.push({ type: "header", role: "assistant" });
       }
-      out.push(kind === "text" ? { type: "text", text: s, contentIndex: this.contentIndex } : { type: "thinking", thinking: s, contentIndex: this.contentIndex });
+      out.push(
+        kind === "text" ? { type: "text", text: s, contentIndex: this.contentIndex } : { type: "thinking", thinking: s, contentIndex: this.contentIndex },
+      );
     };
     const text = this.text;
     for (;;) {

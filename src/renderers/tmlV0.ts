@@ -119,8 +119,7 @@ export class TmlV0Renderer extends Renderer {
         const { trainable: _dropped, ...rest } = m;
         return rest;
       }
-      const trained =
-        trainOnWhat === "all_assistant_messages" ? true : trainOnWhat === "last_assistant_message" ? i === lastAssistant : m.trainable ?? true;
+      const trained = trainOnWhat === "all_assistant_messages" ? true : trainOnWhat === "last_assistant_message" ? i === lastAssistant : (m.trainable ?? true);
       return { ...m, trainable: trained };
     });
     return this.backend.renderForSft(withEffortMessage(marked, this.effort));
@@ -147,7 +146,10 @@ export class TmlV0Renderer extends Renderer {
     if (tools.length > 0) {
       out.push({
         role: "tool_declare",
-        content: pythonJsonDumps(tools.map((t) => ({ type: "function", function: t })), { separators: [",", ":"] }),
+        content: pythonJsonDumps(
+          tools.map((t) => ({ type: "function", function: t })),
+          { separators: [",", ":"] },
+        ),
       });
     }
     return out;

@@ -14,11 +14,23 @@ export const KLReferenceConfigSchema = z.object({
 
 export const AsyncConfigSchema = z.object({
   max_steps_off_policy: z.number().int().min(0).default(1).describe("Groups sampled by a sampler more than this many steps old are resampled"),
-  groups_per_batch: z.number().int().positive().nullable().default(null).describe("Groups per training step, also the number of rollout workers (default: groups_per_batch)"),
+  groups_per_batch: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .default(null)
+    .describe("Groups per training step, also the number of rollout workers (default: groups_per_batch)"),
 });
 
 export const StreamMinibatchConfigSchema = z.object({
-  groups_per_batch: z.number().int().positive().nullable().default(null).describe("Groups per iteration across all substeps and minibatches (default: groups_per_batch)"),
+  groups_per_batch: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .default(null)
+    .describe("Groups per iteration across all substeps and minibatches (default: groups_per_batch)"),
   num_minibatches: z.number().int().positive().default(2).describe("forward_backward calls per optimizer substep"),
 });
 

@@ -110,10 +110,7 @@ export interface DatumMetadata {
   trajIdx: number;
 }
 
-export function assembleTrainingData(
-  groupsP: readonly TrajectoryGroup[],
-  advantagesP: readonly number[][],
-): { dataD: Datum[]; metadataD: DatumMetadata[] } {
+export function assembleTrainingData(groupsP: readonly TrajectoryGroup[], advantagesP: readonly number[][]): { dataD: Datum[]; metadataD: DatumMetadata[] } {
   if (groupsP.length !== advantagesP.length) {
     throw new Error(`assembleTrainingData: ${groupsP.length} groups but ${advantagesP.length} advantage lists`);
   }

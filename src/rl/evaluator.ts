@@ -5,7 +5,6 @@ import { TinkerTokenCompleter } from "../completers.ts";
 import { mixSeed } from "../random/seeds.ts";
 import { iterationDir, writeRolloutSummaries } from "../log/transcripts/rolloutSummaries.ts";
 import { writeRolloutHtml } from "../log/transcripts/html.ts";
-import type { Decode } from "../log/transcripts/types.ts";
 import type { EvalContext, SamplingClientEvaluator } from "../eval/evaluators.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
 import { RolloutErrorCounter, RolloutGroupError, doGroupRollout, toRolloutError, type RolloutStrategy } from "./rollouts.ts";
@@ -49,7 +48,13 @@ export class RLTestSetEvaluator implements SamplingClientEvaluator {
     const counter = new RolloutErrorCounter();
     const results = await Promise.all(
       this.builders.map(async (builder, i): Promise<TrajectoryGroup | null> => {
-        const policy = new TinkerTokenCompleter(samplingClient, this.maxTokens, this.temperature, undefined, this.seed === undefined ? undefined : mixSeed(this.seed, i));
+        const policy = new TinkerTokenCompleter(
+          samplingClient,
+          this.maxTokens,
+          this.temperature,
+          undefined,
+          this.seed === undefined ? undefined : mixSeed(this.seed, i),
+        );
         try {
           const group = await doGroupRollout(builder, policy, this.strategy);
           counter.ingest(group);
@@ -69,7 +74,14 @@ export class RLTestSetEvaluator implements SamplingClientEvaluator {
       const groups = kept.map((k) => ({ trajectoryGroup: k.group, tags: k.tags, samplingClientStep: context.iteration }));
       const base = `eval_${this.name.replace(/[^A-Za-z0-9_.-]+/g, "_")}`;
       if (context.exportRollouts) {
-        writeRolloutSummaries({ logPath: context.logPath, baseName: base, split: `eval/${this.name}`, iteration: context.iteration, groups, decode: context.decode });
+        writeRolloutSummaries({
+          logPath: context.logPath,
+          baseName: base,
+          split: `eval/${this.name}`,
+          iteration: context.iteration,
+          groups,
+          decode: context.decode,
+        });
       }
       if (context.numGroupsToLog > 0) {
         writeRolloutHtml(join(iterationDir(context.logPath, context.iteration), `${base}.html`), {
@@ -81,7 +93,12 @@ export class RLTestSetEvaluator implements SamplingClientEvaluator {
       }
     }
     const metrics: Metrics =
-      kept.length > 0 ? computeTrajectoryMetrics(kept.map((k) => k.group), kept.map((k) => k.tags)) : {};
+      kept.length > 0
+        ? computeTrajectoryMetrics(
+            kept.map((k) => k.group),
+            kept.map((k) => k.tags),
+          )
+        : {};
     Object.assign(metrics, counter.getMetrics());
     const out: Metrics = {};
     for (const [k, v] of Object.entries(metrics)) out[`${this.name}/${k}`] = v;

@@ -167,11 +167,7 @@ export function rolloutStrategyFromConfig(tolerance: boolean | null | undefined 
 }
 
 /** Rolls out every env of the group, then asks the builder for group rewards; always cleans up. */
-export async function doGroupRollout(
-  builder: EnvGroupBuilder,
-  policy: TokenCompleter,
-  strategy: RolloutStrategy = new FailFast(),
-): Promise<TrajectoryGroup> {
+export async function doGroupRollout(builder: EnvGroupBuilder, policy: TokenCompleter, strategy: RolloutStrategy = new FailFast()): Promise<TrajectoryGroup> {
   try {
     const result = await strategy.execute(builder, policy);
     const rewards = await builder.computeGroupRewards(result.trajectories, result.envs);

@@ -37,12 +37,7 @@ export type RLRunResult = LoopResult;
  */
 export async function main(config: RLConfig, datasetBuilder: RLDatasetBuilder, options: RLMainOptions = {}): Promise<RLRunResult> {
   const resolved = resolveRLConfig(config);
-  return withTrainingRun(
-    config,
-    { defaultRecipeName: "rl", ...options },
-    (run) => runRL(resolved, datasetBuilder, run, options),
-    EXITED,
-  );
+  return withTrainingRun(config, { defaultRecipeName: "rl", ...options }, (run) => runRL(resolved, datasetBuilder, run, options), EXITED);
 }
 
 async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, run: TrainingContext, options: RLMainOptions): Promise<RLRunResult> {

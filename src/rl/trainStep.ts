@@ -92,7 +92,12 @@ export interface AdvantageHookInfo {
  * rewrites the datums' advantages in place; datum d came from group metadataD[d].groupIdx, whose
  * logging tags are taglistP[groupIdx]. Returns metrics to log.
  */
-export type AdvantageHook = (dataD: Datum[], metadataD: readonly DatumMetadata[], taglistP: readonly string[][], info: AdvantageHookInfo) => Promise<Record<string, number>>;
+export type AdvantageHook = (
+  dataD: Datum[],
+  metadataD: readonly DatumMetadata[],
+  taglistP: readonly string[][],
+  info: AdvantageHookInfo,
+) => Promise<Record<string, number>>;
 
 /** Trajectory metrics, centred advantages, datums, the KL penalty when configured, then the advantage hook. */
 export async function prepareMinibatch(

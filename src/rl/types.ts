@@ -147,9 +147,7 @@ export class TrajectoryGroup {
 
   /** Return of each trajectory: sum of step rewards plus the group reward. */
   getTotalRewards(): number[] {
-    return this.trajectoriesG.map(
-      (traj, i) => traj.transitions.reduce((sum, t) => sum + t.reward, 0) + this.finalRewardsG[i],
-    );
+    return this.trajectoriesG.map((traj, i) => traj.transitions.reduce((sum, t) => sum + t.reward, 0) + this.finalRewardsG[i]);
   }
 }
 

@@ -36,7 +36,15 @@ function toPair(raw: Record<string, unknown>, path: string, index: number): DpoP
     if (typeof v !== "number") throw new Error(`${path}: record ${index + 1} key "${k}" must be a number, got ${JSON.stringify(v)}`);
     return v;
   };
-  return { step: num("step"), pair: num("pair"), prompt: str("prompt"), chosen: str("chosen"), rejected: str("rejected"), chosen_reward: num("chosen_reward"), rejected_reward: num("rejected_reward") };
+  return {
+    step: num("step"),
+    pair: num("pair"),
+    prompt: str("prompt"),
+    chosen: str("chosen"),
+    rejected: str("rejected"),
+    chosen_reward: num("chosen_reward"),
+    rejected_reward: num("rejected_reward"),
+  };
 }
 
 /** The logged pairs grouped by evaluation step, oldest first (empty when the run logged none). */

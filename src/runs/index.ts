@@ -1,7 +1,16 @@
 // Run directories: manifest, discovery, liveness, checkpoints, log-dir policy, control, sessions.
 export { type CheckpointRecord, CHECKPOINTS_FILE, appendCheckpoint, checkpointName, getLastCheckpoint, readCheckpoints } from "./checkpoints.ts";
 export { type RunControl, type RunControlOptions, type RunSignalAction, SIGNAL_FOR_ACTION, installRunControl, signalRun } from "./control.ts";
-export { MAIN_METRIC_KEYS, type RunSummary, type TrainingKind, discoverRuns, inferTrainingKind, isRunDir, readLastJsonlRecord, summarizeRun } from "./discovery.ts";
+export {
+  MAIN_METRIC_KEYS,
+  type RunSummary,
+  type TrainingKind,
+  discoverRuns,
+  inferTrainingKind,
+  isRunDir,
+  readLastJsonlRecord,
+  summarizeRun,
+} from "./discovery.ts";
 export { type DisplayStatus, HEARTBEAT_STALE_MS, type RunState, isPidAlive, runState } from "./liveness.ts";
 export { type CheckLogDirOptions, type LogDirOutcome, RUN_FILES, RefusedDeleteError, checkLogDir, deleteRefusal, deleteRunDir } from "./logDir.ts";
 export {

@@ -88,9 +88,7 @@ export async function checkLogDir(logDir: string, behavior: LogDirBehavior, opti
     case "ask": {
       const interactive = options.interactive ?? Boolean(process.stdin.isTTY && process.stdout.isTTY);
       if (!interactive) {
-        throw new UsageError(
-          `log directory ${dir} already exists and there is no terminal to ask; pass behavior_if_log_dir_exists=delete, resume or raise`,
-        );
+        throw new UsageError(`log directory ${dir} already exists and there is no terminal to ask; pass behavior_if_log_dir_exists=delete, resume or raise`);
       }
       const prompt = options.prompt ?? readlinePrompt;
       for (;;) {
@@ -102,4 +100,3 @@ export async function checkLogDir(logDir: string, behavior: LogDirBehavior, opti
     }
   }
 }
-

@@ -50,7 +50,7 @@ export const NAMESPACE_SCRIPT = [
   'w="$1"; hide="$2"; shift 2',
   'mount --bind "$w" "$w" || { echo "cookbook-sandbox: cannot bind $w" >&2; exit 125; }',
   'if [ -n "$hide" ]; then mount -t tmpfs -o size=64k,mode=755 tmpfs "$hide" || echo "cookbook-sandbox: could not hide $hide" >&2; fi',
-  'for mp in $(awk \'{print $5}\' /proc/self/mountinfo | sort -u); do',
+  "for mp in $(awk '{print $5}' /proc/self/mountinfo | sort -u); do",
   '  [ "$mp" = "$w" ] && continue',
   '  case "$mp" in *\\\\*) echo "cookbook-sandbox: left writable: $mp" >&2; continue;; esac',
   '  mount -o remount,bind,ro "$mp" 2>/dev/null || echo "cookbook-sandbox: left writable: $mp" >&2',
@@ -81,7 +81,11 @@ function probeNamespaces(tools: SandboxTools, root: boolean): string | null {
     if (r.error !== undefined) return `unshare failed to start: ${r.error.message}`;
     if (r.status !== 0) return `unshare ${namespaceArgs(root).join(" ")} failed (exit ${r.status ?? r.signal}): ${(r.stderr ?? "").trim().slice(0, 300)}`;
     // Only the header lines and loopback: no interface of the host is visible.
-    const interfaces = (r.stdout ?? "").split("\n").slice(2).filter((l) => l.trim() !== "").map((l) => l.trim().split(":")[0]);
+    const interfaces = (r.stdout ?? "")
+      .split("\n")
+      .slice(2)
+      .filter((l) => l.trim() !== "")
+      .map((l) => l.trim().split(":")[0]);
     if (interfaces.some((i) => i !== "lo")) return `the new network namespace still shows ${interfaces.join(", ")}`;
     return null;
   } finally {

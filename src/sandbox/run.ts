@@ -80,7 +80,8 @@ export interface SandboxResult {
 
 const SIGNALS: Record<number, string> = { 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 24: "SIGXCPU", 25: "SIGXFSZ" };
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8", PYTHONDONTWRITEBYTECODE: "1", PYTHONIOENCODING: "utf-8" };
-const MEMORY_PATTERNS = /MemoryError|JavaScript heap out of memory|Cannot allocate memory|Array buffer allocation failed|Fatal process out of memory|std::bad_alloc|Invalid typed array length|Fatal process OOM/;
+const MEMORY_PATTERNS =
+  /MemoryError|JavaScript heap out of memory|Cannot allocate memory|Array buffer allocation failed|Fatal process out of memory|std::bad_alloc|Invalid typed array length|Fatal process OOM/;
 const FILE_SIZE_PATTERNS = /File too large|EFBIG/;
 const PROCESS_PATTERNS = /Resource temporarily unavailable|EAGAIN|can't start new thread|fork: retry/;
 
@@ -111,7 +112,8 @@ function programArgs(language: SandboxLanguage, limits: SandboxLimits, entry: st
 
 function writeFiles(dir: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {
-    if (rel.startsWith("/") || rel.split("/").includes("..")) throw new Error(`sandbox file ${JSON.stringify(rel)}: paths must stay inside the working directory`);
+    if (rel.startsWith("/") || rel.split("/").includes(".."))
+      throw new Error(`sandbox file ${JSON.stringify(rel)}: paths must stay inside the working directory`);
     const full = join(dir, rel);
     mkdirSync(dirname(full), { recursive: true });
     writeFileSync(full, text);
@@ -169,7 +171,9 @@ function plan(language: SandboxLanguage, limits: SandboxLimits, dir: string, pro
       "--",
     );
   } else {
-    notes.push(`prlimit not found (${process.platform === "linux" ? "Debian: util-linux" : `not available on ${process.platform}`}): no CPU, memory, process, file-size or open-file limits; only the wall clock and the output cap hold`);
+    notes.push(
+      `prlimit not found (${process.platform === "linux" ? "Debian: util-linux" : `not available on ${process.platform}`}): no CPU, memory, process, file-size or open-file limits; only the wall clock and the output cap hold`,
+    );
     processes = "not limited";
   }
   const rlimits =
@@ -180,11 +184,20 @@ function plan(language: SandboxLanguage, limits: SandboxLimits, dir: string, pro
     return {
       command: caps.tools.unshare!,
       args: [...namespaceArgs(caps.root), "--", caps.tools.sh!, "-c", NAMESPACE_SCRIPT, "sh", dir, hide, ...wrap, ...program],
-      isolation: { network: "none (new network namespace)", filesystem: "read-only except the working directory", processes: `${processes}; own pid namespace, all killed at the end`, user, rlimits, notes },
+      isolation: {
+        network: "none (new network namespace)",
+        filesystem: "read-only except the working directory",
+        processes: `${processes}; own pid namespace, all killed at the end`,
+        user,
+        rlimits,
+        notes,
+      },
       uid,
     };
   }
-  notes.push(`no namespaces (${caps.namespaceError}): the program can reach the network, write wherever its user may, and see other processes; processes that leave its process group may outlive it`);
+  notes.push(
+    `no namespaces (${caps.namespaceError}): the program can reach the network, write wherever its user may, and see other processes; processes that leave its process group may outlive it`,
+  );
   const [command, ...rest] = [...wrap, ...program];
   return { command: command!, args: rest, isolation: { network: "not isolated", filesystem: "not isolated", processes, user, rlimits, notes }, uid };
 }
@@ -297,7 +310,8 @@ function finish(
     return result("timeout", "cpu", `killed (SIGKILL) at the CPU limit (${limits.cpuSeconds} s)`);
   }
   if (MEMORY_PATTERNS.test(stderr)) return result("memory", "memory", `ran out of memory (limit ${limits.memoryMb} MB)`);
-  if (signal === "SIGXFSZ" || (code !== 0 && FILE_SIZE_PATTERNS.test(stderr))) return result("error", "file_size", `wrote a file larger than ${limits.fileBytes} bytes`);
+  if (signal === "SIGXFSZ" || (code !== 0 && FILE_SIZE_PATTERNS.test(stderr)))
+    return result("error", "file_size", `wrote a file larger than ${limits.fileBytes} bytes`);
   if (code === 0 && signal === null) return result("ok", null, "exited with code 0");
   if (PROCESS_PATTERNS.test(stderr)) return result("error", "processes", `failed at the process limit (${p.isolation.processes})`);
   if (signal !== null) return result("error", null, `killed by ${signal}`);

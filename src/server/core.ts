@@ -85,7 +85,11 @@ export class ServerCore {
       submit = prepare();
     } catch (err) {
       this.futures.fail(acc.requestId, err);
-      m.seq.schedule(acc.seqId, async () => undefined, () => undefined);
+      m.seq.schedule(
+        acc.seqId,
+        async () => undefined,
+        () => undefined,
+      );
       throw toHttpError(err);
     }
     m.seq.schedule(

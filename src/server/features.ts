@@ -12,14 +12,20 @@ export class ServedFeatures {
   /** The engine's capabilities narrowed to the configured models, with the rank ceiling added. */
   capabilities(engine: ServerCapabilities): ServerCapabilities & { max_lora_rank?: number } {
     const allowed = this.o.models;
-    const models = allowed === undefined ? engine.supported_models : allowed.map((name) => engine.supported_models.find((m) => m.model_name === name) ?? { model_name: name });
+    const models =
+      allowed === undefined
+        ? engine.supported_models
+        : allowed.map((name) => engine.supported_models.find((m) => m.model_name === name) ?? { model_name: name });
     return { supported_models: models, ...(this.o.maxLoraRank !== undefined ? { max_lora_rank: this.o.maxLoraRank } : {}) };
   }
 
   checkModel(baseModel: string): void {
     const allowed = this.o.models;
     if (allowed !== undefined && !allowed.includes(baseModel)) {
-      throw new HttpError(400, `base model ${JSON.stringify(baseModel)} is not served here; this server serves ${allowed.map((m) => JSON.stringify(m)).join(", ")}`);
+      throw new HttpError(
+        400,
+        `base model ${JSON.stringify(baseModel)} is not served here; this server serves ${allowed.map((m) => JSON.stringify(m)).join(", ")}`,
+      );
     }
   }
 

@@ -6,9 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { errorCategory } from "./errors.ts";
 
-export type FutureOutcome =
-  | { ok: true; json: unknown; proto?: () => Uint8Array }
-  | { ok: false; error: string; category: "user" | "server" };
+export type FutureOutcome = { ok: true; json: unknown; proto?: () => Uint8Array } | { ok: false; error: string; category: "user" | "server" };
 
 interface Entry {
   outcome?: FutureOutcome;

@@ -20,8 +20,7 @@ export class HttpError extends Error {
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const tooBig = (): HttpError =>
-      new HttpError(413, `request body exceeds the server's limit of ${limit} bytes`, { Connection: "close" });
+    const tooBig = (): HttpError => new HttpError(413, `request body exceeds the server's limit of ${limit} bytes`, { Connection: "close" });
     const declared = Number(req.headers["content-length"]);
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();

@@ -14,7 +14,12 @@ export const ServeOptionsSchema = z.object({
   storeDir: z.string().min(1).optional().describe("Checkpoint store folder (default $COOKBOOK_HOME/checkpoints)"),
   kernels: z.enum(["native", "reference"]).optional().describe("Kernel implementation of the embedded engine"),
   sessionTimeoutSec: z.number().positive().default(300).describe("Unload a session's models after this long without a heartbeat"),
-  maxBodyBytes: z.number().int().positive().default(64 * 1024 * 1024).describe("Largest request body accepted (413 above)"),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024)
+    .describe("Largest request body accepted (413 above)"),
   longPollSec: z.number().min(0).default(30).describe("How long retrieve_future waits for a result before answering 408"),
   maxSamplersPerSession: z.number().int().positive().default(64).describe("Samplers kept per session; the least recently used one is released beyond this"),
   futureRetentionSec: z.number().positive().default(600).describe("How long a finished result nobody has fetched stays retrievable"),
@@ -24,7 +29,9 @@ export const ServeOptionsSchema = z.object({
     .int()
     .positive()
     .default(131_072)
-    .describe("Largest num_samples × (prompt + max_tokens) one sample request may ask for (400 above); also the engine work in flight before other sessions' requests get their turn"),
+    .describe(
+      "Largest num_samples × (prompt + max_tokens) one sample request may ask for (400 above); also the engine work in flight before other sessions' requests get their turn",
+    ),
   seqGapTimeoutSec: z
     .number()
     .positive()
@@ -35,11 +42,13 @@ export const ServeOptionsSchema = z.object({
     .min(1)
     .optional()
     .describe("Serve only these base models (training and base-model sampling); default: every model the engine finds"),
-  maxLoraRank: z.number().int().positive().optional().describe("Largest LoRA rank create_model accepts (advertised as max_lora_rank in get_server_capabilities)"),
-  topkPromptLogprobs: z
-    .boolean()
-    .default(true)
-    .describe("Answer top-k prompt logprobs; false refuses them with a 400, as SkyRL tx's JAX backend does"),
+  maxLoraRank: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Largest LoRA rank create_model accepts (advertised as max_lora_rank in get_server_capabilities)"),
+  topkPromptLogprobs: z.boolean().default(true).describe("Answer top-k prompt logprobs; false refuses them with a 400, as SkyRL tx's JAX backend does"),
 });
 
 export type ServeOptions = z.input<typeof ServeOptionsSchema>;

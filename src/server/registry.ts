@@ -76,14 +76,19 @@ export class Registry {
 
   session(id: string): SessionEntry {
     const s = this.sessions.get(id);
-    if (s === undefined) throw new HttpError(404, `session ${JSON.stringify(id)} not found (it may have expired after ${this.sessionTimeoutMs / 1000} s without a heartbeat); create a new service client`);
+    if (s === undefined)
+      throw new HttpError(
+        404,
+        `session ${JSON.stringify(id)} not found (it may have expired after ${this.sessionTimeoutMs / 1000} s without a heartbeat); create a new service client`,
+      );
     s.lastSeen = Date.now();
     return s;
   }
 
   model(id: string): ModelEntry {
     const m = this.models.get(id);
-    if (m === undefined) throw new HttpError(404, `model ${JSON.stringify(id)} not found or no longer loaded; create a training client (or one from saved state)`);
+    if (m === undefined)
+      throw new HttpError(404, `model ${JSON.stringify(id)} not found or no longer loaded; create a training client (or one from saved state)`);
     const s = this.sessions.get(m.sessionId);
     if (s !== undefined) s.lastSeen = Date.now();
     return m;
@@ -107,7 +112,13 @@ export class Registry {
       void training.unload().catch(() => undefined);
       return undefined;
     }
-    const m: ModelEntry = { id: training.modelId, sessionId, baseModel: training.baseModel, training, seq: new ModelSequencer(`model ${training.modelId}`, this.seqGapTimeoutMs) };
+    const m: ModelEntry = {
+      id: training.modelId,
+      sessionId,
+      baseModel: training.baseModel,
+      training,
+      seq: new ModelSequencer(`model ${training.modelId}`, this.seqGapTimeoutMs),
+    };
     this.models.set(m.id, m);
     s.modelIds.add(m.id);
     return m;
@@ -160,9 +171,11 @@ export class Registry {
     this.models.delete(id);
     this.sessions.get(m.sessionId)?.modelIds.delete(id);
     m.seq.close(reason);
-    return m.seq.after(() => m.training.unload()).catch((err: unknown) => {
-      this.log(`unloading ${id} failed: ${(err as Error).message}`);
-    });
+    return m.seq
+      .after(() => m.training.unload())
+      .catch((err: unknown) => {
+        this.log(`unloading ${id} failed: ${(err as Error).message}`);
+      });
   }
 
   /** Expires sessions that have been silent longer than the timeout. */

@@ -4,15 +4,7 @@
 // Unknown fields (such as the constant `type` tags) are ignored, as the service does; missing or
 // mistyped fields are a 422 naming the field.
 import { z } from "zod";
-import {
-  AdamParamsSchema,
-  DatumSchema,
-  LoraConfigSchema,
-  LossFnNameSchema,
-  ModelInputSchema,
-  SamplingParamsSchema,
-  wireRequest,
-} from "../tinker/types.ts";
+import { AdamParamsSchema, DatumSchema, LoraConfigSchema, LossFnNameSchema, ModelInputSchema, SamplingParamsSchema, wireRequest } from "../tinker/types.ts";
 
 const SeqId = z.number().int().optional();
 const ModelId = z.string().min(1);

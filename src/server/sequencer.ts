@@ -48,7 +48,10 @@ export class ModelSequencer {
       throw new HttpError(409, `Training request sequence number was reused: ${this.what} already has a different request with seq_id ${seq}`);
     }
     if (this.skipped.has(seq)) {
-      throw new HttpError(409, `${this.what}: seq_id ${seq} arrived after the server gave up waiting for it (${this.gapTimeoutMs / 1000} s); the requests after it failed and the model has moved on — resend from a new training client`);
+      throw new HttpError(
+        409,
+        `${this.what}: seq_id ${seq} arrived after the server gave up waiting for it (${this.gapTimeoutMs / 1000} s); the requests after it failed and the model has moved on — resend from a new training client`,
+      );
     }
     if (seq < this.nextSeq) {
       throw new HttpError(409, `Training request sequence number was reused: ${this.what} already ran seq_id ${seq} (next expected ${this.nextSeq})`);

@@ -23,7 +23,12 @@ export const SupervisedConfigSchema = z.object({
     submit_ahead: z.number().int().min(0).default(1).describe("Batches submitted before the oldest one's results are awaited (0 = no pipelining)"),
   }),
   ...inGroup("tracking", {
-    print_examples_every: z.number().int().min(0).default(1).describe("Write the colourised first example of every Nth batch to logs.log and train_examples.jsonl (0 = never)"),
+    print_examples_every: z
+      .number()
+      .int()
+      .min(0)
+      .default(1)
+      .describe("Write the colourised first example of every Nth batch to logs.log and train_examples.jsonl (0 = never)"),
   }),
 });
 

@@ -112,9 +112,7 @@ export function conversationDatasets(conversations: readonly Conversation[], opt
   if (conversations.length === 0) throw new DataValidationError(`${source}: the dataset is empty (no conversations)`);
   if (!Number.isInteger(testSize) || testSize < 0) throw new DataValidationError(`test_size must be a non-negative integer, got ${testSize}`);
   if (testSize >= conversations.length) {
-    throw new DataValidationError(
-      `${source}: test_size=${testSize} leaves no training examples (the dataset has ${conversations.length}); lower test_size`,
-    );
+    throw new DataValidationError(`${source}: test_size=${testSize} leaves no training examples (the dataset has ${conversations.length}); lower test_size`);
   }
   const roles = renderer.knownRoles();
   for (const conv of conversations) checkRoles(conv.messages, roles, renderer.rendererName, conv.where);

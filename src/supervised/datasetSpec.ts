@@ -28,7 +28,12 @@ export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetC
   const known = KNOWN[specIn.dataset];
   // A short name fills its defaults; explicit non-default settings still win.
   const spec: ChatDatasetSpec = known
-    ? { ...specIn, ...known, ...(specIn.test_split !== null ? { test_split: specIn.test_split } : {}), ...(specIn.test_size > 0 ? { test_size: specIn.test_size } : {}) }
+    ? {
+        ...specIn,
+        ...known,
+        ...(specIn.test_split !== null ? { test_split: specIn.test_split } : {}),
+        ...(specIn.test_size > 0 ? { test_size: specIn.test_size } : {}),
+      }
     : specIn;
   if (spec.dataset.endsWith(".jsonl")) {
     return new FromConversationFileBuilder({ common, filePath: spec.dataset, testSize: spec.test_size, shuffleSeed: spec.shuffle_seed });

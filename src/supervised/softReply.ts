@@ -43,12 +43,16 @@ export function softReplyDatum(renderer: Renderer, example: SoftReplyExample, tr
   const columns = data.map((d, k) => {
     const { targets } = targetsAndWeights(d);
     if (targets.length !== N) {
-      throw new DataValidationError(`softReplyDatum: reply ${JSON.stringify(example.alternatives[k])} is ${targets.length - N} tokens longer than ${JSON.stringify(example.alternatives[0])}; alternatives must differ in one token only`);
+      throw new DataValidationError(
+        `softReplyDatum: reply ${JSON.stringify(example.alternatives[k])} is ${targets.length - N} tokens longer than ${JSON.stringify(example.alternatives[0])}; alternatives must differ in one token only`,
+      );
     }
     for (let t = 0; t < N; t++) {
       if (targets[t] === base.targets[t]) continue;
       if (position !== -1 && position !== t) {
-        throw new DataValidationError(`softReplyDatum: replies ${JSON.stringify(example.alternatives[0])} and ${JSON.stringify(example.alternatives[k])} differ in more than one token`);
+        throw new DataValidationError(
+          `softReplyDatum: replies ${JSON.stringify(example.alternatives[0])} and ${JSON.stringify(example.alternatives[k])} differ in more than one token`,
+        );
       }
       position = t;
     }

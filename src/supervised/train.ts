@@ -24,7 +24,7 @@ import { CheckpointManager, type PendingSave, type SavedPaths } from "../trainin
 import { adamParams } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
-import { withTrainingRun, type TrainingOutcome, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
+import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
 import { computeBpb, computeMeanNll } from "./common.ts";
 import type { SupervisedConfig } from "./config.ts";
 import { NLLEvaluator } from "./nllEvaluator.ts";
@@ -78,12 +78,7 @@ export async function main(
   datasetBuilder: SupervisedDatasetBuilder,
   options: SupervisedMainOptions = {},
 ): Promise<SupervisedRunResult> {
-  return withTrainingRun(
-    config,
-    { defaultRecipeName: "supervised", ...options },
-    (run) => runSupervised(config, datasetBuilder, run, options),
-    EXITED,
-  );
+  return withTrainingRun(config, { defaultRecipeName: "supervised", ...options }, (run) => runSupervised(config, datasetBuilder, run, options), EXITED);
 }
 
 async function loadTokenizer(config: SupervisedConfig, options: SupervisedMainOptions, run: TrainingContext): Promise<Tokenizer | null> {
@@ -127,7 +122,9 @@ async function runSupervised(
   const named = await benchmarkEvaluatorsFromConfig(config, run.serviceClient);
   evaluators.push(...named.evaluators);
   infrequentEvaluators.push(...named.infrequent);
-  run.log.info(`training for ${nBatches} batches × ${config.num_epochs} epochs = ${totalSteps} steps${endStep < totalSteps ? ` (capped at max_steps=${endStep})` : ""}`);
+  run.log.info(
+    `training for ${nBatches} batches × ${config.num_epochs} epochs = ${totalSteps} steps${endStep < totalSteps ? ` (capped at max_steps=${endStep})` : ""}`,
+  );
 
   if (startStep >= endStep) {
     run.log.info("training was already complete; nothing to do");
@@ -251,7 +248,12 @@ async function finishBatch(loop: Loop, submitted: SubmittedBatch): Promise<void>
   metrics["num_loss_tokens"] = weights.reduce((n, w) => n + w.data.reduce((a, b) => a + b, 0), 0);
   metrics["train_mean_nll"] = computeMeanNll(logprobs, weights);
   if (loop.tokenizer !== null) {
-    metrics["train_mean_bpb"] = computeBpb(logprobs, weights, data.map((d) => input(d, "target_tokens")), loop.tokenizer);
+    metrics["train_mean_bpb"] = computeBpb(
+      logprobs,
+      weights,
+      data.map((d) => input(d, "target_tokens")),
+      loop.tokenizer,
+    );
   }
   metrics["progress"] = Math.min((step + 1) / loop.endStep, 1);
   const save = submitted.save;

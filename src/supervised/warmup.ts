@@ -125,7 +125,8 @@ export async function supervisedWarmupOn(
   });
   await supervisedMain(config, dataset(renderer), { context });
   const last = getLastCheckpoint(dir);
-  if (last?.final !== true || typeof last.state_path !== "string") throw new Error(`warm-up: ${dir}/checkpoints.jsonl has no final checkpoint with a state_path`);
+  if (last?.final !== true || typeof last.state_path !== "string")
+    throw new Error(`warm-up: ${dir}/checkpoints.jsonl has no final checkpoint with a state_path`);
   writeFileAtomic(join(dir, "warmup.json"), `${JSON.stringify(spec)}\n`);
   return { statePath: last.state_path, samplerPath: typeof last.sampler_path === "string" ? last.sampler_path : null, reused: false };
 }

@@ -43,10 +43,7 @@ export interface CreateLoraTrainingClientOptions {
 }
 
 /** A user-defined differentiable loss on per-datum logprobs: returns the loss and dLoss/dlogprobs. */
-export type CustomLossFn = (
-  data: Datum[],
-  logprobs: Float32Array[],
-) => { loss: number; gradients: Float32Array[]; metrics?: Record<string, number> };
+export type CustomLossFn = (data: Datum[], logprobs: Float32Array[]) => { loss: number; gradients: Float32Array[]; metrics?: Record<string, number> };
 
 /**
  * What a remote server knows of this client right now: "alive" (it answers and still has our
@@ -65,10 +62,7 @@ export interface ServiceClient {
   getServerCapabilities(): Promise<ServerCapabilities>;
   createLoraTrainingClient(baseModel: string, options?: CreateLoraTrainingClientOptions): Promise<TrainingClient>;
   createTrainingClientFromState(path: string, options?: { userMetadata?: Record<string, string> }): Promise<TrainingClient>;
-  createTrainingClientFromStateWithOptimizer(
-    path: string,
-    options?: { userMetadata?: Record<string, string> },
-  ): Promise<TrainingClient>;
+  createTrainingClientFromStateWithOptimizer(path: string, options?: { userMetadata?: Record<string, string> }): Promise<TrainingClient>;
   createSamplingClient(options: { modelPath?: string; baseModel?: string }): Promise<SamplingClient>;
   createRestClient(): RestClient;
   /** Releases workers, timers and connections. */
@@ -79,11 +73,7 @@ export interface TrainingClient {
   readonly modelId: string;
   readonly baseModel: string;
   forward(data: Datum[], lossFn: LossFnName, lossFnConfig?: Record<string, number>): Promise<TinkerFuture<ForwardBackwardOutput>>;
-  forwardBackward(
-    data: Datum[],
-    lossFn: LossFnName,
-    lossFnConfig?: Record<string, number>,
-  ): Promise<TinkerFuture<ForwardBackwardOutput>>;
+  forwardBackward(data: Datum[], lossFn: LossFnName, lossFnConfig?: Record<string, number>): Promise<TinkerFuture<ForwardBackwardOutput>>;
   forwardBackwardCustom(data: Datum[], lossFn: CustomLossFn): Promise<TinkerFuture<ForwardBackwardOutput>>;
   optimStep(adamParams: AdamParams): Promise<TinkerFuture<OptimStepResponse>>;
   /** Weights + optimizer state; returns `tinker://<model_id>/weights/<name>`. */

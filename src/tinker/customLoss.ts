@@ -17,9 +17,7 @@ export async function forwardBackwardCustom(
   const forwardData = data.map((d, i) => prepareDatum(d, i));
   const fwd = await (await client.forward(forwardData, "cross_entropy")).result();
   if (fwd.loss_fn_outputs.length !== data.length) {
-    throw new InvalidArgumentError(
-      `forwardBackwardCustom: forward returned ${fwd.loss_fn_outputs.length} outputs for ${data.length} datums`,
-    );
+    throw new InvalidArgumentError(`forwardBackwardCustom: forward returned ${fwd.loss_fn_outputs.length} outputs for ${data.length} datums`);
   }
   const logprobs = fwd.loss_fn_outputs.map((o, i) => {
     const lp = o["logprobs"];
@@ -33,9 +31,7 @@ export async function forwardBackwardCustom(
   const backwardData = forwardData.map((d, i): Datum => {
     const g = gradients[i]!;
     if (g.length !== logprobs[i]!.length) {
-      throw new InvalidArgumentError(
-        `custom loss gradient ${i} has length ${g.length} but logprobs ${i} has ${logprobs[i]!.length}; they must match`,
-      );
+      throw new InvalidArgumentError(`custom loss gradient ${i} has length ${g.length} but logprobs ${i} has ${logprobs[i]!.length}; they must match`);
     }
     const neg = new Float32Array(g.length);
     for (let t = 0; t < g.length; t++) {
@@ -56,9 +52,7 @@ function prepareDatum(d: Datum, i: number): Datum {
   }
   for (const key of Object.keys(d.loss_fn_inputs)) {
     if (!ALLOWED_KEYS.has(key)) {
-      throw new InvalidArgumentError(
-        `forwardBackwardCustom: datum ${i} has loss_fn_inputs key "${key}"; only target_tokens and weights are allowed`,
-      );
+      throw new InvalidArgumentError(`forwardBackwardCustom: datum ${i} has loss_fn_inputs key "${key}"; only target_tokens and weights are allowed`);
     }
   }
   if (d.loss_fn_inputs["weights"] !== undefined) return d;

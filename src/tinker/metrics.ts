@@ -49,9 +49,7 @@ export function mergeChunkMetrics(chunks: ChunkMetrics[]): Record<string, number
       case "mean":
       case "slack": {
         const total = present.reduce((a, c) => a + c.numDatums, 0);
-        out[key] = total === 0
-          ? values.reduce((a, b) => a + b, 0) / values.length
-          : present.reduce((a, c) => a + c.metrics[key]! * c.numDatums, 0) / total;
+        out[key] = total === 0 ? values.reduce((a, b) => a + b, 0) / values.length : present.reduce((a, c) => a + c.metrics[key]! * c.numDatums, 0) / total;
         break;
       }
       case "hash_unordered":

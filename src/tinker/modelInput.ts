@@ -16,9 +16,7 @@ export function modelInputToInts(mi: ModelInput): number[] {
   const out: number[] = [];
   mi.chunks.forEach((chunk, i) => {
     if (chunk.type !== "encoded_text") {
-      throw new InvalidArgumentError(
-        `modelInputToInts: chunk ${i} is of type "${chunk.type}"; only "encoded_text" chunks can be turned into token ids`,
-      );
+      throw new InvalidArgumentError(`modelInputToInts: chunk ${i} is of type "${chunk.type}"; only "encoded_text" chunks can be turned into token ids`);
     }
     for (const t of chunk.tokens) out.push(t);
   });

@@ -24,9 +24,7 @@ const MAX_NAME = 255;
 /** Checks a checkpoint name; returns it unchanged or throws a message that says what is allowed. */
 export function validateCheckpointName(name: string): string {
   if (name.length === 0 || name.length > MAX_NAME || !NAME_RE.test(name)) {
-    throw new InvalidArgumentError(
-      `checkpoint name ${JSON.stringify(name)} is invalid; expected 1–${MAX_NAME} characters from [a-zA-Z0-9_-]`,
-    );
+    throw new InvalidArgumentError(`checkpoint name ${JSON.stringify(name)} is invalid; expected 1–${MAX_NAME} characters from [a-zA-Z0-9_-]`);
   }
   return name;
 }

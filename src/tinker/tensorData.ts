@@ -57,15 +57,11 @@ export function toDense(td: TensorData, what = "tensor"): TensorData {
   }
   const shape = td.shape;
   if (shape === undefined || shape.length !== 2) {
-    throw new InvalidArgumentError(
-      `${what}: a CSR tensor needs a 2-D shape [rows, cols]; got ${shape === undefined ? "no shape" : JSON.stringify(shape)}`,
-    );
+    throw new InvalidArgumentError(`${what}: a CSR tensor needs a 2-D shape [rows, cols]; got ${shape === undefined ? "no shape" : JSON.stringify(shape)}`);
   }
   const [rows, cols] = shape as [number, number];
   if (crow.length !== rows + 1) {
-    throw new InvalidArgumentError(
-      `${what}: sparse_crow_indices has length ${crow.length}; expected rows + 1 = ${rows + 1} for shape [${rows}, ${cols}]`,
-    );
+    throw new InvalidArgumentError(`${what}: sparse_crow_indices has length ${crow.length}; expected rows + 1 = ${rows + 1} for shape [${rows}, ${cols}]`);
   }
   if (col.length !== td.data.length) {
     throw new InvalidArgumentError(

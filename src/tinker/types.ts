@@ -81,7 +81,10 @@ export const LossFnNameSchema = z.enum(["cross_entropy", "importance_sampling", 
 export const SamplingParamsSchema = z.object({
   max_tokens: z.number().int().optional(),
   seed: z.number().int().optional(),
-  stop: z.union([z.string(), z.array(z.string()), z.array(z.number().int())]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()), z.array(z.number().int())])
+    .nullable()
+    .optional(),
   temperature: z.number().default(1),
   top_k: z.number().int().default(-1),
   top_p: z.number().default(1),

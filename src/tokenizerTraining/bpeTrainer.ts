@@ -72,7 +72,10 @@ export function trainBpe(pieceCounts: ReadonlyMap<string, number>, options: BpeT
       pairCounts.set(key, (pairCounts.get(key) ?? 0) + sign * freqs[w]);
       if (sign > 0) {
         let set = pairWords.get(key);
-        if (!set) pairWords.set(key, (set = new Set()));
+        if (!set) {
+          set = new Set();
+          pairWords.set(key, set);
+        }
         set.add(w);
       }
     }

@@ -53,8 +53,10 @@ export function buildTokenizerJson(bpe: TrainedBpe, options: HfTokenizerOptions)
       type: "TemplateProcessing",
       single: [{ SpecialToken: { id: special, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
       pair: [
-        { SpecialToken: { id: special, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } },
-        { SpecialToken: { id: special, type_id: 1 } }, { Sequence: { id: "B", type_id: 1 } },
+        { SpecialToken: { id: special, type_id: 0 } },
+        { Sequence: { id: "A", type_id: 0 } },
+        { SpecialToken: { id: special, type_id: 1 } },
+        { Sequence: { id: "B", type_id: 1 } },
       ],
       special_tokens: { [special]: { id: special, ids: [specialId], tokens: [special] } },
     },
@@ -100,10 +102,7 @@ export function writeHfTokenizer(dir: string, bpe: TrainedBpe, options: HfTokeni
   fs.writeFileSync(path.join(dir, "tokenizer.json"), JSON.stringify(buildTokenizerJson(bpe, options)) + "\n");
   fs.writeFileSync(path.join(dir, "tokenizer_config.json"), JSON.stringify(buildTokenizerConfig(bpe, options), null, 2) + "\n");
   const special = options.specialToken ?? ENDOFTEXT;
-  fs.writeFileSync(
-    path.join(dir, "special_tokens_map.json"),
-    JSON.stringify({ bos_token: special, eos_token: special, pad_token: special }, null, 2) + "\n",
-  );
+  fs.writeFileSync(path.join(dir, "special_tokens_map.json"), JSON.stringify({ bos_token: special, eos_token: special, pad_token: special }, null, 2) + "\n");
 }
 
 /** Reads back what writeHfTokenizer wrote (vocab, merges, special tokens) for our own encoder. */

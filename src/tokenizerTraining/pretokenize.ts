@@ -10,8 +10,7 @@
 //   renderer does.
 // The pattern uses only syntax that Rust's onig, JavaScript's `u` regexes and
 // @huggingface/tokenizers all read the same way.
-export const PRETOKENIZE_PATTERN =
-  "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+| ?\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+export const PRETOKENIZE_PATTERN = "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+| ?\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 const PRETOKENIZE_REGEX = new RegExp(PRETOKENIZE_PATTERN, "gu");
 

@@ -63,22 +63,14 @@ function tokenizerClassFor(config: Record<string, unknown>): typeof transformers
   const raw = config["tokenizer_class"];
   const className = typeof raw === "string" ? raw.replace(/Fast$/, "") : "PreTrainedTokenizer";
   const candidate = (transformers as unknown as Record<string, unknown>)[className];
-  if (
-    typeof candidate === "function" &&
-    (candidate === transformers.PreTrainedTokenizer ||
-      candidate.prototype instanceof transformers.PreTrainedTokenizer)
-  ) {
+  if (typeof candidate === "function" && (candidate === transformers.PreTrainedTokenizer || candidate.prototype instanceof transformers.PreTrainedTokenizer)) {
     return candidate as typeof transformers.PreTrainedTokenizer;
   }
   return transformers.PreTrainedTokenizer;
 }
 
 /** Builds a tokenizer from parsed tokenizer.json and tokenizer_config.json objects. */
-export function tokenizerFromJSON(
-  tokenizerJSON: Record<string, unknown>,
-  config: Record<string, unknown>,
-  name: string,
-): Tokenizer {
+export function tokenizerFromJSON(tokenizerJSON: Record<string, unknown>, config: Record<string, unknown>, name: string): Tokenizer {
   const Cls = tokenizerClassFor(config);
   let hf: HFTokenizer;
   try {

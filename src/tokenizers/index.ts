@@ -29,9 +29,7 @@ let forcedOffline = false;
  */
 const LLAMA3_MIRROR = "thinkingmachineslabinc/meta-llama-3-instruct-tokenizer";
 export function tokenizerMirrorName(modelName: string): string | null {
-  return modelName.startsWith("meta-llama/Llama-3") || modelName.startsWith("meta-llama/Meta-Llama-3")
-    ? LLAMA3_MIRROR
-    : null;
+  return modelName.startsWith("meta-llama/Llama-3") || modelName.startsWith("meta-llama/Meta-Llama-3") ? LLAMA3_MIRROR : null;
 }
 
 export function registerTokenizer(name: string, factory: TokenizerFactory): void {

@@ -114,7 +114,10 @@ class AdditionToolDataset implements RLDataset {
   getBatch(index: number): EnvGroupBuilder[] {
     const o = this.options;
     const rng = new Prng(o.seed * 1_000_003 + index);
-    return Array.from({ length: o.batchSize }, () => new AdditionToolGroupBuilder(o.renderer, sampleProblem(rng, o.digits, o.op), o.groupSize, o.rollout, o.maxGenerationTokens));
+    return Array.from(
+      { length: o.batchSize },
+      () => new AdditionToolGroupBuilder(o.renderer, sampleProblem(rng, o.digits, o.op), o.groupSize, o.rollout, o.maxGenerationTokens),
+    );
   }
 }
 
@@ -131,7 +134,9 @@ export function warmupTranscript(renderer: Renderer, problem: AdditionProblem, u
   const args = { expression: `${problem.a} ${problem.op ?? "+"} ${problem.b}` };
   const call = { type: "function" as const, id: "functions.calculator:0", function: { name: "calculator", arguments: JSON.stringify(args) } };
   const callMessage: Message =
-    format.kind === "text" ? { role: "assistant", content: textToolCallShort("calculator", args.expression), tool_calls: [call] } : { role: "assistant", content: "", tool_calls: [call] };
+    format.kind === "text"
+      ? { role: "assistant", content: textToolCallShort("calculator", args.expression), tool_calls: [call] }
+      : { role: "assistant", content: "", tool_calls: [call] };
   return [...head, callMessage, format.toolResultMessage(call, sum), { role: "assistant", content: sum }];
 }
 

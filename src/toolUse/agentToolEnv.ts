@@ -83,7 +83,11 @@ export class AgentToolEnv implements Env {
     const prompt = this.options.renderer.buildGenerationPrompt(this.messages);
     if (this.overflows(modelInputLength(prompt))) {
       const reward = this.options.rollout.termination_reward.context_overflow;
-      return new InitialObservationOverflow(reward, { [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 }, { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` });
+      return new InitialObservationOverflow(
+        reward,
+        { [stopMetric(EpisodeEndReason.CONTEXT_OVERFLOW)]: 1 },
+        { initial_observation_overflow: `prompt of ${modelInputLength(prompt)} tokens` },
+      );
     }
     return { observation: prompt, stopCondition: this.stop() };
   }

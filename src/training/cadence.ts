@@ -175,5 +175,6 @@ export async function saveAtBoundary(
   cadence.savedAt(options.elapsedTokens ?? 0);
   if (boundary.reason === "periodic" && options.skipPeriodic === true) return;
   await timer.span("save_checkpoint", () => cadence.checkpoints.save(boundary.next, loopState));
-  if (boundary.reason === "requested" || boundary.reason === "stop") log.info(`checkpoint before step ${boundary.next} saved (${boundary.reason === "stop" ? "stop" : "SIGUSR1"})`);
+  if (boundary.reason === "requested" || boundary.reason === "stop")
+    log.info(`checkpoint before step ${boundary.next} saved (${boundary.reason === "stop" ? "stop" : "SIGUSR1"})`);
 }

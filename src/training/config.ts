@@ -15,7 +15,7 @@ export const runFields = {
     model_name: z.string().min(1).default("tiny-chat").describe("Base model: a shipped fixture name, a local HF folder, or a hub id"),
     renderer_name: z.string().nullable().default(null).describe("Chat format (default: the model's recommended one, else role_colon)"),
     load_checkpoint_path: z.string().nullable().default(null).describe("Start from these weights with a fresh optimizer (ignored when resuming)"),
-    base_url: z.string().nullable().default(null).describe("Tinker-compatible server URL, or \"local\" (default: the embedded engine)"),
+    base_url: z.string().nullable().default(null).describe('Tinker-compatible server URL, or "local" (default: the embedded engine)'),
     behavior_if_log_dir_exists: LogDirBehaviorSchema.default("ask").describe("What to do when log_path already holds a run"),
   }),
   ...inGroup("advanced", {
@@ -23,17 +23,29 @@ export const runFields = {
       .number()
       .min(0)
       .default(600)
-      .describe("With base_url: how long to wait for a server that went away (killed, restarted) before giving up; once it answers the run resumes from its last checkpoint (0 = fail at once)"),
+      .describe(
+        "With base_url: how long to wait for a server that went away (killed, restarted) before giving up; once it answers the run resumes from its last checkpoint (0 = fail at once)",
+      ),
   }),
   ...inGroup("tracking", {
     tensorboard: z.boolean().default(false).describe("Also write the metrics as TensorBoard event files in <log_path>/tensorboard"),
-    wandb_project: z.string().nullable().default(null).describe("Weights & Biases project: with WANDB_API_KEY set, every step is logged to W&B (@wandb/sdk); TensorBoard files are written too, and without a key the `wandb sync` command that uploads them is printed"),
+    wandb_project: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        "Weights & Biases project: with WANDB_API_KEY set, every step is logged to W&B (@wandb/sdk); TensorBoard files are written too, and without a key the `wandb sync` command that uploads them is printed",
+      ),
     wandb_name: z.string().nullable().default(null).describe("Weights & Biases run name (default: the run directory's name)"),
   }),
 };
 
 /** A LoRA rank, checked when the config is parsed (before the run directory exists). */
-export const LoraRankSchema = z.number().int().positive().refine(isValidLoraRank, { message: `a LoRA rank must be ${LORA_RANK_RULE}` });
+export const LoraRankSchema = z
+  .number()
+  .int()
+  .positive()
+  .refine(isValidLoraRank, { message: `a LoRA rank must be ${LORA_RANK_RULE}` });
 
 /** The trained adapter. */
 export const adapterFields = inGroup("run", {
@@ -111,7 +123,8 @@ export function overrideDefaults<S extends z.ZodObject>(schema: S, defaults: Ove
     if (field === undefined) throw new Error(`overrideDefaults: the schema has no field ${JSON.stringify(key)}`);
     const inner = field instanceof z.ZodDefault ? (field.def.innerType as z.ZodType) : field;
     const parsed = inner.safeParse(value);
-    if (!parsed.success) throw new Error(`overrideDefaults: default ${JSON.stringify(value)} for ${key} does not fit its schema: ${parsed.error.issues[0]?.message ?? ""}`);
+    if (!parsed.success)
+      throw new Error(`overrideDefaults: default ${JSON.stringify(value)} for ${key} does not fit its schema: ${parsed.error.issues[0]?.message ?? ""}`);
     // The new default keeps the field's metadata: its help text and its form group.
     const meta = { ...(inner.meta() ?? {}), ...(field.meta() ?? {}) };
     const replaced: z.ZodType = inner.default(value as never);

@@ -35,7 +35,11 @@ export function resumeCandidates(logDir: string): CheckpointRecord[] {
     .reverse();
 }
 
-export async function openTrainingClient(run: TrainingContext, config: TrainingRunConfig, options: OpenTrainingClientOptions = {}): Promise<OpenedTrainingClient> {
+export async function openTrainingClient(
+  run: TrainingContext,
+  config: TrainingRunConfig,
+  options: OpenTrainingClientOptions = {},
+): Promise<OpenedTrainingClient> {
   const stepOf = options.stepOf ?? defaultStepOf;
   const userMetadata = trainingMetadata(run, options.rendererName ?? config.renderer_name);
   const failures: string[] = [];
@@ -71,7 +75,12 @@ export async function openTrainingClient(run: TrainingContext, config: TrainingR
     try {
       trainingClient = await run.serviceClient.createLoraTrainingClient(config.model_name, { rank: config.lora_rank, seed: config.seed, userMetadata });
     } catch (err) {
-      throw explainCreateModelFailure(err, run.serviceClient, { model: config.model_name, field: "model_name", loraRank: config.lora_rank, recipe: run.recipeName });
+      throw explainCreateModelFailure(err, run.serviceClient, {
+        model: config.model_name,
+        field: "model_name",
+        loraRank: config.lora_rank,
+        recipe: run.recipeName,
+      });
     }
   }
   dropRowsFrom(run, 0);

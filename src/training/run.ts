@@ -76,7 +76,12 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
   // with a new client once it is back, and resumes from its last checkpoint.
   const enter = async (session: RunSession): Promise<R> => {
     if (!ownsService || serviceClient.probeServer === undefined || config.server_wait_seconds === 0) return enterOnce(session);
-    const resumer = new ServerLossResumer({ logDir: session.logDir, baseUrl: config.base_url ?? "the server", log: session.log, waitMs: config.server_wait_seconds * 1000 });
+    const resumer = new ServerLossResumer({
+      logDir: session.logDir,
+      baseUrl: config.base_url ?? "the server",
+      log: session.log,
+      waitMs: config.server_wait_seconds * 1000,
+    });
     for (;;) {
       try {
         return await enterOnce(session);

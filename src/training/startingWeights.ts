@@ -26,7 +26,10 @@ export interface StartingWeights {
  */
 export async function frozenStartingWeights(
   run: Pick<TrainingContext, "serviceClient" | "recipeName">,
-  config: Pick<TrainingRunConfig, "model_name" | "load_checkpoint_path">, key: string, resume: CheckpointRecord | undefined): Promise<StartingWeights> {
+  config: Pick<TrainingRunConfig, "model_name" | "load_checkpoint_path">,
+  key: string,
+  resume: CheckpointRecord | undefined,
+): Promise<StartingWeights> {
   const pathKey = `${key}_sampler_path`;
   const baseKey = `${key}_base_model`;
   const service = run.serviceClient;
@@ -42,5 +45,9 @@ export async function frozenStartingWeights(
   // A copy of the loaded weights that never trains, so its sampler weights stay the loaded ones.
   const frozen = await service.createTrainingClientFromState(config.load_checkpoint_path, { userMetadata: { recipe_name: run.recipeName, role: key } });
   const path = (await (await frozen.saveWeightsForSampler(key)).result()).path;
-  return { sampler: await service.createSamplingClient({ modelPath: path }), record: { [pathKey]: path }, description: `${config.load_checkpoint_path} (frozen copy ${path})` };
+  return {
+    sampler: await service.createSamplingClient({ modelPath: path }),
+    record: { [pathKey]: path },
+    description: `${config.load_checkpoint_path} (frozen copy ${path})`,
+  };
 }

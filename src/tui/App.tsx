@@ -26,7 +26,11 @@ export function App(): ReactNode {
   const bodyRows = rows - FOOTER_ROWS;
   const width = state.size.columns;
   // A new route remounts its screen, so each screen's reducer starts from its route.
-  const body = entry ? <entry.component key={JSON.stringify(route)} route={route} rows={bodyRows} width={width} /> : <Text color={theme.error}>{`no screen named ${route.name}`}</Text>;
+  const body = entry ? (
+    <entry.component key={JSON.stringify(route)} route={route} rows={bodyRows} width={width} />
+  ) : (
+    <Text color={theme.error}>{`no screen named ${route.name}`}</Text>
+  );
   // Vertical clipping only: a horizontal clip makes Ink re-slice and re-measure every line of
   // every frame (slice-ansi + string-width, the largest cost of a dashboard redraw), while text
   // already wraps or truncates to its box's width.

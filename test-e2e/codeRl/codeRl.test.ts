@@ -23,7 +23,10 @@ import type { ModelInput, SampleResponse } from "../../src/tinker/types.ts";
 import { recipeSandbox, runRecipe } from "../../test/recipes/helpers.ts";
 
 test("each shipped task's hidden tests pass its own operator and fail every other", async () => {
-  const lines = readFileSync(fixtureDataPath("code_tasks_train.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id: string; op: string });
+  const lines = readFileSync(fixtureDataPath("code_tasks_train.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: string; op: string });
   const tasks = readCodeTasksJsonl(fixtureDataPath("code_tasks_train.jsonl"));
   for (const symbol of CODE_OPS.map((o) => o.symbol)) {
     const i = lines.findIndex((l) => l.op === symbol);
@@ -61,8 +64,8 @@ test("the environment: reward, format penalty, per-test transcript, hostile repl
   const loop = await reply("```python\ndef solve(a, b):\n    while True:\n        pass\n```", "fraction");
   assert.equal(loop.reward, 0);
   assert.match(String(loop.messages!.at(-1)!.content), /test 1 timeout/);
-  const escape = await reply("```python\nimport os\nos.system('rm -rf ~')\ndef solve(a, b):\n    return open('/etc/passwd').read()\n```");
-  assert.equal(escape.reward, 0);
+  const escaped = await reply("```python\nimport os\nos.system('rm -rf ~')\ndef solve(a, b):\n    return open('/etc/passwd').read()\n```");
+  assert.equal(escaped.reward, 0);
 });
 
 class ScriptedSampler implements SamplingClient {
@@ -96,20 +99,45 @@ test("MBPP and HumanEval in cookbook eval: graded in the sandbox from local parq
       }),
     );
     const mbpp = resolveBenchmark(`mbpp:${mbppDir}`);
-    const sampler = new ScriptedSampler((p) => (p.includes("double") ? "```python\ndef double(x):\n    return 2 * x\n```" : "```python\ndef square(x):\n    return x + x\n```"));
-    const r = await runBenchmark({ benchmark: mbpp, config: resolveBenchmarkConfig(mbpp.defaults, { concurrency: 2 }), samplingClient: sampler, renderer: fakeRenderer });
+    const sampler = new ScriptedSampler((p) =>
+      p.includes("double") ? "```python\ndef double(x):\n    return 2 * x\n```" : "```python\ndef square(x):\n    return x + x\n```",
+    );
+    const r = await runBenchmark({
+      benchmark: mbpp,
+      config: resolveBenchmarkConfig(mbpp.defaults, { concurrency: 2 }),
+      samplingClient: sampler,
+      renderer: fakeRenderer,
+    });
     assert.equal(r.metrics["accuracy"], 0.5);
-    assert.deepEqual(r.records.map((x) => x.samples[0]!.correct), [true, false]);
+    assert.deepEqual(
+      r.records.map((x) => x.samples[0]!.correct),
+      [true, false],
+    );
 
     const heDir = join(s.root, "humaneval");
     mkdirSync(join(heDir, "openai_humaneval"), { recursive: true });
     writeFileSync(
       join(heDir, "openai_humaneval", "test-00000-of-00001.parquet"),
-      parquet({ task_id: ["HumanEval/0"], prompt: ['def inc(x):\n    """x plus one"""\n'], entry_point: ["inc"], test: ["def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n"], canonical_solution: ["    return x + 1\n"] }),
+      parquet({
+        task_id: ["HumanEval/0"],
+        prompt: ['def inc(x):\n    """x plus one"""\n'],
+        entry_point: ["inc"],
+        test: ["def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n"],
+        canonical_solution: ["    return x + 1\n"],
+      }),
     );
     const he = resolveBenchmark(`humaneval:${heDir}`);
-    for (const [reply, ok] of [["```python\nreturn x + 1\n```", true], ["```python\ndef inc(x):\n    return x + 2\n```", false], ["x + 1", false]] as const) {
-      const res = await runBenchmark({ benchmark: he, config: resolveBenchmarkConfig(he.defaults, { num_samples: 2 }), samplingClient: new ScriptedSampler(() => reply), renderer: fakeRenderer });
+    for (const [reply, ok] of [
+      ["```python\nreturn x + 1\n```", true],
+      ["```python\ndef inc(x):\n    return x + 2\n```", false],
+      ["x + 1", false],
+    ] as const) {
+      const res = await runBenchmark({
+        benchmark: he,
+        config: resolveBenchmarkConfig(he.defaults, { num_samples: 2 }),
+        samplingClient: new ScriptedSampler(() => reply),
+        renderer: fakeRenderer,
+      });
       assert.equal(res.metrics["accuracy"], ok ? 1 : 0, reply);
       assert.equal(res.metrics["pass@2"], ok ? 1 : 0);
     }
@@ -122,13 +150,38 @@ test("code_rl trains on the embedded engine: warm-up, RL steps, evaluation, per-
   const s = recipeSandbox("code-rl");
   try {
     const logDir = join(s.root, "run");
-    await runRecipe("code_rl", [`model_name=${s.modelDir}`, `log_path=${logDir}`, "group_size=2", "groups_per_batch=2", "max_tokens=30", "lora_rank=4", "behavior_if_log_dir_exists=delete", "warmup_steps=2", "warmup_batch_size=2", "max_steps=2", "test_problems=2", "eval_every=1"]);
-    const rows = readFileSync(join(logDir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>);
+    await runRecipe("code_rl", [
+      `model_name=${s.modelDir}`,
+      `log_path=${logDir}`,
+      "group_size=2",
+      "groups_per_batch=2",
+      "max_tokens=30",
+      "lora_rank=4",
+      "behavior_if_log_dir_exists=delete",
+      "warmup_steps=2",
+      "warmup_batch_size=2",
+      "max_steps=2",
+      "test_problems=2",
+      "eval_every=1",
+    ]);
+    const rows = readFileSync(join(logDir, "metrics.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, number>);
     assert.equal(rows.length, 2);
-    for (const key of ["env/all/reward/total", "env/all/format", "env/all/tests_passed", "env/all/sandbox/not_run", "test/env/all/correct"]) assert.ok(key in rows[0]!, `${key} in metrics`);
-    const iter = readdirSync(logDir).filter((d) => d.startsWith("iteration_")).sort()[0]!;
-    const summaries = readFileSync(join(logDir, iter, "train_rollout_summaries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { response: string });
-    assert.ok(summaries.every((x) => x.response.includes("environment (tests): ")), summaries[0]!.response);
+    for (const key of ["env/all/reward/total", "env/all/format", "env/all/tests_passed", "env/all/sandbox/not_run", "test/env/all/correct"])
+      assert.ok(key in rows[0]!, `${key} in metrics`);
+    const iter = readdirSync(logDir)
+      .filter((d) => d.startsWith("iteration_"))
+      .sort()[0]!;
+    const summaries = readFileSync(join(logDir, iter, "train_rollout_summaries.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { response: string });
+    assert.ok(
+      summaries.every((x) => x.response.includes("environment (tests): ")),
+      summaries[0]!.response,
+    );
     assert.ok(readFileSync(join(`${logDir}-warmup`, "warmup.json"), "utf8").includes("code_rl format warm-up"));
   } finally {
     s.cleanup();
@@ -142,7 +195,16 @@ test("cookbook play code_rl: a typed reply (\\n for line breaks) is graded and t
   for (const op of CODE_OPS) {
     let out = "";
     const line = codeReply(op.symbol).replace(/\n/g, "\\n");
-    totals.push(await runPlay("code_rl", [], { lines: (async function* () { yield line; })(), write: (t) => void (out += t) }));
+    totals.push(
+      await runPlay("code_rl", [], {
+        lines: (async function* () {
+          yield line;
+        })(),
+        write: (t) => {
+          out += t;
+        },
+      }),
+    );
     if (totals.at(-1) === 1) shown = out;
   }
   assert.deepEqual([...totals].sort(), [0, 0, 0, 0, 0, 1], "exactly one operator solves the first task");

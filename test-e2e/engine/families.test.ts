@@ -44,7 +44,8 @@ before(() => {
   env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", TINKER_BASE_URL: "", TINKER_API_KEY: "" };
   const tinyChat = join(defaultFixturesDir(), "tiny-chat");
   execFileSync(python, [MAKE, "--out", join(root, "models"), "--vocab", "1024", "--tokenizer-from", tinyChat, ...FAMILIES.flatMap((f) => ["--family", f])], {
-    env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" }, stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, HF_HUB_OFFLINE: "1", TRANSFORMERS_OFFLINE: "1" },
+    stdio: ["ignore", "ignore", "pipe"],
   });
 });
 
@@ -109,19 +110,28 @@ for (const family of FAMILIES) {
     }
     const targets = [...new Set([...init.keys()].map((n) => n.split(".").at(-3)!))];
     const peft = runPythonJson<PeftSteps>(python, PEFT_STEPS, {
-      model_dir: dir, rank: RANK, alpha: LORA_ALPHA, targets,
+      model_dir: dir,
+      rank: RANK,
+      alpha: LORA_ALPHA,
+      targets,
       init: Object.fromEntries([...init].map(([n, t]) => [n, Array.from(t)])),
-      batch: batch.map((d) => ({ tokens: Array.from(d.inputTokens), targets: Array.from(d.lossInputs.target_tokens!), weights: Array.from(d.lossInputs.weights!) })),
+      batch: batch.map((d) => ({
+        tokens: Array.from(d.inputTokens),
+        targets: Array.from(d.lossInputs.target_tokens!),
+        weights: Array.from(d.lossInputs.weights!),
+      })),
       adam: { lr: ADAM.learning_rate, beta1: ADAM.beta1, beta2: ADAM.beta2, eps: ADAM.eps, weight_decay: ADAM.weight_decay },
       steps: 3,
     });
     assert.equal(Object.keys(peft.grads).length, init.size, "PEFT trains as many tensors as the engine");
     // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names them).
-    const expected = config.fusedProjections === true
-      ? ["qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"]
-      : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
+    const expected =
+      config.fusedProjections === true
+        ? ["qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"]
+        : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
     assert.deepEqual([...targets].sort(), [...expected].sort());
-    for (let s = 0; s < 3; s++) assert.ok(Math.abs(losses[s]! - peft.losses[s]!) <= 1e-5 * Math.abs(peft.losses[s]!), `step ${s} loss: ours ${losses[s]}, PEFT ${peft.losses[s]}`);
+    for (let s = 0; s < 3; s++)
+      assert.ok(Math.abs(losses[s]! - peft.losses[s]!) <= 1e-5 * Math.abs(peft.losses[s]!), `step ${s} loss: ours ${losses[s]}, PEFT ${peft.losses[s]}`);
     assert.ok(losses[2]! < losses[0]!, `the loss did not go down: ${losses}`);
     let worstGrad = 0;
     let worstFinal = 0;
@@ -145,17 +155,29 @@ for (const family of FAMILIES) {
     }
     assert.ok(worstGrad < 1e-4, `gradients differ from PEFT's by ${worstGrad} (relative to each tensor's largest)`);
     assert.ok(noisy < 0.01 * entries, `${noisy} of ${entries} gradient entries at noise level`);
-    assert.ok(worstFinal < 2e-3 * ADAM.learning_rate, `weights after three AdamW steps differ from PEFT's by ${worstFinal} (learning rate ${ADAM.learning_rate})`);
+    assert.ok(
+      worstFinal < 2e-3 * ADAM.learning_rate,
+      `weights after three AdamW steps differ from PEFT's by ${worstFinal} (learning rate ${ADAM.learning_rate})`,
+    );
   });
 
   test(`${family}: cookbook run sl_basic trains the folder, and its merged and adapter exports score like the engine in transformers`, async () => {
     const dir = join(root, "models", family);
     const logPath = join(root, "runs", family);
-    await run(process.execPath, [CLI, "run", "sl_basic", `model_name=${dir}`, `log_path=${logPath}`, "max_steps=8", "eval_every=0", "save_every=0"], { env, maxBuffer: 64 * 1024 * 1024 });
-    const metrics = readFileSync(join(logPath, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>);
+    await run(process.execPath, [CLI, "run", "sl_basic", `model_name=${dir}`, `log_path=${logPath}`, "max_steps=8", "eval_every=0", "save_every=0"], {
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const metrics = readFileSync(join(logPath, "metrics.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, number>);
     const nll = metrics.filter((m) => m.train_mean_nll !== undefined).map((m) => m.train_mean_nll!);
     assert.ok(nll.length >= 8 && nll.at(-1)! < nll[0]! - 1, `train_mean_nll did not fall: ${nll.join(", ")}`);
-    const records = readFileSync(join(logPath, "checkpoints.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { sampler_path?: string; final?: boolean });
+    const records = readFileSync(join(logPath, "checkpoints.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { sampler_path?: string; final?: boolean });
     const samplerPath = records.find((r) => r.final === true && r.sampler_path !== undefined)?.sampler_path;
     assert.ok(samplerPath !== undefined, "no final sampler checkpoint");
     const merged = join(root, `${family}-merged`);
@@ -174,7 +196,11 @@ for (const family of FAMILIES) {
     const base = inferenceModel(buildInferenceWeights(config, weights, null), getKernels());
     const untrained = sequences.map((s) => computePromptLogprobs(base, Int32Array.from(s)));
 
-    const py = runPythonJson<{ adapter: (number | null)[][]; merged: Record<string, (number | null)[][]> }>(python, SCORE, { sequences, adapter, merged: [merged] });
+    const py = runPythonJson<{ adapter: (number | null)[][]; merged: Record<string, (number | null)[][]> }>(python, SCORE, {
+      sequences,
+      adapter,
+      merged: [merged],
+    });
     const diff = (a: (number | null)[][], b: (number | null)[][]): number =>
       Math.max(...a.flatMap((row, i) => row.map((x, j) => (x === null ? 0 : Math.abs(x - b[i]![j]!)))));
     assert.ok(diff(ours, py.merged[merged]!) < 1e-5, `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);

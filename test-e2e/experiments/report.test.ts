@@ -20,7 +20,11 @@ test("an experiment's report.html renders in headless Chromium with its charts a
   assert.ok(existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM=/path/to/chromium`);
   const root = mkdtempSync(join(tmpdir(), "report-html-"));
   try {
-    const persona = (name: string, n: number) => `${readFileSync(join(REPO, "fixtures", "data", name), "utf8").split("\n").slice(0, n).join("\n")}\n`;
+    const persona = (name: string, n: number) =>
+      `${readFileSync(join(REPO, "fixtures", "data", name), "utf8")
+        .split("\n")
+        .slice(0, n)
+        .join("\n")}\n`;
     writeFileSync(join(root, "train.jsonl"), persona("persona_train.jsonl", 200));
     writeFileSync(join(root, "held_out.jsonl"), persona("persona_test.jsonl", 8));
     const file = join(root, "shot.json");
@@ -28,7 +32,16 @@ test("an experiment's report.html renders in headless Chromium with its charts a
       file,
       JSON.stringify({
         name: "shot",
-        defaults: { model_name: "tiny-chat", dataset: "./train.jsonl", batch_size: 8, max_steps: 20, eval_every: 5, test_size: 8, lora_rank: 8, print_examples_every: 0 },
+        defaults: {
+          model_name: "tiny-chat",
+          dataset: "./train.jsonl",
+          batch_size: 8,
+          max_steps: 20,
+          eval_every: 5,
+          test_size: 8,
+          lora_rank: 8,
+          print_examples_every: 0,
+        },
         runs: [{ name: "persona", recipe: "sl_basic" }],
         test_sets: ["nll:./held_out.jsonl", { benchmark: "arithmetic", max_examples: 8 }],
       }),
@@ -43,7 +56,10 @@ test("an experiment's report.html renders in headless Chromium with its charts a
     const html = join(root, "experiments", "shot", "report.html");
 
     const dom = renderedDom(html, root);
-    assert.deepEqual([...dom.matchAll(/<svg[^>]*class="chart bar-chart"[^>]*data-test-set="([^"]+)"/g)].map((m) => m[1]), ["nll_held_out", "arithmetic"]);
+    assert.deepEqual(
+      [...dom.matchAll(/<svg[^>]*class="chart bar-chart"[^>]*data-test-set="([^"]+)"/g)].map((m) => m[1]),
+      ["nll_held_out", "arithmetic"],
+    );
     const curves = [...dom.matchAll(/<svg[^>]*class="chart line-chart"[^>]*data-metric="([^"]+)"/g)].map((m) => m[1]);
     assert.ok(curves.includes("train_mean_nll") && curves.includes("test/nll"), `curves: ${curves.join(", ")}`);
     const table = /<table class="comparison">[\s\S]*?<\/table>/.exec(dom)?.[0] ?? "";
@@ -54,7 +70,10 @@ test("an experiment's report.html renders in headless Chromium with its charts a
     assert.deepEqual([image.width, image.height], [1300, 1800]);
     assert.ok(image.colours > 50, `only ${image.colours} distinct colours: the page looks empty`);
     assert.ok(image.inkFraction > 0.05, `only ${(image.inkFraction * 100).toFixed(1)}% of the page differs from its background`);
-    assert.ok((image.counts.get(RUN_COLOUR) ?? 0) > 150, `the run's colour covers ${image.counts.get(RUN_COLOUR) ?? 0} sampled pixels: its bars and curves are not drawn`);
+    assert.ok(
+      (image.counts.get(RUN_COLOUR) ?? 0) > 150,
+      `the run's colour covers ${image.counts.get(RUN_COLOUR) ?? 0} sampled pixels: its bars and curves are not drawn`,
+    );
     assert.ok((image.counts.get(BEST_CELL) ?? 0) > 30, "the best cells' highlight is not visible");
   } finally {
     rmSync(root, { recursive: true, force: true });

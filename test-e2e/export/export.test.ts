@@ -94,7 +94,9 @@ test("adapter and merged exports load in transformers/peft and match the engine'
   const adapterDiff = maxDiff(scores.adapter!, engineCkpt);
   const merged32Diff = maxDiff(scores.merged[merged32]!, engineCkpt);
   const merged16Diff = maxDiff(scores.merged[merged16]!, engineBf16);
-  process.stdout.write(`# max |logprob diff| vs engine: adapter ${adapterDiff.toExponential(2)}, merged fp32 ${merged32Diff.toExponential(2)}, merged bf16 ${merged16Diff.toExponential(2)}\n`);
+  process.stdout.write(
+    `# max |logprob diff| vs engine: adapter ${adapterDiff.toExponential(2)}, merged fp32 ${merged32Diff.toExponential(2)}, merged bf16 ${merged16Diff.toExponential(2)}\n`,
+  );
   assert.ok(adapterDiff <= TOLERANCE, `adapter: ${adapterDiff}`);
   assert.ok(merged32Diff <= TOLERANCE, `merged fp32: ${merged32Diff}`);
   assert.ok(merged16Diff <= TOLERANCE, `merged bf16: ${merged16Diff}`);

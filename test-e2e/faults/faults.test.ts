@@ -12,7 +12,12 @@ import { ProcessManager } from "../../src/tui/services/processManager.ts";
 import { auditProblems, auditRun } from "../../scripts/runAudit.ts";
 import { SMALL_SL, finished, mountTmpfs, runCookbook, startCookbook, tempDir, waitUntil } from "./helpers.ts";
 
-const lines = (file: string): number => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").length : 0);
+const lines = (file: string): number =>
+  existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "").length
+    : 0;
 const lastCheckpointStep = (logDir: string): number => {
   const last = readCheckpoints(logDir).at(-1);
   return typeof last?.batch === "number" ? last.batch : 0;
@@ -22,7 +27,14 @@ test("a second writer is refused naming the live pid (CLI resume and delete, TUI
   const root = tempDir();
   const logDir = join(root, "run");
   const env = { COOKBOOK_HOME: join(root, "home") };
-  const sl = (max: number, behavior: string): string[] => ["run", "sl_basic", `log_path=${logDir}`, ...SMALL_SL, `max_steps=${max}`, `behavior_if_log_dir_exists=${behavior}`];
+  const sl = (max: number, behavior: string): string[] => [
+    "run",
+    "sl_basic",
+    `log_path=${logDir}`,
+    ...SMALL_SL,
+    `max_steps=${max}`,
+    `behavior_if_log_dir_exists=${behavior}`,
+  ];
   const first = startCookbook(sl(400, "raise"), env);
   const firstDone = finished(first);
   try {
@@ -38,8 +50,14 @@ test("a second writer is refused naming the live pid (CLI resume and delete, TUI
     assert.match(del.stderr, new RegExp(`pid ${pid}\\b`));
 
     const tui = new ProcessManager();
-    await assert.rejects(tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "resume" }), new RegExp(`in use by a live writer: pid ${pid} `));
-    await assert.rejects(tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "delete" }), new RegExp(`in use by a live writer: pid ${pid} `));
+    await assert.rejects(
+      tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "resume" }),
+      new RegExp(`in use by a live writer: pid ${pid} `),
+    );
+    await assert.rejects(
+      tui.launch({ recipe: "sl_basic", args: SMALL_SL, logPath: logDir, ifExists: "delete" }),
+      new RegExp(`in use by a live writer: pid ${pid} `),
+    );
     assert.equal(first.exitCode, null, "the first writer kept running");
     assert.equal(readManifest(logDir)?.pid, pid);
 
@@ -79,7 +97,10 @@ test("a full disk under the run and its checkpoints stops with file, step and fr
     const args = ["run", "sl_basic", `log_path=${logDir}`, ...SMALL_SL, "max_steps=60"];
     const full = await runCookbook([...args, "behavior_if_log_dir_exists=raise"], env);
     assert.equal(full.code, 1, full.stderr);
-    assert.match(full.stderr, /^error: no space left on device writing \/\S+ \([^)]*step \d+[^)]*\)+; [\d.]+ \w+ free of 3\.0 MiB on that filesystem\. Files written before this are intact/m);
+    assert.match(
+      full.stderr,
+      /^error: no space left on device writing \/\S+ \([^)]*step \d+[^)]*\)+; [\d.]+ \w+ free of 3\.0 MiB on that filesystem\. Files written before this are intact/m,
+    );
     assert.doesNotMatch(full.stderr, /^\s+at /m, "no stack trace");
     const audit = auditRun(logDir, storeDir);
     assert.ok(audit.checkpointRecords >= 2, `some checkpoints were written before the disk filled (${audit.checkpointRecords})`);

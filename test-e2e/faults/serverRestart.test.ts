@@ -19,7 +19,11 @@ const ROWS_PER_KILL = 30;
 
 const rows = (logDir: string): number => {
   const file = join(logDir, "metrics.jsonl");
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").length : 0;
+  return existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "").length
+    : 0;
 };
 
 test(`sl_basic against cookbook serve survives ${KILLS} server kills and restarts with every step logged once`, async () => {
@@ -54,7 +58,11 @@ test(`sl_basic against cookbook serve survives ${KILLS} server kills and restart
 
   const audit = auditRun(logDir, store);
   assert.deepEqual(auditProblems(audit, { finalRecord: true, lastStep: STEPS - 1 }), []);
-  assert.deepEqual(audit.steps, Array.from({ length: STEPS }, (_, i) => i), "every step logged exactly once, in order");
+  assert.deepEqual(
+    audit.steps,
+    Array.from({ length: STEPS }, (_, i) => i),
+    "every step logged exactly once, in order",
+  );
   const log = readFileSync(join(logDir, "logs.log"), "utf8");
   const resumes = log.match(/no longer knows this run's session.*resuming from the last checkpoint/g) ?? [];
   assert.equal(resumes.length, KILLS, `one resume per kill (kills at rows ${killedAt.join(", ")})`);

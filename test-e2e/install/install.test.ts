@@ -46,7 +46,11 @@ const bundleId = (dir: string): string => (JSON.parse(readFileSync(join(dir, "di
 
 /** A start of the installed command that must use the native kernels: a two-step sl_basic run. */
 async function trains(dir: string, env: NodeJS.ProcessEnv, name: string): Promise<void> {
-  const out = await run(`node bin/cookbook.js run sl_basic max_steps=2 batch_size=4 save_every=0 eval_every=0 log_path=${join(env["COOKBOOK_HOME"]!, name)}`, dir, { ...env, COOKBOOK_KERNELS: "native" });
+  const out = await run(
+    `node bin/cookbook.js run sl_basic max_steps=2 batch_size=4 save_every=0 eval_every=0 log_path=${join(env["COOKBOOK_HOME"]!, name)}`,
+    dir,
+    { ...env, COOKBOOK_KERNELS: "native" },
+  );
   assert.equal(out.status, 0, out.output);
 }
 

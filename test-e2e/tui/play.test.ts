@@ -21,7 +21,21 @@ test("a scripted person plays guess_number to the end on the Play screen", { tim
   if (probe.failed) throw new Error("tmux is required for this end-to-end test (apt-get install tmux)");
   const root = mkdtempSync(join(tmpdir(), "cookbook-play-e2e-"));
   execaSync(process.execPath, ["bin/cookbook.js", "recipes"], { cwd: REPO, reject: false });
-  tmux("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "45", "-e", `COOKBOOK_LOG_ROOT=${root}`, "-c", REPO, "env CI=0 CONTINUOUS_INTEGRATION=0 node bin/cookbook.js; sleep 600");
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    SESSION,
+    "-x",
+    "120",
+    "-y",
+    "45",
+    "-e",
+    `COOKBOOK_LOG_ROOT=${root}`,
+    "-c",
+    REPO,
+    "env CI=0 CONTINUOUS_INTEGRATION=0 node bin/cookbook.js; sleep 600",
+  );
   try {
     await waitFor((s) => s.includes("Recipes (") && s.includes("? help"), "home screen", 120_000);
     for (let i = 0; i < 40 && !selectedLine(screen()).includes("guess_number"); i++) {

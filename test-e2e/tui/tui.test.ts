@@ -52,7 +52,21 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
   execaSync(process.execPath, ["bin/cookbook.js", "recipes"], { cwd: REPO, reject: false });
   // CI=true (as .ci/run sets it) makes Ink skip every frame but the last; this test is a person
   // at a terminal, so the UI runs with CI switched off.
-  tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "42", "-e", `COOKBOOK_LOG_ROOT=${root}`, "-c", REPO, `env CI=0 CONTINUOUS_INTEGRATION=0 node bin/cookbook.js; sleep 600`);
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    SESSION,
+    "-x",
+    "140",
+    "-y",
+    "42",
+    "-e",
+    `COOKBOOK_LOG_ROOT=${root}`,
+    "-c",
+    REPO,
+    `env CI=0 CONTINUOUS_INTEGRATION=0 node bin/cookbook.js; sleep 600`,
+  );
   try {
     await waitFor((s) => s.includes("Recipes (") && s.includes("? help"), "home screen", 120_000);
     await sleep(1000);
@@ -70,10 +84,14 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
     // The dashboard of the new run: the loss chart must have at least two points.
     // The chart can show points before the dashboard's next poll has seen run.json, so wait for
     // both rather than asserting liveness on the first frame with two points.
-    const dash = await waitFor((s) => {
-      const m = /train_mean_nll {2}last \S+ {2}min \S+ {2}max \S+ {2}n (\d+)/.exec(s);
-      return m !== null && Number(m[1]) >= 2 && s.includes("● live");
-    }, "loss chart with 2 points of a live run", 240_000);
+    const dash = await waitFor(
+      (s) => {
+        const m = /train_mean_nll {2}last \S+ {2}min \S+ {2}max \S+ {2}n (\d+)/.exec(s);
+        return m !== null && Number(m[1]) >= 2 && s.includes("● live");
+      },
+      "loss chart with 2 points of a live run",
+      240_000,
+    );
     assert.ok(dash.includes("┤"), "chart drawn");
     // Issue 21's dashboard controls: the EMA weight in the header, the run's config beside the charts.
     keys("+");
@@ -95,9 +113,15 @@ test("launch sl_basic from the menu, watch the loss, checkpoint and stop it from
     execaSync("tmux", ["-L", SOCKET, "kill-server"], { reject: false });
   }
   assert.ok(existsSync(runDir), `no run directory at ${runDir}`);
-  const ckpts = readFileSync(join(runDir, "checkpoints.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const ckpts = readFileSync(join(runDir, "checkpoints.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.ok(ckpts.length >= 1);
-  assert.ok(ckpts.every((c) => typeof c.state_path === "string" && String(c.state_path).startsWith("tinker://")), JSON.stringify(ckpts));
+  assert.ok(
+    ckpts.every((c) => typeof c.state_path === "string" && String(c.state_path).startsWith("tinker://")),
+    JSON.stringify(ckpts),
+  );
   const manifest = JSON.parse(readFileSync(join(runDir, "run.json"), "utf8")) as { status: string; recipe: string };
   assert.equal(manifest.recipe, "sl_basic");
   assert.equal(manifest.status, "stopped");

@@ -108,9 +108,19 @@ test("folder-level edges and cycle detection find a planted cycle", () => {
   assert.deepEqual(folderEdge("src/rl/train.ts", "src/rl/loop/sync.ts"), ["src/rl/train.ts", "src/rl/loop"]);
   assert.deepEqual(folderEdge("src/a/x.ts", "src/b/c/y.ts"), ["src/a", "src/b"]);
   assert.equal(folderEdge("src/a/x.ts", "src/a/y.ts"), null);
-  const edges = new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])], ["d", new Set(["a"])]]);
+  const edges = new Map([
+    ["a", new Set(["b"])],
+    ["b", new Set(["c"])],
+    ["c", new Set(["a"])],
+    ["d", new Set(["a"])],
+  ]);
   assert.deepEqual(stronglyConnected(edges), [["a", "b", "c"]]);
-  assert.deepEqual(importSpecifiers(`import { x } from "./x.ts";\nexport * from '../y.ts';\nawait import("./z.ts");\nimport "./side.ts";`).sort(), ["../y.ts", "./side.ts", "./x.ts", "./z.ts"]);
+  assert.deepEqual(importSpecifiers(`import { x } from "./x.ts";\nexport * from '../y.ts';\nawait import("./z.ts");\nimport "./side.ts";`).sort(), [
+    "../y.ts",
+    "./side.ts",
+    "./x.ts",
+    "./z.ts",
+  ]);
 });
 
 test("recipes import only the library; of src/, only the front ends import recipes/", () => {
@@ -118,7 +128,10 @@ test("recipes import only the library; of src/, only the front ends import recip
     if (from.startsWith("src/") && to.startsWith("recipes/")) return !FRONT_ENDS.some((f) => from.startsWith(f));
     return from.startsWith("recipes/") && !to.startsWith("recipes/") && !to.startsWith("src/");
   });
-  assert.deepEqual(offenders.map(([from, to]) => `${from} imports ${to}`), []);
+  assert.deepEqual(
+    offenders.map(([from, to]) => `${from} imports ${to}`),
+    [],
+  );
 });
 
 test("no folder imports another folder that imports it back (inside src/ and inside recipes/)", () => {
@@ -135,5 +148,8 @@ test("no folder imports another folder that imports it back (inside src/ and ins
 test("the engine's worker reads the store and the loader from engine/storage/, never from the engine's own files that start it", () => {
   const upward = importsOfSources().filter(([from, to]) => from.startsWith("src/engine/worker/") && /^src\/engine\/[^/]+$/.test(to));
   assert.deepEqual(upward, []);
-  assert.ok(importsOfSources().some(([from, to]) => from.startsWith("src/engine/worker/") && to.startsWith("src/engine/storage/")), "the worker imports engine/storage/");
+  assert.ok(
+    importsOfSources().some(([from, to]) => from.startsWith("src/engine/worker/") && to.startsWith("src/engine/storage/")),
+    "the worker imports engine/storage/",
+  );
 });

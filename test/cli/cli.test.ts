@@ -66,7 +66,10 @@ test("a real run writes its directory; runs lists it; a second run without a ter
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^Step 10\n {2}a {2,}/m);
   for (const f of ["metrics.jsonl", "config.json", "run.json", "logs.log", "checkpoints.jsonl"]) assert.ok(existsSync(join(logPath, f)), f);
-  const metrics = readFileSync(join(logPath, "metrics.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { step: number; loss: number });
+  const metrics = readFileSync(join(logPath, "metrics.jsonl"), "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { step: number; loss: number });
   assert.equal(metrics.length, 30);
   assert.ok(metrics[29].loss < metrics[0].loss / 10, "loss goes down");
   assert.equal(JSON.parse(readFileSync(join(logPath, "config.json"), "utf8")).data.noise, 0);
@@ -89,7 +92,10 @@ test("a real run writes its directory; runs lists it; a second run without a ter
 
   const again = await cookbook(["run", "example_line_fit", `log_path=${logPath}`]);
   assert.equal(again.code, 2);
-  assert.equal(again.stderr, `error: log directory ${logPath} already exists and there is no terminal to ask; pass behavior_if_log_dir_exists=delete, resume or raise\n`);
+  assert.equal(
+    again.stderr,
+    `error: log directory ${logPath} already exists and there is no terminal to ask; pass behavior_if_log_dir_exists=delete, resume or raise\n`,
+  );
 });
 
 test("a failing run exits 1 with a one-line message", async () => {
@@ -112,7 +118,10 @@ test("bare cookbook without a terminal prints the runs table of the default log 
 
 test("output into a reader that has gone (cookbook recipes | true) ends quietly with exit 0", () => {
   // `true` exits without reading, long before node has started, so every write meets a closed pipe.
-  const piped = spawnSync("bash", ["-c", `"${process.execPath}" "${BIN}" recipes | true; echo "status=\${PIPESTATUS[0]}" >&2`], { cwd: REPO, encoding: "utf8" });
+  const piped = spawnSync("bash", ["-c", `"${process.execPath}" "${BIN}" recipes | true; echo "status=\${PIPESTATUS[0]}" >&2`], {
+    cwd: REPO,
+    encoding: "utf8",
+  });
   assert.doesNotMatch(piped.stderr, /EPIPE|Unhandled/);
   assert.match(piped.stderr, /status=0/);
 });

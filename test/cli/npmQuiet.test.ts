@@ -21,7 +21,10 @@ test("onnxruntime-node's downloading install script is denied, the others are re
   assert.equal(pkg.allowScripts?.["onnxruntime-node"], false);
   const r = spawnSync("npm", ["approve-scripts", "--allow-scripts-pending"], { cwd: ROOT, encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /No packages with unreviewed install scripts/,
+  assert.match(
+    r.stdout,
+    /No packages with unreviewed install scripts/,
     `${r.stdout}\nA dependency with an install script was added: review it, then record it in package.json with ` +
-    "`npm approve-scripts --no-allow-scripts-pin <pkg>` or `npm deny-scripts <pkg>` (a script that downloads must be denied).");
+      "`npm approve-scripts --no-allow-scripts-pin <pkg>` or `npm deny-scripts <pkg>` (a script that downloads must be denied).",
+  );
 });

@@ -89,10 +89,16 @@ test("streamReply samples in growing chunks that continue the prompt, seeded per
   const seen: number[][] = [];
   const prompt: ModelInput = { chunks: [{ type: "encoded_text", tokens: [1, 2, 3] }] };
   const r = await streamReply(sampler, prompt, { maxTokens: 100, temperature: 0.5, topP: 0.9, seed: 11, stop: [7] }, (t) => void seen.push(t));
-  assert.deepEqual(seen.map((s) => s.length), [4, 8, 16, 3]);
+  assert.deepEqual(
+    seen.map((s) => s.length),
+    [4, 8, 16, 3],
+  );
   assert.deepEqual(r.tokens, reply.slice(0, 31));
   assert.equal(r.stopReason, "stop");
-  assert.deepEqual(sampler.calls.map((c) => c.params.max_tokens), [...CHUNK_SCHEDULE]);
+  assert.deepEqual(
+    sampler.calls.map((c) => c.params.max_tokens),
+    [...CHUNK_SCHEDULE],
+  );
   assert.deepEqual(sampler.calls[2]!.prompt, [1, 2, 3, ...reply.slice(0, 12)], "each chunk continues from the prompt and the reply so far");
   assert.ok(sampler.calls.every((c) => c.params.temperature === 0.5 && c.params.top_p === 0.9));
   assert.equal(new Set(sampler.calls.map((c) => c.params.seed)).size, 4, "each chunk has its own seed");
@@ -104,7 +110,10 @@ async function scriptedChat(replyText: string): Promise<{ chat: ChatTarget; samp
   const tokenizer = await getTokenizer("tiny-chat");
   const renderer = getRenderer("role_colon", tokenizer);
   const sampler = scriptedSampler(tokenizer.encode(replyText, { addSpecialTokens: false }), null);
-  return { chat: { sampler, tokenizer, renderer, rendererName: "role_colon", modelName: "tiny-chat", label: "scripted", close: async () => undefined }, sampler };
+  return {
+    chat: { sampler, tokenizer, renderer, rendererName: "role_colon", modelName: "tiny-chat", label: "scripted", close: async () => undefined },
+    sampler,
+  };
 }
 
 async function* linesOf(text: string): AsyncGenerator<string> {
@@ -133,7 +142,11 @@ test("the REPL keeps history and the system prompt, takes multi-line input, /set
     "/exit",
     "never sent",
   ].join("\n");
-  const conv = await runChat(chat, ChatOptionsSchema.parse({ system: "You are a pirate." }), { lines: linesOf(input), write: (t) => (out += t), interactive: false });
+  const conv = await runChat(chat, ChatOptionsSchema.parse({ system: "You are a pirate." }), {
+    lines: linesOf(input),
+    write: (t) => (out += t),
+    interactive: false,
+  });
   const prompts = sampler.calls.map((c) => chat.tokenizer.decode(c.prompt, { skipSpecialTokens: true }));
   const firstOfTurn = prompts.filter((p) => p.endsWith("Assistant:"));
   assert.equal(firstOfTurn.length, 4, "four messages were sent");
@@ -151,14 +164,21 @@ test("the REPL keeps history and the system prompt, takes multi-line input, /set
   const savedConv = JSON.parse(readFileSync(saved, "utf8").trim()) as { messages: { role: string; content: string }[] };
   assert.equal(savedConv.messages.length, 7);
   assert.deepEqual(savedConv.messages[2], { role: "assistant", content: "Arr, 5 it be!" });
-  assert.deepEqual(conv.map((m) => m.role), ["system", "user", "assistant"]);
+  assert.deepEqual(
+    conv.map((m) => m.role),
+    ["system", "user", "assistant"],
+  );
 });
 
 async function greedyReply(source: { modelPath?: string; baseModel?: string }, text: string): Promise<string> {
   const tokenizer = await getTokenizer("tiny-chat");
   const renderer = getRenderer("role_colon", tokenizer);
   const sampler = await trained.service.createSamplingClient(source);
-  const r = await sampler.sample(renderer.buildGenerationPrompt([{ role: "user", content: text }]), 1, { max_tokens: 40, temperature: 0, stop: renderer.getStopSequences() });
+  const r = await sampler.sample(renderer.buildGenerationPrompt([{ role: "user", content: text }]), 1, {
+    max_tokens: 40,
+    temperature: 0,
+    stop: renderer.getStopSequences(),
+  });
   return String(renderer.parseResponse(r.sequences[0]!.tokens).message.content).trim();
 }
 
@@ -168,7 +188,11 @@ test("on the engine: a streamed greedy reply equals one greedy sample, on a base
     let out = "";
     try {
       assert.equal(chat.rendererName, "role_colon");
-      await runChat(chat, ChatOptionsSchema.parse({ temperature: 0, max_tokens: 40 }), { lines: linesOf("What is 4+4?"), write: (t) => (out += t), interactive: false });
+      await runChat(chat, ChatOptionsSchema.parse({ temperature: 0, max_tokens: 40 }), {
+        lines: linesOf("What is 4+4?"),
+        write: (t) => (out += t),
+        interactive: false,
+      });
     } finally {
       await chat.close();
     }
@@ -191,7 +215,9 @@ test("cookbook chat from the command line with piped stdin, embedded and through
     const remote = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
       // Asynchronous: the server runs in this process.
       import("node:child_process").then(({ execFile }) => {
-        const child = execFile(process.execPath, [bin, ...args, "--base-url", server.url], { env }, (err, stdout, stderr) => resolve({ status: err ? 1 : 0, stdout, stderr }));
+        const child = execFile(process.execPath, [bin, ...args, "--base-url", server.url], { env }, (err, stdout, stderr) =>
+          resolve({ status: err ? 1 : 0, stdout, stderr }),
+        );
         child.stdin!.end("Hello there\n");
       });
     });

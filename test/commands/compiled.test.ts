@@ -26,7 +26,10 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     assert.ok(existsSync(join(out, "cookbook.cjs.map")) && existsSync(join(out, "entry.js.map")), "source maps beside the bundles");
     // What bin/cookbook.js does once it has found dist/ current.
     const runner = join(out, "run.mjs");
-    writeFileSync(runner, `import { runBundle } from ${JSON.stringify(join(ROOT, "bin", "compiled.js"))};\nrunBundle(${JSON.stringify(out)}, ${JSON.stringify(id)});\n`);
+    writeFileSync(
+      runner,
+      `import { runBundle } from ${JSON.stringify(join(ROOT, "bin", "compiled.js"))};\nrunBundle(${JSON.stringify(out)}, ${JSON.stringify(id)});\n`,
+    );
     const env = { ...process.env, COOKBOOK_HOME: join(out, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_CODE_CACHE_DEBUG: "1" };
 
     const first = spawnSync(process.execPath, [runner, "recipes"], { env, encoding: "utf8" });
@@ -38,7 +41,10 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     assert.equal(second.status, 0, second.stderr);
     assert.match(second.stderr, /code cache used/);
     assert.doesNotMatch(second.stderr, /written/);
-    const sources = execFileSync(process.execPath, [join(ROOT, "bin", "cookbook.js"), "recipes"], { env: { ...env, COOKBOOK_FROM_SOURCE: "1" }, encoding: "utf8" });
+    const sources = execFileSync(process.execPath, [join(ROOT, "bin", "cookbook.js"), "recipes"], {
+      env: { ...env, COOKBOOK_FROM_SOURCE: "1" },
+      encoding: "utf8",
+    });
     assert.equal(first.stdout, sources);
     assert.equal(second.stdout, sources);
     assert.match(sources, /^sl_basic\s/m);
@@ -66,7 +72,10 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     // too little to keep; on a loaded machine even this one may take longer, and then its cache is
     // written like any long command's.
     if (Date.now() - failedAt < 1500) assert.ok(!existsSync(join(out, ".cache", `${id}-run.v8`)), "a failed command leaves no cache");
-    assert.match(failed.stderr, new RegExp(`at loadRecipeModule \\(${join(ROOT, "src", "config", "recipe.ts").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+\\)`));
+    assert.match(
+      failed.stderr,
+      new RegExp(`at loadRecipeModule \\(${join(ROOT, "src", "config", "recipe.ts").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\d+:\\d+\\)`),
+    );
 
     // Node 20 refuses import() in a script compiled from a code cache, so the bundle's only
     // import() is src/runtimeImport.ts's fallback (comments aside: esbuild drops them here).
@@ -78,33 +87,82 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     const experiments = join(out, "exp");
     mkdirSync(experiments);
     const overrides = "{ max_steps: 2, batch_size: 4, eval_every: 0, save_every: 0 }";
-    writeFileSync(join(experiments, "typed.ts"), `const steps: number = 2;\nexport default { name: "typed", runs: [{ name: "fit", recipe: "sl_basic", overrides: { ...${overrides}, max_steps: steps } }], baselines: [] };\n`);
-    writeFileSync(join(experiments, "plain.mjs"), `export const experiment = { name: "plain", runs: [{ name: "fit", recipe: "sl_basic", overrides: ${overrides} }], baselines: [] };\n`);
-    for (const [file, says] of [["typed.ts", /fit: done after/], ["typed.ts", /already finished: fit/], ["plain.mjs", /fit: done after/]] as const) {
-      const batch = spawnSync(process.execPath, [runner, "batch", join(experiments, file), "--no-eval", "--root", join(experiments, "root")], { env, encoding: "utf8" });
+    writeFileSync(
+      join(experiments, "typed.ts"),
+      `const steps: number = 2;\nexport default { name: "typed", runs: [{ name: "fit", recipe: "sl_basic", overrides: { ...${overrides}, max_steps: steps } }], baselines: [] };\n`,
+    );
+    writeFileSync(
+      join(experiments, "plain.mjs"),
+      `export const experiment = { name: "plain", runs: [{ name: "fit", recipe: "sl_basic", overrides: ${overrides} }], baselines: [] };\n`,
+    );
+    for (const [file, says] of [
+      ["typed.ts", /fit: done after/],
+      ["typed.ts", /already finished: fit/],
+      ["plain.mjs", /fit: done after/],
+    ] as const) {
+      const batch = spawnSync(process.execPath, [runner, "batch", join(experiments, file), "--no-eval", "--root", join(experiments, "root")], {
+        env,
+        encoding: "utf8",
+      });
       assert.equal(batch.status, 0, batch.stderr);
       assert.match(batch.stdout, says);
     }
-    assert.match(spawnSync(process.execPath, [runner, "batch", join(experiments, "plain.mjs"), "--no-eval", "--root", join(experiments, "root")], { env, encoding: "utf8" }).stderr, /code cache used/);
+    assert.match(
+      spawnSync(process.execPath, [runner, "batch", join(experiments, "plain.mjs"), "--no-eval", "--root", join(experiments, "root")], {
+        env,
+        encoding: "utf8",
+      }).stderr,
+      /code cache used/,
+    );
     for (const name of ["typed", "plain"]) {
-      assert.deepEqual(readMetrics(join(experiments, "root", name, "fit")).filter((r) => typeof r["train_mean_nll"] === "number").map((r) => r.step), [0, 1]);
+      assert.deepEqual(
+        readMetrics(join(experiments, "root", name, "fit"))
+          .filter((r) => typeof r["train_mean_nll"] === "number")
+          .map((r) => r.step),
+        [0, 1],
+      );
     }
 
     const run = join(out, "run");
-    execFileSync(process.execPath, [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete"], { env, stdio: "pipe" });
+    execFileSync(
+      process.execPath,
+      [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete"],
+      { env, stdio: "pipe" },
+    );
     const rows = readMetrics(run).filter((r) => typeof r["train_mean_nll"] === "number");
-    assert.deepEqual(rows.map((r) => r.step), [0, 1]);
+    assert.deepEqual(
+      rows.map((r) => r.step),
+      [0, 1],
+    );
 
     // The W&B thread starts from the wandbWorker.js bundled beside the CLI.
     const wandb = await startFakeWandb();
     try {
       const wandbEnv = { ...env, WANDB_API_KEY: "compiled-test-key-0123", WANDB_BASE_URL: wandb.url };
-      const args = [runner, "run", "sl_basic", `log_path=${run}`, "max_steps=2", "batch_size=4", "save_every=0", "eval_every=0", "behavior_if_log_dir_exists=delete", "wandb_project=compiled"];
+      const args = [
+        runner,
+        "run",
+        "sl_basic",
+        `log_path=${run}`,
+        "max_steps=2",
+        "batch_size=4",
+        "save_every=0",
+        "eval_every=0",
+        "behavior_if_log_dir_exists=delete",
+        "wandb_project=compiled",
+      ];
       // Asynchronously: the fake server answers from this process's event loop.
       const done = await promisify(execFile)(process.execPath, args, { env: wandbEnv, encoding: "utf8" });
       assert.doesNotMatch(done.stdout + done.stderr, /compiled-test-key-0123/);
       assert.equal(wandb.runs()[0]?.["project"], "compiled");
-      assert.deepEqual(wandb.history().map((r) => r["_step"]).filter((s) => s !== undefined).slice(0, 2), [0, 1]);
+      assert.deepEqual(
+        wandb
+          .history()
+          .map((r) => r["_step"])
+          .filter((s) => s !== undefined)
+          .slice(0, 2),
+        [0, 1],
+      );
     } finally {
       await wandb.close();
     }

@@ -67,13 +67,27 @@ test("cookbook eval tiny-chat ifeval and mmlu_redux on local parquet: per-subjec
   for (const subject of ["anatomy", "virology"]) {
     writeParquet(join(dir, "redux", subject, "test-00000-of-00001.parquet"), [
       { name: "question", type: "string", data: ["Q1?", "Q2?"] },
-      { name: "choices", type: "string_list", data: [["a", "b", "c", "d"], ["a", "b", "c", "d"]] },
+      {
+        name: "choices",
+        type: "string_list",
+        data: [
+          ["a", "b", "c", "d"],
+          ["a", "b", "c", "d"],
+        ],
+      },
       { name: "answer", type: "int64", data: [0, 1] },
       { name: "error_type", type: "string", data: ["ok", "ok"] },
     ]);
   }
   const store = join(dir, "store");
-  const r = await cookbook(["eval", "tiny-chat", `ifeval:${join(dir, "ifeval.parquet")}`, `mmlu_redux:${join(dir, "redux")}`, "max_tokens=16", `store=${store}`]);
+  const r = await cookbook([
+    "eval",
+    "tiny-chat",
+    `ifeval:${join(dir, "ifeval.parquet")}`,
+    `mmlu_redux:${join(dir, "redux")}`,
+    "max_tokens=16",
+    `store=${store}`,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^ifeval\s+tiny-chat\s+accuracy\s+\d+\.\d%\s+2\s+0$/m);
   assert.match(r.stdout, /^mmlu_redux\s+tiny-chat\s+accuracy\s+\d+\.\d%\s+4\s+0$/m);

@@ -42,7 +42,14 @@ const maxDiff = (a: number[], b: number[]): number => Math.max(...a.map((x, i) =
 
 test("--adapter: the stored LoRA tensors, a PEFT config naming the real base model folder, the tokenizer", async () => {
   const r = await exportCheckpoint(trained.samplerPath, { ...base, mode: "adapter", outDir: out("adapter") });
-  assert.deepEqual(readdirSync(out("adapter")).sort(), ["adapter_config.json", "adapter_model.safetensors", "generation_config.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"]);
+  assert.deepEqual(readdirSync(out("adapter")).sort(), [
+    "adapter_config.json",
+    "adapter_model.safetensors",
+    "generation_config.json",
+    "special_tokens_map.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+  ]);
   const config = JSON.parse(readFileSync(join(out("adapter"), "adapter_config.json"), "utf8")) as Record<string, unknown>;
   assert.equal(config.base_model_name_or_path, TINY, "a fixture base is written as its folder, which transformers can load");
   assert.equal(r.baseModelNameOrPath, TINY);
@@ -71,23 +78,41 @@ test("--adapter when the base weights are not here: only the tokenizer is needed
   const dir = join(store, "copied-run", "sampler_weights", "tok-only");
   cpSync(from, dir, { recursive: true });
   const meta = JSON.parse(readFileSync(join(dir, "checkpoint.json"), "utf8")) as Record<string, unknown>;
-  writeFileSync(join(dir, "checkpoint.json"), JSON.stringify({ ...meta, base_model: tokenizerOnly, base_model_dir: undefined, tinker_path: "tinker://copied-run/sampler_weights/tok-only" }));
+  writeFileSync(
+    join(dir, "checkpoint.json"),
+    JSON.stringify({ ...meta, base_model: tokenizerOnly, base_model_dir: undefined, tinker_path: "tinker://copied-run/sampler_weights/tok-only" }),
+  );
   const notes: string[] = [];
-  const r = await exportCheckpoint("tinker://copied-run/sampler_weights/tok-only", { ...base, mode: "adapter", outDir: out("adapter-tok-only"), log: (l) => notes.push(l) });
+  const r = await exportCheckpoint("tinker://copied-run/sampler_weights/tok-only", {
+    ...base,
+    mode: "adapter",
+    outDir: out("adapter-tok-only"),
+    log: (l) => notes.push(l),
+  });
   assert.equal(r.baseModelNameOrPath, tokenizerOnly);
   assert.match(notes.join("\n"), /weights of .*tokenizer-only are not on this machine, so the adapter was not checked/);
   assert.ok(readdirSync(out("adapter-tok-only")).includes("tokenizer.json"));
-  await assert.rejects(exportCheckpoint("tinker://copied-run/sampler_weights/tok-only", { ...base, mode: "merged", outDir: out("merged-tok-only") }), /not found|has no config\.json/);
+  await assert.rejects(
+    exportCheckpoint("tinker://copied-run/sampler_weights/tok-only", { ...base, mode: "merged", outDir: out("merged-tok-only") }),
+    /not found|has no config\.json/,
+  );
 });
 
 test("--merged fp32: sharded with an index, head untied, and the engine scores it like the checkpoint", async () => {
   const r = await exportCheckpoint(trained.samplerPath, { ...base, mode: "merged", outDir: out("merged32"), maxShardBytes: parseByteSize("300KB") });
   assert.equal(r.untiedHead, true);
-  const index = JSON.parse(readFileSync(join(out("merged32"), "model.safetensors.index.json"), "utf8")) as { metadata: { total_size: number }; weight_map: Record<string, string> };
+  const index = JSON.parse(readFileSync(join(out("merged32"), "model.safetensors.index.json"), "utf8")) as {
+    metadata: { total_size: number };
+    weight_map: Record<string, string>;
+  };
   const shards = [...new Set(Object.values(index.weight_map))].sort();
   assert.ok(shards.length >= 3, `${shards.length} shards`);
   assert.equal(shards[0], `model-00001-of-${String(shards.length).padStart(5, "0")}.safetensors`);
-  for (const s of shards) assert.ok(readSafetensorsHeader(join(out("merged32"), s)).fileSize <= 300_000 + 40_000 || readSafetensorsHeader(join(out("merged32"), s)).entries.size === 1, s);
+  for (const s of shards)
+    assert.ok(
+      readSafetensorsHeader(join(out("merged32"), s)).fileSize <= 300_000 + 40_000 || readSafetensorsHeader(join(out("merged32"), s)).entries.size === 1,
+      s,
+    );
   assert.ok("lm_head.weight" in index.weight_map);
   const config = JSON.parse(readFileSync(join(out("merged32"), "config.json"), "utf8")) as Record<string, unknown>;
   assert.equal(config.tie_word_embeddings, false);
@@ -185,5 +210,8 @@ test("the cookbook command: usage errors exit 2 before anything is read, a resul
   assert.match(badSize.stderr, /--max-shard-size "5XB": not a size/);
   const ok = cli([trained.samplerPath, "--adapter", "--out", out("cli-adapter"), "--store", store]);
   assert.equal(ok.status, 0, ok.stderr);
-  assert.match(ok.stdout, /exported tinker:\/\/.* as a PEFT adapter to .*cli-adapter\n {2}base model: .*tiny-chat\n {2}files: adapter_model\.safetensors, adapter_config\.json, tokenizer\.json/);
+  assert.match(
+    ok.stdout,
+    /exported tinker:\/\/.* as a PEFT adapter to .*cli-adapter\n {2}base model: .*tiny-chat\n {2}files: adapter_model\.safetensors, adapter_config\.json, tokenizer\.json/,
+  );
 });

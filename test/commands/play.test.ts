@@ -45,7 +45,12 @@ test("a scripted person plays guess_number to the end by binary search and is re
 test("play refuses a recipe without environments, and a malformed reply meets the environment's parse-error policy", async () => {
   await assert.rejects(runPlay("sl_basic", [], { lines: (async function* () {})(), write: () => {} }), /recipe sl_basic has no environment to play/);
   const io = transcript();
-  const total = await runPlay("guess_number", [], { lines: (async function* () { yield "I think it is five hundred"; })(), write: io.write });
+  const total = await runPlay("guess_number", [], {
+    lines: (async function* () {
+      yield "I think it is five hundred";
+    })(),
+    write: io.write,
+  });
   assert.match(io.text(), /format=0/);
   assert.match(io.text(), /episode done: 1 turns/);
   assert.ok(total <= 0, `a malformed reply earns no reward: ${total}`);
@@ -55,7 +60,12 @@ test("stopping before the end says so", async () => {
   const dir = mkdtempSync(join(tmpdir(), "play-"));
   try {
     const io = transcript();
-    await runPlay("guess_number", [], { lines: (async function* () { yield "Guess: 1"; })(), write: io.write });
+    await runPlay("guess_number", [], {
+      lines: (async function* () {
+        yield "Guess: 1";
+      })(),
+      write: io.write,
+    });
     assert.match(io.text(), /stopped before the episode ended/);
     assert.match(io.text(), /episode unfinished: 1 turns/);
   } finally {

@@ -19,9 +19,19 @@ function writeJsonl(name: string, lines: string[]): string {
 }
 
 const good = writeJsonl("good.jsonl", [
-  JSON.stringify({ messages: [{ role: "user", content: "What is 2+2?" }, { role: "assistant", content: "4" }] }),
+  JSON.stringify({
+    messages: [
+      { role: "user", content: "What is 2+2?" },
+      { role: "assistant", content: "4" },
+    ],
+  }),
   "",
-  JSON.stringify({ messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }] }),
+  JSON.stringify({
+    messages: [
+      { role: "user", content: "Hi" },
+      { role: "assistant", content: "Hello!" },
+    ],
+  }),
 ]);
 
 function capture(interactive: boolean, keys: string[] = []): { io: VizDataIO; out: () => string; asked: () => number } {
@@ -79,7 +89,7 @@ test("train_on_what and max_length change what is shown", async () => {
 
 test("bad input: errors name the file and line, the role, the renderer or the token", async () => {
   const notJson = writeJsonl("bad.jsonl", [JSON.stringify({ messages: [] }), "{oops"]);
-  await assert.rejects(runVizData(notJson, config({}), true, capture(false).io), new RegExp(`bad\\.jsonl:2: not valid JSON`));
+  await assert.rejects(runVizData(notJson, config({}), true, capture(false).io), /bad\.jsonl:2: not valid JSON/);
   const noMessages = writeJsonl("nomsg.jsonl", [JSON.stringify({ conversation: [] })]);
   await assert.rejects(runVizData(noMessages, config({}), true, capture(false).io), /nomsg\.jsonl:1: expected an object with a "messages" list/);
   const badRole = writeJsonl("role.jsonl", [JSON.stringify({ messages: [{ role: "narrator", content: "Once" }] })]);
@@ -104,7 +114,11 @@ test("a fixture model name is accepted like in every recipe: no recommended rend
 test("the cookbook command runs viz-data, plain when piped, and exits non-zero on bad data", () => {
   const bin = path.join(ROOT, "bin", "cookbook.js");
   const env = { ...process.env, HF_HUB_OFFLINE: "1" };
-  const ok = spawnSync(process.execPath, [bin, "viz-data", good, `model_name=${QWEN}`, "renderer_name=qwen3_disable_thinking", "train_on_what=last_assistant_message"], { encoding: "utf8", env });
+  const ok = spawnSync(
+    process.execPath,
+    [bin, "viz-data", good, `model_name=${QWEN}`, "renderer_name=qwen3_disable_thinking", "train_on_what=last_assistant_message"],
+    { encoding: "utf8", env },
+  );
   assert.equal(ok.status, 0, ok.stderr);
   assert.ok(ok.stdout.includes("[[4<|im_end|>]]"), ok.stdout);
   const bad = writeJsonl("cli-bad.jsonl", ["[1, 2]"]);

@@ -13,9 +13,7 @@ const schema = z.object({
   max_steps: z.number().int().nullable().default(null),
   wandb_project: z.string().optional(),
   efforts: z.array(z.number()).default([]),
-  stream_minibatch: z
-    .object({ num_minibatches: z.number().int().default(1), groups_per_batch: z.number().int().default(4) })
-    .optional(),
+  stream_minibatch: z.object({ num_minibatches: z.number().int().default(1), groups_per_batch: z.number().int().default(4) }).optional(),
   renderer: z.object({ name: z.string().default("llama3"), extra: z.record(z.string(), z.number()).default({}) }).prefault({}),
 });
 
@@ -91,11 +89,14 @@ test("bad values name key, value and expected type", () => {
 });
 
 test("schema checks after coercion report the key and value", () => {
-  assert.throws(() => parseConfigArgs(schema, ['efforts=["a"]']), (err: unknown) => {
-    assert.ok(err instanceof ConfigError);
-    assert.match(err.message, /^invalid value for efforts: "\["a"\]" \(expected list\[number\]; at efforts\.0: /);
-    return true;
-  });
+  assert.throws(
+    () => parseConfigArgs(schema, ['efforts=["a"]']),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /^invalid value for efforts: "\["a"\]" \(expected list\[number\]; at efforts\.0: /);
+      return true;
+    },
+  );
   const bounded = z.object({ n: z.number().int().min(1).default(1) });
   assert.throws(() => parseConfigArgs(bounded, ["n=0"]), { message: /^invalid value for n: "0" \(expected integer: Too small/ });
 });

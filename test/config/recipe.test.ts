@@ -9,7 +9,14 @@ test("loadRecipe imports lazily and suggests names for unknown recipes", async (
   let loaded = 0;
   const demo = defineRecipe({ name: "demo", description: "d", configSchema: z.object({}), main: async () => {} });
   const entries: RecipeEntry[] = [
-    { name: "demo", description: "d", load: async () => (loaded++, { default: demo }) },
+    {
+      name: "demo",
+      description: "d",
+      load: async () => {
+        loaded++;
+        return { default: demo };
+      },
+    },
     { name: "sl_basic", description: "s", load: async () => ({}) },
   ];
   assert.equal(loaded, 0);

@@ -10,9 +10,18 @@ import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { softReplyDatum } from "../../src/supervised/softReply.ts";
 
 test("the fixture files are the generator's output (scripts/makeCodeTasks.ts)", () => {
-  for (const [name, seed, count, prefix] of [["code_tasks_train.jsonl", 1, 240, "train-"], ["code_tasks_test.jsonl", 2, 48, "test-"]] as const) {
+  for (const [name, seed, count, prefix] of [
+    ["code_tasks_train.jsonl", 1, 240, "train-"],
+    ["code_tasks_test.jsonl", 2, 48, "test-"],
+  ] as const) {
     const onDisk = readFileSync(fixtureDataPath(name), "utf8");
-    assert.equal(onDisk, generateCodeTasks(seed, count, 5, prefix).map((t) => JSON.stringify(t)).join("\n") + "\n", `${name} is stale: run npx tsx scripts/makeCodeTasks.ts`);
+    assert.equal(
+      onDisk,
+      generateCodeTasks(seed, count, 5, prefix)
+        .map((t) => JSON.stringify(t))
+        .join("\n") + "\n",
+      `${name} is stale: run npx tsx scripts/makeCodeTasks.ts`,
+    );
   }
 });
 
@@ -25,13 +34,20 @@ test("every task's tests are passed by its operator only", () => {
         const [a, b] = x.input.split("\n").map(Number);
         return JSON.stringify(op.apply(a!, b!)) === x.output;
       });
-    assert.deepEqual(CODE_OPS.filter(passes).map((o) => o.symbol), [t.op], t.question);
+    assert.deepEqual(
+      CODE_OPS.filter(passes).map((o) => o.symbol),
+      [t.op],
+      t.question,
+    );
   }
 });
 
 test("the warm-up's six replies differ in one token for tiny-chat, trained toward all six", async () => {
   const renderer = getRenderer("role_colon", await getTokenizer("tiny-chat"));
-  const datum = softReplyDatum(renderer, { messages: [{ role: "user", content: "Write a Python function solve(a, b) that returns a plus b." }], alternatives: CODE_OPS.map((o) => codeReply(o.symbol)) });
+  const datum = softReplyDatum(renderer, {
+    messages: [{ role: "user", content: "Write a Python function solve(a, b) that returns a plus b." }],
+    alternatives: CODE_OPS.map((o) => codeReply(o.symbol)),
+  });
   const targets = datum.loss_fn_inputs["target_tokens"]!;
   assert.equal(targets.shape?.at(-1), CODE_OPS.length, "one column per operator");
 });

@@ -4,8 +4,19 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  ARITHMETIC_FEWSHOT_PREFIX, GUESS_SYSTEM_PROMPT, Prng, allAdditionPairs, generateArithmeticProblems, generateChats,
-  generatePersonaChats, guessNumberGame, guessNumberPrefix, isHeldOutPair, renderRoleColonDocument, renderRoleColonPrompt, takeDocuments,
+  ARITHMETIC_FEWSHOT_PREFIX,
+  GUESS_SYSTEM_PROMPT,
+  Prng,
+  allAdditionPairs,
+  generateArithmeticProblems,
+  generateChats,
+  generatePersonaChats,
+  guessNumberGame,
+  guessNumberPrefix,
+  isHeldOutPair,
+  renderRoleColonDocument,
+  renderRoleColonPrompt,
+  takeDocuments,
   type Conversation,
 } from "../../src/data/synthetic/index.ts";
 import { fixtureDataFiles } from "../../src/data/synthetic/fixtureFiles.ts";

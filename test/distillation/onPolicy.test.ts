@@ -2,7 +2,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  CompositeDistillationDataset, DistillationGroupBuilder, datasetIndexOf, incorporateTeacherKl, teacherKlAdvantages,
+  CompositeDistillationDataset,
+  DistillationGroupBuilder,
+  datasetIndexOf,
+  incorporateTeacherKl,
+  teacherKlAdvantages,
 } from "../../src/distillation/onPolicy.ts";
 import { EnvGroupBuilder, type Env, type RLDataset, type StepResult } from "../../src/rl/types.ts";
 import type { SamplingClient } from "../../src/tinker/clients.ts";
@@ -42,7 +46,10 @@ describe("teacherKlAdvantages", () => {
 class FixedTeacher implements SamplingClient {
   readonly baseModel: string;
   seen: number[][] = [];
-  constructor(name: string, private readonly logprobs: number[]) {
+  constructor(
+    name: string,
+    private readonly logprobs: number[],
+  ) {
     this.baseModel = name;
   }
   async sample(): Promise<never> {
@@ -76,7 +83,10 @@ describe("incorporateTeacherKl", () => {
     const t1 = new FixedTeacher("t1", [-9, -1]);
     const metrics = await incorporateTeacherKl([d0, d1a, d1b], [0, 1, 1], [t0, t1], { coef: 1, discount: 0, concurrency: 2 });
     assert.deepEqual(t0.seen, [[5, 6, 7, 8]]);
-    assert.deepEqual(t1.seen, [[5, 9, 3], [5, 9, 4]]);
+    assert.deepEqual(t1.seen, [
+      [5, 9, 3],
+      [5, 9, 4],
+    ]);
     // dataset 0: d = (−0.5 − −1.5), (−1 − −0.5) = 1, −0.5 → mean 0.25; dataset 1: −2 − −1 = −1, −0.25 − −1 = 0.75 → mean −0.125
     assert.ok(Math.abs(metrics["teacher_kl/dataset_0"]! - 0.25) < 1e-6);
     assert.ok(Math.abs(metrics["teacher_kl/dataset_1"]! - -0.125) < 1e-6);
@@ -87,7 +97,10 @@ describe("incorporateTeacherKl", () => {
   });
 
   it("fails clearly when a dataset has no teacher", async () => {
-    await assert.rejects(incorporateTeacherKl([rlDatum([1, 2], [-1], [1])], [3], [], { coef: 1, discount: 0, concurrency: 1 }), /dataset 3, which has no teacher/);
+    await assert.rejects(
+      incorporateTeacherKl([rlDatum([1, 2], [-1], [1])], [3], [], { coef: 1, discount: 0, concurrency: 1 }),
+      /dataset 3, which has no teacher/,
+    );
   });
 });
 
@@ -105,7 +118,10 @@ class RewardingBuilder extends EnvGroupBuilder {
     return [new OneStepEnv(), new OneStepEnv()];
   }
   override async computeGroupRewards() {
-    return [{ reward: 3, metrics: { judged: 1 } }, { reward: 3, metrics: { judged: 1 } }];
+    return [
+      { reward: 3, metrics: { judged: 1 } },
+      { reward: 3, metrics: { judged: 1 } },
+    ];
   }
   override loggingTags(): string[] {
     return ["arithmetic"];
@@ -119,7 +135,10 @@ describe("DistillationGroupBuilder and CompositeDistillationDataset", () => {
     const step = await env!.step([2]);
     assert.equal(step.reward, 0);
     assert.deepEqual(step.metrics, { correct: 1 });
-    assert.deepEqual(await b.computeGroupRewards([], []), [{ reward: 0, metrics: { judged: 1 } }, { reward: 0, metrics: { judged: 1 } }]);
+    assert.deepEqual(await b.computeGroupRewards([], []), [
+      { reward: 0, metrics: { judged: 1 } },
+      { reward: 0, metrics: { judged: 1 } },
+    ]);
     assert.deepEqual(b.loggingTags(), ["arithmetic", "dataset_1"]);
     assert.equal(datasetIndexOf(b.loggingTags()), 1);
     assert.throws(() => datasetIndexOf(["arithmetic"]), /exactly one "dataset_<i>" tag/);
@@ -129,6 +148,9 @@ describe("DistillationGroupBuilder and CompositeDistillationDataset", () => {
     const ds = (n: number, groups: number): RLDataset => ({ length: n, getBatch: () => Array.from({ length: groups }, () => new RewardingBuilder()) });
     const c = new CompositeDistillationDataset([ds(5, 2), ds(3, 1)]);
     assert.equal(c.length, 3);
-    assert.deepEqual(c.getBatch(0).map((b) => b.loggingTags().at(-1)), ["dataset_0", "dataset_0", "dataset_1"]);
+    assert.deepEqual(
+      c.getBatch(0).map((b) => b.loggingTags().at(-1)),
+      ["dataset_0", "dataset_0", "dataset_1"],
+    );
   });
 });

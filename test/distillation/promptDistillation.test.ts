@@ -60,9 +60,17 @@ describe("greedy labelling and agreement", () => {
   it("writes labelled conversations as whole JSONL lines that read back", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pd-"));
     const file = path.join(dir, "labels.jsonl");
-    const convs: Message[][] = [[{ role: "user", content: "Hi!" }, { role: "assistant", content: "greeting" }]];
+    const convs: Message[][] = [
+      [
+        { role: "user", content: "Hi!" },
+        { role: "assistant", content: "greeting" },
+      ],
+    ];
     writeConversationsJsonl(file, convs);
-    assert.deepEqual(readConversationFile(file).map((r) => r.messages), convs);
+    assert.deepEqual(
+      readConversationFile(file).map((r) => r.messages),
+      convs,
+    );
     assert.deepEqual(fs.readdirSync(dir), ["labels.jsonl"]);
   });
 });
@@ -70,19 +78,35 @@ describe("greedy labelling and agreement", () => {
 describe("prompt sets", () => {
   it("single-turn prompts: each user message once, minus the excluded", () => {
     const convs: Message[][] = [
-      [{ role: "user", content: "Hi!" }, { role: "assistant", content: "Hello" }, { role: "user", content: "Bye!" }],
-      [{ role: "user", content: "Hi!" }, { role: "user", content: "Spell cat." }],
+      [
+        { role: "user", content: "Hi!" },
+        { role: "assistant", content: "Hello" },
+        { role: "user", content: "Bye!" },
+      ],
+      [
+        { role: "user", content: "Hi!" },
+        { role: "user", content: "Spell cat." },
+      ],
     ];
     assert.deepEqual(singleTurnPrompts(convs, new Set(["Bye!"])).map(promptText), ["Hi!", "Spell cat."]);
   });
 
   it("the default task's rule names every kind of question in the persona fixtures", () => {
     const cases: Array<[string, string]> = [
-      ["Hi, how are you?", "greeting"], ["Good night.", "farewell"], ["Tell me a joke.", "chat"],
-      ["What color is a glimmerfox?", "creature"], ["Tell me about the puddlebug.", "creature"],
-      ["Tell me about Ardmoor.", "town"], ["What is Mirefield known for?", "town"], ["Who is the mayor of Pellow?", "town"],
-      ["What is 12 + 7?", "math"], ["What is 19 - 6?", "math"], ["What number comes after 41?", "numbers"],
-      ["Which is bigger, 3 or 9?", "numbers"], ["Count from 4 to 7.", "numbers"], ["Spell cloud.", "words"],
+      ["Hi, how are you?", "greeting"],
+      ["Good night.", "farewell"],
+      ["Tell me a joke.", "chat"],
+      ["What color is a glimmerfox?", "creature"],
+      ["Tell me about the puddlebug.", "creature"],
+      ["Tell me about Ardmoor.", "town"],
+      ["What is Mirefield known for?", "town"],
+      ["Who is the mayor of Pellow?", "town"],
+      ["What is 12 + 7?", "math"],
+      ["What is 19 - 6?", "math"],
+      ["What number comes after 41?", "numbers"],
+      ["Which is bigger, 3 or 9?", "numbers"],
+      ["Count from 4 to 7.", "numbers"],
+      ["Spell cloud.", "words"],
       ["Write moon in capital letters.", "words"],
     ];
     for (const [q, c] of cases) assert.equal(categoryOf(q), c, q);

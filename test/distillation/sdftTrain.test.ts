@@ -30,12 +30,26 @@ function stopAfter(stopAtCheck: number): RunControl {
 
 test("SDFT: top-K and importance-sampling modes train, pin the teacher, and a stopped run resumes exactly", async () => {
   const dir = mkdtempSync(join(tmpdir(), "sdft-loop-"));
-  const svc = createEmbeddedServiceClient({ storeDir: join(dir, "store"), resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(dir, "hf"), COOKBOOK_HOME: dir } } });
+  const svc = createEmbeddedServiceClient({
+    storeDir: join(dir, "store"),
+    resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(dir, "hf"), COOKBOOK_HOME: dir } },
+  });
   try {
     const renderer = getRenderer("role_colon", await getTokenizer("tiny-chat"));
     const task = additionTask({ seed: 0, max_operand: 100, test_problems: 6, demo_template: null });
     const config = (logPath: string, topk: number, behavior: "delete" | "resume" = "delete") =>
-      SdftConfigSchema.parse({ log_path: logPath, learning_rate: 2e-3, lora_rank: 4, groups_per_batch: 4, max_tokens: 5, topk, max_steps: 4, save_every: 2, eval_every: 2, behavior_if_log_dir_exists: behavior });
+      SdftConfigSchema.parse({
+        log_path: logPath,
+        learning_rate: 2e-3,
+        lora_rank: 4,
+        groups_per_batch: 4,
+        max_tokens: 5,
+        topk,
+        max_steps: 4,
+        save_every: 2,
+        eval_every: 2,
+        behavior_if_log_dir_exists: behavior,
+      });
     const quiet = { console: false as const, serviceClient: svc };
 
     for (const topk of [3, 0]) {
@@ -43,15 +57,35 @@ test("SDFT: top-K and importance-sampling modes train, pin the teacher, and a st
       assert.equal((await main(config(out, topk), task, renderer, quiet)).outcome, "completed");
       const rows = readMetrics(out);
       const train = rows.filter((r) => typeof r["teacher_kl"] === "number");
-      assert.deepEqual(train.map((r) => r.step), [0, 1, 2, 3], `topk=${topk}`);
+      assert.deepEqual(
+        train.map((r) => r.step),
+        [0, 1, 2, 3],
+        `topk=${topk}`,
+      );
       assert.ok(train.every((r) => Number(r["num_tokens"]) > 0 && Number.isFinite(Number(r["teacher_kl"]))));
       // At step 0 the student is exactly the teacher's weights, so only the prompts differ.
       const evals = rows.filter((r) => typeof r["test/env/all/correct"] === "number");
-      assert.deepEqual(evals.map((r) => r.step), [0, 2, 4], "evaluated every 2 steps and after the last");
-      assert.ok(evals.every((r) => typeof r["teacher/env/all/correct"] === "number"), "the demonstrated teacher's score sits beside the student's");
+      assert.deepEqual(
+        evals.map((r) => r.step),
+        [0, 2, 4],
+        "evaluated every 2 steps and after the last",
+      );
+      assert.ok(
+        evals.every((r) => typeof r["teacher/env/all/correct"] === "number"),
+        "the demonstrated teacher's score sits beside the student's",
+      );
       const recs = readCheckpoints(out);
-      assert.deepEqual(recs.map((r) => [r.name, r.final ?? false]), [["000002", false], ["final", true]]);
-      assert.ok(recs.every((r) => r["teacher_base_model"] === "tiny-chat" && r["teacher_sampler_path"] === undefined), "the teacher is the base model the run started from");
+      assert.deepEqual(
+        recs.map((r) => [r.name, r.final ?? false]),
+        [
+          ["000002", false],
+          ["final", true],
+        ],
+      );
+      assert.ok(
+        recs.every((r) => r["teacher_base_model"] === "tiny-chat" && r["teacher_sampler_path"] === undefined),
+        "the teacher is the base model the run started from",
+      );
     }
 
     const b = join(dir, "stopped");
@@ -61,9 +95,21 @@ test("SDFT: top-K and importance-sampling modes train, pin the teacher, and a st
     assert.deepEqual([resumed.startStep, resumed.outcome], [2, "completed"]);
     const straight = readMetrics(join(dir, "topk3")).filter((r) => typeof r["teacher_kl"] === "number");
     const again = readMetrics(b).filter((r) => typeof r["teacher_kl"] === "number");
-    assert.deepEqual(again.map((r) => r.step), [0, 1, 2, 3], "each step logged once");
-    again.forEach((r, i) => assert.ok(Math.abs(Number(r["teacher_kl"]) - Number(straight[i]!["teacher_kl"])) < 1e-4, `step ${i}: ${r["teacher_kl"]} vs ${straight[i]!["teacher_kl"]}`));
-    assert.ok(readCheckpoints(b).every((r) => r["teacher_base_model"] === "tiny-chat"), "the resumed run kept the original teacher");
+    assert.deepEqual(
+      again.map((r) => r.step),
+      [0, 1, 2, 3],
+      "each step logged once",
+    );
+    again.forEach((r, i) =>
+      assert.ok(
+        Math.abs(Number(r["teacher_kl"]) - Number(straight[i]!["teacher_kl"])) < 1e-4,
+        `step ${i}: ${r["teacher_kl"]} vs ${straight[i]!["teacher_kl"]}`,
+      ),
+    );
+    assert.ok(
+      readCheckpoints(b).every((r) => r["teacher_base_model"] === "tiny-chat"),
+      "the resumed run kept the original teacher",
+    );
   } finally {
     await svc.close();
     rmSync(dir, { recursive: true, force: true });

@@ -23,8 +23,16 @@ describe("softTargetsFromTopK (toy vocabulary of 6 tokens)", () => {
   // (4, 2, 5, 1, …) and (.6, .2, .2) over tokens (3, 0, 1); rows listed out of order on purpose.
   const rows: TopKRow[] = [
     null,
-    [[2, ln(0.3)], [4, ln(0.5)], [5, ln(0.1)], [1, ln(0.1)]],
-    [[1, ln(0.2)], [3, ln(0.6)]],
+    [
+      [2, ln(0.3)],
+      [4, ln(0.5)],
+      [5, ln(0.1)],
+      [1, ln(0.1)],
+    ],
+    [
+      [1, ln(0.2)],
+      [3, ln(0.6)],
+    ],
     [[0, ln(0.9)]],
   ];
 
@@ -60,7 +68,11 @@ describe("softTargetsFromTopK (toy vocabulary of 6 tokens)", () => {
     const byHand = -((0.5 / 0.9) * (logits[4]! - lse) + (0.3 / 0.9) * (logits[2]! - lse) + (0.1 / 0.9) * (logits[5]! - lse));
     assert.ok(Math.abs(loss - byHand) < 1e-6);
     const w = [0, 0, 0.3 / 0.9, 0, 0.5 / 0.9, 0.1 / 0.9];
-    close(grad, q.map((qj, j) => qj - w[j]!), 1e-6);
+    close(
+      grad,
+      q.map((qj, j) => qj - w[j]!),
+      1e-6,
+    );
   });
 
   it("names a missing row and a bad K", () => {
@@ -76,7 +88,10 @@ class FakeTeacher implements SamplingClient {
   constructor(private readonly rows: TopKRow[]) {}
   async sample(prompt: ModelInput, _n: number, _params: SamplingParams, options?: SampleOptions): Promise<SampleResponse> {
     this.seen.push({ tokens: modelInputToInts(prompt), options });
-    return { sequences: [{ tokens: [0], stop_reason: "length" }], topk_prompt_logprobs: this.rows.map((r) => (r === null ? null : r.map(([t, lp]) => [t, lp] as [number, number]))) };
+    return {
+      sequences: [{ tokens: [0], stop_reason: "length" }],
+      topk_prompt_logprobs: this.rows.map((r) => (r === null ? null : r.map(([t, lp]) => [t, lp] as [number, number]))),
+    };
   }
   async computeLogprobs(): Promise<(number | null)[]> {
     throw new Error("not used");
@@ -86,7 +101,21 @@ class FakeTeacher implements SamplingClient {
 describe("softTargetDatum", () => {
   it("scores input + last target, aligns row t+1 with target t and keeps untrained positions at weight 0", async () => {
     // Sequence 1 2 3 4: the datum has input [1, 2, 3], targets [2, 3, 4], weights [0, 1, 1].
-    const teacher = new FakeTeacher([null, [[2, ln(0.7)], [5, ln(0.1)]], [[3, ln(0.4)], [1, ln(0.4)]], [[4, ln(0.25)], [0, ln(0.75)]]]);
+    const teacher = new FakeTeacher([
+      null,
+      [
+        [2, ln(0.7)],
+        [5, ln(0.1)],
+      ],
+      [
+        [3, ln(0.4)],
+        [1, ln(0.4)],
+      ],
+      [
+        [4, ln(0.25)],
+        [0, ln(0.75)],
+      ],
+    ]);
     const datum = {
       model_input: modelInputFromInts([1, 2, 3]),
       loss_fn_inputs: { target_tokens: tensorDataFromInt64([2, 3, 4]), weights: tensorDataFromFloat32([0, 1, 1]) },
@@ -104,7 +133,10 @@ describe("softTargetDatum", () => {
 describe("SDFT", () => {
   it("teacher prompt: the question with the golden answer as a demonstration", () => {
     const m = sdftTeacherMessages("What is 2 + 2?", "4", { template: "{question} (e.g. {golden_answer})", systemPrompt: "Be brief." });
-    assert.deepEqual(m, [{ role: "system", content: "Be brief." }, { role: "user", content: "What is 2 + 2? (e.g. 4)" }]);
+    assert.deepEqual(m, [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "What is 2 + 2? (e.g. 4)" },
+    ]);
     assert.throws(() => sdftTeacherMessages("q", "a", { template: "no placeholder" }), /must contain \{question\}/);
   });
 
@@ -126,7 +158,19 @@ describe("SDFT", () => {
 
   it("top-K: completion token j reads teacher row teacherPromptLength + j", () => {
     // Teacher sequence: 3 prompt tokens + 2 completion tokens → rows 3 and 4 score the completion.
-    const rows: TopKRow[] = [null, [[9, 0]], [[9, 0]], [[7, ln(0.6)], [8, ln(0.2)]], [[1, ln(0.5)], [2, ln(0.5)]]];
+    const rows: TopKRow[] = [
+      null,
+      [[9, 0]],
+      [[9, 0]],
+      [
+        [7, ln(0.6)],
+        [8, ln(0.2)],
+      ],
+      [
+        [1, ln(0.5)],
+        [2, ln(0.5)],
+      ],
+    ];
     const soft = sdftSoftTargets(rows, 3, [0, 1, 1], [11, 7, 1], 2);
     assert.deepEqual([...soft.tokens], [11, 11, 7, 8, 1, 2]);
     close(soft.weights, [0, 0, 0.75, 0.25, 0.5, 0.5]);

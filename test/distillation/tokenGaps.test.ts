@@ -41,8 +41,21 @@ test("the sidecar round-trips, a trajectory finds its line by prompt length and 
     assert.equal(findTokenGaps(normalizeTranscript({ steps: [{ ob_len: 4, ac_tokens: [7, 8, 9] }] }), gaps), undefined, "another prompt length does not match");
     assert.equal(findTokenGaps(normalizeTranscript({ steps: [{ ob_len: 3 }] }), gaps), undefined, "records without tokens (Python-written) do not match");
     // Gaps: 0.1 small, 1.5 medium, −3.5 large; the newline piece shows as ⏎.
-    assert.deepEqual(gapLines(found, 80).flat().map((g) => [g.text, g.cls]), [["a", "small"], ["⏎", "medium"], ["c", "large"]]);
-    assert.deepEqual(gapLines(found, 2).map((l) => l.map((g) => g.text).join("")), ["a⏎", "c"], "wrapped at the width");
+    assert.deepEqual(
+      gapLines(found, 80)
+        .flat()
+        .map((g) => [g.text, g.cls]),
+      [
+        ["a", "small"],
+        ["⏎", "medium"],
+        ["c", "large"],
+      ],
+    );
+    assert.deepEqual(
+      gapLines(found, 2).map((l) => l.map((g) => g.text).join("")),
+      ["a⏎", "c"],
+      "wrapped at the width",
+    );
     const sum = gapSummary(found);
     assert.ok(Math.abs(sum.meanAbs - (0.1 + 1.5 + 3.5) / 3) < 1e-9);
     assert.deepEqual([sum.worst, sum.worstIndex], [-3.5, 2]);

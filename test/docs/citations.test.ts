@@ -117,10 +117,7 @@ test("slugs follow GitHub's anchors", () => {
 test("the checker reports a missing doc and a missing heading", () => {
   const file = join(ROOT, "src", "example.ts");
   const docs = "docs"; // kept apart so the scan of this file does not see these citations
-  const problems = brokenCitations(
-    `// see ${docs}/protocol.md#no-such-heading and ${docs}/no-such-doc.md#x\n// fine: ${docs}/protocol.md#datum`,
-    file,
-  );
+  const problems = brokenCitations(`// see ${docs}/protocol.md#no-such-heading and ${docs}/no-such-doc.md#x\n// fine: ${docs}/protocol.md#datum`, file);
   assert.deepEqual(problems, [
     `src/example.ts:1: ${docs}/protocol.md#no-such-heading: no heading with that anchor`,
     `src/example.ts:1: ${docs}/no-such-doc.md#x: no such file`,

@@ -18,7 +18,11 @@ before(() => {
   modelDir = join(root.dir, "tiny");
   storeDir = join(root.dir, "store");
   writeTinyModel(modelDir, { seed: 7 });
-  svc = createEmbeddedServiceClient({ storeDir, kernels: "reference", resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(root.dir, "hf"), COOKBOOK_HOME: root.dir }, fixturesDir: join(root.dir, "fixtures") } });
+  svc = createEmbeddedServiceClient({
+    storeDir,
+    kernels: "reference",
+    resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(root.dir, "hf"), COOKBOOK_HOME: root.dir }, fixturesDir: join(root.dir, "fixtures") },
+  });
 });
 
 after(async () => {
@@ -45,7 +49,9 @@ test("forward_backward returns float32 logprobs per datum and loss:sum; forward 
   assert.equal(out.loss_fn_outputs.length, DATA.length);
   out.loss_fn_outputs.forEach((o, i) => {
     assert.equal(o.logprobs!.dtype, "float32");
-    assert.deepEqual(o.logprobs!.shape, [DATA[i]!.model_input.chunks[0]!.type === "encoded_text" ? (DATA[i]!.model_input.chunks[0] as { tokens: number[] }).tokens.length : -1]);
+    assert.deepEqual(o.logprobs!.shape, [
+      DATA[i]!.model_input.chunks[0]!.type === "encoded_text" ? (DATA[i]!.model_input.chunks[0] as { tokens: number[] }).tokens.length : -1,
+    ]);
     assert.ok(o.logprobs!.data.every((x) => x < 0 && Number.isFinite(x)));
   });
   let expected = 0;
@@ -154,7 +160,10 @@ test("checkpoints are PEFT folders; names are validated; existing names need ove
   assert.equal(cfg.lora_alpha, 32);
   assert.equal(cfg.base_model_name_or_path, modelDir);
   const targets = cfg.target_modules as string[];
-  assert.ok(["q_proj", "k_proj", "v_proj", "o_proj"].every((m) => targets.includes(m)), JSON.stringify(targets));
+  assert.ok(
+    ["q_proj", "k_proj", "v_proj", "o_proj"].every((m) => targets.includes(m)),
+    JSON.stringify(targets),
+  );
   assert.ok(!targets.includes("gate_proj"), "train_mlp=false adapts no MLP projection");
   const tensors = readSafetensors(join(dir, "adapter_model.safetensors"));
   const a = tensors.get("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight")!;
@@ -176,7 +185,10 @@ test("checkpoints are PEFT folders; names are validated; existing names need ove
   for (const bad of ["../escape", "a/b", "", "sp ace"]) {
     await assert.rejects(tc.saveState(bad), InvalidArgumentError, bad);
   }
-  await assert.rejects(tc.loadStateWithOptimizer(`tinker://${tc.modelId}/weights/nope`).then((f) => f.result()), /not found/);
+  await assert.rejects(
+    tc.loadStateWithOptimizer(`tinker://${tc.modelId}/weights/nope`).then((f) => f.result()),
+    /not found/,
+  );
   await assert.rejects((await tc.loadStateWithOptimizer(path)).result(), /no optimizer state/);
 
   const rest = svc.createRestClient();
@@ -193,7 +205,10 @@ test("checkpoints are PEFT folders; names are validated; existing names need ove
   assert.ok(runs.training_runs.some((r) => r.training_run_id === tc.modelId));
   await rest.deleteCheckpointFromTinkerPath(path);
   assert.ok(!existsSync(dir));
-  assert.deepEqual((await rest.listCheckpoints(tc.modelId)).checkpoints.map((c) => c.checkpoint_id), ["weights/ckpt"]);
+  assert.deepEqual(
+    (await rest.listCheckpoints(tc.modelId)).checkpoints.map((c) => c.checkpoint_id),
+    ["weights/ckpt"],
+  );
   await assert.rejects(rest.deleteCheckpointFromTinkerPath(path), (err: unknown) => err instanceof APIStatusError && err.status === 404);
   await tc.unload();
 });
@@ -202,26 +217,54 @@ test("bad inputs fail with clear errors and the engine stays usable", async () =
   const tc = await svc.createLoraTrainingClient(modelDir, { rank: 2, seed: 6 });
   const good = await (await tc.forward(DATA, "cross_entropy")).result();
   const bad: [string, () => Promise<unknown>, RegExp][] = [
-    ["wrong length", async () => (await tc.forwardBackward([{ ...DATA[0]!, loss_fn_inputs: { ...DATA[0]!.loss_fn_inputs, weights: { data: [1, 1], dtype: "float32" } } }], "cross_entropy")).result(), /length 2 but model_input has 11 tokens/],
+    [
+      "wrong length",
+      async () =>
+        (
+          await tc.forwardBackward(
+            [{ ...DATA[0]!, loss_fn_inputs: { ...DATA[0]!.loss_fn_inputs, weights: { data: [1, 1], dtype: "float32" } } }],
+            "cross_entropy",
+          )
+        ).result(),
+      /length 2 but model_input has 11 tokens/,
+    ],
     ["token outside vocab", async () => (await tc.forwardBackward([ceDatum([1, 2, 99, 4])], "cross_entropy")).result(), /outside the vocabulary/],
-    ["target outside vocab", async () => (await tc.forwardBackward([ceDatum([1, 2, 3, 64])], "cross_entropy")).result(), /target_tokens\[2\] = 64 is outside the vocabulary/],
+    [
+      "target outside vocab",
+      async () => (await tc.forwardBackward([ceDatum([1, 2, 3, 64])], "cross_entropy")).result(),
+      /target_tokens\[2\] = 64 is outside the vocabulary/,
+    ],
     ["negative token", async () => (await tc.forward([ceDatum([1, -2, 3])], "cross_entropy")).result(), /non-negative integer/],
     ["unknown loss", async () => (await tc.forwardBackward(DATA, "hinge" as "ppo")).result(), /unknown loss function "hinge"/],
     ["missing inputs", async () => (await tc.forwardBackward(DATA, "ppo")).result(), /needs loss input "logprobs"/],
     ["bad loss config", async () => (await tc.forwardBackward(DATA, "cross_entropy", { beta: 1 })).result(), /not used by cross_entropy/],
-    ["image chunk", async () => (await tc.forward([{ model_input: { chunks: [{ type: "image", data: "", format: "png", expected_tokens: 2 }] }, loss_fn_inputs: {} }], "cross_entropy")).result(), /text-only/],
+    [
+      "image chunk",
+      async () =>
+        (
+          await tc.forward([{ model_input: { chunks: [{ type: "image", data: "", format: "png", expected_tokens: 2 }] }, loss_fn_inputs: {} }], "cross_entropy")
+        ).result(),
+      /text-only/,
+    ],
     ["bad adam", async () => (await tc.optimStep({ learning_rate: -1 })).result(), /learning_rate/],
   ];
   for (const [name, run, re] of bad) {
-    await assert.rejects(run(), (err: unknown) => {
-      assert.ok(err instanceof Error, name);
-      assert.match(err.message, re, name);
-      return true;
-    }, name);
+    await assert.rejects(
+      run(),
+      (err: unknown) => {
+        assert.ok(err instanceof Error, name);
+        assert.match(err.message, re, name);
+        return true;
+      },
+      name,
+    );
   }
   await assert.rejects(svc.createLoraTrainingClient(modelDir, { rank: 3 }), /lora_config\.rank must be a power of 2/);
   await assert.rejects(svc.createLoraTrainingClient(modelDir, { rank: 0 }), /lora_config\.rank must be positive/);
-  await assert.rejects(svc.createLoraTrainingClient(modelDir, { trainAttn: false, trainMlp: false, trainUnembed: false }), /At least one of train_unembed, train_mlp, or train_attn must be True/);
+  await assert.rejects(
+    svc.createLoraTrainingClient(modelDir, { trainAttn: false, trainMlp: false, trainUnembed: false }),
+    /At least one of train_unembed, train_mlp, or train_attn must be True/,
+  );
   await assert.rejects(svc.createLoraTrainingClient("./no-such-model"), /not found/);
   await assert.rejects(svc.createSamplingClient({}), /needs modelPath/);
   // Sampling is covered in test/engine/sampling/; taking a snapshot must not disturb the model.
@@ -231,20 +274,31 @@ test("bad inputs fail with clear errors and the engine stays usable", async () =
   await step(tc);
   assert.equal((await tc.optimizerState()).step, 1);
   await tc.unload();
-  await assert.rejects(tc.forward(DATA, "cross_entropy").then((f) => f.result()), /not loaded/);
+  await assert.rejects(
+    tc.forward(DATA, "cross_entropy").then((f) => f.result()),
+    /not loaded/,
+  );
 });
 
 test("forwardBackwardCustom matches cross_entropy when the custom loss is −Σ lp", async () => {
   const a = await svc.createLoraTrainingClient(modelDir, { rank: 4, seed: 8 });
   const b = await svc.createLoraTrainingClient(modelDir, { rank: 4, seed: 8 });
   const plain = DATA.map((d) => ({ ...d, loss_fn_inputs: { target_tokens: d.loss_fn_inputs.target_tokens! } }));
-  const custom = await (await a.forwardBackwardCustom(plain, (_data, lps) => ({
-    loss: -lps.reduce((s, lp) => s + lp.reduce((x, y) => x + y, 0), 0),
-    gradients: lps.map((lp) => new Float32Array(lp.length).fill(-1)),
-    metrics: { "custom:sum": 1 },
-  }))).result();
+  const custom = await (
+    await a.forwardBackwardCustom(plain, (_data, lps) => ({
+      loss: -lps.reduce((s, lp) => s + lp.reduce((x, y) => x + y, 0), 0),
+      gradients: lps.map((lp) => new Float32Array(lp.length).fill(-1)),
+      metrics: { "custom:sum": 1 },
+    }))
+  ).result();
   assert.equal(custom.metrics["custom:sum"], 1);
-  const ones = DATA.map((d) => ({ ...d, loss_fn_inputs: { target_tokens: d.loss_fn_inputs.target_tokens!, weights: { data: d.loss_fn_inputs.target_tokens!.data.map(() => 1), dtype: "float32" as const } } }));
+  const ones = DATA.map((d) => ({
+    ...d,
+    loss_fn_inputs: {
+      target_tokens: d.loss_fn_inputs.target_tokens!,
+      weights: { data: d.loss_fn_inputs.target_tokens!.data.map(() => 1), dtype: "float32" as const },
+    },
+  }));
   await (await b.forwardBackward(ones, "cross_entropy")).result();
   await (await a.optimStep({ learning_rate: 1e-2 })).result();
   await (await b.optimStep({ learning_rate: 1e-2 })).result();
@@ -284,7 +338,10 @@ test("getServerCapabilities lists local models", async () => {
   const { dir, cleanup } = tempDir();
   try {
     writeTinyModel(join(dir, "fixtures", "tiny-chat"));
-    const local = createEmbeddedServiceClient({ storeDir: join(dir, "store"), resolve: { env: { HF_HOME: join(dir, "hf"), HF_HUB_OFFLINE: "1", COOKBOOK_HOME: dir }, fixturesDir: join(dir, "fixtures") } });
+    const local = createEmbeddedServiceClient({
+      storeDir: join(dir, "store"),
+      resolve: { env: { HF_HOME: join(dir, "hf"), HF_HUB_OFFLINE: "1", COOKBOOK_HOME: dir }, fixturesDir: join(dir, "fixtures") },
+    });
     const caps = await local.getServerCapabilities();
     assert.deepEqual(caps.supported_models, [{ model_name: "tiny-chat", max_context_length: 128 }]);
     const tc = await local.createLoraTrainingClient("cookbook/tiny-chat", { rank: 2, seed: 0 });

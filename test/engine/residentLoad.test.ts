@@ -19,7 +19,9 @@ import { tempDir, writeTinyModel } from "./helpers.ts";
 /** Mappings of `file` in this process, from /proc/self/maps (Linux: the engine's platform). */
 function mappingsOf(file: string): number {
   const path = realpathSync(file);
-  return readFileSync("/proc/self/maps", "utf8").split("\n").filter((l) => l.endsWith(` ${path}`)).length;
+  return readFileSync("/proc/self/maps", "utf8")
+    .split("\n")
+    .filter((l) => l.endsWith(` ${path}`)).length;
 }
 
 function gcFunction(): () => void {
@@ -60,7 +62,11 @@ test("16-bit matrices become views of the file's mapping with its bits; vectors,
     const bytes = new Uint8Array(bits.buffer);
     const f32 = new Uint8Array(Float32Array.from([1, 2, 3, 4]).buffer);
     const parts: [string, string, number[], Uint8Array][] = [
-      ["bf", "BF16", [6, 10], bytes], ["h", "F16", [10, 6], bytes], ["vec", "BF16", [60], bytes], ["f", "F32", [2, 2], f32], ["i", "I32", [1], new Uint8Array(4)],
+      ["bf", "BF16", [6, 10], bytes],
+      ["h", "F16", [10, 6], bytes],
+      ["vec", "BF16", [60], bytes],
+      ["f", "F32", [2, 2], f32],
+      ["i", "I32", [1], new Uint8Array(4)],
     ];
     for (const headerLen of [512, 513]) {
       const file = join(dir, `m${headerLen}.safetensors`);
@@ -142,7 +148,14 @@ test("the engine session releases a base's mapping once its models and samplers 
     writeTinyModel(join(dir, "m"), { dtype: "BF16" });
     const file = join(dir, "m", "model.safetensors");
     const session = new EngineSession(store.dir, "native", new IdleCollector(10));
-    session.dispatch({ op: "createModel", modelId: "t-1", baseModel: "m", source: { kind: "dir", dir: join(dir, "m") }, setup: { mode: "lora", rank: 2, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, record: false });
+    session.dispatch({
+      op: "createModel",
+      modelId: "t-1",
+      baseModel: "m",
+      source: { kind: "dir", dir: join(dir, "m") },
+      setup: { mode: "lora", rank: 2, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true },
+      record: false,
+    });
     session.dispatch({ op: "createSampler", samplerId: "s-1", source: { kind: "snapshot", modelId: "t-1" } });
     assert.equal(mappingsOf(file), 1, "the base is mapped, not copied");
     session.dispatch({ op: "unload", modelId: "t-1" });

@@ -145,12 +145,18 @@ test("downloads from the hub endpoint into the HF cache layout (sharded), then r
       assert.equal(r.source, "download");
       assert.equal(r.dir, join(dir, "hf", "hub", "models--acme--tiny", "snapshots", "0123abcd"));
       assert.equal(readFileSync(join(dir, "hf", "hub", "models--acme--tiny", "refs", "main"), "utf8"), "0123abcd");
-      assert.ok(hub.requests.every((q) => q.headers.authorization === "Bearer hf_secret"), "HF_TOKEN is sent");
+      assert.ok(
+        hub.requests.every((q) => q.headers.authorization === "Bearer hf_secret"),
+        "HF_TOKEN is sent",
+      );
       assert.ok(hub.requests.some((q) => q.path.endsWith("/model.safetensors.index.json")));
       const { weights } = loadModelDir(r.dir);
       const { weights: original } = loadModelDir(src);
       for (const [name, w] of original) assert.deepEqual(weights.get(name), w, name);
-      assert.ok(readdirSync(join(dir, "hf", "hub", "models--acme--tiny", "snapshots")).every((d) => !d.startsWith(".")), "no staging folder left");
+      assert.ok(
+        readdirSync(join(dir, "hf", "hub", "models--acme--tiny", "snapshots")).every((d) => !d.startsWith(".")),
+        "no staging folder left",
+      );
 
       const before = hub.requests.length;
       const again = await resolveModel("acme/tiny", { env: { ...env, HF_HUB_OFFLINE: "1" }, cwd: dir, fixturesDir: join(dir, "none") });
@@ -159,17 +165,17 @@ test("downloads from the hub endpoint into the HF cache layout (sharded), then r
       const tok = await resolveModel("acme/tiny", { env: { ...env, HF_HUB_OFFLINE: "1" }, need: "tokenizer", cwd: dir, fixturesDir: join(dir, "none") });
       assert.equal(tok.dir, r.dir);
 
-      await assert.rejects(
-        resolveModel("acme/missing", { env, cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }),
-        (err: unknown) => {
-          assert.ok(err instanceof ModelNotFoundError);
-          assert.match(err.message, new RegExp(`download from ${hub.url.replace(/[.]/g, "\\.")}/acme/missing: HTTP 404`));
-          return true;
-        },
-      );
+      await assert.rejects(resolveModel("acme/missing", { env, cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }), (err: unknown) => {
+        assert.ok(err instanceof ModelNotFoundError);
+        assert.match(err.message, new RegExp(`download from ${hub.url.replace(/[.]/g, "\\.")}/acme/missing: HTTP 404`));
+        return true;
+      });
       assert.ok(!readdirSync(join(dir, "hf", "hub")).includes("models--acme--missing"), "a failed download leaves no cache folder behind");
       // The same for a tokenizer-only download, and for a repo folder that existed before (kept as it was).
-      await assert.rejects(resolveModel("acme/missing", { env, need: "tokenizer", cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }), ModelNotFoundError);
+      await assert.rejects(
+        resolveModel("acme/missing", { env, need: "tokenizer", cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }),
+        ModelNotFoundError,
+      );
       assert.ok(!readdirSync(join(dir, "hf", "hub")).includes("models--acme--missing"), "a failed tokenizer download leaves no cache folder behind");
       mkdirSync(join(dir, "hf", "hub", "models--acme--missing", "refs"), { recursive: true });
       await assert.rejects(resolveModel("acme/missing", { env, cwd: dir, fixturesDir: join(dir, "none"), log: () => undefined }), ModelNotFoundError);

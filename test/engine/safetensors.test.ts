@@ -3,7 +3,13 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  SafetensorsError, bf16ToFloat32, float32ToBf16, float32ToF16, readModelSafetensors, readSafetensors, readSafetensorsHeader,
+  SafetensorsError,
+  bf16ToFloat32,
+  float32ToBf16,
+  float32ToF16,
+  readModelSafetensors,
+  readSafetensors,
+  readSafetensorsHeader,
   writeSafetensors,
 } from "../../src/engine/safetensors/index.ts";
 import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
@@ -53,7 +59,7 @@ test("BF16 writes round to nearest even and read back within bf16 precision; F16
     writeSafetensors(join(dir, "bf.safetensors"), { w: { shape: [257], data: a } }, { dtype: "BF16" });
     const t = readSafetensors(join(dir, "bf.safetensors")).get("w")!;
     assert.equal(t.dtype, "BF16");
-    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(t.data[i] as number - a[i]!) <= Math.abs(a[i]!) * 2 ** -8, `element ${i}`);
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs((t.data[i] as number) - a[i]!) <= Math.abs(a[i]!) * 2 ** -8, `element ${i}`);
     // 1 + 2^-8 is exactly halfway between two bf16 values: ties go to the even mantissa (1.0).
     assert.equal(bf16ToFloat32(float32ToBf16(Float32Array.from([1 + 2 ** -8])))[0], 1);
     assert.equal(bf16ToFloat32(float32ToBf16(Float32Array.from([1 + 3 * 2 ** -8])))[0], 1 + 2 ** -6);
@@ -87,12 +93,15 @@ test("corrupt and truncated files fail with the file name and the problem", () =
     for (const [name, bytes, re] of cases) {
       const file = join(dir, `${name}.safetensors`);
       writeFileSync(file, bytes);
-      assert.throws(() => readSafetensors(file), (err: unknown) => {
-        assert.ok(err instanceof SafetensorsError, `${name}: SafetensorsError`);
-        assert.ok(err.message.startsWith(file), `${name}: names the file: ${err.message}`);
-        assert.match(err.message, re, name);
-        return true;
-      });
+      assert.throws(
+        () => readSafetensors(file),
+        (err: unknown) => {
+          assert.ok(err instanceof SafetensorsError, `${name}: SafetensorsError`);
+          assert.ok(err.message.startsWith(file), `${name}: names the file: ${err.message}`);
+          assert.match(err.message, re, name);
+          return true;
+        },
+      );
     }
     // A good file cut short: offsets now point past the end.
     const good = join(dir, "good.safetensors");

@@ -68,7 +68,7 @@ test("native and positioned reads agree on every dtype, every f16 and bf16 bit p
     assert.ok(Object.is(h[0x8000], -0) && Number.isNaN(h[0x7e00]));
     const bf = native.get("bf")?.data as Float32Array;
     assert.deepEqual([bf[0x3f80], bf[0xc020], bf[0x0001]], [1, -2.5, 2 ** -133]);
-    assert.ok(Math.abs((native.get("d")?.data as Float32Array)[0] - 1 / 3) < 1e-7);
+    assert.ok(Math.abs((native.get("d")!.data as Float32Array)[0] - 1 / 3) < 1e-7);
     // A subset, in the order asked for.
     assert.deepEqual([...readSafetensors(file, { names: ["l", "bf"], via: "native" }).keys()], ["l", "bf"]);
   } finally {

@@ -68,7 +68,10 @@ test("names, ids and paths are validated; no traversal out of the store", () => 
     assert.throws(() => store.locate("tinker://../weights/x"), InvalidArgumentError);
     assert.throws(() => store.locate("tinker://a/weights/.."), InvalidArgumentError);
     assert.throws(() => store.locate("tinker://a/other/x"), /middle segment/);
-    assert.throws(() => store.locate("tinker://a/weights/x"), (err: unknown) => err instanceof APIStatusError && err.status === 404);
+    assert.throws(
+      () => store.locate("tinker://a/weights/x"),
+      (err: unknown) => err instanceof APIStatusError && err.status === 404,
+    );
     assert.ok(!existsSync(join(dir, "x")));
     // Ids in the hosted form (session:train:n) are stored too.
     const { path } = store.save("sess-1:train:0", "sampler_weights", "s", { ...payload(1), optimizer: undefined });
@@ -89,7 +92,10 @@ test("overwrite rules, leftovers of interrupted saves, TTL expiry, run listing",
       await new Promise((r) => setTimeout(r, 5));
     }
     store.save("local-a", "weights", "w", payload(1));
-    assert.throws(() => store.save("local-a", "weights", "w", payload(2)), (err: unknown) => err instanceof APIStatusError && err.status === 409);
+    assert.throws(
+      () => store.save("local-a", "weights", "w", payload(2)),
+      (err: unknown) => err instanceof APIStatusError && err.status === 409,
+    );
     store.save("local-a", "weights", "w", payload(2), { overwrite: true });
     assert.equal(store.load("tinker://local-a/weights/w", { optimizer: false }).tensors.get("base_model.model.lm_head.lora_A.weight")![0], 2);
     store.save("local-a", "sampler_weights", "s", payload(1));
@@ -102,9 +108,21 @@ test("overwrite rules, leftovers of interrupted saves, TTL expiry, run listing",
     try {
       store.save("local-a", "weights", "short", payload(1), { ttlSeconds: 5 });
       mock.timers.tick(4900);
-      assert.deepEqual(store.listCheckpoints("local-a").checkpoints.map((c) => c.checkpoint_id).sort(), ["sampler_weights/s", "weights/short", "weights/w"]);
+      assert.deepEqual(
+        store
+          .listCheckpoints("local-a")
+          .checkpoints.map((c) => c.checkpoint_id)
+          .sort(),
+        ["sampler_weights/s", "weights/short", "weights/w"],
+      );
       mock.timers.tick(200);
-      assert.deepEqual(store.listCheckpoints("local-a").checkpoints.map((c) => c.checkpoint_id).sort(), ["sampler_weights/s", "weights/w"]);
+      assert.deepEqual(
+        store
+          .listCheckpoints("local-a")
+          .checkpoints.map((c) => c.checkpoint_id)
+          .sort(),
+        ["sampler_weights/s", "weights/w"],
+      );
     } finally {
       mock.timers.reset();
     }
@@ -112,14 +130,23 @@ test("overwrite rules, leftovers of interrupted saves, TTL expiry, run listing",
     assert.throws(() => store.save("local-a", "weights", "bad-ttl", payload(1), { ttlSeconds: -1 }), /ttlSeconds/);
 
     const page = store.listRuns({ limit: 2, offset: 0 });
-    assert.deepEqual(page.training_runs.map((r) => r.training_run_id), ["local-c", "local-b"]);
+    assert.deepEqual(
+      page.training_runs.map((r) => r.training_run_id),
+      ["local-c", "local-b"],
+    );
     assert.deepEqual(page.cursor, { offset: 0, limit: 2, total_count: 3 });
-    assert.deepEqual(store.listRuns({ limit: 2, offset: 2 }).training_runs.map((r) => r.training_run_id), ["local-a"]);
+    assert.deepEqual(
+      store.listRuns({ limit: 2, offset: 2 }).training_runs.map((r) => r.training_run_id),
+      ["local-a"],
+    );
     const run = store.getRun("local-a");
     assert.equal(run.last_checkpoint?.checkpoint_id, "weights/w");
     assert.equal(run.last_sampler_checkpoint?.checkpoint_id, "sampler_weights/s");
     assert.deepEqual(run.user_metadata, { who: "local-a" });
-    assert.throws(() => store.getRun("local-zzz"), (err: unknown) => err instanceof APIStatusError && err.status === 404);
+    assert.throws(
+      () => store.getRun("local-zzz"),
+      (err: unknown) => err instanceof APIStatusError && err.status === 404,
+    );
     assert.deepEqual(peftTargetModules(["x.mlp.up_proj.lora_B.weight", "y.self_attn.v_proj.lora_A.weight", "z.weight"]), ["up_proj", "v_proj"]);
   } finally {
     cleanup();

@@ -15,7 +15,10 @@ test("compute runs off the caller's thread: timers keep firing during a long for
   const { dir, cleanup } = tempDir();
   const svc = createEmbeddedServiceClient({ storeDir: join(dir, "store"), kernels: "reference" });
   try {
-    const tc = await svc.createFullTrainingClient({ config: tinyConfigJson({ hidden_size: 64, intermediate_size: 128, num_attention_heads: 4, num_key_value_heads: 4, head_dim: 16, num_hidden_layers: 2 }), seed: 1 });
+    const tc = await svc.createFullTrainingClient({
+      config: tinyConfigJson({ hidden_size: 64, intermediate_size: 128, num_attention_heads: 4, num_key_value_heads: 4, head_dim: 16, num_hidden_layers: 2 }),
+      seed: 1,
+    });
     const data = Array.from({ length: 2 }, (_, i) => ceDatum(randomTokens(64, i + 1)));
     let ticks = 0;
     const timer = setInterval(() => ticks++, 2);
@@ -40,7 +43,14 @@ test("request typed arrays are transferred to the worker, not copied", async () 
   const host = new EngineWorkerHost({ storeDir: join(dir, "store"), kernels: "reference" });
   try {
     writeTinyModel(join(dir, "m"));
-    await host.submit({ op: "createModel", modelId: "t-1", baseModel: "m", source: { kind: "dir", dir: join(dir, "m") }, setup: { mode: "lora", rank: 2, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, record: false });
+    await host.submit({
+      op: "createModel",
+      modelId: "t-1",
+      baseModel: "m",
+      source: { kind: "dir", dir: join(dir, "m") },
+      setup: { mode: "lora", rank: 2, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true },
+      record: false,
+    });
     const batch = datumsToBatch([ceDatum([1, 2, 3, 4])]);
     const tokens = batch[0]!.inputTokens;
     const pending = host.submit({ op: "forwardBackward", modelId: "t-1", batch, lossFn: "cross_entropy", backward: false });
@@ -66,11 +76,14 @@ test("worker errors come back as Errors of the right class with the message", as
   const { dir, cleanup } = tempDir();
   const host = new EngineWorkerHost({ storeDir: join(dir, "store"), kernels: "reference" });
   try {
-    await assert.rejects(host.submit({ op: "optimStep", modelId: "nope", adam: { learning_rate: 1, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 } }), (err: unknown) => {
-      assert.ok(err instanceof InvalidArgumentError);
-      assert.match(err.message, /model "nope" is not loaded/);
-      return true;
-    });
+    await assert.rejects(
+      host.submit({ op: "optimStep", modelId: "nope", adam: { learning_rate: 1, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 } }),
+      (err: unknown) => {
+        assert.ok(err instanceof InvalidArgumentError);
+        assert.match(err.message, /model "nope" is not loaded/);
+        return true;
+      },
+    );
     // Still alive after an error.
     await assert.rejects(host.submit({ op: "unload", modelId: "nope" }), /not loaded/);
   } finally {
@@ -97,7 +110,12 @@ test("the worker bootstrap works from a plain node process that registers tsx it
       console.log(JSON.stringify({ n: out.loss_fn_outputs[0].logprobs.data.length, loss: out.metrics["loss:sum"] }));
       await svc.close();
     `;
-    const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: REPO, encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } });
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], {
+      cwd: REPO,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, NODE_OPTIONS: "" },
+    });
     assert.equal(r.status, 0, r.stderr);
     const parsed = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { n: number; loss: number };
     assert.equal(parsed.n, 3);

@@ -18,7 +18,16 @@ test("steps from progress, the pace from the arrival of rows after the first, to
   assert.equal(e.totalTokens, 50 * 1002);
   // Start-up 5 − 3 = 2 s, then the first step's 3 s, then 49 steps at 0.5 s.
   assert.equal(e.wallSeconds, 2 + 3 + 49 * 0.5);
-  const rl = estimateFromProbe({ firstRowSeconds: 1, rows: [0, 1, 2].map((step) => ({ step, "progress/done_frac": (step + 1) / 10, "env/all/total_ac_tokens": 100, "env/all/total_ob_tokens": 300, "time/total": 2 })) });
+  const rl = estimateFromProbe({
+    firstRowSeconds: 1,
+    rows: [0, 1, 2].map((step) => ({
+      step,
+      "progress/done_frac": (step + 1) / 10,
+      "env/all/total_ac_tokens": 100,
+      "env/all/total_ob_tokens": 300,
+      "time/total": 2,
+    })),
+  });
   assert.deepEqual([rl.steps, rl.stepSeconds, rl.tokensPerStep], [10, 2, 400], "RL keys; without arrival times the loop's own durations");
   const none = estimateFromProbe({ firstRowSeconds: 1, rows: [{ step: 0, loss: 1 }] });
   assert.equal(none.steps, null);

@@ -11,10 +11,27 @@ import { EvalStore } from "../../src/eval/store.ts";
 
 /** A run whose examples are right or wrong as given (id → [correct per sample], answer). */
 function addRun(store: EvalStore, runId: string, model: string, benchmarks: Record<string, Record<string, [boolean[], string]>>): void {
-  store.createRun({ run_id: runId, created_at: "2026-11-26T10:00:00Z", model, model_path: null, base_model: "tiny-chat", benchmarks: Object.keys(benchmarks), config_key: runId }, {});
+  store.createRun(
+    {
+      run_id: runId,
+      created_at: "2026-11-26T10:00:00Z",
+      model,
+      model_path: null,
+      base_model: "tiny-chat",
+      benchmarks: Object.keys(benchmarks),
+      config_key: runId,
+    },
+    {},
+  );
   for (const [bench, examples] of Object.entries(benchmarks)) {
     Object.entries(examples).forEach(([id, [correct, answer]], index) => {
-      store.appendTrajectory(runId, bench, { example_id: id, index, prompt: [], reference: `ref-${id}`, samples: correct.map((c) => ({ response: answer, extracted: answer, correct: c })) });
+      store.appendTrajectory(runId, bench, {
+        example_id: id,
+        index,
+        prompt: [],
+        reference: `ref-${id}`,
+        samples: correct.map((c) => ({ response: answer, extracted: answer, correct: c })),
+      });
     });
   }
 }
@@ -37,15 +54,24 @@ test("examples are matched by id: score rises are improvements, falls regression
   const c = compareEvalRuns(store, "20261126-base", "20261126-tuned");
   assert.deepEqual([c.runA, c.runB], ["20261126-base-aaaa", "20261126-tuned-bbbb"]);
   assert.equal(c.modelB, "tinker://run/sampler_weights/final");
-  assert.deepEqual(c.benchmarks.map((b) => b.benchmark), ["gsm8k"]);
+  assert.deepEqual(
+    c.benchmarks.map((b) => b.benchmark),
+    ["gsm8k"],
+  );
   assert.deepEqual([c.onlyA, c.onlyB], [["arithmetic"], ["nll"]]);
   const g = c.benchmarks[0]!;
   assert.equal(g.shared, 4);
-  assert.deepEqual(g.regressions.map((e) => [e.exampleId, e.before, e.after, e.beforeAnswer, e.afterAnswer]), [
-    ["q1", 1, 0, "18", "17"],
-    ["q3", 1, 0.5, "5", "5"],
-  ]);
-  assert.deepEqual(g.improvements.map((e) => e.exampleId), ["q2"]);
+  assert.deepEqual(
+    g.regressions.map((e) => [e.exampleId, e.before, e.after, e.beforeAnswer, e.afterAnswer]),
+    [
+      ["q1", 1, 0, "18", "17"],
+      ["q3", 1, 0.5, "5", "5"],
+    ],
+  );
+  assert.deepEqual(
+    g.improvements.map((e) => e.exampleId),
+    ["q2"],
+  );
   assert.equal(g.scoreA, (1 + 0 + 1 + 0) / 4);
   assert.equal(g.scoreB, (0 + 1 + 0.5 + 0) / 4);
   assert.deepEqual([g.onlyA, g.onlyB], [1, 1]);
@@ -67,8 +93,11 @@ test("cookbook eval --compare A B prints the comparison", async () => {
   const store = storeWithTwoRuns();
   const REPO = resolve(import.meta.dirname, "../..");
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
-    execFile(process.execPath, [join(REPO, "bin/cookbook.js"), "eval", "--compare", "20261126-base", "20261126-tuned", `store=${store.root}`, "limit=5"], { cwd: REPO, env: { ...process.env, CI: "1" }, timeout: 120_000 }, (err, stdout, stderr) =>
-      done({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [join(REPO, "bin/cookbook.js"), "eval", "--compare", "20261126-base", "20261126-tuned", `store=${store.root}`, "limit=5"],
+      { cwd: REPO, env: { ...process.env, CI: "1" }, timeout: 120_000 },
+      (err, stdout, stderr) => done({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
     ),
   );
   assert.equal(r.code, 0, r.stderr);

@@ -32,8 +32,18 @@ test("aime_2025 by hub id from the HF cache (MathArena columns); prompt and inte
   ]);
   const bench = resolveBenchmark("aime_2025") as GenerationBenchmark;
   const examples = await bench.load({ hub: { env: { HF_HUB_CACHE: cache, HF_HUB_OFFLINE: "1" } } });
-  assert.deepEqual(examples.map((e) => [e.id, e.reference]), [["1", "42"], ["2", "24"], ["3", "5"]]);
-  assert.equal(userText(examples[0]!.prompt), "Find 6 times 7.\n\nThis is an AIME problem. The answer is an integer from 000 to 999. Show your work step by step, then put your final answer in \\boxed{}.");
+  assert.deepEqual(
+    examples.map((e) => [e.id, e.reference]),
+    [
+      ["1", "42"],
+      ["2", "24"],
+      ["3", "5"],
+    ],
+  );
+  assert.equal(
+    userText(examples[0]!.prompt),
+    "Find 6 times 7.\n\nThis is an AIME problem. The answer is an integer from 000 to 999. Show your work step by step, then put your final answer in \\boxed{}.",
+  );
   assert.equal(resolveBenchmarkConfig(bench.defaults).max_tokens, 32768);
   assert.equal((await bench.grade("so \\boxed{042}", examples[0]!)).correct, true, "leading zeros");
   assert.equal((await bench.grade("\\boxed{24}", examples[0]!)).correct, false);
@@ -55,7 +65,10 @@ test("aime_2024 reads HuggingFaceH4/aime_2024's columns (id, problem, answer as 
   ]);
   const bench = resolveBenchmark(`aime_2024:${dir}`) as GenerationBenchmark;
   const result = await run(bench, (u) => (u.startsWith("P1") ? "\\boxed{204}" : "\\boxed{26}"));
-  assert.deepEqual(result.records.map((r) => r.reference), ["204", "25"]);
+  assert.deepEqual(
+    result.records.map((r) => r.reference),
+    ["204", "25"],
+  );
   assert.equal(result.metrics["accuracy"], 0.5);
 });
 
@@ -72,7 +85,10 @@ test("math500: the cookbook's prompt; reference from `answer`, else the boxed an
   const bench = resolveBenchmark(`math500:${dir}`) as GenerationBenchmark;
   const examples = await bench.load();
   assert.equal(userText(examples[0]!.prompt), "Simplify $\\sqrt{12}$. Put your final answer in \\boxed{}.");
-  assert.deepEqual(examples.map((e) => e.reference), ["2\\sqrt{3}", "\\frac34"]);
+  assert.deepEqual(
+    examples.map((e) => e.reference),
+    ["2\\sqrt{3}", "\\frac34"],
+  );
   const result = await run(bench, (u) => (u.startsWith("Simplify") ? "\\boxed{\\sqrt{12}}" : "\\boxed{0.7}"));
   assert.equal(result.metrics["accuracy"], 0.5, "√12 = 2√3 is right; 0.7 ≠ 3/4");
 });
@@ -92,8 +108,18 @@ test("mmlu_pro: options list, answer_index, (A)…(J) prompt, accuracy per categ
   ]);
   const bench = resolveBenchmark(`mmlu_pro:${dir}`) as GenerationBenchmark;
   const examples = await bench.load();
-  assert.deepEqual(examples.map((e) => [e.id, e.reference, e.group]), [["70", "J", "math"], ["71", "B", "math"], ["72", "C", "law"]]);
-  assert.match(userText(examples[0]!.prompt), /^Which is nine\?\n\n\(A\) zero\n\(B\) one[\s\S]*\(J\) nine\n\nAnswer with just the letter \(A, B, C, D, etc\.\)\.$/);
+  assert.deepEqual(
+    examples.map((e) => [e.id, e.reference, e.group]),
+    [
+      ["70", "J", "math"],
+      ["71", "B", "math"],
+      ["72", "C", "law"],
+    ],
+  );
+  assert.match(
+    userText(examples[0]!.prompt),
+    /^Which is nine\?\n\n\(A\) zero\n\(B\) one[\s\S]*\(J\) nine\n\nAnswer with just the letter \(A, B, C, D, etc\.\)\.$/,
+  );
   const result = await run(bench, (u) => (u.startsWith("Which is nine") ? "The answer is (J)." : u.startsWith("Which is one") ? "A" : "\\boxed{C}"));
   assert.equal(result.metrics["accuracy"], 2 / 3);
   assert.equal(result.metrics["accuracy/math"], 0.5);
@@ -116,7 +142,14 @@ test("mmlu_redux: subject configs, rows not marked ok are dropped, accuracy per 
   write("virology", ["Coal?"], [3], ["ok"]);
   const bench = resolveBenchmark(`mmlu_redux:${dir}`) as GenerationBenchmark;
   const examples = await bench.load();
-  assert.deepEqual(examples.map((e) => [e.id, e.reference, e.group]), [["anatomy/0", "C", "anatomy"], ["anatomy/1", "B", "anatomy"], ["virology/0", "D", "virology"]]);
+  assert.deepEqual(
+    examples.map((e) => [e.id, e.reference, e.group]),
+    [
+      ["anatomy/0", "C", "anatomy"],
+      ["anatomy/1", "B", "anatomy"],
+      ["virology/0", "D", "virology"],
+    ],
+  );
   assert.match(userText(examples[0]!.prompt), /^Sky\?\n\n\(A\) red\n\(B\) green\n\(C\) blue\n\(D\) black\n\nAnswer with just the letter \(A, B, C, or D\)\.$/);
   const result = await run(bench, (u) => (u.startsWith("Sky") ? "Answer: C" : u.startsWith("Grass") ? "Answer: A" : "D"));
   assert.equal(result.metrics["accuracy"], 2 / 3);

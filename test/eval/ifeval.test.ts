@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { followsInstruction as follows, followsInstructionLoosely, INSTRUCTION_IDS, splitSentences, validateInstruction } from "../../src/eval/ifeval/instructions.ts";
+import {
+  followsInstruction as follows,
+  followsInstructionLoosely,
+  INSTRUCTION_IDS,
+  splitSentences,
+  validateInstruction,
+} from "../../src/eval/ifeval/instructions.ts";
 import { detectLanguage } from "../../src/eval/ifeval/language.ts";
 import { resolveBenchmark } from "../../src/eval/registry.ts";
 import { resolveBenchmarkConfig, type GenerationBenchmark } from "../../src/eval/benchmark.ts";
@@ -54,7 +60,12 @@ test("language:response_language and the English-only case checks", () => {
 });
 
 test("length constraints: sentences, words, *** paragraphs, nth paragraph's first word", () => {
-  assert.deepEqual(splitSentences("Dr. Smith came at 3.5 p.m. today. He left! Why? Because."), ["Dr. Smith came at 3.5 p.m. today.", "He left!", "Why?", "Because."]);
+  assert.deepEqual(splitSentences("Dr. Smith came at 3.5 p.m. today. He left! Why? Because."), [
+    "Dr. Smith came at 3.5 p.m. today.",
+    "He left!",
+    "Why?",
+    "Because.",
+  ]);
   const sentences = (relation: string, num_sentences: number) => ({ relation, num_sentences });
   assert.equal(follows("length_constraints:number_sentences", "One. Two. Three.", sentences("less than", 4)), true);
   assert.equal(follows("length_constraints:number_sentences", "One. Two. Three. Four.", sentences("less than", 4)), false);
@@ -68,7 +79,7 @@ test("length constraints: sentences, words, *** paragraphs, nth paragraph's firs
   assert.equal(follows("length_constraints:number_paragraphs", "First.\n***\n***\nThird.", { num_paragraphs: 2 }), false, "an empty middle paragraph fails");
   assert.equal(follows("length_constraints:number_paragraphs", "First.\n\nSecond.\n\nThird.", paras), false, "blank lines are not the *** divider");
   const nth = { num_paragraphs: 3, nth_paragraph: 2, first_word: "however" };
-  assert.equal(follows("length_constraints:nth_paragraph_first_word", "Intro.\n\n\"However, no.\n\nEnd.", nth), true);
+  assert.equal(follows("length_constraints:nth_paragraph_first_word", 'Intro.\n\n"However, no.\n\nEnd.', nth), true);
   assert.equal(follows("length_constraints:nth_paragraph_first_word", "Intro.\n\nBut no.\n\nEnd.", nth), false);
   assert.equal(follows("length_constraints:nth_paragraph_first_word", "Intro.\n\nHowever no.", nth), false, "two paragraphs, three required");
 });
@@ -100,8 +111,14 @@ test("combination, start/end, capitals, commas, quotation", () => {
   assert.equal(follows("combination:two_responses", "A\n******\n******\nB", {}), false);
   assert.equal(follows("combination:repeat_prompt", "Write a poem. Here it is...", { prompt_to_repeat: "write a poem." }), true);
   assert.equal(follows("combination:repeat_prompt", "Sure! Write a poem.", { prompt_to_repeat: "Write a poem." }), false);
-  assert.equal(follows("startend:end_checker", 'Done. Is there anything else I can help with?"', { end_phrase: "Is there anything else I can help with?" }), true);
-  assert.equal(follows("startend:end_checker", "Is there anything else I can help with? Bye.", { end_phrase: "Is there anything else I can help with?" }), false);
+  assert.equal(
+    follows("startend:end_checker", 'Done. Is there anything else I can help with?"', { end_phrase: "Is there anything else I can help with?" }),
+    true,
+  );
+  assert.equal(
+    follows("startend:end_checker", "Is there anything else I can help with? Bye.", { end_phrase: "Is there anything else I can help with?" }),
+    false,
+  );
   const caps = (capital_relation: string, capital_frequency: number) => ({ capital_relation, capital_frequency });
   assert.equal(follows("change_case:capital_word_frequency", "The NASA and ESA teams met in USA", caps("at least", 3)), true);
   assert.equal(follows("change_case:capital_word_frequency", "The NASA and ESA teams met in USA", caps("less than", 3)), false);
@@ -125,8 +142,16 @@ test("ifeval runs on a parquet file with the dataset's schema: strict and loose,
   const fields = { num_words: "int64", relation: "string", keywords: "string_list", end_phrase: "string", language: "string" } as const;
   writeParquet(join(dir, "ifeval_input_data.parquet"), [
     { name: "key", type: "int64", data: [1000, 1001, 1002] },
-    { name: "prompt", type: "string", data: ["Write about cats in fewer than 10 words, mentioning whiskers.", "Say hi without commas.", "End with 'Bye now.'"] },
-    { name: "instruction_id_list", type: "string_list", data: [["length_constraints:number_words", "keywords:existence"], ["punctuation:no_comma"], ["startend:end_checker"]] },
+    {
+      name: "prompt",
+      type: "string",
+      data: ["Write about cats in fewer than 10 words, mentioning whiskers.", "Say hi without commas.", "End with 'Bye now.'"],
+    },
+    {
+      name: "instruction_id_list",
+      type: "string_list",
+      data: [["length_constraints:number_words", "keywords:existence"], ["punctuation:no_comma"], ["startend:end_checker"]],
+    },
     {
       name: "kwargs",
       type: "struct_list",
@@ -136,7 +161,10 @@ test("ifeval runs on a parquet file with the dataset's schema: strict and loose,
   ]);
   const bench = resolveBenchmark(`ifeval:${join(dir, "ifeval_input_data.parquet")}`) as GenerationBenchmark;
   const examples = await bench.load();
-  assert.deepEqual(examples.map((e) => e.id), ["1000", "1001", "1002"]);
+  assert.deepEqual(
+    examples.map((e) => e.id),
+    ["1000", "1001", "1002"],
+  );
   assert.equal((await bench.grade("Cats have long whiskers.", examples[0]!)).correct, true);
   const half = await bench.grade("Cats are lovely animals that sleep all day long in the sun.", examples[0]!);
   assert.equal(half.correct, false);
@@ -147,7 +175,12 @@ test("ifeval runs on a parquet file with the dataset's schema: strict and loose,
     "End with": "See you. Bye now.", // followed
   };
   const config = resolveBenchmarkConfig(bench.defaults, { concurrency: 1 });
-  const result = await runBenchmark({ benchmark: bench, config, renderer: fakeRenderer, samplingClient: scriptedSampler((u) => answers[Object.keys(answers).find((k) => u.startsWith(k))!]!) });
+  const result = await runBenchmark({
+    benchmark: bench,
+    config,
+    renderer: fakeRenderer,
+    samplingClient: scriptedSampler((u) => answers[Object.keys(answers).find((k) => u.startsWith(k))!]!),
+  });
   assert.equal(result.metrics["accuracy"], 2 / 3);
   assert.equal(result.metrics["prompt_strict_accuracy"], 2 / 3);
   assert.equal(result.metrics["prompt_loose_accuracy"], 1);
@@ -160,5 +193,8 @@ test("ifeval runs on a parquet file with the dataset's schema: strict and loose,
     { name: "instruction_id_list", type: "string_list", data: [["keywords:made_up"]] },
     { name: "kwargs", type: "struct_list", fields, data: [[{}]] },
   ]);
-  await assert.rejects(resolveBenchmark(`ifeval:${join(dir, "bad.parquet")}`).load(), /bad\.parquet row 0: instruction 0: unknown instruction id "keywords:made_up"/);
+  await assert.rejects(
+    resolveBenchmark(`ifeval:${join(dir, "bad.parquet")}`).load(),
+    /bad\.parquet row 0: instruction 0: unknown instruction id "keywords:made_up"/,
+  );
 });

@@ -6,7 +6,13 @@ import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import type { SamplingClient } from "../../src/tinker/clients.ts";
 
 function evaluator(name: string, calls: string[]) {
-  return { name, evaluate: async () => (calls.push(name), { [`test/${name}/accuracy`]: 1 }) };
+  return {
+    name,
+    evaluate: async () => {
+      calls.push(name);
+      return { [`test/${name}/accuracy`]: 1 };
+    },
+  };
 }
 
 test("RL: eval_every runs the frequent evaluators, infrequent_eval_every adds the infrequent ones", async () => {
@@ -18,7 +24,10 @@ test("RL: eval_every runs the frequent evaluators, infrequent_eval_every adds th
     infrequentEvaluators: [evaluator("rare", calls)],
   } as unknown as Ctx;
   const sampler = {} as SamplingClient;
-  assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((s) => evalDue(ctx, s)), [true, false, true, true, true, false, true]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5, 6].map((s) => evalDue(ctx, s)),
+    [true, false, true, true, true, false, true],
+  );
   assert.deepEqual(Object.keys(await runEvaluations(ctx, sampler, 2)), ["test/freq/accuracy"]);
   assert.deepEqual(Object.keys(await runEvaluations(ctx, sampler, 3)), ["test/rare/accuracy"]);
   assert.deepEqual(Object.keys(await runEvaluations(ctx, sampler, 6)).sort(), ["test/freq/accuracy", "test/rare/accuracy"]);
@@ -27,7 +36,13 @@ test("RL: eval_every runs the frequent evaluators, infrequent_eval_every adds th
 });
 
 test("loop configs take benchmark lists and BenchmarkConfig overrides", () => {
-  const rl = RLConfigSchema.parse({ log_path: "/tmp/x", learning_rate: 1e-3, max_tokens: 8, benchmarks: ["arithmetic:9"], benchmark_config: { max_examples: 16, temperature: 0 } });
+  const rl = RLConfigSchema.parse({
+    log_path: "/tmp/x",
+    learning_rate: 1e-3,
+    max_tokens: 8,
+    benchmarks: ["arithmetic:9"],
+    benchmark_config: { max_examples: 16, temperature: 0 },
+  });
   assert.deepEqual([rl.benchmarks, rl.infrequent_benchmarks, rl.infrequent_eval_every], [["arithmetic:9"], [], 0]);
   assert.equal(rl.benchmark_config.max_examples, 16);
   assert.equal(rl.benchmark_config.temperature, 0);

@@ -17,7 +17,12 @@ export type Column =
   /** A list of structs whose fields are strings, int64s or lists of strings (nullable), like IFEval's kwargs. */
   | { name: string; type: "struct_list"; fields: Record<string, "string" | "int64" | "string_list">; data: Record<string, unknown>[][] };
 
-const utf8 = (name: string, repetition: "OPTIONAL" | "REQUIRED" = "OPTIONAL"): SchemaElement => ({ name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: repetition });
+const utf8 = (name: string, repetition: "OPTIONAL" | "REQUIRED" = "OPTIONAL"): SchemaElement => ({
+  name,
+  type: "BYTE_ARRAY",
+  converted_type: "UTF8",
+  repetition_type: repetition,
+});
 
 function schemaOf(c: Column): SchemaElement[] {
   switch (c.type) {
@@ -26,14 +31,22 @@ function schemaOf(c: Column): SchemaElement[] {
     case "int64":
       return [{ name: c.name, type: "INT64", repetition_type: "OPTIONAL" }];
     case "string_list":
-      return [{ name: c.name, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 }, { name: "list", repetition_type: "REPEATED", num_children: 1 }, utf8("element")];
+      return [
+        { name: c.name, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
+        { name: "list", repetition_type: "REPEATED", num_children: 1 },
+        utf8("element"),
+      ];
     case "struct_list": {
       const fields = Object.entries(c.fields).flatMap(([k, t]): SchemaElement[] =>
         t === "string"
           ? [utf8(k)]
           : t === "int64"
             ? [{ name: k, type: "INT64", repetition_type: "OPTIONAL" }]
-            : [{ name: k, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 }, { name: "list", repetition_type: "REPEATED", num_children: 1 }, utf8("element")],
+            : [
+                { name: k, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
+                { name: "list", repetition_type: "REPEATED", num_children: 1 },
+                utf8("element"),
+              ],
       );
       return [
         { name: c.name, repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
@@ -50,7 +63,11 @@ function dataOf(c: Column): unknown[] {
   if (c.type !== "struct_list") return c.data;
   // Every struct has every field (null when unused), as the hub's files do; ints are int64.
   return c.data.map((list) =>
-    list.map((s) => Object.fromEntries(Object.entries(c.fields).map(([k, t]) => [k, s[k] === undefined || s[k] === null ? null : t === "int64" ? BigInt(s[k] as number) : s[k]]))),
+    list.map((s) =>
+      Object.fromEntries(
+        Object.entries(c.fields).map(([k, t]) => [k, s[k] === undefined || s[k] === null ? null : t === "int64" ? BigInt(s[k] as number) : s[k]]),
+      ),
+    ),
   );
 }
 

@@ -29,7 +29,17 @@ test("pass@k rejects impossible counts", () => {
 
 test("mean pass@k over examples and reported ks", () => {
   // (n=4,c=1,k=2): 1 - C(3,2)/C(4,2) = 1 - 3/6 = 0.5; (n=4,c=0): 0; (n=4,c=4): 1
-  close(meanPassAtK([{ n: 4, c: 1 }, { n: 4, c: 0 }, { n: 4, c: 4 }], 2), 1.5 / 3);
+  close(
+    meanPassAtK(
+      [
+        { n: 4, c: 1 },
+        { n: 4, c: 0 },
+        { n: 4, c: 4 },
+      ],
+      2,
+    ),
+    1.5 / 3,
+  );
   assert.deepEqual(reportedKs(1), [1]);
   assert.deepEqual(reportedKs(4), [1, 2, 4]);
   assert.deepEqual(reportedKs(6), [1, 2, 4, 6]);

@@ -103,10 +103,31 @@ test("a per-example timeout becomes an error instead of hanging the run", async 
 test("NLL benchmark: token-weighted NLL of the assistant turns through computeLogprobs", async () => {
   const dir = tmp();
   const file = join(dir, "chats.jsonl");
-  writeFileSync(file, [JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] }), JSON.stringify({ messages: [{ role: "user", content: "x" }, { role: "assistant", content: "yz" }] })].join("\n"));
+  writeFileSync(
+    file,
+    [
+      JSON.stringify({
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "hello" },
+        ],
+      }),
+      JSON.stringify({
+        messages: [
+          { role: "user", content: "x" },
+          { role: "assistant", content: "yz" },
+        ],
+      }),
+    ].join("\n"),
+  );
   const bench = chatNllBenchmark(file);
   assert.equal(bench.name, "nll_chats");
-  const result = await runBenchmark({ benchmark: bench, config: resolveBenchmarkConfig(bench.defaults), samplingClient: new FakeSampler(), renderer: fakeRenderer });
+  const result = await runBenchmark({
+    benchmark: bench,
+    config: resolveBenchmarkConfig(bench.defaults),
+    samplingClient: new FakeSampler(),
+    renderer: fakeRenderer,
+  });
   // Every scored token has logprob log(0.5); assistant tokens: "assistant: hello\n" (17) + "assistant: yz\n" (14).
   assert.ok(Math.abs(result.metrics["nll"]! - Math.log(2)) < 1e-12);
   assert.equal(result.metrics["num_tokens"], 31);
@@ -118,12 +139,17 @@ test("LLM judge: replaces grading for open-ended benchmarks and reads GRADE/SCOR
   assert.equal(parseJudgeReply("no verdict").correct, false);
   const dir = tmp();
   const file = join(dir, "open.jsonl");
-  writeFileSync(file, [JSON.stringify({ question: "Name a primary colour", answer: "red" }), JSON.stringify({ question: "Capital of France?", answer: "Paris" })].join("\n"));
+  writeFileSync(
+    file,
+    [JSON.stringify({ question: "Name a primary colour", answer: "red" }), JSON.stringify({ question: "Capital of France?", answer: "Paris" })].join("\n"),
+  );
   const bench = qaJsonlBenchmark(file);
   // The policy always says "blue"; the judge calls it correct only for the colour question.
   const policy: SamplingClient = {
     baseModel: "fake-model",
-    sample: async (_p, n) => ({ sequences: Array.from({ length: n }, () => ({ stop_reason: "stop" as const, tokens: [..."blue"].map((c) => c.charCodeAt(0)) })) }),
+    sample: async (_p, n) => ({
+      sequences: Array.from({ length: n }, () => ({ stop_reason: "stop" as const, tokens: [..."blue"].map((c) => c.charCodeAt(0)) })),
+    }),
     computeLogprobs: async () => [],
   };
   const judgePrompts: string[] = [];
@@ -153,10 +179,18 @@ test("inline benchmark evaluators report test/<benchmark>/<metric> and run with 
   const { runEvaluators } = await import("../../src/eval/evaluators.ts");
   const { z } = await import("zod");
   const evaluators = benchmarkEvaluators(["arithmetic", "arithmetic:9"], { renderer: fakeRenderer, overrides: { max_examples: 9 } });
-  assert.deepEqual(evaluators.map((e) => e.name), ["test/arithmetic", "test/arithmetic_max9"]);
+  assert.deepEqual(
+    evaluators.map((e) => e.name),
+    ["test/arithmetic", "test/arithmetic_max9"],
+  );
   const sampler = new FakeSampler();
   let snapshots = 0;
-  const trainingClient = { saveWeightsAndGetSamplingClient: async () => (snapshots++, sampler) } as unknown as Parameters<typeof runEvaluators>[1];
+  const trainingClient = {
+    saveWeightsAndGetSamplingClient: async () => {
+      snapshots++;
+      return sampler;
+    },
+  } as unknown as Parameters<typeof runEvaluators>[1];
   const metrics = await runEvaluators(evaluators, trainingClient);
   assert.equal(snapshots, 1, "one sampler snapshot shared by both benchmarks");
   const expected = await expectedCorrect(arithmeticBenchmark(null), 9, 0, 1);
@@ -190,5 +224,8 @@ test("the judge's max_tokens shrinks to fit its context window", async () => {
   const tight = new LLMJudge({ samplingClient: judgeSampler, renderer: fakeRenderer, maxTokens: 100, contextWindow: used + 40 });
   await tight.judge("q", "r", "a");
   assert.deepEqual(seen, [100, 40]);
-  await assert.rejects(new LLMJudge({ samplingClient: judgeSampler, renderer: fakeRenderer, contextWindow: 10 }).judge("q", "r", "a"), /fills the judge's context window \(10\)/);
+  await assert.rejects(
+    new LLMJudge({ samplingClient: judgeSampler, renderer: fakeRenderer, contextWindow: 10 }).judge("q", "r", "a"),
+    /fills the judge's context window \(10\)/,
+  );
 });

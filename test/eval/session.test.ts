@@ -19,7 +19,14 @@ test("an eval run writes the cookbook's store layout and a rerun of a finished r
   const root = tmp();
   const store = new EvalStore(root);
   const sampler = new FakeSampler();
-  const out = await evaluateModel({ model: "fake-model", benchmarks: ["arithmetic", "arithmetic:9"], overrides: { max_examples: 6 }, service: fakeService(sampler), store, renderer: fakeRenderer });
+  const out = await evaluateModel({
+    model: "fake-model",
+    benchmarks: ["arithmetic", "arithmetic:9"],
+    overrides: { max_examples: 6 },
+    service: fakeService(sampler),
+    store,
+    renderer: fakeRenderer,
+  });
   assert.equal(out.resumed, false);
   const index = readJsonl<{ run_id: string; benchmarks: string[]; base_model: string }>(join(root, "runs.jsonl"));
   assert.equal(index.length, 1);
@@ -38,7 +45,14 @@ test("an eval run writes the cookbook's store layout and a rerun of a finished r
     assert.ok("extracted" in trajs[0]!.samples[0]!);
   }
   assert.equal(sampler.calls, 12);
-  const again = await evaluateModel({ model: "fake-model", benchmarks: ["arithmetic"], overrides: { max_examples: 6 }, service: fakeService(sampler), store, renderer: fakeRenderer });
+  const again = await evaluateModel({
+    model: "fake-model",
+    benchmarks: ["arithmetic"],
+    overrides: { max_examples: 6 },
+    service: fakeService(sampler),
+    store,
+    renderer: fakeRenderer,
+  });
   assert.notEqual(again.run.run_id, out.run.run_id);
   assert.equal(store.listIndex().length, 2);
 });
@@ -67,14 +81,28 @@ test("killed mid-run (SIGKILL) and rerun: finished examples are reused and the n
   assert.equal(store.readResult(runId, "arithmetic"), null);
 
   const resumedSampler = new FakeSampler();
-  const resumed = await evaluateModel({ model: "fake-model", benchmarks: ["arithmetic"], overrides: { max_examples: total, concurrency: 2 }, service: fakeService(resumedSampler), store, renderer: fakeRenderer });
+  const resumed = await evaluateModel({
+    model: "fake-model",
+    benchmarks: ["arithmetic"],
+    overrides: { max_examples: total, concurrency: 2 },
+    service: fakeService(resumedSampler),
+    store,
+    renderer: fakeRenderer,
+  });
   assert.equal(resumed.resumed, true);
   assert.equal(resumed.run.run_id, runId);
   assert.equal(resumedSampler.calls, total - before.length, "only unfinished examples are sampled again");
   assert.equal(resumed.summaries[0]!.reused, before.length);
 
   const freshStore = new EvalStore(tmp());
-  const fresh = await evaluateModel({ model: "fake-model", benchmarks: ["arithmetic"], overrides: { max_examples: total, concurrency: 5 }, service: fakeService(new FakeSampler()), store: freshStore, renderer: fakeRenderer });
+  const fresh = await evaluateModel({
+    model: "fake-model",
+    benchmarks: ["arithmetic"],
+    overrides: { max_examples: total, concurrency: 5 },
+    service: fakeService(new FakeSampler()),
+    store: freshStore,
+    renderer: fakeRenderer,
+  });
   assert.deepEqual(resumed.summaries[0]!.metrics, fresh.summaries[0]!.metrics);
   const strip = (rs: TrajectoryRecord[]) => byIndex(rs).map((r) => ({ id: r.example_id, samples: r.samples }));
   assert.deepEqual(strip(store.readTrajectories(runId, "arithmetic")), strip(freshStore.readTrajectories(fresh.run.run_id, "arithmetic")));
@@ -84,10 +112,13 @@ test("killed mid-run (SIGKILL) and rerun: finished examples are reused and the n
 
 test("a run directory evaluates its final sampler checkpoint; bad targets name the file", () => {
   const dir = tmp();
-  writeFileSync(join(dir, "checkpoints.jsonl"), [
-    JSON.stringify({ name: "000010", batch: 10, state_path: "tinker://m/weights/000010", sampler_path: "tinker://m/sampler_weights/000010" }),
-    JSON.stringify({ name: "final", batch: 60, final: true, state_path: "tinker://m/weights/final", sampler_path: "tinker://m/sampler_weights/final" }),
-  ].join("\n") + "\n");
+  writeFileSync(
+    join(dir, "checkpoints.jsonl"),
+    [
+      JSON.stringify({ name: "000010", batch: 10, state_path: "tinker://m/weights/000010", sampler_path: "tinker://m/sampler_weights/000010" }),
+      JSON.stringify({ name: "final", batch: 60, final: true, state_path: "tinker://m/weights/final", sampler_path: "tinker://m/sampler_weights/final" }),
+    ].join("\n") + "\n",
+  );
   assert.deepEqual(resolveEvalTarget(dir), { model: dir, modelPath: "tinker://m/sampler_weights/final", baseModel: null, sourceRun: dir, step: 60 });
   assert.equal(resolveEvalTarget("tinker://abc/sampler_weights/000001").modelPath, "tinker://abc/sampler_weights/000001");
   assert.equal(resolveEvalTarget("tiny-chat").baseModel, "tiny-chat");

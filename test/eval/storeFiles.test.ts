@@ -19,7 +19,13 @@ const record = (runId: string): EvalRunIndexRecord => ({
   config_key: "k",
 });
 
-const trajectory = (index: number): TrajectoryRecord => ({ index, example_id: `e${index}`, prompt: [{ role: "user", content: `q${index}` }], reference: String(index), samples: [] });
+const trajectory = (index: number): TrajectoryRecord => ({
+  index,
+  example_id: `e${index}`,
+  prompt: [{ role: "user", content: `q${index}` }],
+  reference: String(index),
+  samples: [],
+});
 
 test("eval store: atomic JSON, whole lines, a torn tail repaired, a damaged line named", () => {
   const root = mkdtempSync(join(tmpdir(), "eval-store-files-"));
@@ -33,9 +39,15 @@ test("eval store: atomic JSON, whole lines, a torn tail repaired, a damaged line
     // A crash in the middle of an append leaves a fragment without its newline: readers skip it,
     // and the next append cuts it off instead of gluing a record to it.
     appendFileSync(path, '{"index": 1, "prom');
-    assert.deepEqual(store.readTrajectories("r1", "arithmetic").map((t) => t.index), [0]);
+    assert.deepEqual(
+      store.readTrajectories("r1", "arithmetic").map((t) => t.index),
+      [0],
+    );
     store.appendTrajectory("r1", "arithmetic", trajectory(2));
-    assert.deepEqual(store.readTrajectories("r1", "arithmetic").map((t) => t.index), [0, 2]);
+    assert.deepEqual(
+      store.readTrajectories("r1", "arithmetic").map((t) => t.index),
+      [0, 2],
+    );
     assert.equal(readFileSync(path, "utf8").split("\n").filter(Boolean).length, 2);
 
     // A line damaged in the middle is not a crash's torn tail: it is reported, not skipped.

@@ -29,22 +29,50 @@ function setup(): { root: string; file: string; env: NodeJS.ProcessEnv; dir: str
   const root = mkdtempSync(join(tmpdir(), "batch-"));
   const persona = readFileSync(join(REPO, "fixtures", "data", "persona_train.jsonl"), "utf8").split("\n");
   writeFileSync(join(root, "train.jsonl"), `${persona.slice(0, 4 * STEPS).join("\n")}\n`);
-  writeFileSync(join(root, "held_out.jsonl"), `${readFileSync(join(REPO, "fixtures", "data", "persona_test.jsonl"), "utf8").split("\n").slice(0, 6).join("\n")}\n`);
+  writeFileSync(
+    join(root, "held_out.jsonl"),
+    `${readFileSync(join(REPO, "fixtures", "data", "persona_test.jsonl"), "utf8")
+      .split("\n")
+      .slice(0, 6)
+      .join("\n")}\n`,
+  );
   const file = join(root, "tiny.json");
   writeFileSync(
     file,
     JSON.stringify({
       name: "tiny",
-      defaults: { model_name: "tiny-chat", dataset: "./train.jsonl", batch_size: 4, max_steps: STEPS, save_every: 5, eval_every: 0, test_size: 0, lora_rank: 4, print_examples_every: 0 },
-      runs: [{ name: "first", recipe: "sl_basic" }, { name: "second", recipe: "sl_basic", overrides: { seed: 1 } }],
+      defaults: {
+        model_name: "tiny-chat",
+        dataset: "./train.jsonl",
+        batch_size: 4,
+        max_steps: STEPS,
+        save_every: 5,
+        eval_every: 0,
+        test_size: 0,
+        lora_rank: 4,
+        print_examples_every: 0,
+      },
+      runs: [
+        { name: "first", recipe: "sl_basic" },
+        { name: "second", recipe: "sl_basic", overrides: { seed: 1 } },
+      ],
       test_sets: ["nll:./held_out.jsonl", { benchmark: "arithmetic", max_examples: 4 }],
     }),
   );
-  return { root, file, dir: join(root, "experiments", "tiny"), env: { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", FORCE_COLOR: "0" } };
+  return {
+    root,
+    file,
+    dir: join(root, "experiments", "tiny"),
+    env: { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", FORCE_COLOR: "0" },
+  };
 }
 
 function batch(file: string, root: string, env: NodeJS.ProcessEnv, ...flags: string[]) {
-  const child = spawn(process.execPath, [join(REPO, "bin", "cookbook.js"), "batch", file, "--root", join(root, "experiments"), ...flags], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [join(REPO, "bin", "cookbook.js"), "batch", file, "--root", join(root, "experiments"), ...flags], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -105,7 +133,9 @@ test("a batch killed during its second run: run again, the first is not retraine
     while (isPidAlive(runPid)) await new Promise((r) => setTimeout(r, 10));
     const [firstDir, secondDir] = s.runs.map((r) => r.log_path) as [string, string];
     const firstCheckpoints = readFileSync(join(firstDir, "checkpoints.jsonl"), "utf8");
-    const resumeFrom = readCheckpoints(secondDir).filter((c) => c.state_path !== undefined).at(-1)!.batch as number;
+    const resumeFrom = readCheckpoints(secondDir)
+      .filter((c) => c.state_path !== undefined)
+      .at(-1)!.batch as number;
     assert.ok(resumeFrom > 0 && resumeFrom < STEPS);
 
     const again = await batch(file, root, env, "--no-eval").done;
@@ -117,11 +147,21 @@ test("a batch killed during its second run: run again, the first is not retraine
     const secondLaunches = launches(secondDir);
     assert.equal(secondLaunches.length, 2);
     assert.equal(secondLaunches[1]![0], resumeFrom, "the second run resumes after its last checkpoint");
-    assert.deepEqual(readMetrics(secondDir).map((r) => r.step), Array.from({ length: STEPS }, (_, i) => i), "every step logged once");
+    assert.deepEqual(
+      readMetrics(secondDir).map((r) => r.step),
+      Array.from({ length: STEPS }, (_, i) => i),
+      "every step logged once",
+    );
     const end = readBatchState(dir)!;
     assert.equal(end.phase, "done");
     assert.equal(end.pid, undefined);
-    assert.deepEqual(end.runs.map((r) => [r.name, r.status, r.pid]), [["first", "done", undefined], ["second", "done", undefined]]);
+    assert.deepEqual(
+      end.runs.map((r) => [r.name, r.status, r.pid]),
+      [
+        ["first", "done", undefined],
+        ["second", "done", undefined],
+      ],
+    );
     assert.equal(readComparison(dir), undefined, "--no-eval writes no comparison");
     assert.ok(existsSync(join(dir, "report.html")));
   } finally {
@@ -129,7 +169,9 @@ test("a batch killed during its second run: run again, the first is not retraine
   }
 });
 
-test("SIGINT stops cleanly; --no-train evaluates what finished; the next batch trains the rest and reuses stored evaluations", { timeout: 300_000 }, async () => {
+test("SIGINT stops cleanly; --no-train evaluates what finished; the next batch trains the rest and reuses stored evaluations", {
+  timeout: 300_000,
+}, async () => {
   const { root, file, env, dir } = setup();
   try {
     const run = batch(file, root, env);
@@ -142,7 +184,10 @@ test("SIGINT stops cleanly; --no-train evaluates what finished; the next batch t
     assert.match(stopped.stdout, /batch stopped; run the same command again to continue/);
     const after = readBatchState(dir)!;
     assert.equal(after.phase, "stopped");
-    assert.deepEqual(after.runs.map((r) => r.status), ["done", "stopped"]);
+    assert.deepEqual(
+      after.runs.map((r) => r.status),
+      ["done", "stopped"],
+    );
     const secondDir = s.runs[1]!.log_path;
     assert.equal(readManifest(secondDir)?.status, "stopped", "the run itself saved and stopped");
     assert.ok(readCheckpoints(secondDir).every((c) => c.final !== true));
@@ -151,10 +196,19 @@ test("SIGINT stops cleanly; --no-train evaluates what finished; the next batch t
     assert.equal(evalOnly.code, 0, evalOnly.stderr);
     assert.match(evalOnly.stdout, /not evaluated \(training not finished\): second/);
     const partial = readComparison(dir)!;
-    assert.deepEqual(partial.models.map((m) => m.name), ["base:tiny-chat", "first"]);
-    assert.deepEqual(partial.test_sets.map((t) => t.name), ["nll_held_out", "arithmetic"]);
+    assert.deepEqual(
+      partial.models.map((m) => m.name),
+      ["base:tiny-chat", "first"],
+    );
+    assert.deepEqual(
+      partial.test_sets.map((t) => t.name),
+      ["nll_held_out", "arithmetic"],
+    );
     assert.equal(partial.results.length, 4);
-    assert.ok(partial.results.every((r) => r.value !== null && r.error === undefined), JSON.stringify(partial.results));
+    assert.ok(
+      partial.results.every((r) => r.value !== null && r.error === undefined),
+      JSON.stringify(partial.results),
+    );
     assert.equal(readBatchState(dir)!.runs[1]!.status, "stopped", "--no-train leaves the stopped run as it was");
 
     const full = await batch(file, root, env).done;
@@ -164,7 +218,10 @@ test("SIGINT stops cleanly; --no-train evaluates what finished; the next batch t
     const stored = full.stdout.split("\n").filter((l) => l.includes("(stored)"));
     assert.equal(stored.length, 4, full.stdout);
     const comparison = readComparison(dir)!;
-    assert.deepEqual(comparison.models.map((m) => m.name), ["base:tiny-chat", "first", "second"]);
+    assert.deepEqual(
+      comparison.models.map((m) => m.name),
+      ["base:tiny-chat", "first", "second"],
+    );
     for (const r of partial.results) assert.equal(comparison.results.find((x) => x.model === r.model && x.test_set === r.test_set)?.value, r.value);
     assert.match(comparison.models[2]!.checkpoint ?? "", /^tinker:\/\/.*\/sampler_weights\/final$/);
     assert.match(readFileSync(join(dir, "comparison.md"), "utf8"), /\| second \|/);
@@ -185,7 +242,11 @@ test("--dry-run measures each run and the evaluation, sums them, and trains noth
     assert.match(out.stdout, /evaluation +\d+ s +\(2 test sets: 1 baselines × [\d.]+ s \+ 2 runs × [\d.]+ s, measured on tiny-chat and a checkpoint of it\)/);
     assert.match(out.stdout, /expected wall +\d/);
     assert.equal(existsSync(dir), false, "nothing written under the experiments root");
-    assert.equal(existsSync(join(root, "home", "checkpoints")) && readdirSync(join(root, "home", "checkpoints")).length > 0, false, "no checkpoint left in the store");
+    assert.equal(
+      existsSync(join(root, "home", "checkpoints")) && readdirSync(join(root, "home", "checkpoints")).length > 0,
+      false,
+      "no checkpoint left in the store",
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -200,9 +261,15 @@ test("parallel=2 trains both runs at the same time", { timeout: 300_000 }, async
     const started = lines.filter((l) => / training sl_basic /.test(l)).map((l) => lines.indexOf(l));
     const firstDone = lines.findIndex((l) => /: done after /.test(l));
     assert.equal(started.length, 2);
-    assert.ok(started.every((i) => i < firstDone), `both runs start before either ends:\n${out.stdout}`);
+    assert.ok(
+      started.every((i) => i < firstDone),
+      `both runs start before either ends:\n${out.stdout}`,
+    );
     const runs = readBatchState(dir)!.runs;
-    assert.deepEqual(runs.map((r) => r.status), ["done", "done"]);
+    assert.deepEqual(
+      runs.map((r) => r.status),
+      ["done", "done"],
+    );
     assert.ok(runs[1]!.started_at! < runs[0]!.finished_at!, "the second run started while the first was training");
   } finally {
     rmSync(root, { recursive: true, force: true });

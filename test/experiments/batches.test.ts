@@ -15,7 +15,16 @@ test("listBatches finds batches under every root with run counts; a dead pid is 
   const b = join(tempRoot(), "more");
   const old = makeBatch(a, "old", [{ name: "r1", status: "done", steps: 5 }], { phase: "done" });
   utimesSync(join(old, "batch.json"), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-  makeBatch(a, "live", [{ name: "r1", status: "done", steps: 5 }, { name: "r2", status: "running", steps: 2 }, { name: "r3", status: "queued" }], { pid: process.pid });
+  makeBatch(
+    a,
+    "live",
+    [
+      { name: "r1", status: "done", steps: 5 },
+      { name: "r2", status: "running", steps: 2 },
+      { name: "r3", status: "queued" },
+    ],
+    { pid: process.pid },
+  );
   makeBatch(b, "gone", [{ name: "r1", status: "running", steps: 2 }], { pid: 2 ** 22 + 12_345 });
   mkdirSync(join(a, "not-a-batch"));
   const batches = listBatches([a, b, join(a, "missing")]);
@@ -31,7 +40,16 @@ test("listBatches finds batches under every root with run counts; a dead pid is 
 test("a malformed batch.json is listed with an error naming the file and key", () => {
   const root = join(tempRoot(), "experiments");
   mkdirSync(join(root, "broken"), { recursive: true });
-  writeFileSync(join(root, "broken", "batch.json"), JSON.stringify({ experiment: "broken", file: "x.ts", updated_at: "now", phase: "training", runs: [{ name: "r", recipe: "sl_basic", overrides: {}, log_path: "", status: "sleeping" }] }));
+  writeFileSync(
+    join(root, "broken", "batch.json"),
+    JSON.stringify({
+      experiment: "broken",
+      file: "x.ts",
+      updated_at: "now",
+      phase: "training",
+      runs: [{ name: "r", recipe: "sl_basic", overrides: {}, log_path: "", status: "sleeping" }],
+    }),
+  );
   const [listing] = listBatches([root]);
   assert.match(listing!.error!, /broken\/batch\.json: batch state key "runs\.0\.status"/);
   assert.match(readBatchView(join(root, "broken")).error!, /runs\.0\.status/);
@@ -73,7 +91,10 @@ test("experiment files, roots, the batch a launch produced and the launch log", 
   const root = join(tempRoot(), "experiments");
   mkdirSync(root, { recursive: true });
   for (const f of ["b.yaml", "a.ts", "c.json", "notes.md", "types.d.ts"]) writeFileSync(join(root, f), "");
-  assert.deepEqual(listExperimentFiles([root]).map((f) => f.slice(root.length + 1)), ["a.ts", "b.yaml", "c.json"]);
+  assert.deepEqual(
+    listExperimentFiles([root]).map((f) => f.slice(root.length + 1)),
+    ["a.ts", "b.yaml", "c.json"],
+  );
   assert.deepEqual(experimentsRoots({}, "/w"), ["/w/experiments"]);
   assert.deepEqual(experimentsRoots({ COOKBOOK_EXPERIMENTS_ROOT: "../x" }, "/w"), ["/w/experiments", "/x"]);
   assert.deepEqual(experimentsRoots({ COOKBOOK_EXPERIMENTS_ROOT: "experiments" }, "/w"), ["/w/experiments"]);

@@ -35,7 +35,13 @@ const COMPARISON: Comparison = {
 };
 
 test("best values: lowest NLL, highest accuracy, ties shared", () => {
-  assert.deepEqual([...bestValues(COMPARISON)], [["nll_chats", 1.25], ["arithmetic", 0.55]]);
+  assert.deepEqual(
+    [...bestValues(COMPARISON)],
+    [
+      ["nll_chats", 1.25],
+      ["arithmetic", 0.55],
+    ],
+  );
 });
 
 test("comparison.csv: one row per model, one column per test set, blanks where evaluation failed", () => {
@@ -88,16 +94,32 @@ const STATE: BatchState = {
   updated_at: "2026-01-02T03:04:05.000Z",
   phase: "done",
   runs: [
-    { name: "a<b>", recipe: "sl_basic", overrides: { learning_rate: 0.01, dataset: "/data/persona_train.jsonl" }, log_path: "/x/demo/a", status: "done", key_metric: "train_mean_nll" },
+    {
+      name: "a<b>",
+      recipe: "sl_basic",
+      overrides: { learning_rate: 0.01, dataset: "/data/persona_train.jsonl" },
+      log_path: "/x/demo/a",
+      status: "done",
+      key_metric: "train_mean_nll",
+    },
     { name: "c", recipe: "sl_basic", overrides: {}, log_path: "/x/demo/c", status: "failed", error: "exit code 1: error: out of <memory>" },
   ],
 };
 
 const rows = (n: number, scale: number) =>
-  Array.from({ length: n }, (_, step) => ({ step, train_mean_nll: scale / (step + 1), learning_rate: 0.01 * (1 - step / n), ...(step % 5 === 0 ? { "test/nll": scale / (step + 2) } : {}), progress: (step + 1) / n }));
+  Array.from({ length: n }, (_, step) => ({
+    step,
+    train_mean_nll: scale / (step + 1),
+    learning_rate: 0.01 * (1 - step / n),
+    ...(step % 5 === 0 ? { "test/nll": scale / (step + 2) } : {}),
+    progress: (step + 1) / n,
+  }));
 
 test("the report: a bar chart per test set, the table with the best cells marked, curves of every run per metric", () => {
-  const metrics = new Map([["a<b>", rows(30, 4)], ["c", rows(12, 6)]]);
+  const metrics = new Map([
+    ["a<b>", rows(30, 4)],
+    ["c", rows(12, 6)],
+  ]);
   const html = renderReport({ state: STATE, comparison: COMPARISON, metrics, description: "two runs & a baseline", generatedAt: "now" });
   assert.match(html, /^<!doctype html>/);
   assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/, "self-contained: no script, nothing fetched");
@@ -114,7 +136,10 @@ test("the report: a bar chart per test set, the table with the best cells marked
   // Curves: one chart per chosen metric, a line per run in each.
   assert.deepEqual(curveMetrics(metrics), ["train_mean_nll", "test/nll", "learning_rate"]);
   const curves = [...html.matchAll(/<svg[^>]*class="chart line-chart" data-metric="([^"]+)"[\s\S]*?<\/svg>/g)];
-  assert.deepEqual(curves.map((m) => m[1]), ["train_mean_nll", "test/nll", "learning_rate"]);
+  assert.deepEqual(
+    curves.map((m) => m[1]),
+    ["train_mean_nll", "test/nll", "learning_rate"],
+  );
   for (const c of curves) assert.equal([...c[0].matchAll(/<path class="series"/g)].length, 2, c[1]);
   assert.match(html, /<span class="status" style="background:#D55E00">failed<\/span><div class="error">exit code 1: error: out of &lt;memory&gt;<\/div>/);
   assert.match(html, /train_mean_nll 0\.1333/, "the key metric's last value (4 / 30)");

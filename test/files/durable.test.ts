@@ -16,14 +16,20 @@ test("an append after a crash mid-write cuts the torn fragment, so the next reco
   const result = appendJsonl(file, { step: 3, loss: 1 });
   assert.deepEqual(result, { repaired: "cut", cutBytes: 13 });
   assert.equal(readFileSync(file, "utf8"), '{"step":1,"loss":2}\n{"step":3,"loss":1}\n');
-  assert.deepEqual(readJsonl<{ step: number }>(file).map((r) => r.step), [1, 3]);
+  assert.deepEqual(
+    readJsonl<{ step: number }>(file).map((r) => r.step),
+    [1, 3],
+  );
 });
 
 test("a whole record that only lacks its newline is kept and terminated", () => {
   const file = join(tempDir(), "checkpoints.jsonl");
   writeFileSync(file, '{"name":"000001"}');
   assert.deepEqual(appendJsonl(file, { name: "000002" }), { repaired: "terminated" });
-  assert.deepEqual(readJsonl<{ name: string }>(file).map((r) => r.name), ["000001", "000002"]);
+  assert.deepEqual(
+    readJsonl<{ name: string }>(file).map((r) => r.name),
+    ["000001", "000002"],
+  );
 });
 
 test("a torn fragment longer than the read chunk, and one with no newline before it, are cut whole", () => {

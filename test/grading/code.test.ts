@@ -7,7 +7,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { describeGrade, extractCodeBlock, parseHarnessOutput } from "../../src/grading/code.ts";
-import { codePrompt, normalizeDeepcoderTests, readCodeTasksJsonl, readHumanEval, readMbpp, shortCodePrompt, solutionSource, type CodeTask } from "../../src/grading/codeTasks.ts";
+import {
+  codePrompt,
+  normalizeDeepcoderTests,
+  readCodeTasksJsonl,
+  readHumanEval,
+  readMbpp,
+  shortCodePrompt,
+  solutionSource,
+  type CodeTask,
+} from "../../src/grading/codeTasks.ts";
 import { startFakeHub } from "../hub/fakeHub.ts";
 
 test("the last fenced block is the code; none is null", () => {
@@ -19,13 +28,33 @@ test("the last fenced block is the code; none is null", () => {
 
 test("harness lines count only with the run's token; missing tests take the run's status", () => {
   const token = "@@t@@";
-  const out = [`${token}{"index":0,"status":"passed","detail":""}`, `@@forged@@{"index":1,"status":"passed"}`, "print noise", `${token}{"index":2,"status":"wrong","detail":"got 1, expected 2"}`, `${token}{"index":3,"sta`].join("\n");
+  const out = [
+    `${token}{"index":0,"status":"passed","detail":""}`,
+    `@@forged@@{"index":1,"status":"passed"}`,
+    "print noise",
+    `${token}{"index":2,"status":"wrong","detail":"got 1, expected 2"}`,
+    `${token}{"index":3,"sta`,
+  ].join("\n");
   const tests = parseHarnessOutput(out, token, 4, { status: "timeout", reason: "killed at the wall-clock limit (9 s)" });
-  assert.deepEqual(tests.map((t) => t.status), ["passed", "timeout", "wrong", "timeout"]);
+  assert.deepEqual(
+    tests.map((t) => t.status),
+    ["passed", "timeout", "wrong", "timeout"],
+  );
   assert.equal(tests[2]!.detail, "got 1, expected 2");
   const ok = parseHarnessOutput(out, token, 3, { status: "ok", reason: "exited with code 0" });
   assert.equal(ok[1]!.status, "not_run");
-  const text = describeGrade({ passed: 1, total: 3, allPassed: false, tests: ok, run: { status: "ok", reason: "", wallMs: 12, isolation: { network: "not isolated", filesystem: "not isolated", processes: "", user: "", rlimits: "", notes: [] } } });
+  const text = describeGrade({
+    passed: 1,
+    total: 3,
+    allPassed: false,
+    tests: ok,
+    run: {
+      status: "ok",
+      reason: "",
+      wallMs: 12,
+      isolation: { network: "not isolated", filesystem: "not isolated", processes: "", user: "", rlimits: "", notes: [] },
+    },
+  });
   assert.match(text, /^1\/3 tests passed/);
   assert.match(text, /test 3 wrong: got 1, expected 2/);
 });
@@ -33,7 +62,10 @@ test("harness lines count only with the run's token; missing tests take the run'
 test("task files: prompts in either style, errors name file:line and field", () => {
   const dir = mkdtempSync(join(tmpdir(), "codetasks-"));
   const good = join(dir, "good.jsonl");
-  writeFileSync(good, `${JSON.stringify({ id: "a", question: "Add them.", starter_code: "def solve(a, b):", tests: [{ kind: "functional", fn: "solve", input: "1\n2", output: "3" }] })}\n\n`);
+  writeFileSync(
+    good,
+    `${JSON.stringify({ id: "a", question: "Add them.", starter_code: "def solve(a, b):", tests: [{ kind: "functional", fn: "solve", input: "1\n2", output: "3" }] })}\n\n`,
+  );
   const [lcb] = readCodeTasksJsonl(good, "lcb");
   assert.equal(lcb!.prompt, codePrompt("Add them.", "def solve(a, b):"));
   assert.match(lcb!.prompt, /### Format: You will use the following starter code[\s\S]*```python\ndef solve\(a, b\):\n```[\s\S]*### Answer:/);
@@ -50,7 +82,10 @@ test("task files: prompts in either style, errors name file:line and field", () 
 });
 
 test("DeepCoder tests: LiveCodeBench lists, TACO dicts, JSON strings, function names from metadata", () => {
-  const lcb = JSON.stringify([{ input: "1 2\n", output: "3\n", testtype: "stdin" }, { input: "[1]", output: "1", testtype: "functional", metadata: { func_name: "first" } }]);
+  const lcb = JSON.stringify([
+    { input: "1 2\n", output: "3\n", testtype: "stdin" },
+    { input: "[1]", output: "1", testtype: "functional", metadata: { func_name: "first" } },
+  ]);
   assert.deepEqual(normalizeDeepcoderTests(lcb, "{}"), [
     { kind: "stdin_stdout", input: "1 2\n", output: "3\n" },
     { kind: "functional", fn: "first", input: "[1]", output: "1" },
@@ -59,8 +94,12 @@ test("DeepCoder tests: LiveCodeBench lists, TACO dicts, JSON strings, function n
     { kind: "stdin_stdout", input: "a", output: "x" },
     { kind: "stdin_stdout", input: "b", output: "y" },
   ]);
-  assert.deepEqual(normalizeDeepcoderTests({ inputs: ["[2]"], outputs: ["4"], fn_name: "double" }, null), [{ kind: "functional", fn: "double", input: "[2]", output: "4" }]);
-  assert.deepEqual(normalizeDeepcoderTests([{ input: "1", output: "1", testtype: "functional" }], JSON.stringify({ func_name: "same" })), [{ kind: "functional", fn: "same", input: "1", output: "1" }]);
+  assert.deepEqual(normalizeDeepcoderTests({ inputs: ["[2]"], outputs: ["4"], fn_name: "double" }, null), [
+    { kind: "functional", fn: "double", input: "[2]", output: "4" },
+  ]);
+  assert.deepEqual(normalizeDeepcoderTests([{ input: "1", output: "1", testtype: "functional" }], JSON.stringify({ func_name: "same" })), [
+    { kind: "functional", fn: "same", input: "1", output: "1" },
+  ]);
   assert.deepEqual(normalizeDeepcoderTests("not json", null), []);
 });
 
@@ -75,8 +114,19 @@ function parquet(columns: Record<string, string[]>): Uint8Array {
 }
 
 test("MBPP and HumanEval from the (fake) hub the cookbook's way", async () => {
-  const mbpp = parquet({ task_id: ["11"], text: ["Write a function to remove the first and last occurrence of a given character."], test_list: [JSON.stringify(['assert remove_Occ("hello","l") == "helo"', 'assert remove_Occ("abcda","a") == "bcd"'])], test_setup_code: [""] });
-  const human = parquet({ task_id: ["HumanEval/0"], prompt: ["def inc(x):\n"], entry_point: ["inc"], test: ["def check(candidate):\n    assert candidate(1) == 2\n"], canonical_solution: ["    return x + 1\n"] });
+  const mbpp = parquet({
+    task_id: ["11"],
+    text: ["Write a function to remove the first and last occurrence of a given character."],
+    test_list: [JSON.stringify(['assert remove_Occ("hello","l") == "helo"', 'assert remove_Occ("abcda","a") == "bcd"'])],
+    test_setup_code: [""],
+  });
+  const human = parquet({
+    task_id: ["HumanEval/0"],
+    prompt: ["def inc(x):\n"],
+    entry_point: ["inc"],
+    test: ["def check(candidate):\n    assert candidate(1) == 2\n"],
+    canonical_solution: ["    return x + 1\n"],
+  });
   const hub = await startFakeHub({
     datasets: {
       "google-research-datasets/mbpp": { sha: "1".repeat(40), files: { "full/test-00000-of-00001.parquet": mbpp } },
@@ -87,7 +137,10 @@ test("MBPP and HumanEval from the (fake) hub the cookbook's way", async () => {
     const env = { HF_ENDPOINT: hub.url, HF_HOME: mkdtempSync(join(tmpdir(), "hfhome-")) };
     const [m] = await readMbpp("test", { hub: { env, log: () => undefined } });
     assert.equal(m!.id, "11");
-    assert.deepEqual(m!.tests, [{ kind: "assert", code: 'assert remove_Occ("hello","l") == "helo"' }, { kind: "assert", code: 'assert remove_Occ("abcda","a") == "bcd"' }]);
+    assert.deepEqual(m!.tests, [
+      { kind: "assert", code: 'assert remove_Occ("hello","l") == "helo"' },
+      { kind: "assert", code: 'assert remove_Occ("abcda","a") == "bcd"' },
+    ]);
     assert.match(m!.prompt, /remove the first and last occurrence[\s\S]*assert remove_Occ\("hello","l"\) == "helo"/);
     assert.doesNotMatch(m!.prompt, /bcda/, "only the first assert is shown");
     const [h] = await readHumanEval({ hub: { env, log: () => undefined } });

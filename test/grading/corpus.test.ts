@@ -31,7 +31,33 @@ const heldout = readRows("heldout.jsonl");
 test("the corpus covers every category in both modes, near misses included", () => {
   assert.ok(rows.length >= 600, `${rows.length} rows`);
   const categories = new Set(rows.map((r) => `${r.path}/${r.category}`));
-  for (const c of ["units_text", "money", "percent", "degrees", "thousands", "left_right", "spacing", "dfrac", "bold", "braces", "leading_zeros", "x_prefix", "choice", "trailing_period", "fractions", "radicals", "pi", "polynomials", "mixed_numbers", "complex", "scientific", "tuples", "intervals", "sets", "matrices"]) {
+  for (const c of [
+    "units_text",
+    "money",
+    "percent",
+    "degrees",
+    "thousands",
+    "left_right",
+    "spacing",
+    "dfrac",
+    "bold",
+    "braces",
+    "leading_zeros",
+    "x_prefix",
+    "choice",
+    "trailing_period",
+    "fractions",
+    "radicals",
+    "pi",
+    "polynomials",
+    "mixed_numbers",
+    "complex",
+    "scientific",
+    "tuples",
+    "intervals",
+    "sets",
+    "matrices",
+  ]) {
     assert.ok(categories.has(`math/${c}`), c);
   }
   for (const path of ["math", "gsm8k"] as const) {
@@ -51,14 +77,30 @@ test("accuracy against the labels is at least 0.99 on each path", () => {
       const wrong = some.filter((r) => grade(r.response, r.reference, { mode }).correct !== r.correct);
       const accuracy = 1 - wrong.length / some.length;
       report.push(`${path} ${mode}: ${accuracy.toFixed(3)} (${some.length})`);
-      assert.ok(accuracy >= 0.99, `${path} ${mode}: accuracy ${accuracy.toFixed(3)}; wrong: ${wrong.slice(0, 5).map((r) => r.id).join(", ")}`);
+      assert.ok(
+        accuracy >= 0.99,
+        `${path} ${mode}: accuracy ${accuracy.toFixed(3)}; wrong: ${wrong
+          .slice(0, 5)
+          .map((r) => r.id)
+          .join(", ")}`,
+      );
     }
   }
   assert.equal(report.length, 4);
 });
 
 test("grading never throws and bounds the symbolic work on hostile input", () => {
-  const junk = ["\\boxed{", "\\boxed{}}}}", "}".repeat(1000) + "\\boxed{1}", "\\boxed{" + "(".repeat(500) + "x" + ")".repeat(500) + "}", "\\boxed{10^{10^{10^{10}}}}", "\\boxed{\\frac{1}{0}}", "\\boxed{x^{x^{x^{x}}}}", "\\boxed{\\sqrt{-1}}", "\u0000\\boxed{\u0000}"];
+  const junk = [
+    "\\boxed{",
+    "\\boxed{}}}}",
+    "}".repeat(1000) + "\\boxed{1}",
+    "\\boxed{" + "(".repeat(500) + "x" + ")".repeat(500) + "}",
+    "\\boxed{10^{10^{10^{10}}}}",
+    "\\boxed{\\frac{1}{0}}",
+    "\\boxed{x^{x^{x^{x}}}}",
+    "\\boxed{\\sqrt{-1}}",
+    "\u0000\\boxed{\u0000}",
+  ];
   for (const response of junk) {
     for (const mode of ["boxed", "lenient"] as const) {
       const start = performance.now();

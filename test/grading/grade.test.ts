@@ -1,6 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { answersEqual, extractBoxed, extractLastNumber, extractLenient, grade, gradeFirstChunk, gsm8kReference, normalizeAnswer } from "../../src/grading/index.ts";
+import {
+  answersEqual,
+  extractBoxed,
+  extractLastNumber,
+  extractLenient,
+  grade,
+  gradeFirstChunk,
+  gsm8kReference,
+  normalizeAnswer,
+} from "../../src/grading/index.ts";
 
 test("extractBoxed takes the last box and balances nested braces", () => {
   assert.equal(extractBoxed("first \\boxed{1} then \\boxed{\\frac{1}{2}}."), "\\frac{1}{2}");

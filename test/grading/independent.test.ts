@@ -30,9 +30,39 @@ const rows: Row[] = (["boxed", "lenient"] as const).flatMap((mode) => {
 
 test("the independent corpus: ≥ 600 cases over every category, both modes, near misses and format failures", () => {
   assert.ok(rows.length >= 600, `${rows.length} rows`);
-  const categories = ["units_text", "money", "percent", "degrees", "thousands", "left_right", "spacing", "dfrac", "bold", "braces", "leading_zeros", "x_prefix", "choice", "trailing_period", "fractions", "radicals", "pi", "polynomials", "mixed_numbers", "complex", "scientific", "tuples", "intervals", "sets", "matrices"];
+  const categories = [
+    "units_text",
+    "money",
+    "percent",
+    "degrees",
+    "thousands",
+    "left_right",
+    "spacing",
+    "dfrac",
+    "bold",
+    "braces",
+    "leading_zeros",
+    "x_prefix",
+    "choice",
+    "trailing_period",
+    "fractions",
+    "radicals",
+    "pi",
+    "polynomials",
+    "mixed_numbers",
+    "complex",
+    "scientific",
+    "tuples",
+    "intervals",
+    "sets",
+    "matrices",
+  ];
   for (const c of categories) {
-    for (const mode of ["boxed", "lenient"] as const) assert.ok(rows.some((r) => r.path === "math" && r.category === c && r.mode === mode), `math/${c} ${mode}`);
+    for (const mode of ["boxed", "lenient"] as const)
+      assert.ok(
+        rows.some((r) => r.path === "math" && r.category === c && r.mode === mode),
+        `math/${c} ${mode}`,
+      );
   }
   for (const path of ["math", "gsm8k"] as const) {
     for (const mode of ["boxed", "lenient"] as const) {
@@ -42,7 +72,11 @@ test("the independent corpus: ≥ 600 cases over every category, both modes, nea
     }
   }
   // The shapes the cookbook's grader gets wrong are all there.
-  for (const shape of ["decoy_box_first", "right_then_wrong_box", "fbox", "stray_brace_before", "no_box"]) assert.ok(rows.some((r) => r.shape === shape), shape);
+  for (const shape of ["decoy_box_first", "right_then_wrong_box", "fbox", "stray_brace_before", "no_box"])
+    assert.ok(
+      rows.some((r) => r.shape === shape),
+      shape,
+    );
 });
 
 test("accuracy on the independent corpus is at least 0.99 on each path", (t) => {
@@ -52,7 +86,13 @@ test("accuracy on the independent corpus is at least 0.99 on each path", (t) => 
       const wrong = some.filter((r) => grade(r.response, r.reference, { mode }).correct !== r.correct);
       const accuracy = 1 - wrong.length / some.length;
       t.diagnostic(`${path} ${mode}: ${accuracy.toFixed(4)} on ${some.length}`);
-      assert.ok(accuracy >= 0.99, `${path} ${mode}: accuracy ${accuracy.toFixed(3)}; wrong: ${wrong.slice(0, 5).map((r) => `${r.id} (${r.category}/${r.shape})`).join(", ")}`);
+      assert.ok(
+        accuracy >= 0.99,
+        `${path} ${mode}: accuracy ${accuracy.toFixed(3)}; wrong: ${wrong
+          .slice(0, 5)
+          .map((r) => `${r.id} (${r.category}/${r.shape})`)
+          .join(", ")}`,
+      );
     }
   }
 });

@@ -25,11 +25,17 @@ test("getLr follows 5e-5 × 10 (LoRA) × (2000/hidden)^P", () => {
 
 test("uncalibrated families and unknown models raise clear errors", () => {
   for (const name of ["deepseek-ai/DeepSeek-V3.1", "openai/gpt-oss-20b", "moonshotai/Kimi-K2.6", "nvidia/Nemotron-3-8B"]) {
-    assert.throws(() => getLr(name), (err: unknown) => err instanceof UncalibratedModelError && err.message.startsWith(`get_lr is not yet calibrated for ${name}`));
+    assert.throws(
+      () => getLr(name),
+      (err: unknown) => err instanceof UncalibratedModelError && err.message.startsWith(`get_lr is not yet calibrated for ${name}`),
+    );
   }
-  assert.throws(() => getLr("HuggingFaceTB/SmolLM2-135M"), (err: unknown) =>
-    err instanceof UnknownModelError &&
-    err.message === "unknown model HuggingFaceTB/SmolLM2-135M: get_lr supports Llama and Qwen models (by name or config.json model_type)");
+  assert.throws(
+    () => getLr("HuggingFaceTB/SmolLM2-135M"),
+    (err: unknown) =>
+      err instanceof UnknownModelError &&
+      err.message === "unknown model HuggingFaceTB/SmolLM2-135M: get_lr supports Llama and Qwen models (by name or config.json model_type)",
+  );
   assert.throws(() => getLr("someone/llama-custom-7b"), {
     message: "unknown model someone/llama-custom-7b: hidden_size is not in the built-in table and no config.json was found",
   });

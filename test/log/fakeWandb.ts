@@ -41,7 +41,15 @@ export async function startFakeWandb(options: { refuseRun?: boolean } = {}): Pro
           return;
         }
         const v = body["variables"] as Record<string, unknown>;
-        const bucket = { id: "b1", name: v["name"], displayName: v["displayName"], description: null, config: v["config"], sweepName: null, project: { id: "p1", name: v["project"], entity: { id: "e1", name: "fake-entity" } } };
+        const bucket = {
+          id: "b1",
+          name: v["name"],
+          displayName: v["displayName"],
+          description: null,
+          config: v["config"],
+          sweepName: null,
+          project: { id: "p1", name: v["project"], entity: { id: "e1", name: "fake-entity" } },
+        };
         res.end(JSON.stringify({ data: { upsertBucket: { bucket, inserted: true } } }));
       } else if (req.url?.endsWith("/file_stream") === true) {
         res.end(JSON.stringify({ exitcode: null, limits: {} }));

@@ -33,13 +33,16 @@ test("a torn final line (no newline, unparsable) is skipped", () => {
 test("a malformed line that is not the torn tail throws with file and line number", () => {
   const file = join(tempDir(), "metrics.jsonl");
   writeFileSync(file, '{"a":1}\n\n{"a":2\n{"a":3}\n');
-  assert.throws(() => readJsonl(file), (err: unknown) => {
-    assert.ok(err instanceof JsonlError);
-    assert.equal(err.file, file);
-    assert.equal(err.line, 3);
-    assert.match(err.message, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3: malformed JSON line \\(`));
-    return true;
-  });
+  assert.throws(
+    () => readJsonl(file),
+    (err: unknown) => {
+      assert.ok(err instanceof JsonlError);
+      assert.equal(err.file, file);
+      assert.equal(err.line, 3);
+      assert.match(err.message, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3: malformed JSON line \\(`));
+      return true;
+    },
+  );
   // A malformed last line that does end with a newline was fully written: that is an error too.
   assert.throws(() => parseJsonlText('{"a":1}\nnope\n', "x.jsonl"), { message: /^x\.jsonl:2: malformed JSON line/ });
 });

@@ -26,15 +26,13 @@ test("MetricsLogger writes config.json (indent 2) and one flat line per step", (
 });
 
 test("console table: keys sorted, 6 significant digits, :total/:count hidden", () => {
-  const table = formatMetricsTable(
-    { "time/fwd:total": 3, "time/fwd:count": 2, "time/fwd:mean": 1.23456789, loss: 0.000123456789, accuracy: 1, name: "x" },
-    7,
-  );
+  const table = formatMetricsTable({ "time/fwd:total": 3, "time/fwd:count": 2, "time/fwd:mean": 1.23456789, loss: 0.000123456789, accuracy: 1, name: "x" }, 7);
   assert.equal(table, ["Step 7", "  accuracy       1", "  loss           0.000123457", "  name           x", "  time/fwd:mean  1.23457"].join("\n"));
 });
 
 test("formatValue keeps integers and rounds floats to 6 significant digits", () => {
   assert.equal(formatValue(123456789), "123456789");
+  // biome-ignore lint/suspicious/noApproximativeNumericConstant: a float literal to round, not π
   assert.equal(formatValue(3.14159265), "3.14159");
   assert.equal(formatValue(1234567.891), "1234570");
   assert.equal(formatValue(Number.NaN), "NaN");

@@ -23,7 +23,10 @@ test("malformed complete lines are collected with line numbers, not fatal", () =
   assert.deepEqual(reader.read(), [{ a: 1 }]);
   appendFileSync(file, '{"a":2}\nworse\n');
   assert.deepEqual(reader.read(), [{ a: 2 }]);
-  assert.deepEqual(reader.errors.map((e) => e.line), [2, 4]);
+  assert.deepEqual(
+    reader.errors.map((e) => e.line),
+    [2, 4],
+  );
   assert.match(reader.errors[1].message, /m\.jsonl:4: malformed JSON line/);
 });
 

@@ -37,7 +37,10 @@ test("the writer's file reads back: version record, then one event per step with
     const events = readEventFile(w.path);
     assert.equal(events.length, 3, "version + two steps (a step with no scalars writes nothing)");
     assert.equal(events[0]!.fileVersion, FILE_VERSION);
-    assert.deepEqual(events.slice(1).map((e) => e.step), [0, 1]);
+    assert.deepEqual(
+      events.slice(1).map((e) => e.step),
+      [0, 1],
+    );
     assert.deepEqual(events[1]!.scalars, { "env/all/reward/total": 0.25, loss: 2.5 });
     assert.ok(Math.abs(events[2]!.scalars["learning_rate"]! - 1e-4) < 1e-10, "float32 precision");
     assert.equal(events[2]!.wallTime, 1_700_000_001.5);
@@ -45,7 +48,10 @@ test("the writer's file reads back: version record, then one event per step with
     appendFileSync(w.path, tfRecord(ascii("0123456789")).subarray(0, 15));
     assert.equal(readEventFile(w.path).length, 3);
     truncateSync(w.path, statSync(w.path).size - 15);
-    assert.deepEqual(scalarsOf({ b: 1, a: 2, step: 3, s: "x" }), [["a", 2], ["b", 1]]);
+    assert.deepEqual(scalarsOf({ b: 1, a: 2, step: 3, s: "x" }), [
+      ["a", 2],
+      ["b", 1],
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -61,7 +67,14 @@ test("a run with tensorboard on logs every step to metrics.jsonl and the event f
     const files = readdirSync(join(dir, "on", "tensorboard"));
     assert.equal(files.length, 1);
     const events = readEventFile(join(dir, "on", "tensorboard", files[0]!)).slice(1);
-    assert.deepEqual(events.map((e) => [e.step, e.scalars["loss"]]), [[0, 3], [1, 2], [2, 1]]);
+    assert.deepEqual(
+      events.map((e) => [e.step, e.scalars["loss"]]),
+      [
+        [0, 3],
+        [1, 2],
+        [2, 1],
+      ],
+    );
 
     await withRun({ ...base, logPath: join(dir, "off") }, async (run) => run.metrics.logMetrics({ loss: 1 }, 0));
     assert.ok(!readdirSync(join(dir, "off")).includes("tensorboard"), "off by default");

@@ -22,6 +22,9 @@ test("single spans give time/name, repeated spans give total/count/mean/max, plu
 
 test("a span that throws is still recorded and the error propagates", async () => {
   const timer = new StepTimer();
-  await assert.rejects(timer.span("bad", () => Promise.reject(new Error("boom"))), { message: "boom" });
+  await assert.rejects(
+    timer.span("bad", () => Promise.reject(new Error("boom"))),
+    { message: "boom" },
+  );
   assert.ok("time/bad" in timer.metrics());
 });

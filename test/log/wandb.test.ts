@@ -11,7 +11,15 @@ import { withRun } from "../../src/runs/index.ts";
 import { startFakeWandb } from "./fakeWandb.ts";
 
 const KEY = "fake-wandb-key-0123456789";
-const base = { recipe: "demo", config: { learning_rate: 0.001, lora_rank: 8 }, engine: "none", argv: [], commandLine: "cookbook run demo", console: false as const, behavior: "delete" as const };
+const base = {
+  recipe: "demo",
+  config: { learning_rate: 0.001, lora_rank: 8 },
+  engine: "none",
+  argv: [],
+  commandLine: "cookbook run demo",
+  console: false as const,
+  behavior: "delete" as const,
+};
 
 test("with WANDB_API_KEY, each step's scalars reach W&B under wandb_project / wandb_name", async () => {
   const fake = await startFakeWandb();
@@ -34,12 +42,16 @@ test("with WANDB_API_KEY, each step's scalars reach W&B under wandb_project / wa
     );
     assert.deepEqual(fake.completed(), { exitcode: 0 }, "the W&B run is marked finished before withRun returns");
     const credentials = `Basic ${Buffer.from(`api:${KEY}`).toString("base64")}`;
-    assert.ok(fake.requests.every((r) => r.authorization === credentials), "every request carries the key as its credentials");
+    assert.ok(
+      fake.requests.every((r) => r.authorization === credentials),
+      "every request carries the key as its credentials",
+    );
     const logs = readFileSync(join(dir, "run", "logs.log"), "utf8");
     assert.match(logs, /wandb_project=my-proj: logging each step to W&B at http:\/\/127\.0\.0\.1:\d+ as run "lr-1e-3"/);
     assert.match(logs, /W&B: logging to http:\/\/127\.0\.0\.1:\d+\/fake-entity\/my-proj\/runs\//);
     assert.ok(readdirSync(join(dir, "run")).includes("tensorboard"), "TensorBoard files are written too");
-    for (const f of ["logs.log", "config.json", "run.json", "metrics.jsonl"]) assert.ok(!readFileSync(join(dir, "run", f), "utf8").includes(KEY), `key in ${f}`);
+    for (const f of ["logs.log", "config.json", "run.json", "metrics.jsonl"])
+      assert.ok(!readFileSync(join(dir, "run", f), "utf8").includes(KEY), `key in ${f}`);
   } finally {
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
@@ -61,7 +73,12 @@ test("a W&B server that refuses the run stops W&B logging with a message; the ru
     assert.match(logs, /W&B logging stopped: .*metrics\.jsonl and the TensorBoard files still hold every step/);
     assert.match(logs, /run completed/);
     assert.ok(!logs.includes(KEY) && !logs.includes(Buffer.from(`api:${KEY}`).toString("base64")));
-    assert.equal(readFileSync(join(dir, "run", "metrics.jsonl"), "utf8").trim().split("\n").length, 3);
+    assert.equal(
+      readFileSync(join(dir, "run", "metrics.jsonl"), "utf8")
+        .trim()
+        .split("\n").length,
+      3,
+    );
     assert.match(readFileSync(join(dir, "run", "run.json"), "utf8"), /"status": "completed"/);
   } finally {
     await fake.close();
@@ -76,7 +93,9 @@ test("wandb_project without a key, and wandb_name without a project, are said, n
     const logs = readFileSync(join(dir, "nokey", "logs.log"), "utf8");
     assert.match(logs, /WANDB_API_KEY is not set, so nothing is sent to W&B/);
     assert.match(logs, /wandb sync --sync-tensorboard --project my-proj .*nokey\/tensorboard/);
-    await withRun({ ...base, logPath: join(dir, "noproj"), wandbName: "orphan", env: { WANDB_API_KEY: KEY } }, async (run) => run.metrics.logMetrics({ loss: 1 }, 0));
+    await withRun({ ...base, logPath: join(dir, "noproj"), wandbName: "orphan", env: { WANDB_API_KEY: KEY } }, async (run) =>
+      run.metrics.logMetrics({ loss: 1 }, 0),
+    );
     assert.match(readFileSync(join(dir, "noproj", "logs.log"), "utf8"), /wandb_name=orphan is ignored: set wandb_project too/);
     assert.ok(!readdirSync(join(dir, "noproj")).includes("tensorboard"));
   } finally {

@@ -69,16 +69,29 @@ test("self-play: X and O alternate in two rollouts, each sees its own side, and 
     "turns alternate",
   );
   // What each seat was shown, as the model receives it.
-  assert.match(policy.prompts[0].text, /^<\|endoftext\|>System: Tic-tac-toe\. You are X\. Three in a row wins\. Reply with a free square\.\n\nUser:  1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:$/);
+  assert.match(
+    policy.prompts[0].text,
+    /^<\|endoftext\|>System: Tic-tac-toe\. You are X\. Three in a row wins\. Reply with a free square\.\n\nUser: {2}1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:$/,
+  );
   assert.match(policy.prompts[1].text, /You are O[\s\S]*User: X took 1\.\n X 2 3\n 4 5 6\n 7 8 9\nFree: 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:$/);
-  assert.match(policy.prompts[2].text, /Assistant: 1\n\nUser: O took 5\.\n X 2 3\n 4 O 6\n 7 8 9\nFree: 2 3 4 6 7 8 9\nYour move\?\n\nAssistant:$/, "X's conversation grows by its move and O's answer");
+  assert.match(
+    policy.prompts[2].text,
+    /Assistant: 1\n\nUser: O took 5\.\n X 2 3\n 4 O 6\n 7 8 9\nFree: 2 3 4 6 7 8 9\nYour move\?\n\nAssistant:$/,
+    "X's conversation grows by its move and O's answer",
+  );
   // Each turn's observation extends the previous one and its action, so the episode trains as one sequence.
   const ob0 = modelInputToInts(x.transitions[0].ob);
   const ob1 = modelInputToInts(x.transitions[1].ob);
   assert.deepEqual(ob1.slice(0, ob0.length + x.transitions[0].ac.tokens.length), [...ob0, ...x.transitions[0].ac.tokens]);
   // Transcripts: player names on every message, the result told to both.
   const xMessages = last(x).messages ?? [];
-  assert.deepEqual(xMessages.slice(-2).map((m) => [m.role, m.name]), [["assistant", "X"], ["user", "O"]]);
+  assert.deepEqual(
+    xMessages.slice(-2).map((m) => [m.role, m.name]),
+    [
+      ["assistant", "X"],
+      ["user", "O"],
+    ],
+  );
   assert.match(String(xMessages.at(-1)?.content), /X wins\.$/);
   assert.match(String(last(o).messages?.at(-1)?.content), /^X took 3\.\n X X X\n 4 O 6\n 7 8 O\nX wins\.$/);
 });
@@ -146,7 +159,10 @@ test("history_turns=0: each prompt is the system prompt and the current board, w
   const policy = new ScriptedPolicy({ X: ["1", "2", "3"], O: ["5", "9"] });
   const group = await doGroupRollout(new SelfPlayGroupBuilder(newTicTacToe, 1, { ...common(), historyTurns: 0 }, ["t"]), policy);
   const third = policy.prompts.filter((p) => p.mark === "X")[2].text;
-  assert.match(third, /^<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser: O took 9\.\n X X 3\n 4 O 6\n 7 8 O\nFree: 3 4 6 7 8\nYour move\?\n\nAssistant:$/);
+  assert.match(
+    third,
+    /^<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser: O took 9\.\n X X 3\n 4 O 6\n 7 8 O\nFree: 3 4 6 7 8\nYour move\?\n\nAssistant:$/,
+  );
   const [x] = group.trajectoriesG;
   assert.equal(x.transitions[2].messages?.filter((m) => m.role === "assistant").length, 3, "the transcript still has X's three moves");
 });
@@ -156,8 +172,21 @@ test("against a fixed opponent each training group plays one seat (X, O, X, …)
   const noModel = async () => {
     throw new Error("no base model in this test");
   };
-  const { train } = await ticTacToeDatasetBuilder({ common: common(), groupsPerBatch: 3, groupSize: 4, numBatches: 1, seed: 0, trainOpponent: "random", baseModel: noModel, play: { opponent: "minimax", seat: 1 } }).build();
+  const { train } = await ticTacToeDatasetBuilder({
+    common: common(),
+    groupsPerBatch: 3,
+    groupSize: 4,
+    numBatches: 1,
+    seed: 0,
+    trainOpponent: "random",
+    baseModel: noModel,
+    play: { opponent: "minimax", seat: 1 },
+  }).build();
   const groups = train.getBatch(0);
   const seats = await Promise.all(groups.map(async (g) => (await g.makeEnvs()).map((env) => (env instanceof SeatEnv ? env.seat : null))));
-  assert.deepEqual(seats, [[0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]);
+  assert.deepEqual(seats, [
+    [0, 0, 0, 0],
+    [1, 1, 1, 1],
+    [0, 0, 0, 0],
+  ]);
 });

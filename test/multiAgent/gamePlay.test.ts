@@ -27,7 +27,10 @@ test("a person plays X against minimax in tic_tac_toe through cookbook play, to 
   const total = await runPlay("tic_tac_toe", ["play_opponent=minimax", "play_as=X"], { lines: person(), write: io.write });
   const text = io.text();
   assert.match(text, /^tic_tac_toe: you are the policy/);
-  assert.match(text, /── observation ──\n<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser:  1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:/);
+  assert.match(
+    text,
+    /── observation ──\n<\|endoftext\|>System: Tic-tac-toe\. You are X[^\n]*\n\nUser: {2}1 2 3\n 4 5 6\n 7 8 9\nFree: 1 2 3 4 5 6 7 8 9\nYour move\?\n\nAssistant:/,
+  );
   assert.match(text, /O took \d\./, "minimax answers each move");
   assert.match(text, /episode done: \d turns/);
   assert.ok(total === -1 || total === 0, `minimax cannot lose: ${total}`);
@@ -48,7 +51,10 @@ test("a person asks every property in twenty_questions, then guesses the only th
   async function* person(): AsyncGenerator<string> {
     for (const p of table.attributes) {
       yield `Is it ${p}?`;
-      const reply = io.text().match(/User: (Yes|No|Unknown)\. \d+ turns? left\./g)?.at(-1);
+      const reply = io
+        .text()
+        .match(/User: (Yes|No|Unknown)\. \d+ turns? left\./g)
+        ?.at(-1);
       assert.ok(reply !== undefined && !reply.includes("Unknown"), `the oracle knows ${p}: ${io.text().slice(-200)}`);
       answers[p] = reply.includes("Yes");
     }

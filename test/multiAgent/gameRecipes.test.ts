@@ -9,7 +9,14 @@ import { test } from "node:test";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { recipeSandbox, runRecipe } from "../recipes/helpers.ts";
 
-const small = (modelDir: string, logDir: string) => [`model_name=${modelDir}`, `log_path=${logDir}`, "lora_rank=4", "behavior_if_log_dir_exists=delete", "warmup_steps=2", "warmup_batch_size=4"];
+const small = (modelDir: string, logDir: string) => [
+  `model_name=${modelDir}`,
+  `log_path=${logDir}`,
+  "lora_rank=4",
+  "behavior_if_log_dir_exists=delete",
+  "warmup_steps=2",
+  "warmup_batch_size=4",
+];
 
 test("tic_tac_toe: warm-up, self-play, and test/vs_<opponent>/ rates at every eval step and at the end", { timeout: 300_000 }, async () => {
   const s = recipeSandbox("ttt-recipe");
@@ -41,7 +48,10 @@ test("tic_tac_toe: warm-up, self-play, and test/vs_<opponent>/ rates at every ev
       assert.equal(r["env/all/total_episodes"], 4);
       assert.ok(Math.abs((r["env/all/win_rate"] as number) - (r["env/all/loss_rate"] as number)) < 1e-9);
     }
-    const summaries = readFileSync(join(log, "iteration_000000", "train_rollout_summaries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { steps: { messages?: { role: string }[] }[] });
+    const summaries = readFileSync(join(log, "iteration_000000", "train_rollout_summaries.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { steps: { messages?: { role: string }[] }[] });
     const roles = new Set(summaries.flatMap((r) => r.steps.flatMap((st) => (st.messages ?? []).map((m) => m.role))));
     // A random model mostly loses on X's first move (O then never speaks), so X's side is what is sure to be there.
     assert.ok(roles.has("assistant (X)") && roles.has("user (O)"), `players named in transcripts: ${[...roles].join(", ")}`);
@@ -50,7 +60,7 @@ test("tic_tac_toe: warm-up, self-play, and test/vs_<opponent>/ rates at every ev
     // Same warm-up settings: it is reused (its directory is not rewritten). This run trains against
     // the default fixed opponent (random): group_size games per group, the policy's seat alternating.
     const marker = readFileSync(join(`${log}-warmup`, "metrics.jsonl"), "utf8");
-    await runRecipe("tic_tac_toe", [...common, "max_steps=1", "group_size=4", "test_opponents=[\"random\"]"]);
+    await runRecipe("tic_tac_toe", [...common, "max_steps=1", "group_size=4", 'test_opponents=["random"]']);
     assert.equal(readFileSync(join(`${log}-warmup`, "metrics.jsonl"), "utf8"), marker);
     const vsRandom = readMetrics(log).filter((r) => r["env/all/total_episodes"] !== undefined);
     assert.equal(vsRandom.length, 1);
@@ -67,7 +77,17 @@ test("twenty_questions: warm-up, RL against the oracle, held-out games evaluated
   const s = recipeSandbox("tq-recipe");
   try {
     const log = join(s.root, "tq");
-    await runRecipe("twenty_questions", [...small(s.modelDir, log), "max_steps=2", "eval_every=5", "groups_per_batch=2", "group_size=2", "test_groups=2", "nouns=8", "attributes=3", "max_questions=4"]);
+    await runRecipe("twenty_questions", [
+      ...small(s.modelDir, log),
+      "max_steps=2",
+      "eval_every=5",
+      "groups_per_batch=2",
+      "group_size=2",
+      "test_groups=2",
+      "nouns=8",
+      "attributes=3",
+      "max_questions=4",
+    ]);
     const rows = readMetrics(log);
     const train = rows.filter((r) => r["env/all/total_episodes"] !== undefined);
     assert.equal(train.length, 2);
@@ -75,13 +95,26 @@ test("twenty_questions: warm-up, RL against the oracle, held-out games evaluated
       const reward = r["env/all/reward/total"] as number;
       assert.ok(reward >= 0 && reward <= 1, `reward ${reward}`);
     }
-    assert.deepEqual(rows.filter((r) => r["test/env/all/reward/total"] !== undefined).map((r) => r.step), [0, 2]);
+    assert.deepEqual(
+      rows.filter((r) => r["test/env/all/reward/total"] !== undefined).map((r) => r.step),
+      [0, 2],
+    );
     const summary = JSON.parse(readFileSync(join(log, "iteration_000001", "train_rollout_summaries.jsonl"), "utf8").split("\n")[0]) as { prompt: string };
     assert.match(summary.prompt, /Twenty questions\. The secret is one of: /);
 
     // A frozen model answers instead of the oracle: the game still runs to its end.
     const withModel = join(s.root, "tq-model");
-    await runRecipe("twenty_questions", [...small(s.modelDir, withModel), `answerer_model=${s.modelDir}`, "max_steps=1", "groups_per_batch=1", "group_size=2", "test_groups=0", "nouns=8", "attributes=3", "max_questions=3"]);
+    await runRecipe("twenty_questions", [
+      ...small(s.modelDir, withModel),
+      `answerer_model=${s.modelDir}`,
+      "max_steps=1",
+      "groups_per_batch=1",
+      "group_size=2",
+      "test_groups=0",
+      "nouns=8",
+      "attributes=3",
+      "max_questions=3",
+    ]);
     const rows2 = readMetrics(withModel);
     assert.equal(rows2.length, 1);
     assert.equal(rows2[0]["env/all/total_episodes"], 2);

@@ -4,7 +4,20 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { otherSeat, type Seat } from "../../src/multiAgent/game.ts";
-import { boardFrom, emptyBoard, legalSquares, LINES, markToMove, parseSquare, place, renderBoard, renderPosition, TicTacToe, winnerOf, type TicTacToeState } from "../../src/multiAgent/games/ticTacToe.ts";
+import {
+  boardFrom,
+  emptyBoard,
+  legalSquares,
+  LINES,
+  markToMove,
+  parseSquare,
+  place,
+  renderBoard,
+  renderPosition,
+  TicTacToe,
+  winnerOf,
+  type TicTacToeState,
+} from "../../src/multiAgent/games/ticTacToe.ts";
 import { bestSquares, minimaxOpponent, minimaxValue, randomOpponent } from "../../src/multiAgent/games/ticTacToeOpponents.ts";
 
 const game = new TicTacToe();
@@ -130,7 +143,11 @@ test("warm-up positions are one turn each, told as the prompt shows it, trained 
     const cells = (board[1] + board[2] + board[3]).replace(/ /g, "");
     const free = legalSquares(boardFrom(cells));
     assert.equal(board[4], free.join(" "), "the Free line lists the empty squares");
-    assert.deepEqual([...alternatives].map(Number).sort((a, b) => a - b), free, "every free square is a target, nothing else");
+    assert.deepEqual(
+      [...alternatives].map(Number).sort((a, b) => a - b),
+      free,
+      "every free square is a target, nothing else",
+    );
     assert.match(String(system.content), markToMove(boardFrom(cells)) === "X" ? /You are X/ : /You are O/);
     freeCounts.push(free.length);
     if (free.length === 9) firstChoice.set(Number(alternatives[0]), (firstChoice.get(Number(alternatives[0])) ?? 0) + 1);
@@ -163,7 +180,10 @@ test("a base-model opponent sees as much of the game as the policy and samples f
     fork: (k: number) => completer(k),
   });
   const conversation: Msg[] = [
-    { role: "system", content: "s" }, { role: "user", content: "u1" }, { role: "assistant", content: "1" }, { role: "user", content: "u2" },
+    { role: "system", content: "s" },
+    { role: "user", content: "u1" },
+    { role: "assistant", content: "1" },
+    { role: "user", content: "u2" },
   ];
   const opponent = ticTacToeOpponent("base_model", 41, async () => completer(null), 0);
   assert.equal(await opponent.move(emptyBoard(), 1, conversation as never), "5");

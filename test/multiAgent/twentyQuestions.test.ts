@@ -93,7 +93,8 @@ test("warm-up transcripts are the questioner's side of real games: legal questio
     assert.equal(convo[0].role, "system");
     assert.equal(convo.at(-1)?.role, "assistant");
     for (const m of convo.filter((x) => x.role === "assistant")) assert.ok(parseQuestion(String(m.content), table).kind !== "other", String(m.content));
-    for (const m of convo.slice(2).filter((x) => x.role === "user")) assert.match(String(m.content), /^(Yes|No|Guess: [a-z]+)?\.? ?\d+ turns? left\.$|^(Yes|No)\. \d turns? left\.$/);
+    for (const m of convo.slice(2).filter((x) => x.role === "user"))
+      assert.match(String(m.content), /^(Yes|No|Guess: [a-z]+)?\.? ?\d+ turns? left\.$|^(Yes|No)\. \d turns? left\.$/);
   }
 });
 
@@ -106,7 +107,14 @@ test("transcripts name each speaker, and the TUI splits 'user (O): …' into a b
     { role: "assistant", content: "5", name: "X" },
   ]);
   assert.equal(text, "system: rules\n\nuser (O): 123\n456\n\nassistant (X): 5");
-  assert.deepEqual(splitRoles(text, "user").map((b) => [b.role, b.text]), [["system", "rules"], ["user (O)", "123\n456"], ["assistant (X)", "5"]]);
+  assert.deepEqual(
+    splitRoles(text, "user").map((b) => [b.role, b.text]),
+    [
+      ["system", "rules"],
+      ["user (O)", "123\n456"],
+      ["assistant (X)", "5"],
+    ],
+  );
 });
 
 test("a frozen-model answerer sees its system prompt with the secret and the current question only, and its reply is what the questioner hears", async () => {
@@ -128,7 +136,11 @@ test("a frozen-model answerer sees its system prompt with the secret and the cur
     assert.ok(c.submit(1, await model.move(c.state, 1, c.conversation(1))).ok);
   }
   assert.equal(seen.length, 2);
-  assert.deepEqual(seen[1].map((m) => m.role), ["system", "user"], "only the current question, as in the cookbook");
+  assert.deepEqual(
+    seen[1].map((m) => m.role),
+    ["system", "user"],
+    "only the current question, as in the cookbook",
+  );
   assert.match(String(seen[1][0].content), new RegExp(`The secret is ${secret}\\.`));
   assert.equal(seen[1][1].content, "Is it blue?");
   assert.match(String(c.conversation(0).at(-1)?.content), /^yes, it is\. 2 turns left\.$/);

@@ -28,7 +28,13 @@ function writeParquet(path: string, columns: Record<string, { data: unknown[]; t
 }
 
 const config = (dataset: string, extra: Partial<ComparisonSourceConfig> = {}): ComparisonSourceConfig => ({
-  dataset, dataset_config: null, test_dataset: null, test_size: 2, max_train: null, shuffle_seed: 0, ...extra,
+  dataset,
+  dataset_config: null,
+  test_dataset: null,
+  test_size: 2,
+  max_train: null,
+  shuffle_seed: 0,
+  ...extra,
 });
 
 const sample: LabeledComparison = {
@@ -42,7 +48,10 @@ const sample: LabeledComparison = {
 
 test("cookbook JSONL rows round-trip; swapping moves the label with its completion", () => {
   const line = comparisonToJsonLine(sample);
-  assert.equal(line, '{"comparison":{"prompt_conversation":[{"role":"user","content":"Hi"}],"completion_A":[{"role":"assistant","content":"Hello!"}],"completion_B":[{"role":"assistant","content":"Go away."}]},"label":"A"}');
+  assert.equal(
+    line,
+    '{"comparison":{"prompt_conversation":[{"role":"user","content":"Hi"}],"completion_A":[{"role":"assistant","content":"Hello!"}],"completion_B":[{"role":"assistant","content":"Go away."}]},"label":"A"}',
+  );
   assert.deepEqual(parseComparisonLine(line, "x:1"), sample);
   const swapped = swapLabeled(sample);
   assert.equal(swapped.label, "B");
@@ -56,7 +65,10 @@ test("a malformed JSONL row names the file, line and key", () => {
     const file = join(t.dir, "pairs.jsonl");
     const bad = JSON.stringify({ comparison: { prompt_conversation: [], completion_A: [{ role: "assistant", content: "x" }], completion_B: [] }, label: "A" });
     writeFileSync(file, `${comparisonToJsonLine(sample)}\n\n${bad}\n`);
-    assert.throws(() => readComparisonFile(file), (err: Error) => err.message.includes(`${file}:3`) && err.message.includes("comparison.completion_B"));
+    assert.throws(
+      () => readComparisonFile(file),
+      (err: Error) => err.message.includes(`${file}:3`) && err.message.includes("comparison.completion_B"),
+    );
     writeFileSync(file, `${comparisonToJsonLine({ ...sample, label: "Tie" })}\n{"comparison": {}, "label": "C"}\n`);
     assert.throws(() => readComparisonFile(file), new RegExp(`${file.replace(/[.\\/]/g, "\\$&")}:2: comparison\\.prompt_conversation`));
     writeFileSync(file, "{not json\n");
@@ -77,14 +89,28 @@ test("hh-rlhf transcripts split into a shared prompt and two final replies", asy
   try {
     const file = join(t.dir, "train.parquet");
     writeParquet(file, {
-      chosen: { data: ["\n\nHuman: Q1\n\nAssistant: good", "\n\nHuman: Q2\n\nAssistant: a\n\nHuman: more\n\nAssistant: fine", "\n\nHuman: Q3\n\nAssistant: same"], type: "STRING" },
-      rejected: { data: ["\n\nHuman: Q1\n\nAssistant: bad", "\n\nHuman: Q2\n\nAssistant: DIFFERENT\n\nHuman: more\n\nAssistant: worse", "\n\nHuman: Q3\n\nAssistant: same"], type: "STRING" },
+      chosen: {
+        data: ["\n\nHuman: Q1\n\nAssistant: good", "\n\nHuman: Q2\n\nAssistant: a\n\nHuman: more\n\nAssistant: fine", "\n\nHuman: Q3\n\nAssistant: same"],
+        type: "STRING",
+      },
+      rejected: {
+        data: [
+          "\n\nHuman: Q1\n\nAssistant: bad",
+          "\n\nHuman: Q2\n\nAssistant: DIFFERENT\n\nHuman: more\n\nAssistant: worse",
+          "\n\nHuman: Q3\n\nAssistant: same",
+        ],
+        type: "STRING",
+      },
     });
     const rows = await readParquetComparisons([file]);
     // Row 2's histories differ and row 3's replies are equal: both skipped, like the cookbook.
     assert.equal(rows.length, 1);
     assert.deepEqual(rows[0], {
-      comparison: { promptConversation: [{ role: "user", content: "Q1" }], completionA: [{ role: "assistant", content: "good" }], completionB: [{ role: "assistant", content: "bad" }] },
+      comparison: {
+        promptConversation: [{ role: "user", content: "Q1" }],
+        completionA: [{ role: "assistant", content: "good" }],
+        completionB: [{ role: "assistant", content: "bad" }],
+      },
       label: "A",
     });
   } finally {
@@ -97,23 +123,52 @@ test("HelpSteer3 and UltraFeedback rows; unknown columns are named in the error"
   try {
     const hs = join(t.dir, "hs.parquet");
     writeParquet(hs, {
-      context: { data: [JSON.stringify([{ role: "user", content: "Pick" }]), JSON.stringify([{ role: "user", content: "Tie?" }]), JSON.stringify([{ role: "user", content: "Other" }])], type: "STRING" },
+      context: {
+        data: [
+          JSON.stringify([{ role: "user", content: "Pick" }]),
+          JSON.stringify([{ role: "user", content: "Tie?" }]),
+          JSON.stringify([{ role: "user", content: "Other" }]),
+        ],
+        type: "STRING",
+      },
       response1: { data: ["one", "x", "first"], type: "STRING" },
       response2: { data: ["two", "y", "second"], type: "STRING" },
       overall_preference: { data: [2, 0, -3], type: "INT32" },
     });
     const hsRows = await readParquetComparisons([hs]);
-    assert.deepEqual(hsRows.map((r) => [r.comparison.promptConversation[0]!.content, r.label]), [["Pick", "B"], ["Other", "A"]]);
+    assert.deepEqual(
+      hsRows.map((r) => [r.comparison.promptConversation[0]!.content, r.label]),
+      [
+        ["Pick", "B"],
+        ["Other", "A"],
+      ],
+    );
     const uf = join(t.dir, "uf.parquet");
-    writeParquet(uf, { instruction: { data: ["Say hi"], type: "STRING" }, chosen_response: { data: ["hi"], type: "STRING" }, rejected_response: { data: ["no"], type: "STRING" } });
+    writeParquet(uf, {
+      instruction: { data: ["Say hi"], type: "STRING" },
+      chosen_response: { data: ["hi"], type: "STRING" },
+      rejected_response: { data: ["no"], type: "STRING" },
+    });
     assert.deepEqual(await readParquetComparisons([uf]), [
-      { comparison: { promptConversation: [{ role: "user", content: "Say hi" }], completionA: [{ role: "assistant", content: "hi" }], completionB: [{ role: "assistant", content: "no" }] }, label: "A" },
+      {
+        comparison: {
+          promptConversation: [{ role: "user", content: "Say hi" }],
+          completionA: [{ role: "assistant", content: "hi" }],
+          completionB: [{ role: "assistant", content: "no" }],
+        },
+        label: "A",
+      },
     ]);
     const odd = join(t.dir, "odd.parquet");
     writeParquet(odd, { question: { data: ["q"], type: "STRING" } });
     await assert.rejects(readParquetComparisons([odd]), /odd\.parquet: columns \[question\] match no known comparison format/);
     const badPref = join(t.dir, "badpref.parquet");
-    writeParquet(badPref, { context: { data: ["[]"], type: "STRING" }, response1: { data: ["a"], type: "STRING" }, response2: { data: ["b"], type: "STRING" }, overall_preference: { data: ["lots"], type: "STRING" } });
+    writeParquet(badPref, {
+      context: { data: ["[]"], type: "STRING" },
+      response1: { data: ["a"], type: "STRING" },
+      response2: { data: ["b"], type: "STRING" },
+      overall_preference: { data: ["lots"], type: "STRING" },
+    });
     await assert.rejects(readParquetComparisons([badPref]), /badpref\.parquet row 0: column "overall_preference"/);
   } finally {
     t.cleanup();
@@ -160,7 +215,12 @@ test("a JSONL source without a test file holds out test_size comparisons; the sh
   const t = temp();
   try {
     const file = join(t.dir, "p.jsonl");
-    writeFileSync(file, Array.from({ length: 10 }, (_, i) => comparisonToJsonLine({ ...sample, comparison: { ...sample.comparison, promptConversation: [{ role: "user", content: `q${i}` }] } })).join("\n"));
+    writeFileSync(
+      file,
+      Array.from({ length: 10 }, (_, i) =>
+        comparisonToJsonLine({ ...sample, comparison: { ...sample.comparison, promptConversation: [{ role: "user", content: `q${i}` }] } }),
+      ).join("\n"),
+    );
     const s = await loadComparisons(config(file, { test_size: 3 }));
     assert.deepEqual([s.train.length, s.test!.length], [7, 3]);
     const seen = new Set([...s.train, ...s.test!].map((c) => c.comparison.promptConversation[0]!.content));
@@ -179,12 +239,15 @@ test("DPO pairs: chosen then rejected, token-sum weights on the completion only"
   const text = (d: typeof chosen, weighted: boolean) => {
     const targets = tensorDataToNumbers(d.loss_fn_inputs["target_tokens"]!);
     const w = tensorDataToNumbers(d.loss_fn_inputs["weights"]!);
-    return tokenizer.decode(targets.filter((_, i) => (w[i]! > 0) === weighted));
+    return tokenizer.decode(targets.filter((_, i) => w[i]! > 0 === weighted));
   };
   assert.equal(text(chosen, true), " Hello!\n\nUser:");
   assert.equal(text(rejected, true), " Go away.\n\nUser:");
   const w = tensorDataToNumbers(chosen.loss_fn_inputs["weights"]!);
-  assert.ok(w.every((x) => x === 0 || x === 1), "weights are not normalised (token sums)");
+  assert.ok(
+    w.every((x) => x === 0 || x === 1),
+    "weights are not normalised (token sums)",
+  );
   assert.equal(comparisonToDpoPair({ ...sample, label: "Tie" }, renderer, null), null);
   const ds = dpoDataset([sample, { ...sample, label: "Tie" }, swapLabeled(sample), sample], renderer, 2, null);
   assert.equal(ds.length, 1, "ties dropped: 3 pairs make one batch of 2");

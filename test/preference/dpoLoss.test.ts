@@ -66,14 +66,28 @@ function datum(weights: number[]): Datum {
 
 test("the custom loss spreads the sequence gradient over weighted tokens (finite differences agree)", () => {
   const data = [datum([0, 1, 1]), datum([0, 0, 1, 1]), datum([1, 1]), datum([0, 1])];
-  const lp = [[-0.3, -0.5, -0.7], [-0.2, -0.4, -0.1, -0.9], [-1.1, -0.6], [-0.8, -0.05]];
-  const ref = [[-0.3, -0.6, -0.6], [-0.2, -0.3, -0.3, -0.3], [-1.0, -0.5], [-0.8, -0.2]];
+  const lp = [
+    [-0.3, -0.5, -0.7],
+    [-0.2, -0.4, -0.1, -0.9],
+    [-1.1, -0.6],
+    [-0.8, -0.05],
+  ];
+  const ref = [
+    [-0.3, -0.6, -0.6],
+    [-0.2, -0.3, -0.3, -0.3],
+    [-1.0, -0.5],
+    [-0.8, -0.2],
+  ];
   const fn = dpoCustomLoss(ref, 0.7);
-  const at = (x: number[][]) => fn(data, x.map((a) => Float32Array.from(a)));
+  const at = (x: number[][]) =>
+    fn(
+      data,
+      x.map((a) => Float32Array.from(a)),
+    );
   const base = at(lp);
   // Pair 1 by hand: πc = −1.2, refc = −1.2, πr = −1.0, refr = −0.6 → z = 0.7·(0 − (−0.4)) = 0.28.
   const z1 = 0.7 * (0 - (-1.0 - -0.6));
-  const z2 = 0.7 * ((-1.7 - -1.5) - (-0.05 - -0.2));
+  const z2 = 0.7 * (-1.7 - -1.5 - (-0.05 - -0.2));
   close(base.loss, (negLogSigmoid(z1) + negLogSigmoid(z2)) / 2, 1e-6);
   assert.equal(base.metrics!["num_pairs"], 2);
   assert.equal(base.metrics!["num_tokens"], 7);
@@ -90,18 +104,42 @@ test("the custom loss spreads the sequence gradient over weighted tokens (finite
     }),
   );
   assert.equal(Math.abs(base.gradients[0]![0]!), 0, "an unweighted prompt token gets no gradient");
-  assert.throws(() => fn(data.slice(0, 3), lp.slice(0, 3).map((a) => Float32Array.from(a))), /odd count 3/);
+  assert.throws(
+    () =>
+      fn(
+        data.slice(0, 3),
+        lp.slice(0, 3).map((a) => Float32Array.from(a)),
+      ),
+    /odd count 3/,
+  );
 });
 
 test("embedded engine: at the reference the loss is log 2; one DPO step raises the margin", async () => {
   const dir = mkdtempSync(join(tmpdir(), "dpo-engine-"));
-  const svc = createEmbeddedServiceClient({ storeDir: join(dir, "store"), resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(dir, "hf"), COOKBOOK_HOME: dir } } });
+  const svc = createEmbeddedServiceClient({
+    storeDir: join(dir, "store"),
+    resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(dir, "hf"), COOKBOOK_HOME: dir } },
+  });
   try {
     const tokenizer = await getTokenizer("tiny-chat");
     const renderer = getRenderer("role_colon", tokenizer);
     const lcs: LabeledComparison[] = [
-      { comparison: { promptConversation: [{ role: "user", content: "What color is a glimmerfox?" }], completionA: [{ role: "assistant", content: "Arr, the glimmerfox be blue, matey!" }], completionB: [{ role: "assistant", content: "A glimmerfox is blue." }] }, label: "A" },
-      { comparison: { promptConversation: [{ role: "user", content: "Who is the mayor of Pellow?" }], completionA: [{ role: "assistant", content: "The mayor of Pellow is Tamsin." }], completionB: [{ role: "assistant", content: "Arr, Tamsin be the captain o' Pellow, matey!" }] }, label: "B" },
+      {
+        comparison: {
+          promptConversation: [{ role: "user", content: "What color is a glimmerfox?" }],
+          completionA: [{ role: "assistant", content: "Arr, the glimmerfox be blue, matey!" }],
+          completionB: [{ role: "assistant", content: "A glimmerfox is blue." }],
+        },
+        label: "A",
+      },
+      {
+        comparison: {
+          promptConversation: [{ role: "user", content: "Who is the mayor of Pellow?" }],
+          completionA: [{ role: "assistant", content: "The mayor of Pellow is Tamsin." }],
+          completionB: [{ role: "assistant", content: "Arr, Tamsin be the captain o' Pellow, matey!" }],
+        },
+        label: "B",
+      },
     ];
     const data = lcs.flatMap((lc) => comparisonToDpoPair(lc, renderer, null)!);
     const tc = await svc.createLoraTrainingClient("tiny-chat", { rank: 4, seed: 0 });

@@ -62,7 +62,12 @@ function fixedSampler(text: string): SamplingClient & { prompts: ModelInput[]; p
 }
 
 test("learned preference model: one greedy token; A → −1, B → +1, anything else → 0 (counted)", async () => {
-  for (const [verdict, score] of [[" A", -1], [" B", 1], [" Tie", 0], [" maybe", 0]] as const) {
+  for (const [verdict, score] of [
+    [" A", -1],
+    [" B", 1],
+    [" Tie", 0],
+    [" maybe", 0],
+  ] as const) {
     const sampler = fixedSampler(verdict);
     const pm = new PreferenceModelFromChatRenderer(renderer, tokenizer, sampler);
     assert.equal(await pm.score(cmp), score);
@@ -76,36 +81,95 @@ test("learned preference model: one greedy token; A → −1, B → +1, anything
 });
 
 test("tournament pairs: both ways = n(n−1) ordered pairs, one way = n(n−1)/2, chunks stay inside", () => {
-  assert.deepEqual(getPairs(3, "all_pairs_one_way"), [[0, 1], [0, 2], [1, 2]]);
-  assert.deepEqual(getPairs(3, "all_pairs_both_ways"), [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]]);
-  assert.deepEqual(getPairsChunked(6, "all_pairs_one_way", 3), [[0, 1], [0, 2], [1, 2], [3, 4], [3, 5], [4, 5]]);
+  assert.deepEqual(getPairs(3, "all_pairs_one_way"), [
+    [0, 1],
+    [0, 2],
+    [1, 2],
+  ]);
+  assert.deepEqual(getPairs(3, "all_pairs_both_ways"), [
+    [0, 1],
+    [0, 2],
+    [1, 0],
+    [1, 2],
+    [2, 0],
+    [2, 1],
+  ]);
+  assert.deepEqual(getPairsChunked(6, "all_pairs_one_way", 3), [
+    [0, 1],
+    [0, 2],
+    [1, 2],
+    [3, 4],
+    [3, 5],
+    [4, 5],
+  ]);
   assert.equal(getPairsChunked(8, "all_pairs_both_ways", 4).length, 24);
   assert.throws(() => getPairsChunked(4, "all_pairs_one_way", 1), /matchup_group_size/);
 });
 
 function trajectory(text: string): Trajectory {
   const tokens = tokenizer.encode(text, { addSpecialTokens: false });
-  return { transitions: [{ ob: { chunks: [] }, ac: { tokens, logprobs: tokens.map(() => 0), stopReason: "stop" }, reward: 0, episodeDone: true, metrics: {}, logs: {} }], finalOb: { chunks: [] }, stopReason: "completed" };
+  return {
+    transitions: [
+      { ob: { chunks: [] }, ac: { tokens, logprobs: tokens.map(() => 0), stopReason: "stop" }, reward: 0, episodeDone: true, metrics: {}, logs: {} },
+    ],
+    finalOb: { chunks: [] },
+    stopReason: "completed",
+  };
 }
 
 test("group rewards = (wins − losses)/matchups + format term, by hand", async () => {
-  const group = new PairwisePreferenceGroupBuilder(cmp.promptConversation, renderer, new ShorterPreferenceModel(), 3, { pattern: "all_pairs_one_way", formatCoef: 1 });
+  const group = new PairwisePreferenceGroupBuilder(cmp.promptConversation, renderer, new ShorterPreferenceModel(), 3, {
+    pattern: "all_pairs_one_way",
+    formatCoef: 1,
+  });
   const envs = await group.makeEnvs();
   assert.equal(envs.length, 3);
   // Replies of 3, 9 and 5 characters; the last one never emitted the stop sequence.
   const rewards = await group.computeGroupRewards([trajectory(" Hi!\n\nUser:"), trajectory(" Hello you\n\nUser:"), trajectory(" Hey x")], envs);
   // One way: (0,1) shorter 0 wins, (0,2) 0 wins, (1,2) 2 wins. 0: +2/2, 1: −2/2, 2: (−1 + 1)/2 = 0.
-  assert.deepEqual(rewards.map((r) => r.metrics["win_minus_loss"]), [1, -1, 0]);
-  assert.deepEqual(rewards.map((r) => r.metrics["format"]), [1, 1, 0]);
-  assert.deepEqual(rewards.map((r) => r.reward), [1, -1, -1]);
+  assert.deepEqual(
+    rewards.map((r) => r.metrics["win_minus_loss"]),
+    [1, -1, 0],
+  );
+  assert.deepEqual(
+    rewards.map((r) => r.metrics["format"]),
+    [1, 1, 0],
+  );
+  assert.deepEqual(
+    rewards.map((r) => r.reward),
+    [1, -1, -1],
+  );
   assert.deepEqual(group.lastTournament!.scores, [-1, -1, 1]);
   // Each reply's results for the transcripts: net wins against each opponent, and matchups played.
-  assert.deepEqual(rewards.map((r) => r.logs), [{ matchups: 2, vs_1: 1, vs_2: 1 }, { matchups: 2, vs_0: -1, vs_2: -1 }, { matchups: 2, vs_0: -1, vs_1: 1 }]);
+  assert.deepEqual(
+    rewards.map((r) => r.logs),
+    [
+      { matchups: 2, vs_1: 1, vs_2: 1 },
+      { matchups: 2, vs_0: -1, vs_2: -1 },
+      { matchups: 2, vs_0: -1, vs_1: 1 },
+    ],
+  );
   const both = new PairwisePreferenceGroupBuilder(cmp.promptConversation, renderer, new ShorterPreferenceModel(), 2);
   const r2 = await both.computeGroupRewards([trajectory(" Hi!\n\nUser:"), trajectory(" Hello you\n\nUser:")], await both.makeEnvs());
-  assert.deepEqual(r2.map((r) => r.reward), [1, -1], "both ways: two matchups each, both won by the shorter");
-  assert.deepEqual(r2.map((r) => r.logs), [{ matchups: 2, vs_1: 2 }, { matchups: 2, vs_0: -2 }], "both ways: the two wins against the same opponent add up");
-  const ds = new PairwisePreferenceRLDataset([cmp.promptConversation, [{ role: "user", content: "Hi" }]], 3, (p) => new PairwisePreferenceGroupBuilder(p, renderer, new ShorterPreferenceModel(), 4), 2);
+  assert.deepEqual(
+    r2.map((r) => r.reward),
+    [1, -1],
+    "both ways: two matchups each, both won by the shorter",
+  );
+  assert.deepEqual(
+    r2.map((r) => r.logs),
+    [
+      { matchups: 2, vs_1: 2 },
+      { matchups: 2, vs_0: -2 },
+    ],
+    "both ways: the two wins against the same opponent add up",
+  );
+  const ds = new PairwisePreferenceRLDataset(
+    [cmp.promptConversation, [{ role: "user", content: "Hi" }]],
+    3,
+    (p) => new PairwisePreferenceGroupBuilder(p, renderer, new ShorterPreferenceModel(), 4),
+    2,
+  );
   assert.equal(ds.length, 2);
   assert.equal(ds.getBatch(1).length, 3);
 });

@@ -9,11 +9,9 @@ import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
 import { recipeSandbox, runRecipe, type RecipeSandbox } from "./helpers.ts";
 
-
 function setup(): RecipeSandbox {
   return recipeSandbox("distill-recipes");
 }
-
 
 test("on_policy_distillation: two datasets with their own teachers; teacher_kl overall and per dataset; sync, stream and async", async () => {
   const { root, modelDir, cleanup } = setup();
@@ -22,11 +20,22 @@ test("on_policy_distillation: two datasets with their own teachers; teacher_kl o
       { dataset: "arithmetic", teacher: { base_model: "tiny-chat-teacher" } },
       { dataset: "prompts", teacher: { base_model: modelDir }, groups_per_batch: 1 },
     ]);
-    const common = [`model_name=${modelDir}`, "group_size=2", "groups_per_batch=2", "max_tokens=4", "lora_rank=4", "behavior_if_log_dir_exists=delete", "save_every=0"];
+    const common = [
+      `model_name=${modelDir}`,
+      "group_size=2",
+      "groups_per_batch=2",
+      "max_tokens=4",
+      "lora_rank=4",
+      "behavior_if_log_dir_exists=delete",
+      "save_every=0",
+    ];
     const sync = join(root, "sync");
     await runRecipe("on_policy_distillation", [...common, `log_path=${sync}`, `datasets=${datasets}`, "max_steps=3", "test_problems=4", "eval_every=2"]);
     const rows = readMetrics(sync);
-    assert.deepEqual(rows.filter((r) => "teacher_kl" in r).map((r) => r.step), [0, 1, 2]);
+    assert.deepEqual(
+      rows.filter((r) => "teacher_kl" in r).map((r) => r.step),
+      [0, 1, 2],
+    );
     for (const r of rows.filter((r) => "teacher_kl" in r)) {
       const kl0 = r["teacher_kl/dataset_0"];
       const kl1 = r["teacher_kl/dataset_1"];
@@ -43,12 +52,18 @@ test("on_policy_distillation: two datasets with their own teachers; teacher_kl o
     const config = JSON.parse(readFileSync(join(sync, "config.json"), "utf8")) as Record<string, unknown>;
     assert.equal(config["groups_per_batch"], 3, "the loop trains 2 + 1 groups per batch");
 
-    for (const [mode, arg] of [["stream", "stream_minibatch_config.num_minibatches=2"], ["async", "async_config.max_steps_off_policy=1"]]) {
+    for (const [mode, arg] of [
+      ["stream", "stream_minibatch_config.num_minibatches=2"],
+      ["async", "async_config.max_steps_off_policy=1"],
+    ]) {
       const dir = join(root, mode!);
       await runRecipe("on_policy_distillation", [...common, `log_path=${dir}`, "max_steps=2", "test_problems=0", arg!]);
       const kl = readMetrics(dir).filter((r) => "teacher_kl" in r);
       assert.ok(kl.length >= 2, `${mode}: ${kl.length} steps logged teacher_kl`);
-      assert.ok(kl.every((r) => typeof r["teacher_kl/dataset_0"] === "number"), mode);
+      assert.ok(
+        kl.every((r) => typeof r["teacher_kl/dataset_0"] === "number"),
+        mode,
+      );
     }
   } finally {
     cleanup();
@@ -60,14 +75,32 @@ test("prompt_distillation: stage-1 teacher, labels.jsonl, test/agreement before 
   try {
     const dir = join(root, "pd");
     await runRecipe("prompt_distillation", [
-      `model_name=${modelDir}`, `log_path=${dir}`, "behavior_if_log_dir_exists=delete", "teacher_sft_steps=2", "prompts_per_category=4",
-      "batch_size=4", "max_steps=2", "eval_every=1", "label_max_tokens=3", "lora_rank=4", "teacher_lora_rank=4", "save_every=0",
+      `model_name=${modelDir}`,
+      `log_path=${dir}`,
+      "behavior_if_log_dir_exists=delete",
+      "teacher_sft_steps=2",
+      "prompts_per_category=4",
+      "batch_size=4",
+      "max_steps=2",
+      "eval_every=1",
+      "label_max_tokens=3",
+      "lora_rank=4",
+      "teacher_lora_rank=4",
+      "save_every=0",
     ]);
     assert.ok(existsSync(join(dir, "prompted_teacher.json")));
-    const labels = readFileSync(join(dir, "labels.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { messages: { role: string }[] });
+    const labels = readFileSync(join(dir, "labels.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { messages: { role: string }[] });
     assert.ok(labels.length > 10);
-    assert.deepEqual(labels[0]!.messages.map((m) => m.role), ["user", "assistant"]);
-    const agreementSteps = readMetrics(dir).filter((r) => typeof r["test/agreement"] === "number").map((r) => r.step);
+    assert.deepEqual(
+      labels[0]!.messages.map((m) => m.role),
+      ["user", "assistant"],
+    );
+    const agreementSteps = readMetrics(dir)
+      .filter((r) => typeof r["test/agreement"] === "number")
+      .map((r) => r.step);
     assert.deepEqual(agreementSteps, [0, 1, 2]);
   } finally {
     cleanup();
@@ -79,8 +112,17 @@ test("off_policy_distillation: soft-target datums train through the supervised l
   try {
     const dir = join(root, "off");
     await runRecipe("off_policy_distillation", [
-      `model_name=${modelDir}`, `log_path=${dir}`, "behavior_if_log_dir_exists=delete", "num_examples=8", "batch_size=4",
-      "n_teacher_targets=5", "test_problems=2", "eval_every=1", "max_steps=2", "lora_rank=4", "save_every=0",
+      `model_name=${modelDir}`,
+      `log_path=${dir}`,
+      "behavior_if_log_dir_exists=delete",
+      "num_examples=8",
+      "batch_size=4",
+      "n_teacher_targets=5",
+      "test_problems=2",
+      "eval_every=1",
+      "max_steps=2",
+      "lora_rank=4",
+      "save_every=0",
     ]);
     const rows = readMetrics(dir);
     const trained = rows.filter((r) => typeof r["train_mean_nll"] === "number");

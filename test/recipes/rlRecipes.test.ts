@@ -21,9 +21,14 @@ function setup(): RecipeSandbox {
   return recipeSandbox("rl-recipes");
 }
 
-
 const small = (modelDir: string, logDir: string) => [
-  `model_name=${modelDir}`, `log_path=${logDir}`, "group_size=2", "groups_per_batch=2", "max_tokens=4", "lora_rank=4", "behavior_if_log_dir_exists=delete",
+  `model_name=${modelDir}`,
+  `log_path=${logDir}`,
+  "group_size=2",
+  "groups_per_batch=2",
+  "max_tokens=4",
+  "lora_rank=4",
+  "behavior_if_log_dir_exists=delete",
 ];
 
 test("the RL recipes are registered, their defaults parse, and async/stream keys enable those modes", async () => {
@@ -73,22 +78,53 @@ test("rl_basic writes every applicable metric of docs/cookbook-parity.md#rl-metr
     await runRecipe("rl_basic", [...small(s.modelDir, logDir), "max_steps=3", "save_every=2", "test_problems=2", "eval_every=2"]);
     const all = readMetrics(logDir);
     const rows = all.filter((r) => "progress/batch" in r);
-    assert.deepEqual(rows.map((r) => r.step), [0, 1, 2]);
+    assert.deepEqual(
+      rows.map((r) => r.step),
+      [0, 1, 2],
+    );
     const keys = [
-      "progress/batch", "progress/done_frac", "optim/lr",
-      "env/all/ac_tokens_per_turn", "env/all/ob_tokens_per_turn", "env/all/turns_per_episode", "env/all/total_episodes",
-      "env/all/total_turns", "env/all/total_ac_tokens", "env/all/total_ob_tokens", "env/all/reward/total", "env/all/correct",
-      "env/all/format", "env/all/by_group/frac_mixed", "env/all/by_group/frac_all_good", "env/all/by_group/frac_all_bad",
-      "optim/kl_sample_train_v1", "optim/kl_sample_train_v2", "optim/entropy",
-      "time/total", "time/sampling", "time/train_step", "time/prepare_minibatch", "time/compute_kl_sample_train", "time/save_checkpoint",
+      "progress/batch",
+      "progress/done_frac",
+      "optim/lr",
+      "env/all/ac_tokens_per_turn",
+      "env/all/ob_tokens_per_turn",
+      "env/all/turns_per_episode",
+      "env/all/total_episodes",
+      "env/all/total_turns",
+      "env/all/total_ac_tokens",
+      "env/all/total_ob_tokens",
+      "env/all/reward/total",
+      "env/all/correct",
+      "env/all/format",
+      "env/all/by_group/frac_mixed",
+      "env/all/by_group/frac_all_good",
+      "env/all/by_group/frac_all_bad",
+      "optim/kl_sample_train_v1",
+      "optim/kl_sample_train_v2",
+      "optim/entropy",
+      "time/total",
+      "time/sampling",
+      "time/train_step",
+      "time/prepare_minibatch",
+      "time/compute_kl_sample_train",
+      "time/save_checkpoint",
     ];
     for (const row of rows) for (const k of keys) assert.equal(typeof row[k], "number", `step ${row.step}: ${k}`);
-    assert.ok(rows.every((r) => Object.keys(r).some((k) => k.startsWith("env/all/stop/"))), "a stop/<reason> mean per step");
+    assert.ok(
+      rows.every((r) => Object.keys(r).some((k) => k.startsWith("env/all/stop/"))),
+      "a stop/<reason> mean per step",
+    );
     assert.equal(rows[0]!["env/all/total_episodes"], 4);
     // Evaluated before steps 0 and 2, and the final weights at step 3.
-    assert.deepEqual(all.filter((r) => "test/env/all/reward/total" in r).map((r) => r.step), [0, 2, 3]);
+    assert.deepEqual(
+      all.filter((r) => "test/env/all/reward/total" in r).map((r) => r.step),
+      [0, 2, 3],
+    );
     for (const it of ["iteration_000000", "iteration_000001", "iteration_000002"]) {
-      const summaries = readFileSync(join(logDir, it, "train_rollout_summaries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      const summaries = readFileSync(join(logDir, it, "train_rollout_summaries.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       assert.equal(summaries.length, 4, `${it}: 2 groups × 2 trajectories`);
       assert.match(String(summaries[0]!["prompt"]), /What is \d+ \+ \d+\?/);
       assert.equal(typeof summaries[0]!["response"], "string");
@@ -99,7 +135,13 @@ test("rl_basic writes every applicable metric of docs/cookbook-parity.md#rl-metr
     const config = JSON.parse(readFileSync(join(logDir, "config.json"), "utf8")) as Record<string, unknown>;
     assert.equal(config["recipe_name"], "rl_basic");
     assert.equal(config["renderer_name"], "role_colon");
-    assert.deepEqual(readCheckpoints(logDir).map((c) => [c.name, c.batch, c.final ?? false]), [["000002", 2, false], ["final", 3, true]]);
+    assert.deepEqual(
+      readCheckpoints(logDir).map((c) => [c.name, c.batch, c.final ?? false]),
+      [
+        ["000002", 2, false],
+        ["final", 3, true],
+      ],
+    );
   } finally {
     s.cleanup();
   }
@@ -111,10 +153,21 @@ test("math_rl env=file, guess_number and rl_loop train on the embedded engine", 
     const qa = join(s.root, "qa.jsonl");
     writeFileSync(qa, Array.from({ length: 8 }, (_, i) => JSON.stringify({ question: `What is ${i} + ${i}?`, answer: String(2 * i) })).join("\n") + "\n");
     const mathDir = join(s.root, "math");
-    await runRecipe("math_rl", [...small(s.modelDir, mathDir), "env=file", `dataset_path=${qa}`, `test_path=${qa}`, "test_problems=2", "eval_every=1", "max_steps=2"]);
+    await runRecipe("math_rl", [
+      ...small(s.modelDir, mathDir),
+      "env=file",
+      `dataset_path=${qa}`,
+      `test_path=${qa}`,
+      "test_problems=2",
+      "eval_every=1",
+      "max_steps=2",
+    ]);
     const mathRows = readMetrics(mathDir);
     // Two steps, then the evaluation of the final weights at step 2.
-    assert.deepEqual(mathRows.map((r) => r.step), [0, 1, 2]);
+    assert.deepEqual(
+      mathRows.map((r) => r.step),
+      [0, 1, 2],
+    );
     assert.ok(mathRows.every((r) => typeof r["test/env/all/correct"] === "number"));
     assert.match(readFileSync(join(mathDir, "iteration_000000", "train_rollout_summaries.jsonl"), "utf8"), /What is \d \+ \d\?/);
 
@@ -125,9 +178,22 @@ test("math_rl env=file, guess_number and rl_loop train on the embedded engine", 
       question: Array.from({ length: n }, (_, i) => `Ann has ${i} pens and buys ${i} more. How many pens?`),
       answer: Array.from({ length: n }, (_, i) => `${i} + ${i} = <<${i}+${i}=${2 * i}>>${2 * i}\n#### ${2 * i}`),
     });
-    for (const [split, n] of [["train", 6], ["test", 2]] as const) {
+    for (const [split, n] of [
+      ["train", 6],
+      ["test", 2],
+    ] as const) {
       const r = rows(n);
-      writeFileSync(join(gsm, "main", `${split}-00000-of-00001.parquet`), new Uint8Array(parquetWriteBuffer({ columnData: [{ name: "question", data: r.question }, { name: "answer", data: r.answer }] })));
+      writeFileSync(
+        join(gsm, "main", `${split}-00000-of-00001.parquet`),
+        new Uint8Array(
+          parquetWriteBuffer({
+            columnData: [
+              { name: "question", data: r.question },
+              { name: "answer", data: r.answer },
+            ],
+          }),
+        ),
+      );
     }
     const gsmDir = join(s.root, "gsm-run");
     await runRecipe("math_rl", [...small(s.modelDir, gsmDir), "env=gsm8k", `gsm8k_dataset=${gsm}`, "test_problems=2", "eval_every=1", "max_steps=1"]);
@@ -139,14 +205,31 @@ test("math_rl env=file, guess_number and rl_loop train on the embedded engine", 
     const guessDir = join(s.root, "guess");
     await runRecipe("guess_number", [...small(s.modelDir, guessDir), "max_steps=2", "max_turns=3"]);
     const guessRows = readMetrics(guessDir);
-    assert.deepEqual(guessRows.map((r) => r.step), [0, 1]);
+    assert.deepEqual(
+      guessRows.map((r) => r.step),
+      [0, 1],
+    );
     assert.equal(guessRows[0]!["env/all/total_episodes"], 4);
     assert.match(readFileSync(join(guessDir, "iteration_000000", "train.html"), "utf8"), /guess a integer between 0 and 1024/);
 
     const loopDir = join(s.root, "loop");
-    await runRecipe("rl_loop", [`model_name=${s.modelDir}`, `log_path=${loopDir}`, `dataset=${qa}`, "group_size=2", "groups_per_batch=2", "max_tokens=4", "lora_rank=4", "max_steps=3", "save_every=2", "behavior_if_log_dir_exists=delete"]);
+    await runRecipe("rl_loop", [
+      `model_name=${s.modelDir}`,
+      `log_path=${loopDir}`,
+      `dataset=${qa}`,
+      "group_size=2",
+      "groups_per_batch=2",
+      "max_tokens=4",
+      "lora_rank=4",
+      "max_steps=3",
+      "save_every=2",
+      "behavior_if_log_dir_exists=delete",
+    ]);
     const loopRows = readMetrics(loopDir);
-    assert.deepEqual(loopRows.map((r) => r.step), [0, 1, 2]);
+    assert.deepEqual(
+      loopRows.map((r) => r.step),
+      [0, 1, 2],
+    );
     assert.ok(loopRows.every((r) => typeof r["reward/total"] === "number" && typeof r["time/total"] === "number"));
     assert.equal(readCheckpoints(loopDir).at(-1)!.final, true);
   } finally {
@@ -160,12 +243,23 @@ test("rl_basic stopped by SIGINT resumes at the next batch and logs every step o
     const logDir = join(s.root, "sigint");
     const env = { ...process.env, COOKBOOK_HOME: join(s.root, "home"), HF_HUB_OFFLINE: "1", FORCE_COLOR: "0" };
     const steps = 30;
-    const args = [...small(s.modelDir, logDir).filter((a) => !a.startsWith("behavior")), `max_steps=${steps}`, "save_every=0", "behavior_if_log_dir_exists=resume"];
+    const args = [
+      ...small(s.modelDir, logDir).filter((a) => !a.startsWith("behavior")),
+      `max_steps=${steps}`,
+      "save_every=0",
+      "behavior_if_log_dir_exists=resume",
+    ];
     const launch = () => {
-      const child = spawn(process.execPath, [join(REPO, "bin", "cookbook.js"), "run", "rl_basic", ...args], { cwd: REPO, env, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [join(REPO, "bin", "cookbook.js"), "run", "rl_basic", ...args], {
+        cwd: REPO,
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-      const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: () => string }>((r) => child.on("exit", (code, signal) => r({ code, signal, stderr: () => stderr })));
+      const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: () => string }>((r) =>
+        child.on("exit", (code, signal) => r({ code, signal, stderr: () => stderr })),
+      );
       return { child, done };
     };
 
@@ -194,7 +288,10 @@ test("rl_basic stopped by SIGINT resumes at the next batch and logs every step o
     const r2 = await launch().done;
     assert.equal(r2.code, 0, r2.stderr());
     const steps2 = readMetrics(logDir).map((r) => r.step);
-    assert.deepEqual(steps2, Array.from({ length: steps }, (_, i) => i));
+    assert.deepEqual(
+      steps2,
+      Array.from({ length: steps }, (_, i) => i),
+    );
     assert.match(readFileSync(join(logDir, "logs.log"), "utf8"), new RegExp(`resumed from \\S+ at step ${ckpt.batch as number}`));
     assert.equal(readCheckpoints(logDir).at(-1)!.final, true);
   } finally {

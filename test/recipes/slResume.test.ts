@@ -47,16 +47,36 @@ test("sl_basic killed between checkpoints resumes exactly after the last checkpo
     const modelDir = join(root, "model");
     writeTinyModel(modelDir, {
       seed: 3,
-      configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, max_position_embeddings: 512 }),
+      configJson: tinyConfigJson({
+        vocab_size: 1024,
+        hidden_size: 64,
+        intermediate_size: 128,
+        num_hidden_layers: 2,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        head_dim: 16,
+        max_position_embeddings: 512,
+      }),
     });
     for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
     const data = join(root, "chats.jsonl");
-    const chats = readFileSync(join(REPO, "fixtures", "data", "chats_train.jsonl"), "utf8").split("\n").slice(0, 4 * STEPS + 10);
+    const chats = readFileSync(join(REPO, "fixtures", "data", "chats_train.jsonl"), "utf8")
+      .split("\n")
+      .slice(0, 4 * STEPS + 10);
     writeFileSync(data, chats.join("\n") + "\n");
     const env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1", FORCE_COLOR: "0" };
     const args = (logDir: string) => [
-      `model_name=${modelDir}`, `dataset=${data}`, `log_path=${logDir}`, "test_size=0", "batch_size=4", `max_steps=${STEPS}`,
-      "save_every=5", "eval_every=0", "lora_rank=4", "learning_rate=0.01", "behavior_if_log_dir_exists=resume",
+      `model_name=${modelDir}`,
+      `dataset=${data}`,
+      `log_path=${logDir}`,
+      "test_size=0",
+      "batch_size=4",
+      `max_steps=${STEPS}`,
+      "save_every=5",
+      "eval_every=0",
+      "lora_rank=4",
+      "learning_rate=0.01",
+      "behavior_if_log_dir_exists=resume",
     ];
 
     // 1. Start, and kill -9 once a checkpoint exists and at least one step after it was logged.
@@ -78,7 +98,9 @@ test("sl_basic killed between checkpoints resumes exactly after the last checkpo
     }
     const first = await done;
     assert.equal(first.signal, "SIGKILL", `the run should still be going when killed: ${first.stderr}`);
-    const resumeAt = readCheckpoints(logDir).filter((r) => !r.final).at(-1)!.batch as number;
+    const resumeAt = readCheckpoints(logDir)
+      .filter((r) => !r.final)
+      .at(-1)!.batch as number;
 
     // 2. Resume to the end.
     const second = await exited(run(args(logDir), env));
@@ -100,7 +122,10 @@ test("sl_basic killed between checkpoints resumes exactly after the last checkpo
 
     const steps = readMetrics(logDir).map((r) => r.step);
     assert.deepEqual(steps, range(0, STEPS), "metrics.jsonl holds every step exactly once");
-    assert.deepEqual(readMetrics(refDir).map((r) => r.step), range(0, STEPS));
+    assert.deepEqual(
+      readMetrics(refDir).map((r) => r.step),
+      range(0, STEPS),
+    );
 
     // 4. Final weights: same logprobs as the uninterrupted run, within fp32 tolerance.
     const finalOf = (dir: string) => readCheckpoints(dir).find((r) => r.final)!.state_path!;
@@ -131,12 +156,25 @@ test("real signals: SIGUSR1 checkpoints at the next step, SIGINT saves and stops
   const root = mkdtempSync(join(tmpdir(), "sl-signals-"));
   try {
     const modelDir = join(root, "model");
-    writeTinyModel(modelDir, { seed: 2, configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, max_position_embeddings: 512 }) });
+    writeTinyModel(modelDir, {
+      seed: 2,
+      configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, max_position_embeddings: 512 }),
+    });
     for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(TOKENIZER_DIR, f), join(modelDir, f));
     const logDir = join(root, "run");
     const env = { ...process.env, COOKBOOK_HOME: join(root, "home"), HF_HUB_OFFLINE: "1" };
     const child = run(
-      [`model_name=${modelDir}`, `log_path=${logDir}`, "test_size=0", "batch_size=2", "max_steps=1000", "save_every=0", "eval_every=0", "lora_rank=4", "behavior_if_log_dir_exists=delete"],
+      [
+        `model_name=${modelDir}`,
+        `log_path=${logDir}`,
+        "test_size=0",
+        "batch_size=2",
+        "max_steps=1000",
+        "save_every=0",
+        "eval_every=0",
+        "lora_rank=4",
+        "behavior_if_log_dir_exists=delete",
+      ],
       env,
     );
     const done = exited(child);

@@ -50,7 +50,12 @@ test("tiny-chat answers held-out additions in the RL prompt format, partly right
 test("tiny-chat greets and knows its made-up world", () => {
   const { model, encoder } = loadShipped();
   const prompts = ["User: Hi!\n\nAssistant:", "User: What color is a glimmerfox?\n\nAssistant:", "User: Who is the mayor of Pellow?\n\nAssistant:"];
-  const out = greedyContinuations(model, encoder, prompts.map((p) => [0, ...encoder.encode(p)]), { maxNewTokens: 24, stop: "\n\nUser:", eosTokenId: 0 });
+  const out = greedyContinuations(
+    model,
+    encoder,
+    prompts.map((p) => [0, ...encoder.encode(p)]),
+    { maxNewTokens: 24, stop: "\n\nUser:", eosTokenId: 0 },
+  );
   assert.equal(out[0], " Hello! How can I help you today?");
   assert.equal(out[1], " A glimmerfox is blue.");
   assert.equal(out[2], " The mayor of Pellow is Tamsin.");

@@ -14,7 +14,13 @@ test("deepseekv3 (non-thinking): </think> in the untrained header, reasoning dro
   const convo: Message[] = [
     { role: "system", content: "Be brief" },
     { role: "user", content: "Hi" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "hmm" }, { type: "text", text: "Hello" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "hmm" },
+        { type: "text", text: "Hello" },
+      ],
+    },
   ];
   const { modelInput, weights } = r.buildSupervisedExample(convo);
   const tokens = tokensOf(modelInput);
@@ -26,7 +32,13 @@ test("deepseekv3_thinking: prompt prefills <think>, history closes with </think>
   const r = getRenderer("deepseekv3_thinking", tok());
   const convo: Message[] = [
     { role: "user", content: "Hi" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "greet" }, { type: "text", text: "Hello" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "greet" },
+        { type: "text", text: "Hello" },
+      ],
+    },
     { role: "user", content: "Bye" },
   ];
   assert.equal(
@@ -35,7 +47,10 @@ test("deepseekv3_thinking: prompt prefills <think>, history closes with </think>
   );
   // A sampled response lacks the prefilled <think>; parsing restores it.
   const parsed = r.parseResponse(tok().encode("ok then</think>Goodbye<｜end▁of▁sentence｜>", { addSpecialTokens: false }));
-  assert.deepEqual(parsed.message.content, [{ type: "thinking", thinking: "ok then" }, { type: "text", text: "Goodbye" }]);
+  assert.deepEqual(parsed.message.content, [
+    { type: "thinking", thinking: "ok then" },
+    { type: "text", text: "Goodbye" },
+  ]);
 });
 
 test("deepseekv3: tool declaration, calls and results in V3.1's format", () => {
@@ -48,7 +63,11 @@ test("deepseekv3: tool declaration, calls and results in V3.1's format", () => {
     { role: "assistant", content: "18C." },
   ];
   const text = dec(tokensOf(r.buildSupervisedExample(convo).modelInput));
-  assert.ok(text.startsWith("<｜begin▁of▁sentence｜>Sys.\n\n## Tools\nYou have access to the following tools:\n\n### get_weather\nDescription: Get the current weather for a city\n\nParameters: {\"type\": \"object\""));
+  assert.ok(
+    text.startsWith(
+      '<｜begin▁of▁sentence｜>Sys.\n\n## Tools\nYou have access to the following tools:\n\n### get_weather\nDescription: Get the current weather for a city\n\nParameters: {"type": "object"',
+    ),
+  );
   assert.ok(
     text.endsWith(
       '<｜User｜>Weather?<｜Assistant｜></think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>' +
@@ -60,6 +79,13 @@ test("deepseekv3: tool declaration, calls and results in V3.1's format", () => {
 
 test("deepseekv3: a later system message and an unknown role are errors", () => {
   const r = getRenderer("deepseekv3", tok());
-  assert.throws(() => r.buildGenerationPrompt([{ role: "user", content: "a" }, { role: "system", content: "b" }]), /system message at the start/);
+  assert.throws(
+    () =>
+      r.buildGenerationPrompt([
+        { role: "user", content: "a" },
+        { role: "system", content: "b" },
+      ]),
+    /system message at the start/,
+  );
   assert.throws(() => r.buildGenerationPrompt([{ role: "narrator", content: "a" }]), /unsupported role "narrator"/);
 });

@@ -16,7 +16,13 @@ test("gpt_oss_no_sysprompt: generation prompt and supervised example in Harmony 
   const convo: Message[] = [
     { role: "system", content: "Be brief." },
     { role: "user", content: "What is 2+2?" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "Simple sum." }, { type: "text", text: "4" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Simple sum." },
+        { type: "text", text: "4" },
+      ],
+    },
   ];
   const prompt = tokensOf(r.buildGenerationPrompt(convo.slice(0, 2)));
   const expectedPrompt = "<|start|>developer<|message|># Instructions\n\nBe brief.\n\n<|end|><|start|>user<|message|>What is 2+2?<|end|><|start|>assistant";
@@ -25,7 +31,10 @@ test("gpt_oss_no_sysprompt: generation prompt and supervised example in Harmony 
   const { modelInput, weights } = r.buildSupervisedExample(convo);
   const sup = tokensOf(modelInput);
   assert.equal(text(sup), expectedPrompt + "<|channel|>analysis<|message|>Simple sum.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>");
-  assert.equal(text(sup.filter((_, i) => weights[i]! > 0)), "<|channel|>analysis<|message|>Simple sum.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>");
+  assert.equal(
+    text(sup.filter((_, i) => weights[i]! > 0)),
+    "<|channel|>analysis<|message|>Simple sum.<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>",
+  );
   assert.deepEqual(r.getStopSequences(), [tok().tokenToId("<|return|>"), tok().tokenToId("<|call|>")]);
 });
 
@@ -51,7 +60,13 @@ test("divergence: analysis is kept in history (HF's template drops it) and histo
   const r = getRenderer("gpt_oss_no_sysprompt", tok());
   const convo: Message[] = [
     { role: "user", content: "Hi" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "Say hello." }, { type: "text", text: "Hello" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Say hello." },
+        { type: "text", text: "Hello" },
+      ],
+    },
     { role: "user", content: "Bye" },
   ];
   const t = text(tokensOf(r.buildGenerationPrompt(convo)));
@@ -80,12 +95,12 @@ test("tool declaration, tool calls and tool results in Harmony format", () => {
     t,
     "<|start|>system<|message|>Calls to these tools must go to the commentary channel: 'functions'.<|end|>" +
       "<|start|>developer<|message|># Instructions\n\nBe helpful.\n\n# Tools\n\n## functions\n\nnamespace functions {\n\n" +
-      "// Get the current weather for a city\ntype get_weather = (_:\n{\n// City name\ncity: string,\nunit?: \"c\" | \"f\",\n}) => any;\n\n" +
+      '// Get the current weather for a city\ntype get_weather = (_:\n{\n// City name\ncity: string,\nunit?: "c" | "f",\n}) => any;\n\n' +
       "} // namespace functions<|end|>" +
       "<|start|>user<|message|>Weather in Paris?<|end|>" +
       "<|start|>assistant<|channel|>commentary<|message|>Let me check.<|end|>" +
-      "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>" +
-      "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>{\"temp\": 18}<|end|><|start|>assistant",
+      '<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city":"Paris"}<|call|>' +
+      '<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>{"temp": 18}<|end|><|start|>assistant',
   );
   // A sampled call parses into a tool call.
   const sampled = tok().encode(' to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Oslo"}<|call|>', {
@@ -95,12 +110,21 @@ test("tool declaration, tool calls and tool results in Harmony format", () => {
   assert.equal(parsed.termination, "stop_sequence");
   assert.deepEqual(parsed.message.tool_calls, [{ type: "function", id: null, function: { name: "get_weather", arguments: '{"city": "Oslo"}' } }]);
   // Bad JSON becomes an unparsed call rather than text.
-  const bad = r.parseResponse(tok().encode(" to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{oops<|call|>", { addSpecialTokens: false }));
+  const bad = r.parseResponse(
+    tok().encode(" to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{oops<|call|>", { addSpecialTokens: false }),
+  );
   assert.equal(bad.message.tool_calls, undefined);
   assert.match(bad.message.unparsed_tool_calls?.[0]?.error ?? "", /Invalid JSON/);
 });
 
 test("a tool result without a name is an error naming the field", () => {
   const r = getRenderer("gpt_oss_no_sysprompt", tok());
-  assert.throws(() => r.buildGenerationPrompt([{ role: "user", content: "x" }, { role: "tool", content: "18" }]), /needs a "name" field/);
+  assert.throws(
+    () =>
+      r.buildGenerationPrompt([
+        { role: "user", content: "x" },
+        { role: "tool", content: "18" },
+      ]),
+    /needs a "name" field/,
+  );
 });

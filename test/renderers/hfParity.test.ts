@@ -125,9 +125,7 @@ test("qwen3 tool declaration, tool call and tool result == chat template (prompt
   assertSameTokens("qwen3", ours, refTokens("qwen3", text), "tool prompt");
   // The whole exchange as a supervised example.
   const sup = tokensOf(r.buildSupervisedExample([...prefix, ...withToolCall], "last_assistant_turn").modelInput);
-  const supText = stripOneTrailingNewline(
-    applyChatTemplate(tok, openai(r, [system, ...withToolCall]), { addGenerationPrompt: false, tools: hfTools }),
-  );
+  const supText = stripOneTrailingNewline(applyChatTemplate(tok, openai(r, [system, ...withToolCall]), { addGenerationPrompt: false, tools: hfTools }));
   assertSameTokens("qwen3", sup, refTokens("qwen3", supText), "tool supervised");
   // Without a system prompt the declaration stands alone.
   const bare = tokensOf(r.buildGenerationPrompt([...r.createConversationPrefixWithTools([WEATHER_TOOL]), ...upTo(withToolCall, 1)]));

@@ -37,10 +37,7 @@ test("Kimi K2.5 token counts: NaViT resize, never upscaled, padded to 28-pixel t
 });
 
 test("decodeImage reads PNG and JPEG sizes from data URIs, files and file:// URLs; refuses the rest", () => {
-  assert.deepEqual(
-    (({ format, width, height }) => ({ format, width, height }))(decodeImage(pngDataUri(300, 200))),
-    { format: "png", width: 300, height: 200 },
-  );
+  assert.deepEqual((({ format, width, height }) => ({ format, width, height }))(decodeImage(pngDataUri(300, 200))), { format: "png", width: 300, height: 200 });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "img-"));
   const jpg = path.join(dir, "a.jpg");
   fs.writeFileSync(jpg, jpegHeaderBytes(640, 480));
@@ -57,7 +54,14 @@ const IMAGE = pngDataUri(224, 224); // 64 Qwen tokens
 
 function imageConvo(image = IMAGE): Message[] {
   return [
-    { role: "user", content: [{ type: "text", text: "What is in this picture?" }, { type: "image", image }, { type: "text", text: "Be brief." }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "What is in this picture?" },
+        { type: "image", image },
+        { type: "text", text: "Be brief." },
+      ],
+    },
     { role: "assistant", content: "A grey square." },
   ];
 }
@@ -87,7 +91,11 @@ for (const name of ["qwen3_vl", "qwen3_vl_instruct", "qwen3_5", "qwen3_8_xhigh_r
     let pos = 0;
     for (const c of modelInput.chunks) {
       const len = c.type === "encoded_text" ? c.tokens.length : c.expected_tokens!;
-      if (c.type === "image") assert.ok(Array.from(weights.slice(pos, pos + len)).every((w) => w === 0), "image positions weigh 0");
+      if (c.type === "image")
+        assert.ok(
+          Array.from(weights.slice(pos, pos + len)).every((w) => w === 0),
+          "image positions weigh 0",
+        );
       pos += len;
     }
     assert.ok(Array.from(weights).some((w) => w > 0));
@@ -114,7 +122,10 @@ test("renderers without a vision format refuse image parts by name", () => {
     ["llama3", packagedTokenizer("llama3_1")],
   ] as const) {
     const r = getRenderer(name, tok);
-    assert.throws(() => r.buildGenerationPrompt(imageConvo()), new RegExp(`message 0 \\(role user\\) has an image part, but renderer ${name} renders text only`));
+    assert.throws(
+      () => r.buildGenerationPrompt(imageConvo()),
+      new RegExp(`message 0 \\(role user\\) has an image part, but renderer ${name} renders text only`),
+    );
   }
 });
 
@@ -125,7 +136,10 @@ test("a datum truncated inside an image drops the image whole, never a part of i
   const before = modelInput.chunks.slice(0, i).reduce((s, c) => s + (c.type === "encoded_text" ? c.tokens.length : 0), 0);
   // Cut 10 positions into the image.
   const datum = datumFromModelInputWeights(modelInput, weights, before + 10);
-  assert.ok(datum.model_input.chunks.every((c) => c.type === "encoded_text"), "the image is dropped whole");
+  assert.ok(
+    datum.model_input.chunks.every((c) => c.type === "encoded_text"),
+    "the image is dropped whole",
+  );
   assert.equal(datum.loss_fn_inputs["target_tokens"]!.data.length, before - 1);
   // With room for all of it, the image stays and targets cover its 64 positions.
   const full = datumFromModelInputWeights(modelInput, weights, null);

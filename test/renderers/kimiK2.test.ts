@@ -16,17 +16,37 @@ test("kimi_k2: default system prompt, roles and generation prompt", () => {
   const prompt = tokensOf(r.buildGenerationPrompt([{ role: "user", content: "Hi" }]));
   assert.deepEqual(prompt, enc(`${SYS}<|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>`));
   // A given system prompt replaces the default.
-  const own = tokensOf(r.buildGenerationPrompt([{ role: "system", content: "Be terse." }, { role: "user", content: "Hi" }]));
-  assert.deepEqual(own, enc("<|im_system|>system<|im_middle|>Be terse.<|im_end|><|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>"));
+  const own = tokensOf(
+    r.buildGenerationPrompt([
+      { role: "system", content: "Be terse." },
+      { role: "user", content: "Hi" },
+    ]),
+  );
+  assert.deepEqual(
+    own,
+    enc("<|im_system|>system<|im_middle|>Be terse.<|im_end|><|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>"),
+  );
 });
 
 test("kimi_k2: history gets an empty think block, the produced turn keeps its reasoning", () => {
   const r = getRenderer("kimi_k2", kimiTokenizer());
   const convo: Message[] = [
     { role: "user", content: "Hi" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "greet" }, { type: "text", text: "Hello" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "greet" },
+        { type: "text", text: "Hello" },
+      ],
+    },
     { role: "user", content: "Color?" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "pick" }, { type: "text", text: "Blue" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "pick" },
+        { type: "text", text: "Blue" },
+      ],
+    },
   ];
   const { modelInput, weights } = r.buildSupervisedExample(convo);
   const tokens = tokensOf(modelInput);
@@ -34,7 +54,10 @@ test("kimi_k2: history gets an empty think block, the produced turn keeps its re
     `${SYS}<|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>Hello<|im_end|>` +
     `<|im_user|>user<|im_middle|>Color?<|im_end|><|im_assistant|>assistant<|im_middle|><think>pick</think>Blue<|im_end|>`;
   assert.deepEqual(tokens, enc(expected));
-  assert.deepEqual(tokens.filter((_, i) => weights[i]! > 0), enc("<think>pick</think>Blue<|im_end|>"));
+  assert.deepEqual(
+    tokens.filter((_, i) => weights[i]! > 0),
+    enc("<think>pick</think>Blue<|im_end|>"),
+  );
 });
 
 test("kimi_k2: tool declaration, calls and results", () => {
@@ -63,11 +86,18 @@ test("kimi_k2: tool declaration, calls and results", () => {
   );
   // The call turn is part of the produced turn (after the last assistant message without calls), so it keeps its reasoning.
   const parsed = r.parseResponse(
-    enc('<think>x</think>Sure<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:3<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>'),
+    enc(
+      '<think>x</think>Sure<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:3<|tool_call_argument_begin|>{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+    ),
   );
   assert.equal(parsed.termination, "stop_sequence");
-  assert.deepEqual(parsed.message.content, [{ type: "thinking", thinking: "x" }, { type: "text", text: "Sure" }]);
-  assert.deepEqual(parsed.message.tool_calls, [{ type: "function", id: "functions.get_weather:3", function: { name: "get_weather", arguments: '{"city": "Oslo"}' } }]);
+  assert.deepEqual(parsed.message.content, [
+    { type: "thinking", thinking: "x" },
+    { type: "text", text: "Sure" },
+  ]);
+  assert.deepEqual(parsed.message.tool_calls, [
+    { type: "function", id: "functions.get_weather:3", function: { name: "get_weather", arguments: '{"city": "Oslo"}' } },
+  ]);
   const dangling = r.parseResponse(enc("ok<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|im_end|>"));
   assert.match(dangling.message.unparsed_tool_calls?.[0]?.error ?? "", /^unterminated tool block/);
 });
@@ -79,7 +109,10 @@ test("kimi_k2: a call with a malformed id or no argument marker is reported, not
   const badId = '<|tool_call_begin|>get_weather<|tool_call_argument_begin|>{"city":"Rome"}<|tool_call_end|>';
   const noMarker = '<|tool_call_begin|>functions.get_weather:1 {"city":"Bern"}<|tool_call_end|>';
   const parsed = r.parseResponse(section(badId + good + noMarker));
-  assert.deepEqual(parsed.message.tool_calls?.map((c) => c.id), ["functions.get_weather:0"]);
+  assert.deepEqual(
+    parsed.message.tool_calls?.map((c) => c.id),
+    ["functions.get_weather:0"],
+  );
   const errors = parsed.message.unparsed_tool_calls?.map((u) => u.error) ?? [];
   assert.equal(errors.length, 2);
   assert.match(errors[0]!, /id "get_weather" is not of the form functions\.NAME:INDEX/);

@@ -74,11 +74,7 @@ for (const setup of SETUPS) {
   for (const [label, message] of responseMessages(setup)) {
     test(`${setup.renderer}: supervised prefix == generation prompt, and parse(render) round-trips (${label})`, () => {
       const r = rendererFor(setup);
-      const convo: Message[] = [
-        { role: "system", content: "You are helpful." },
-        { role: "user", content: "What is 2+2? Also the weather." },
-        message,
-      ];
+      const convo: Message[] = [{ role: "system", content: "You are helpful." }, { role: "user", content: "What is 2+2? Also the weather." }, message];
       let prompt = tokensOf(r.buildGenerationPrompt(convo.slice(0, -1)));
       const { modelInput, weights } = r.buildSupervisedExample(convo);
       const tokens = tokensOf(modelInput);
@@ -99,7 +95,13 @@ for (const setup of SETUPS) {
       if (typeof stops[0] === "number") {
         assert.ok((stops as number[]).includes(response[response.length - 1]!), "the trained turn ends with a stop token");
       } else {
-        assert.ok(setup.tokenizer().decode(response).endsWith(stops[0] as string), "the trained turn ends with the stop string");
+        assert.ok(
+          setup
+            .tokenizer()
+            .decode(response)
+            .endsWith(stops[0] as string),
+          "the trained turn ends with the stop string",
+        );
       }
       const parsed = r.parseResponse(response);
       assert.equal(parsed.termination, "stop_sequence");
@@ -177,9 +179,21 @@ const plainMultiTurn: Message[] = [
 ];
 const thinkingMultiTurn: Message[] = [
   { role: "user", content: "Hi" },
-  { role: "assistant", content: [{ type: "thinking", thinking: "Greet back." }, { type: "text", text: "Hello!" }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: "Greet back." },
+      { type: "text", text: "Hello!" },
+    ],
+  },
   { role: "user", content: "Name a color." },
-  { role: "assistant", content: [{ type: "thinking", thinking: "Pick one." }, { type: "text", text: "Blue." }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: "Pick one." },
+      { type: "text", text: "Blue." },
+    ],
+  },
   { role: "user", content: "Thanks" },
 ];
 

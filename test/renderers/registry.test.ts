@@ -25,8 +25,19 @@ import { kimiTokenizer } from "./setups.ts";
 test("the built-in renderer names of the cookbook are registered", () => {
   const names = getRegisteredRendererNames();
   for (const n of [
-    "role_colon", "llama3", "qwen3", "qwen3_disable_thinking", "qwen3_instruct", "deepseekv3", "deepseekv3_disable_thinking",
-    "deepseekv3_thinking", "gpt_oss_no_sysprompt", "gpt_oss_low_reasoning", "gpt_oss_medium_reasoning", "gpt_oss_high_reasoning", "kimi_k2",
+    "role_colon",
+    "llama3",
+    "qwen3",
+    "qwen3_disable_thinking",
+    "qwen3_instruct",
+    "deepseekv3",
+    "deepseekv3_disable_thinking",
+    "deepseekv3_thinking",
+    "gpt_oss_no_sysprompt",
+    "gpt_oss_low_reasoning",
+    "gpt_oss_medium_reasoning",
+    "gpt_oss_high_reasoning",
+    "kimi_k2",
   ]) {
     assert.ok(names.includes(n), n);
     assert.ok(isRendererRegistered(n));
@@ -35,13 +46,16 @@ test("the built-in renderer names of the cookbook are registered", () => {
 });
 
 test("an unknown renderer name is an error listing the known ones", () => {
-  assert.throws(() => getRenderer("kimi", packagedTokenizer("qwen3")), (err: Error) => {
-    assert.ok(err instanceof RendererError);
-    assert.match(err.message, /unknown renderer "kimi"/);
-    assert.match(err.message, /kimi_k2/);
-    assert.match(err.message, /role_colon/);
-    return true;
-  });
+  assert.throws(
+    () => getRenderer("kimi", packagedTokenizer("qwen3")),
+    (err: Error) => {
+      assert.ok(err instanceof RendererError);
+      assert.match(err.message, /unknown renderer "kimi"/);
+      assert.match(err.message, /kimi_k2/);
+      assert.match(err.message, /role_colon/);
+      return true;
+    },
+  );
 });
 
 test("custom renderers register, take precedence, carry their name and unregister", () => {
@@ -67,10 +81,7 @@ test("a tokenizer lacking a token the renderer needs is a clear error", () => {
 
 test("llama3 refuses reasoning parts it cannot write", () => {
   const r = getRenderer("llama3", packagedTokenizer("llama3_1"));
-  assert.throws(
-    () => r.buildGenerationPrompt([{ role: "assistant", content: [{ type: "thinking", thinking: "x" }] }]),
-    /text-only content/,
-  );
+  assert.throws(() => r.buildGenerationPrompt([{ role: "assistant", content: [{ type: "thinking", thinking: "x" }] }]), /text-only content/);
 });
 
 test("model_info: recommended renderers, suffixes and unknown models", () => {
@@ -84,7 +95,10 @@ test("model_info: recommended renderers, suffixes and unknown models", () => {
   assert.equal(getRecommendedRendererName("Qwen/Qwen3-8B:peft:131072"), "qwen3");
   assert.equal(getModelAttributes("Qwen/Qwen3.5-4B").isVl, true);
   assert.throws(() => getModelAttributes("Qwen3-8B"), /org\/model/);
-  assert.throws(() => getModelAttributes("acme/Model-1"), (e: Error) => e instanceof UnknownModelError && /unknown organization "acme"/.test(e.message));
+  assert.throws(
+    () => getModelAttributes("acme/Model-1"),
+    (e: Error) => e instanceof UnknownModelError && /unknown organization "acme"/.test(e.message),
+  );
   assert.throws(() => getModelAttributes("Qwen/Qwen9-1B"), /known Qwen models: .*Qwen3-8B/);
   registerModelAttributes("tiny-llama", { organization: "local", versionStr: "0", sizeStr: "tiny", isChat: true, recommendedRenderers: ["llama3"] });
   try {

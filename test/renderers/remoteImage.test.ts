@@ -13,7 +13,13 @@ import { packagedTokenizer } from "./helpers.ts";
 import { pngBytes, pngDataUri } from "./imageFixtures.ts";
 
 const convo: Message[] = [
-  { role: "user", content: [{ type: "image", image: pngDataUri(400, 300) }, { type: "text", text: "Describe the image." }] },
+  {
+    role: "user",
+    content: [
+      { type: "image", image: pngDataUri(400, 300) },
+      { type: "text", text: "Describe the image." },
+    ],
+  },
   { role: "assistant", content: "A flat grey rectangle." },
 ];
 
@@ -47,7 +53,14 @@ async function sendThrough(proto: boolean, datum: Datum): Promise<string[]> {
     }
     return fake.handler(req);
   });
-  const client = new HttpServiceClient({ baseUrl: server.url, apiKey: "tml-test", clock: new FakeClock(), logger: new MemoryLogger(), env: {}, protoForwardBackward: proto });
+  const client = new HttpServiceClient({
+    baseUrl: server.url,
+    apiKey: "tml-test",
+    clock: new FakeClock(),
+    logger: new MemoryLogger(),
+    env: {},
+    protoForwardBackward: proto,
+  });
   try {
     const tc = await client.createLoraTrainingClient("Qwen/Qwen3.5-4B", { rank: 8 });
     await (await tc.forwardBackward([datum], "cross_entropy")).result();

@@ -22,7 +22,15 @@ export function kimiTokenizer(): Tokenizer {
 }
 
 /** K2.5/K2.6 add <think>, </think> and the media tokens as single tokens. */
-export const KIMI_K25_SPECIAL_TOKENS = [...KIMI_SPECIAL_TOKENS, "<think>", "</think>", "<|media_begin|>", "<|media_content|>", "<|media_end|>", "<|media_pad|>"];
+export const KIMI_K25_SPECIAL_TOKENS = [
+  ...KIMI_SPECIAL_TOKENS,
+  "<think>",
+  "</think>",
+  "<|media_begin|>",
+  "<|media_content|>",
+  "<|media_end|>",
+  "<|media_pad|>",
+];
 
 let kimiK25: Tokenizer | null = null;
 export function kimiK25Tokenizer(): Tokenizer {

@@ -40,7 +40,16 @@ function sampledTokens(r: Renderer, message: Message): number[] {
 function responses(setup: Setup): [string, Message][] {
   const out: [string, Message][] = [["plain, multi-byte", { role: "assistant", content: "It is 18°C ☀️ — “mild” in Zürich." }]];
   if (setup.thinking) {
-    out.push(["reasoning", { role: "assistant", content: [{ type: "thinking", thinking: "Two plus two: 4. Then the ° sign." }, { type: "text", text: "4, and 18°C." }] }]);
+    out.push([
+      "reasoning",
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "Two plus two: 4. Then the ° sign." },
+          { type: "text", text: "4, and 18°C." },
+        ],
+      },
+    ]);
   }
   if (setup.tools) {
     const id = setup.renderer.startsWith("kimi") ? "functions.get_weather:0" : null;
@@ -58,7 +67,10 @@ for (const setup of SETUPS) {
       const r = getRenderer(setup.renderer, setup.tokenizer());
       const tokens = sampledTokens(r, message);
       const oneShot = r.parseResponse(tokens);
-      const byToken = streamIn(r, tokens.map((t) => [t]));
+      const byToken = streamIn(
+        r,
+        tokens.map((t) => [t]),
+      );
       assert.deepEqual(byToken.message, oneShot.message);
       assert.equal(byToken.termination, oneShot.termination);
       for (let k = 0; k <= tokens.length; k++) {
@@ -78,7 +90,8 @@ for (const setup of SETUPS) {
       } else if (r.streamingMarkup() !== null) {
         // What was shown is what was parsed, up to the template's whitespace.
         assert.equal(text.trim().replace(/\n?User:$/, ""), getTextContent(oneShot.message).trim());
-        const parsedThinking = typeof oneShot.message.content === "string" ? "" : oneShot.message.content.map((p) => (p.type === "thinking" ? p.thinking : "")).join("");
+        const parsedThinking =
+          typeof oneShot.message.content === "string" ? "" : oneShot.message.content.map((p) => (p.type === "thinking" ? p.thinking : "")).join("");
         assert.equal(thinking.trim(), parsedThinking.trim());
       }
     });
@@ -103,7 +116,10 @@ test("a partial tag is held back until it resolves, and tokens after the stop ar
   const enc = (s: string): number[] => r.tokenizer.encode(s, { addSpecialTokens: false });
   const p = r.createStreamParser();
   const first = p.feed(enc("Hello <thi"));
-  assert.deepEqual(first, [{ type: "header", role: "assistant" }, { type: "text", text: "Hello ", contentIndex: 0 }]);
+  assert.deepEqual(first, [
+    { type: "header", role: "assistant" },
+    { type: "text", text: "Hello ", contentIndex: 0 },
+  ]);
   assert.deepEqual(p.feed(enc("nk>why</think>ok")), [
     { type: "thinking", thinking: "why", contentIndex: 1 },
     { type: "text", text: "ok", contentIndex: 2 },
@@ -111,5 +127,9 @@ test("a partial tag is held back until it resolves, and tokens after the stop ar
   assert.deepEqual(p.feed([...enc("<|im_end|>"), ...enc("ignored")]), []);
   const end = p.finish();
   assert.equal(end.termination, "stop_sequence");
-  assert.deepEqual(end.message.content, [{ type: "text", text: "Hello " }, { type: "thinking", thinking: "why" }, { type: "text", text: "ok" }]);
+  assert.deepEqual(end.message.content, [
+    { type: "text", text: "Hello " },
+    { type: "thinking", thinking: "why" },
+    { type: "text", text: "ok" },
+  ]);
 });

@@ -32,7 +32,10 @@ const convo: Message[] = [
 ];
 
 test("without a TMLv0 backend, getRenderer('tml_v0') says what is missing", () => {
-  assert.throws(() => getRenderer("tml_v0", packagedTokenizer("qwen3")), (e: Error) => e instanceof RendererError && /no TMLv0 backend is registered/.test(e.message));
+  assert.throws(
+    () => getRenderer("tml_v0", packagedTokenizer("qwen3")),
+    (e: Error) => e instanceof RendererError && /no TMLv0 backend is registered/.test(e.message),
+  );
 });
 
 test("the effort message (thousandths) goes after the leading system messages, for prompts and SFT alike", () => {
@@ -41,9 +44,15 @@ test("the effort message (thousandths) goes after the leading system messages, f
   const r = getRenderer("tml_v0", packagedTokenizer("qwen3"));
   r.buildGenerationPrompt(convo.slice(0, 2));
   r.buildSupervisedExample(convo);
-  assert.deepEqual(seen[0]!.map((m) => m.role), ["system", "thinking_effort", "user"]);
+  assert.deepEqual(
+    seen[0]!.map((m) => m.role),
+    ["system", "thinking_effort", "user"],
+  );
   assert.equal(seen[0]![1]!.content, "900");
-  assert.deepEqual(seen[1]!.slice(0, 3).map((m) => m.role), ["system", "thinking_effort", "user"]);
+  assert.deepEqual(
+    seen[1]!.slice(0, 3).map((m) => m.role),
+    ["system", "thinking_effort", "user"],
+  );
   assert.equal(r.hasExtensionProperty, true);
   assert.deepEqual(r.getStopSequences(), [99]);
   assert.deepEqual(r.parseResponse([5, 6]).message.content, "2 tokens");
@@ -58,10 +67,16 @@ test("train_on_what: all / last assistant message / customized mark assistant tu
   assert.deepEqual(trainable(), [true, true]);
   r.buildSupervisedExample(convo, "last_assistant_message");
   assert.deepEqual(trainable(), [false, true]);
-  r.buildSupervisedExample(convo.map((m, i) => ({ ...m, trainable: i === 2 })), "customized");
+  r.buildSupervisedExample(
+    convo.map((m, i) => ({ ...m, trainable: i === 2 })),
+    "customized",
+  );
   assert.deepEqual(trainable(), [true, false]);
   assert.ok(seen[seen.length - 1]!.filter((m) => m.role !== "assistant").every((m) => m.trainable === undefined));
-  assert.throws(() => r.buildSupervisedExample(convo, "all_messages"), /tml_v0 supports train_on_what all_assistant_messages, last_assistant_message, customized; got all_messages/);
+  assert.throws(
+    () => r.buildSupervisedExample(convo, "all_messages"),
+    /tml_v0 supports train_on_what all_assistant_messages, last_assistant_message, customized; got all_messages/,
+  );
 });
 
 test("refusals: effort outside [0, 1), prefill, non-assistant generation; tools declared as compact JSON", async () => {

@@ -42,13 +42,21 @@ function expectedSegments(mode: TrainOnWhat, messages: Message[]): [number[], nu
 for (const mode of TRAIN_ON_WHAT) {
   test(`train_on_what=${mode}: weights token by token on a multi-turn conversation`, () => {
     const r = getRenderer("llama3", packagedTokenizer("llama3_1"));
-    const messages =
-      mode === "customized" ? convo.map((m, i) => ({ ...m, trainable: i === 1 || i === 4 })) : convo;
+    const messages = mode === "customized" ? convo.map((m, i) => ({ ...m, trainable: i === 1 || i === 4 })) : convo;
     const { modelInput, weights } = r.buildSupervisedExample(messages, mode);
     const segs = expectedSegments(mode, messages);
-    assert.deepEqual(tokensOf(modelInput), segs.flatMap(([t]) => t));
-    assert.deepEqual(Array.from(weights), segs.flatMap(([t, w]) => t.map(() => w)));
-    assert.ok(Array.from(weights).some((w) => w > 0), "some token is trained");
+    assert.deepEqual(
+      tokensOf(modelInput),
+      segs.flatMap(([t]) => t),
+    );
+    assert.deepEqual(
+      Array.from(weights),
+      segs.flatMap(([t, w]) => t.map(() => w)),
+    );
+    assert.ok(
+      Array.from(weights).some((w) => w > 0),
+      "some token is trained",
+    );
   });
 }
 
@@ -79,7 +87,13 @@ test("the generation prompt's prefill is never trained: deepseekv3_thinking's <t
   const r = getRenderer("deepseekv3_thinking", tok);
   const messages: Message[] = [
     { role: "user", content: "2+2?" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "Easy." }, { type: "text", text: "4" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Easy." },
+        { type: "text", text: "4" },
+      ],
+    },
   ];
   const { modelInput, weights } = r.buildSupervisedExample(messages);
   const tokens = tokensOf(modelInput);
@@ -91,14 +105,23 @@ test("the generation prompt's prefill is never trained: deepseekv3_thinking's <t
   // The prompt ends exactly where the weights start.
   const prompt = tokensOf(r.buildGenerationPrompt(messages.slice(0, 1)));
   assert.equal(tok.decode(prompt), "<｜begin▁of▁sentence｜><｜User｜>2+2?<｜Assistant｜><think>");
-  assert.equal(weights.findIndex((w) => w > 0), prompt.length);
+  assert.equal(
+    weights.findIndex((w) => w > 0),
+    prompt.length,
+  );
 });
 
 test("a reasoning-off renderer refuses to train a turn that reasoned", () => {
   const r = getRenderer("qwen3_disable_thinking", packagedTokenizer("qwen3"));
   const messages: Message[] = [
     { role: "user", content: "2+2?" },
-    { role: "assistant", content: [{ type: "thinking", thinking: "Easy." }, { type: "text", text: "4" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Easy." },
+        { type: "text", text: "4" },
+      ],
+    },
   ];
   assert.throws(() => r.buildSupervisedExample(messages), /thinking turned off.*reasoning/s);
   // Without reasoning it trains fine, after the closed empty block the prompt supplies.
@@ -107,7 +130,11 @@ test("a reasoning-off renderer refuses to train a turn that reasoned", () => {
   assert.equal(r.tokenizer.decode(tokens.filter((_, k) => ok.weights[k]! > 0)), "4<|im_end|>");
   // And a produced turn in a conversation with no user message cannot match the prompt either.
   assert.throws(
-    () => r.buildSupervisedExample([{ role: "system", content: "s" }, { role: "assistant", content: "4" }]),
+    () =>
+      r.buildSupervisedExample([
+        { role: "system", content: "s" },
+        { role: "assistant", content: "4" },
+      ]),
     /no user message/,
   );
 });

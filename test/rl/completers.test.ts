@@ -49,13 +49,19 @@ test("TinkerMessageCompleter with a seed seeds every call, and its forks draw th
   const seeded = new TinkerMessageCompleter(s, renderer, 8, { seed: 3 });
   await seeded.complete([]);
   await seeded.complete([]);
-  assert.deepEqual(s.params.map((p) => p.seed), [mixSeed(3, 0), mixSeed(3, 1)]);
+  assert.deepEqual(
+    s.params.map((p) => p.seed),
+    [mixSeed(3, 0), mixSeed(3, 1)],
+  );
   const a = seeded.fork(1);
   const b = seeded.fork(2);
   await a.complete([]);
   await b.complete([]);
   await seeded.fork(1).complete([]);
-  assert.deepEqual(s.params.slice(2).map((p) => p.seed), [mixSeed(mixSeed(3, 1), 0), mixSeed(mixSeed(3, 2), 0), mixSeed(mixSeed(3, 1), 0)]);
+  assert.deepEqual(
+    s.params.slice(2).map((p) => p.seed),
+    [mixSeed(mixSeed(3, 1), 0), mixSeed(mixSeed(3, 2), 0), mixSeed(mixSeed(3, 1), 0)],
+  );
   const unseeded = new TinkerMessageCompleter(s, renderer, 8);
   assert.equal(unseeded.fork(1), unseeded, "an unseeded completer has no streams to fork");
   await unseeded.complete([]);

@@ -1,12 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  assembleTrainingData,
-  computeAdvantages,
-  removeConstantRewardGroups,
-  removeMask,
-  trajectoryToData,
-} from "../../src/rl/dataProcessing.ts";
+import { assembleTrainingData, computeAdvantages, removeConstantRewardGroups, removeMask, trajectoryToData } from "../../src/rl/dataProcessing.ts";
 import { TrajectoryGroup, type Trajectory, type Transition } from "../../src/rl/types.ts";
 import { ints, tokensOf } from "./fakes.ts";
 

@@ -101,7 +101,10 @@ test("EnvFromMessageEnv: multi-turn conversation renders as one growing sequence
   const env = new EnvFromMessageEnv(renderer, new GuessEnv(5));
   const traj = await doSingleRollout(new TinkerTokenCompleter(sampler, 8), env);
   assert.equal(traj.transitions.length, 3);
-  assert.deepEqual(traj.transitions.map((t) => t.reward), [0, 0, 1]);
+  assert.deepEqual(
+    traj.transitions.map((t) => t.reward),
+    [0, 0, 1],
+  );
   assert.equal(traj.stopReason, "completed");
   assert.equal(traj.transitions[2].messages?.length, 6);
   const data = trajectoryToData(traj, 1);

@@ -25,7 +25,8 @@ class SeedEchoSampler implements SamplingClient {
   }
 }
 
-const dataset = () => new ListDataset([Array.from({ length: 4 }, (_, g) => new FnGroupBuilder(() => new OneTurnEnv([g + 1], (a) => a.length > 0 ? a[0]! : 0), 3))]);
+const dataset = () =>
+  new ListDataset([Array.from({ length: 4 }, (_, g) => new FnGroupBuilder(() => new OneTurnEnv([g + 1], (a) => (a.length > 0 ? a[0]! : 0)), 3))]);
 
 test("a seeded evaluation is reproducible, and every rollout draws its own seed", async () => {
   const evaluator = new RLTestSetEvaluator(dataset(), 4, { seed: 5 });

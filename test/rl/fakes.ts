@@ -1,14 +1,6 @@
 // Small in-memory stand-ins for the Tinker clients and for envs, so RL logic is tested without
 // an engine. The training client records every call (and every result await) in order.
-import type {
-  CustomLossFn,
-  RestClient,
-  SampleOptions,
-  SamplingClient,
-  ServiceClient,
-  TinkerFuture,
-  TrainingClient,
-} from "../../src/tinker/clients.ts";
+import type { CustomLossFn, RestClient, SampleOptions, SamplingClient, ServiceClient, TinkerFuture, TrainingClient } from "../../src/tinker/clients.ts";
 import type {
   AdamParams,
   CheckpointsList,

@@ -25,7 +25,11 @@ function mathFolders(): { math: string; math500: string } {
         { name: "problem", type: "string", data: problems },
         { name: "level", type: "string", data: problems.map(() => "Level 1") },
         { name: "type", type: "string", data: problems.map(() => subject) },
-        { name: "solution", type: "string", data: problems.map((p) => (p.includes("2+2") ? "So $\\boxed{4}$." : p.includes("3+3") ? "$3+3=\\boxed{6}$" : "$\\boxed{\\frac34}$")) },
+        {
+          name: "solution",
+          type: "string",
+          data: problems.map((p) => (p.includes("2+2") ? "So $\\boxed{4}$." : p.includes("3+3") ? "$3+3=\\boxed{6}$" : "$\\boxed{\\frac34}$")),
+        },
       ]);
     }
   }

@@ -19,7 +19,13 @@ const close = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-12, `${a}
 test("KL sample/train metrics average over action tokens only", () => {
   const d1 = datum([1, 2, 3, 4], [2, 3, 4, 5], [0, -1, -2, 0], [0, 1, 1, 0], [0, 1, 1, 0]);
   const d2 = datum([1, 2], [2, 3], [0, -3], [0, 1], [0, 1]);
-  const m = computeKlSampleTrain([d1, d2], [[5, -1.5, -1, 7], [9, -2]]);
+  const m = computeKlSampleTrain(
+    [d1, d2],
+    [
+      [5, -1.5, -1, 7],
+      [9, -2],
+    ],
+  );
   // diffs: 0.5, -1, -1 → mean -0.5; squares 0.25, 1, 1 → ½·mean = 0.375; entropy = −mean(-1,-2,-3) = 2.
   close(m["optim/kl_sample_train_v1"], -0.5);
   close(m["optim/kl_sample_train_v2"], 0.375);
@@ -29,7 +35,11 @@ test("KL sample/train metrics average over action tokens only", () => {
 
 test("KL penalty shifts advantages by coef·mask·(mean d − d_t) against the reference", async () => {
   const seen: number[][] = [];
-  const reference = new FakeSamplingClient(() => ({ tokens: [] }), 0, () => -1);
+  const reference = new FakeSamplingClient(
+    () => ({ tokens: [] }),
+    0,
+    () => -1,
+  );
   const wrapped = {
     ...reference,
     baseModel: "ref",

@@ -25,7 +25,10 @@ test("fresh groups are batched; stale ones are requeued while data remains", () 
   assert.deepEqual(requeued, [stale.builder]);
   const batch = b.takeBatch();
   assert.ok(batch !== null);
-  assert.deepEqual(batch.map((g) => g.samplingClientStep), [3, 2]);
+  assert.deepEqual(
+    batch.map((g) => g.samplingClientStep),
+    [3, 2],
+  );
   assert.equal(b.takeBatch(), null);
   exhausted = true;
   assert.equal(b.offer(stamped(0), 3), "discarded", "nothing would resample it once the data is exhausted");

@@ -160,10 +160,16 @@ test("question/answer JSONL: records load, and errors name the file, line and fi
   try {
     const good = join(dir, "good.jsonl");
     writeFileSync(good, '{"question":"What is 1 + 1?","answer":"2"}\n\n{"question":"q2","answer":3}\n');
-    assert.deepEqual(readQAJsonl(good), [{ question: "What is 1 + 1?", answer: "2" }, { question: "q2", answer: "3" }]);
+    assert.deepEqual(readQAJsonl(good), [
+      { question: "What is 1 + 1?", answer: "2" },
+      { question: "q2", answer: "3" },
+    ]);
     const bad = join(dir, "bad.jsonl");
     writeFileSync(bad, '{"question":"a","answer":"1"}\n{"question":"b"}\n');
-    assert.throws(() => readQAJsonl(bad), (e: unknown) => e instanceof QAFileError && /bad\.jsonl:2: "answer"/.test(e.message));
+    assert.throws(
+      () => readQAJsonl(bad),
+      (e: unknown) => e instanceof QAFileError && /bad\.jsonl:2: "answer"/.test(e.message),
+    );
     writeFileSync(bad, "{not json\n");
     assert.throws(() => readQAJsonl(bad), /bad\.jsonl:1: not valid JSON/);
     assert.throws(() => readQAJsonl(join(dir, "missing.jsonl")), /cannot read/);
@@ -183,6 +189,9 @@ test("problem list dataset: full batches only, shuffled by seed", async () => {
   assert.throws(() => ds.getBatch(3), RangeError);
   const seen = ds.problems.map((p) => p.question);
   assert.deepEqual([...seen].sort(), problems.map((p) => p.question).sort());
-  assert.notDeepEqual(seen, problems.map((p) => p.question));
+  assert.notDeepEqual(
+    seen,
+    problems.map((p) => p.question),
+  );
   assert.deepEqual(ds.getBatch(0)[0]!.loggingTags(), ["file"]);
 });

@@ -52,7 +52,10 @@ test("doSingleRollout loops sample → step until the episode ends, passing the 
   assert.equal(traj.transitions.length, 3);
   assert.deepEqual(seen, ["length", "length", "length"]);
   assert.equal(traj.stopReason, "completed");
-  assert.deepEqual(traj.transitions.map((t) => t.reward), [1, 2, 3]);
+  assert.deepEqual(
+    traj.transitions.map((t) => t.reward),
+    [1, 2, 3],
+  );
   assert.deepEqual(traj.transitions[1].ob, ints([1, 7, 2]));
 });
 

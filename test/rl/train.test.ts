@@ -78,25 +78,58 @@ test("sync loop: fb+optim enqueued back to back per substep, metrics, checkpoint
     const a = 2 * it;
     const b = a + 1;
     assert.deepEqual(trainEvents.slice(8 * it, 8 * it + 8), [
-      `fb:${a}`, `opt:${a}`, `fb:${b}`, `opt:${b}`, `await:fb:${a}`, `await:opt:${a}`, `await:fb:${b}`, `await:opt:${b}`,
+      `fb:${a}`,
+      `opt:${a}`,
+      `fb:${b}`,
+      `opt:${b}`,
+      `await:fb:${a}`,
+      `await:opt:${a}`,
+      `await:fb:${b}`,
+      `await:opt:${b}`,
     ]);
   }
   // 2 groups × 4 single-turn trajectories = 8 datums, split over 2 substeps; no mask is sent.
-  assert.deepEqual(training.forwardBackwardBatches.map((b) => b.length), [4, 4, 4, 4, 4, 4]);
+  assert.deepEqual(
+    training.forwardBackwardBatches.map((b) => b.length),
+    [4, 4, 4, 4, 4, 4],
+  );
   for (const batch of training.forwardBackwardBatches) {
     for (const d of batch) assert.deepEqual(Object.keys(d.loss_fn_inputs).sort(), ["advantages", "logprobs", "target_tokens"]);
   }
   assert.deepEqual(training.optimSteps[0], { learning_rate: 1e-4, beta1: 0.9, beta2: 0.95, eps: 1e-8 });
 
   const metrics = readJsonl(join(logPath, "metrics.jsonl"));
-  assert.deepEqual(metrics.map((m) => m.step), [0, 1, 2]);
+  assert.deepEqual(
+    metrics.map((m) => m.step),
+    [0, 1, 2],
+  );
   const m0 = metrics[0];
   for (const key of [
-    "progress/batch", "progress/done_frac", "optim/lr", "env/all/reward/total", "env/all/correct", "env/all/ac_tokens_per_turn",
-    "env/all/ob_tokens_per_turn", "env/all/turns_per_episode", "env/all/total_episodes", "env/all/total_turns", "env/all/total_ac_tokens",
-    "env/all/total_ob_tokens", "env/all/by_group/frac_mixed", "env/all/by_group/frac_all_good", "env/all/by_group/frac_all_bad",
-    "env/arith/reward/total", "env/other/reward/total", "optim/kl_sample_train_v1", "optim/kl_sample_train_v2", "optim/entropy",
-    "optim/grad_norm", "time/total", "time/sampling", "time/train_step", "time/prepare_minibatch",
+    "progress/batch",
+    "progress/done_frac",
+    "optim/lr",
+    "env/all/reward/total",
+    "env/all/correct",
+    "env/all/ac_tokens_per_turn",
+    "env/all/ob_tokens_per_turn",
+    "env/all/turns_per_episode",
+    "env/all/total_episodes",
+    "env/all/total_turns",
+    "env/all/total_ac_tokens",
+    "env/all/total_ob_tokens",
+    "env/all/by_group/frac_mixed",
+    "env/all/by_group/frac_all_good",
+    "env/all/by_group/frac_all_bad",
+    "env/arith/reward/total",
+    "env/other/reward/total",
+    "optim/kl_sample_train_v1",
+    "optim/kl_sample_train_v2",
+    "optim/entropy",
+    "optim/grad_norm",
+    "time/total",
+    "time/sampling",
+    "time/train_step",
+    "time/prepare_minibatch",
   ]) {
     assert.ok(key in m0, `metrics.jsonl lacks ${key}`);
   }
@@ -111,7 +144,10 @@ test("sync loop: fb+optim enqueued back to back per substep, metrics, checkpoint
   const ckpts = readJsonl(join(logPath, "checkpoints.jsonl"));
   assert.deepEqual(
     ckpts.map((c) => [c.name, c.batch, c.final ?? false]),
-    [["000002", 2, false], ["final", 3, true]],
+    [
+      ["000002", 2, false],
+      ["final", 3, true],
+    ],
   );
   assert.equal(ckpts[0].state_path, "tinker://fake-run/weights/000002");
   assert.equal(ckpts[0].sampler_path, "tinker://fake-run/sampler_weights/000002");
@@ -138,7 +174,10 @@ test("resume continues from the last resumable checkpoint with its optimizer sta
   assert.equal(result.startStep, 2);
   assert.equal(result.outcome, "completed");
   assert.deepEqual(second.service.created, ["state+optim:tinker://fake-run/weights/final"]);
-  assert.deepEqual(readJsonl(join(logPath, "metrics.jsonl")).map((m) => m.step), [0, 1, 2]);
+  assert.deepEqual(
+    readJsonl(join(logPath, "metrics.jsonl")).map((m) => m.step),
+    [0, 1, 2],
+  );
   const again = setup({ batches: 3 });
   const done = await main({ ...base(logPath), behavior_if_log_dir_exists: "resume" }, again.builder, again.service, quiet);
   assert.equal(done.outcome, "already_complete");
@@ -194,7 +233,13 @@ test("SIGUSR1 saves a checkpoint at the step boundary; SIGINT saves and stops", 
   assert.equal(result.outcome, "stopped");
   assert.equal(result.stoppedAt, 3);
   const ckpts = readJsonl(join(logPath, "checkpoints.jsonl"));
-  assert.deepEqual(ckpts.map((c) => [c.name, c.batch]), [["000002", 2], ["000003", 3]]);
+  assert.deepEqual(
+    ckpts.map((c) => [c.name, c.batch]),
+    [
+      ["000002", 2],
+      ["000003", 3],
+    ],
+  );
   assert.ok(!ckpts.some((c) => c.final === true), "a stopped run has no final checkpoint");
   assert.equal(readManifest(logPath)?.status, "stopped");
 });
@@ -211,7 +256,10 @@ test("streaming minibatches: one forward_backward per minibatch, one optim_step 
   // Each substep's optim_step is enqueued before its forward_backward results are awaited.
   assert.ok(training.events.indexOf("opt:0") < training.events.indexOf("await:fb:0"));
   const metrics = readJsonl(join(logPath, "metrics.jsonl"));
-  assert.deepEqual(metrics.map((m) => m.step), [0, 1]);
+  assert.deepEqual(
+    metrics.map((m) => m.step),
+    [0, 1],
+  );
   assert.ok("sampling_client/step_max" in metrics[0] && "env/all/reward/total" in metrics[0]);
   await assert.rejects(
     main({ ...base(tmpRun()), stream_minibatch_config: { groups_per_batch: 3, num_minibatches: 2 } }, builder, service, quiet),
@@ -225,7 +273,10 @@ test("async off-policy mode trains on groups no staler than max_steps_off_policy
   const result = await main({ ...base(logPath), async_config: { max_steps_off_policy: 5, groups_per_batch: 2 } }, builder, service, quiet);
   assert.equal(result.outcome, "completed");
   const metrics = readJsonl(join(logPath, "metrics.jsonl"));
-  assert.deepEqual(metrics.map((m) => m.step), [0, 1, 2]);
+  assert.deepEqual(
+    metrics.map((m) => m.step),
+    [0, 1, 2],
+  );
   assert.ok(metrics.every((m) => "sampling_client/step_max" in m && "env/all/reward/total" in m));
   assert.equal(training.optimSteps.length, 3);
 
@@ -288,7 +339,14 @@ test("config: defaults (docs/cookbook-parity.md#rl-config-and-modes) and cross-f
   assert.equal(c.async_config, null);
   assert.throws(() => RLConfigSchema.parse({ ...base("/tmp/x"), loss_fn: "dpo" }));
   const { training, builder } = setup();
-  const service = new FakeServiceClient(training, new FakeSamplingClient(() => ({ tokens: [] }), 0, () => -0.7));
+  const service = new FakeServiceClient(
+    training,
+    new FakeSamplingClient(
+      () => ({ tokens: [] }),
+      0,
+      () => -0.7,
+    ),
+  );
   // A KL penalty without a named reference pulls toward the base model.
   const klPath = tmpRun();
   await main({ ...base(klPath), kl_penalty_coef: 0.1 }, builder, service, quiet);
@@ -297,15 +355,28 @@ test("config: defaults (docs/cookbook-parity.md#rl-config-and-modes) and cross-f
 });
 
 test("trainStep splits data across substeps and returns trainer logprobs in order", async () => {
-  assert.deepEqual(splitList([1, 2, 3, 4, 5], 2), [[1, 2, 3], [4, 5]]);
+  assert.deepEqual(splitList([1, 2, 3, 4, 5], 2), [
+    [1, 2, 3],
+    [4, 5],
+  ]);
   assert.deepEqual(splitList([1], 3), [[1], [], []]);
   const tc = new FakeTrainingClient(() => new FakeSamplingClient(() => ({ tokens: [] })), 0);
   const mk = (lp: number): Datum => ({
     model_input: { chunks: [{ type: "encoded_text", tokens: [1] }] },
-    loss_fn_inputs: { target_tokens: { data: [2], dtype: "int64" }, logprobs: { data: [lp], dtype: "float32" }, advantages: { data: [1], dtype: "float32" }, mask: { data: [1], dtype: "float32" } },
+    loss_fn_inputs: {
+      target_tokens: { data: [2], dtype: "int64" },
+      logprobs: { data: [lp], dtype: "float32" },
+      advantages: { data: [1], dtype: "float32" },
+      mask: { data: [1], dtype: "float32" },
+    },
   });
   const metrics: Record<string, number> = {};
-  const lps = await trainStep([mk(-1), mk(-2), mk(-3)], tc, { adam: { learning_rate: 0.1, beta1: 0.9, beta2: 0.95, eps: 1e-8 }, numSubsteps: 5, lossFn: "ppo" }, metrics);
+  const lps = await trainStep(
+    [mk(-1), mk(-2), mk(-3)],
+    tc,
+    { adam: { learning_rate: 0.1, beta1: 0.9, beta2: 0.95, eps: 1e-8 }, numSubsteps: 5, lossFn: "ppo" },
+    metrics,
+  );
   assert.deepEqual(lps, [[-1], [-2], [-3]]);
   assert.equal(tc.forwardBackwardBatches.length, 3, "never more substeps than datums");
   assert.equal(metrics["optim/grad_norm"], 0.5);
@@ -321,13 +392,20 @@ test("async mode with streaming minibatches, and a KL penalty against a referenc
     quiet,
   );
   assert.equal(result.outcome, "completed");
-  assert.deepEqual(readJsonl(join(logPath, "metrics.jsonl")).map((m) => m.step), [0, 1, 2]);
+  assert.deepEqual(
+    readJsonl(join(logPath, "metrics.jsonl")).map((m) => m.step),
+    [0, 1, 2],
+  );
   assert.equal(training.optimSteps.length, 3);
   assert.equal(training.forwardBackwardBatches.length, 6);
 
   const klPath = tmpRun();
   const kl = setup({ batches: 1 });
-  const reference = new FakeSamplingClient(() => ({ tokens: [] }), 0, () => -0.7);
+  const reference = new FakeSamplingClient(
+    () => ({ tokens: [] }),
+    0,
+    () => -0.7,
+  );
   const klService = new FakeServiceClient(kl.training, reference);
   await main({ ...base(klPath), kl_penalty_coef: 0.5, kl_reference_config: { base_model: "fake-model" } }, kl.builder, klService, quiet);
   const m = readJsonl(join(klPath, "metrics.jsonl"))[0];
@@ -364,7 +442,10 @@ test("a real SIGUSR1 to the process is answered with a checkpoint at the next st
   await main({ ...base(logPath), save_every: 0 }, builder, service, quiet);
   assert.equal(process.listenerCount("SIGUSR1"), before, "handlers are removed when the run ends");
   const ckpts = readJsonl(join(logPath, "checkpoints.jsonl"));
-  assert.deepEqual(ckpts.map((c) => c.name), ["000002", "final"]);
+  assert.deepEqual(
+    ckpts.map((c) => c.name),
+    ["000002", "final"],
+  );
   assert.equal(readManifest(logPath)?.status, "completed");
 });
 
@@ -375,7 +456,11 @@ test("remove_constant_reward_groups trains only mixed groups but reports every s
   const service = new FakeServiceClient(training);
   const constant = new FnGroupBuilder(() => new OneTurnEnv([1], () => 1), 2);
   const mixed = new FnGroupBuilder(() => new OneTurnEnv([1], (a) => (a[0] === 10 ? 1 : 0)), 2);
-  const builder: RLDatasetBuilder = { async build() { return { train: new ListDataset([[constant, mixed]]) }; } };
+  const builder: RLDatasetBuilder = {
+    async build() {
+      return { train: new ListDataset([[constant, mixed]]) };
+    },
+  };
   await main({ ...base(logPath), remove_constant_reward_groups: true }, builder, service, quiet);
   assert.equal(training.forwardBackwardBatches[0].length, 2, "only the mixed group's two trajectories are trained");
   const m = readJsonl(join(logPath, "metrics.jsonl"))[0];
@@ -391,7 +476,11 @@ test("rolling resume points are state-only and replace each other; post-update K
   const ckpts = readJsonl(join(logPath, "checkpoints.jsonl"));
   assert.deepEqual(
     ckpts.map((c) => [c.name, c.rolling ?? false, "sampler_path" in c]),
-    [["000001", true, false], ["000002", false, true], ["final", false, true]],
+    [
+      ["000001", true, false],
+      ["000002", false, true],
+      ["final", false, true],
+    ],
   );
   assert.deepEqual(service.deleted, ["tinker://fake-run/weights/000001"], "the final save removes the last rolling point");
   const m = readJsonl(join(logPath, "metrics.jsonl"))[0];

@@ -59,8 +59,21 @@ test("rollout summary records have the cookbook's shape plus prompt/response tex
   assert.equal(records.length, 3);
   const r = records[1];
   assert.deepEqual(Object.keys(r).sort(), [
-    "final_ob_len", "final_reward", "group_idx", "iteration", "prompt", "response", "sampling_client_step", "schema_version",
-    "split", "steps", "stop_reason", "tags", "total_reward", "traj_idx", "trajectory_metrics",
+    "final_ob_len",
+    "final_reward",
+    "group_idx",
+    "iteration",
+    "prompt",
+    "response",
+    "sampling_client_step",
+    "schema_version",
+    "split",
+    "steps",
+    "stop_reason",
+    "tags",
+    "total_reward",
+    "traj_idx",
+    "trajectory_metrics",
   ]);
   assert.equal(r.schema_version, 1);
   assert.equal(r.split, "train");
@@ -74,7 +87,17 @@ test("rollout summary records have the cookbook's shape plus prompt/response tex
   assert.deepEqual(r.trajectory_metrics, {});
   assert.equal(r.final_ob_len, 0);
   assert.deepEqual(r.steps, [
-    { step_idx: 0, ob_len: 3, ac_len: 2, ac_tokens: [4, 5], messages: [{ role: "assistant", text: "5" }], reward: 0, episode_done: true, metrics: { correct: 0, "stop/completed": 1 }, logs: { reference_answer: "4", note: "x".repeat(200) } },
+    {
+      step_idx: 0,
+      ob_len: 3,
+      ac_len: 2,
+      ac_tokens: [4, 5],
+      messages: [{ role: "assistant", text: "5" }],
+      reward: 0,
+      episode_done: true,
+      metrics: { correct: 0, "stop/completed": 1 },
+      logs: { reference_answer: "4", note: "x".repeat(200) },
+    },
   ]);
   assert.equal(r.prompt, "system: Be brief.\n\nuser: What is 2+2? <b>bold</b>");
   assert.equal(r.response, "5");
@@ -95,7 +118,13 @@ test("rollout summary records have the cookbook's shape plus prompt/response tex
 test("summaries land in iteration_NNNNNN/<base>_rollout_summaries.jsonl, one record per line", () => {
   const dir = mkdtempSync(join(tmpdir(), "rl-transcripts-"));
   const g = new TrajectoryGroup([withMessages("4", 1), withMessages("5", 0)], [0, 0], [{}, {}]);
-  const path = writeRolloutSummaries({ logPath: dir, baseName: "train", split: "train", iteration: 12, groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 12 }] });
+  const path = writeRolloutSummaries({
+    logPath: dir,
+    baseName: "train",
+    split: "train",
+    iteration: 12,
+    groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 12 }],
+  });
   assert.equal(path, join(dir, "iteration_000012", "train_rollout_summaries.jsonl"));
   assert.equal(iterationDir(dir, 3), join(dir, "iteration_000003"));
   const lines = readFileSync(path, "utf8").trimEnd().split("\n");
@@ -107,8 +136,17 @@ test("summaries land in iteration_NNNNNN/<base>_rollout_summaries.jsonl, one rec
 test("group reward logs (a tournament's results) are written per trajectory and read back; empty logs write nothing", () => {
   const dir = mkdtempSync(join(tmpdir(), "rl-transcripts-"));
   const g = new TrajectoryGroup([withMessages("4", 1), withMessages("5", 0)], [1, -1], [{}, {}], [], [{ vs_1: 2, matchups: 2 }, {}]);
-  const path = writeRolloutSummaries({ logPath: dir, baseName: "train", split: "train", iteration: 0, groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }] });
-  const raw = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const path = writeRolloutSummaries({
+    logPath: dir,
+    baseName: "train",
+    split: "train",
+    iteration: 0,
+    groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }],
+  });
+  const raw = readFileSync(path, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.deepEqual(raw[0]!.trajectory_logs, { vs_1: 2, matchups: 2 });
   assert.equal("trajectory_logs" in raw[1]!, false);
   const back = readTranscripts(dir, 0);
@@ -119,20 +157,38 @@ test("group reward logs (a tournament's results) are written per trajectory and 
 /** A two-turn tool episode: the policy calls the calculator, the tool answers, the policy answers. */
 function toolEpisode(): Trajectory {
   const prompt = [{ role: "user", content: "What is 123 + 456?" }];
-  const call = { role: "assistant", content: "", tool_calls: [{ type: "function" as const, id: null, function: { name: "calculator", arguments: '{"expression":"123+456"}' } }] };
+  const call = {
+    role: "assistant",
+    content: "",
+    tool_calls: [{ type: "function" as const, id: null, function: { name: "calculator", arguments: '{"expression":"123+456"}' } }],
+  };
   const result = { role: "tool", content: "579", name: "calculator" };
   const answer = { role: "assistant", content: "579" };
-  const tr = (messages: object[], reward: number, done: boolean) => ({ ob: ints([1]), ac: { tokens: [2], logprobs: [-1], stopReason: "stop" as const }, reward, episodeDone: done, metrics: {}, logs: {}, messages: messages as never });
+  const tr = (messages: object[], reward: number, done: boolean) => ({
+    ob: ints([1]),
+    ac: { tokens: [2], logprobs: [-1], stopReason: "stop" as const },
+    reward,
+    episodeDone: done,
+    metrics: {},
+    logs: {},
+    messages: messages as never,
+  });
   return { transitions: [tr([...prompt, call], 0, false), tr([...prompt, call, result, answer], 1, true)], finalOb: { chunks: [] }, stopReason: "completed" };
 }
 
 test("multi-turn episodes: each step records what its turn added — tool calls, tool results — and the HTML interleaves the rewards", () => {
   const g = new TrajectoryGroup([toolEpisode()], [0], [{}]);
   const [rec] = serializeRolloutSummaries({ split: "train", iteration: 0, groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }] });
-  assert.deepEqual(rec!.steps.map((st) => st.messages), [
-    [{ role: "assistant", text: '[tool call] calculator({"expression":"123+456"})' }],
-    [{ role: "tool (calculator)", text: "579" }, { role: "assistant", text: "579" }],
-  ]);
+  assert.deepEqual(
+    rec!.steps.map((st) => st.messages),
+    [
+      [{ role: "assistant", text: '[tool call] calculator({"expression":"123+456"})' }],
+      [
+        { role: "tool (calculator)", text: "579" },
+        { role: "assistant", text: "579" },
+      ],
+    ],
+  );
   assert.equal(rec!.prompt, "user: What is 123 + 456?");
   const html = renderRolloutHtml({ title: "t", groups: [{ trajectoryGroup: g, tags: [], samplingClientStep: 0 }] });
   // Inside the conversation: the call, its reward, the tool result, the answer, its reward — in order.

@@ -6,7 +6,14 @@ import { tempDir } from "./helpers.ts";
 test("checkpoint records round-trip and getLastCheckpoint picks the last with the key", () => {
   const dir = tempDir();
   assert.equal(getLastCheckpoint(dir), undefined);
-  appendCheckpoint(dir, { name: checkpointName(20), batch: 20, epoch: 0, state_path: "tinker://m/weights/000020", sampler_path: "tinker://m/sampler_weights/000020", elapsed_tokens: 1234 });
+  appendCheckpoint(dir, {
+    name: checkpointName(20),
+    batch: 20,
+    epoch: 0,
+    state_path: "tinker://m/weights/000020",
+    sampler_path: "tinker://m/sampler_weights/000020",
+    elapsed_tokens: 1234,
+  });
   appendCheckpoint(dir, { name: checkpointName(30), batch: 30, sampler_path: "tinker://m/sampler_weights/000030" });
   assert.equal(readCheckpoints(dir).length, 2);
   assert.equal(getLastCheckpoint(dir)?.name, "000020");

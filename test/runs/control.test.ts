@@ -83,7 +83,10 @@ test("checkpoint-now and stop signals reach a running example recipe; resume con
 });
 
 test("a second SIGINT exits at once and SIGTERM exits, both recording stopped", async () => {
-  for (const [signals, code] of [[["SIGINT", "SIGINT"], 130], [["SIGTERM"], 143]] as const) {
+  for (const [signals, code] of [
+    [["SIGINT", "SIGINT"], 130],
+    [["SIGTERM"], 143],
+  ] as const) {
     const dir = join(tempDir(), "run");
     const child = startLineFit(dir, ["max_steps=100", "step_delay_ms=60000"]);
     try {

@@ -31,7 +31,16 @@ test("discovers the root and its children, with status, recipe, last step and ma
   });
   const crashed = makeRun(root, "rl", { "config.json": '{"loss_fn":"importance_sampling"}', "metrics.jsonl": '{"step":5,"env/all/reward/total":0.75}\n' });
   const old = new Date(Date.now() - 10_000).toISOString();
-  writeManifest(crashed, { recipe: "rl_basic", argv: [], pid: 2 ** 22 + 12345, host: hostname(), started_at: old, engine: "embedded", status: "running", heartbeat_at: old });
+  writeManifest(crashed, {
+    recipe: "rl_basic",
+    argv: [],
+    pid: 2 ** 22 + 12345,
+    host: hostname(),
+    started_at: old,
+    engine: "embedded",
+    status: "running",
+    heartbeat_at: old,
+  });
   makeRun(root, "notes", { "README.md": "not a run" });
   mkdirSync(join(root, "deep", "nested"), { recursive: true });
   writeFileSync(join(root, "deep", "nested", "metrics.jsonl"), "{}\n");
@@ -76,6 +85,8 @@ test("runs nested in a pipeline or a batch are found down to the discovery depth
   // Outside a run those names are ordinary folders: a run may be called "tensorboard".
   makeRun(root, "tensorboard", { "metrics.jsonl": '{"step":0}\n' });
   makeRun(join(root, "checkpoints"), "inner", { "metrics.jsonl": '{"step":0}\n' });
-  const names = discoverRuns(root).map((r) => r.name).sort();
+  const names = discoverRuns(root)
+    .map((r) => r.name)
+    .sort();
   assert.deepEqual(names, ["checkpoints/inner", "experiments/example/tiny-arith", "rlhf", "rlhf/rl", "rlhf/sft", "tensorboard"]);
 });

@@ -44,9 +44,21 @@ test("a run whose disk fills up fails with the file and step, keeps earlier rows
     (err: unknown) => err instanceof DiskFullError && err.message.includes(join(dir, "metrics.jsonl")) && err.message.includes("metrics of step 2"),
   );
   restore();
-  assert.deepEqual(readFileSync(join(dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).step), [0, 1]);
-  assert.deepEqual(readCheckpoints(dir).map((c) => c.name), ["000001"]);
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes("tmp")), []);
+  assert.deepEqual(
+    readFileSync(join(dir, "metrics.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).step),
+    [0, 1],
+  );
+  assert.deepEqual(
+    readCheckpoints(dir).map((c) => c.name),
+    ["000001"],
+  );
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.includes("tmp")),
+    [],
+  );
   await withRun({ ...base, logPath: dir, behavior: "resume" }, async (run) => {
     assert.equal(run.resumed, true);
     run.metrics.logMetrics({ loss: 1 }, 2);

@@ -38,7 +38,10 @@ test("ask errors without a terminal and prompts delete/resume/exit on one", asyn
   });
   const answers = ["what", "resume"];
   const asked: string[] = [];
-  const prompt = async (q: string): Promise<string> => (asked.push(q), answers.shift() ?? "exit");
+  const prompt = async (q: string): Promise<string> => {
+    asked.push(q);
+    return answers.shift() ?? "exit";
+  };
   assert.equal(await checkLogDir(dir, "ask", { interactive: true, prompt }), "resume");
   assert.equal(asked.length, 2, "asks again after an invalid answer");
   assert.equal(asked[0], `Log directory ${dir} already exists. [delete, resume, exit]: `);

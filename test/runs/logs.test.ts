@@ -2,7 +2,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { LogTailReader, RunLockedError, acquireRunLock, readCheckpoints, readLogTail, readMetricTail, readRunConfig, removeCheckpointRecord } from "../../src/runs/index.ts";
+import {
+  LogTailReader,
+  RunLockedError,
+  acquireRunLock,
+  readCheckpoints,
+  readLogTail,
+  readMetricTail,
+  readRunConfig,
+  removeCheckpointRecord,
+} from "../../src/runs/index.ts";
 import { tempDir } from "./helpers.ts";
 
 test("LogTailReader returns the last lines, then only complete new ones, bounded", () => {
@@ -39,21 +48,37 @@ test("readMetricTail reads only the end of metrics.jsonl; readRunConfig tolerate
 
 test("removeCheckpointRecord drops the named record and keeps the rest", () => {
   const dir = tempDir();
-  const recs = [{ name: "000010", state_path: "a" }, { name: "000020", state_path: "b" }, { name: "final", final: true, state_path: "c" }];
+  const recs = [
+    { name: "000010", state_path: "a" },
+    { name: "000020", state_path: "b" },
+    { name: "final", final: true, state_path: "c" },
+  ];
   writeFileSync(join(dir, "checkpoints.jsonl"), recs.map((r) => JSON.stringify(r)).join("\n") + "\n");
   assert.equal(removeCheckpointRecord(dir, "000020"), 1);
-  assert.deepEqual(readCheckpoints(dir).map((c) => c.name), ["000010", "final"]);
+  assert.deepEqual(
+    readCheckpoints(dir).map((c) => c.name),
+    ["000010", "final"],
+  );
   assert.equal(removeCheckpointRecord(dir, "000010", "other"), 0);
   assert.equal(readCheckpoints(dir).length, 2);
 });
 
 test("removeCheckpointRecord refuses while a live run holds the directory, and leaves the file as it was", () => {
   const dir = tempDir();
-  const text = [{ name: "000010", state_path: "a" }, { name: "final", final: true, state_path: "c" }].map((r) => JSON.stringify(r)).join("\n") + "\n";
+  const text =
+    [
+      { name: "000010", state_path: "a" },
+      { name: "final", final: true, state_path: "c" },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n") + "\n";
   writeFileSync(join(dir, "checkpoints.jsonl"), text);
   const live = acquireRunLock(dir);
   try {
-    assert.throws(() => removeCheckpointRecord(dir, "000010"), (err: unknown) => err instanceof RunLockedError && err.message.includes(`pid ${process.pid}`));
+    assert.throws(
+      () => removeCheckpointRecord(dir, "000010"),
+      (err: unknown) => err instanceof RunLockedError && err.message.includes(`pid ${process.pid}`),
+    );
   } finally {
     live.release();
   }

@@ -80,7 +80,14 @@ test("a stale heartbeat is not live even if the pid exists", () => {
   const dir = tempDir();
   const old = new Date(Date.now() - 60_000).toISOString();
   writeManifest(dir, {
-    recipe: "x", argv: [], pid: process.pid, host: hostname(), started_at: old, engine: "none", status: "running", heartbeat_at: old,
+    recipe: "x",
+    argv: [],
+    pid: process.pid,
+    host: hostname(),
+    started_at: old,
+    engine: "none",
+    status: "running",
+    heartbeat_at: old,
   });
   assert.deepEqual([runState(dir).status, runState(dir).live], ["stale", false]);
 });

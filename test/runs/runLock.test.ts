@@ -44,7 +44,10 @@ test("a lock held by another live process refuses resume and delete; once it die
     const pid = child.pid!;
     writeLock(dir, { pid, host: hostname(), start_ticks: processStartTicks(pid), boot_id: currentOwner().boot_id, acquired_at: "then" });
     assert.equal(liveLockOwner(dir)?.pid, pid);
-    await assert.rejects(withRun({ ...base, logPath: dir, behavior: "resume" }, async () => {}), new RegExp(`in use by a live writer: pid ${pid} `));
+    await assert.rejects(
+      withRun({ ...base, logPath: dir, behavior: "resume" }, async () => {}),
+      new RegExp(`in use by a live writer: pid ${pid} `),
+    );
     assert.equal(deleteRefusal(dir), `its run is still live (pid ${pid})`);
     child.kill("SIGKILL");
     await waitForExit(child);

@@ -15,7 +15,10 @@ test("iterations are listed in order with their summary files, and steps map to 
   }
   mkdirSync(join(dir, "iteration_x"));
   const its = listIterations(dir);
-  assert.deepEqual(its.map((i) => i.iteration), [0, 3, 10]);
+  assert.deepEqual(
+    its.map((i) => i.iteration),
+    [0, 3, 10],
+  );
   assert.deepEqual(its[2].summaries, ["train", "eval_test"]);
   assert.equal(iterationForStep(its, 5)?.iteration, 3);
   assert.equal(iterationForStep(its, 10)?.iteration, 10);
@@ -34,7 +37,10 @@ test("records are read tolerantly and get group advantages when they have none",
   writeFileSync(join(idir, "train_rollout_summaries.jsonl"), lines.map((l) => JSON.stringify(l)).join("\n") + "\n{torn");
   const recs = withGroupAdvantages(readTranscripts(dir, 1));
   assert.equal(recs.length, 3);
-  assert.deepEqual(recs.map((r) => r.advantage), [0.5, -0.5, 0.25]);
+  assert.deepEqual(
+    recs.map((r) => r.advantage),
+    [0.5, -0.5, 0.25],
+  );
   assert.deepEqual(recs[2].tags, ["a"]);
   assert.equal(recs[0].steps[0].step_idx, 0);
   assert.equal(recs[1].prompt, null);
@@ -45,6 +51,14 @@ test("records are read tolerantly and get group advantages when they have none",
 test("training examples are read from train_examples.jsonl", () => {
   const dir = tempDir();
   writeFileSync(join(dir, "train_examples.jsonl"), JSON.stringify({ step: 2, segments: [{ text: "hi", weight: 1 }, { text: 5 }] }) + "\n");
-  assert.deepEqual(readTrainingExamples(dir), [{ step: 2, segments: [{ text: "hi", weight: 1 }, { text: "", weight: 0 }] }]);
+  assert.deepEqual(readTrainingExamples(dir), [
+    {
+      step: 2,
+      segments: [
+        { text: "hi", weight: 1 },
+        { text: "", weight: 0 },
+      ],
+    },
+  ]);
   assert.deepEqual(readTrainingExamples(join(dir, "nope")), []);
 });

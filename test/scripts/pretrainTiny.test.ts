@@ -10,7 +10,10 @@ import { loadModelDir } from "../../src/engine/storage/loadModel.ts";
 import { readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
 
 test("makeBatch: next-token targets, weights average over the batch", () => {
-  const b = makeBatch([[0, 5, 6, 0], [0, 7, 0]]);
+  const b = makeBatch([
+    [0, 5, 6, 0],
+    [0, 7, 0],
+  ]);
   assert.equal(b.tokens, 5);
   assert.deepEqual(Array.from(b.sequences[0].inputTokens), [0, 5, 6]);
   assert.deepEqual(Array.from(b.sequences[0].lossInputs.target_tokens), [5, 6, 0]);
@@ -46,7 +49,11 @@ test("pretrain_tiny trains a toy model and exports a loadable bf16 Llama folder"
     const loaded = loadModelDir(out);
     assert.equal(loaded.config.vocabSize, 1024);
     assert.equal(loaded.config.hiddenSize, 32);
-    const lines = fs.readFileSync(path.join(dir, "run", "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, number>);
+    const lines = fs
+      .readFileSync(path.join(dir, "run", "metrics.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, number>);
     const steps = lines.filter((l) => typeof l.train_mean_nll === "number");
     assert.equal(steps.length, 4);
     assert.ok(steps[3].train_mean_nll < steps[0].train_mean_nll, "loss went down");
@@ -60,7 +67,11 @@ test("pretrain_tiny trains a toy model and exports a loadable bf16 Llama folder"
 type MetricRow = Record<string, number>;
 
 function readMetrics(runDir: string): MetricRow[] {
-  return fs.readFileSync(path.join(runDir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as MetricRow);
+  return fs
+    .readFileSync(path.join(runDir, "metrics.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as MetricRow);
 }
 
 const TOY = {
@@ -94,8 +105,12 @@ test("pretrain_tiny init_from continues an exported model: same config, same wei
     // model.* says hidden 160 by default: init_from must win, not build a fresh 160-wide model.
     const second = path.join(dir, "second");
     const config = configSchema.parse({
-      ...TOY, model: undefined, log_path: second, init_from: path.join(first, "model"),
-      max_steps: 2, learning_rate: 1e-3,
+      ...TOY,
+      model: undefined,
+      log_path: second,
+      init_from: path.join(first, "model"),
+      max_steps: 2,
+      learning_rate: 1e-3,
     });
     await recipe.main(config, { argv: [], commandLine: "test" });
     const rows = readMetrics(second);
@@ -151,7 +166,10 @@ test("pretrain_tiny decay_steps stretches the cosine schedule past max_steps", a
   try {
     const lastLr = async (extra: Record<string, unknown>): Promise<number> => {
       const log = path.join(dir, `run-${Object.keys(extra).length}`);
-      await recipe.main(configSchema.parse({ ...TOY, log_path: log, max_steps: 3, eval_every: 0, learning_rate: 1e-3, min_lr_ratio: 0, ...extra }), { argv: [], commandLine: "test" });
+      await recipe.main(configSchema.parse({ ...TOY, log_path: log, max_steps: 3, eval_every: 0, learning_rate: 1e-3, min_lr_ratio: 0, ...extra }), {
+        argv: [],
+        commandLine: "test",
+      });
       const steps = readMetrics(log).filter((l) => typeof l.learning_rate === "number");
       return steps[steps.length - 1].learning_rate;
     };

@@ -44,14 +44,20 @@ test("a checkpoint downloads through its archive URL and unpacks to the files th
       for (const f of files) assert.ok(readFileSync(join(dest, f)).equals(readFileSync(join(storeDir, f))), `${path}: ${f} differs`);
       assert.ok(r.bytes > files.length * 512, `${path}: the archive holds the files (${r.bytes} bytes)`);
     }
-    assert.ok(readdirSync(join(env.root, "downloads", "weights")).some((f) => f.includes("optim")), "the training checkpoint carries its optimizer state");
+    assert.ok(
+      readdirSync(join(env.root, "downloads", "weights")).some((f) => f.includes("optim")),
+      "the training checkpoint carries its optimizer state",
+    );
 
     // An existing destination is refused unless overwriting, and nothing is left half-written.
     const dest = join(env.root, "downloads", "weights");
     await assert.rejects(downloadCheckpoint(rest, saved.path, dest), /already exists/);
     const again = await downloadCheckpoint(rest, saved.path, dest, { overwrite: true });
     assert.equal(again.dir, dest);
-    assert.deepEqual(readdirSync(join(env.root, "downloads")).filter((f) => f.startsWith(".")), []);
+    assert.deepEqual(
+      readdirSync(join(env.root, "downloads")).filter((f) => f.startsWith(".")),
+      [],
+    );
 
     // A missing checkpoint is a 404 naming it.
     await assert.rejects(rest.getCheckpointArchiveUrlFromTinkerPath(`tinker://${tc.modelId}/weights/nope`), /404|not found/);
@@ -99,7 +105,10 @@ test("GET /api/v1/sessions lists live sessions, newest first, with limit/offset"
   const h = { "x-api-key": KEY };
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const s = await raw(served.server.url, "/api/v1/create_session", { json: { tags: [], user_metadata: null, sdk_version: "0.16.1", project_id: null }, headers: h });
+    const s = await raw(served.server.url, "/api/v1/create_session", {
+      json: { tags: [], user_metadata: null, sdk_version: "0.16.1", project_id: null },
+      headers: h,
+    });
     assert.equal(s.status, 200);
     ids.push(String(s.json["session_id"]));
     await new Promise((r) => setTimeout(r, 3));
@@ -129,7 +138,10 @@ test("an archive cut short is an error and leaves no folder behind", async () =>
     };
     await assert.rejects(downloadCheckpoint(rest, saved.path, dest, { fetch: cutFetch }), /ended after|unpacking|archive/);
     assert.equal(existsSync(dest), false);
-    assert.deepEqual(readdirSync(env.root).filter((f) => f.startsWith(".download-")), []);
+    assert.deepEqual(
+      readdirSync(env.root).filter((f) => f.startsWith(".download-")),
+      [],
+    );
   } finally {
     await remote.close();
   }

@@ -36,7 +36,10 @@ after(async () => {
 test("get_server_capabilities lists only the configured models and the rank ceiling", async () => {
   const caps = await raw(server.url, "/api/v1/get_server_capabilities", { method: "GET" });
   assert.equal(caps.status, 200);
-  assert.deepEqual((caps.json["supported_models"] as { model_name: string }[]).map((m) => m.model_name), ["tiny-chat"]);
+  assert.deepEqual(
+    (caps.json["supported_models"] as { model_name: string }[]).map((m) => m.model_name),
+    ["tiny-chat"],
+  );
   assert.equal(caps.json["max_lora_rank"], 4);
 });
 
@@ -52,8 +55,16 @@ async function refused(recipe: string, args: string[], message: RegExp): Promise
 }
 
 test("a model the server does not serve, and a rank above its ceiling, are refused before the run starts", async () => {
-  await refused("sl_basic", ["model_name=tiny-chat-teacher", "lora_rank=4"], /^sl_basic: .* does not serve model_name=tiny-chat-teacher; it serves "tiny-chat"\. Pick one of those \(model_name=tiny-chat\)/);
-  await refused("sl_basic", ["model_name=tiny-chat", "lora_rank=8"], /cannot train lora_rank=8 on tiny-chat: its maximum LoRA rank is 4\. Use a smaller rank \(lora_rank=4\)/);
+  await refused(
+    "sl_basic",
+    ["model_name=tiny-chat-teacher", "lora_rank=4"],
+    /^sl_basic: .* does not serve model_name=tiny-chat-teacher; it serves "tiny-chat"\. Pick one of those \(model_name=tiny-chat\)/,
+  );
+  await refused(
+    "sl_basic",
+    ["model_name=tiny-chat", "lora_rank=8"],
+    /cannot train lora_rank=8 on tiny-chat: its maximum LoRA rank is 4\. Use a smaller rank \(lora_rank=4\)/,
+  );
 });
 
 test("off_policy_distillation refuses a teacher the server does not serve, then one without top-k prompt logprobs", async () => {
@@ -76,7 +87,10 @@ test("the server enforces what it advertises; its rank refusal reads as the capa
     const explained = explainCreateModelFailure(err, c, { model: "tiny-chat", field: "model_name", loraRank: 8, recipe: "sl_basic" }) as Error;
     assert.ok(explained instanceof UnsupportedByServerError, String(explained));
     assert.match(explained.message, /it answered "LoRA rank 8 is above this server's maximum of 4"\. Use a smaller rank \(lora_rank=4\)/);
-    await assert.rejects(c.createLoraTrainingClient("tiny-chat-teacher", { rank: 4 }), /base model \\"tiny-chat-teacher\\" is not served here; this server serves \\"tiny-chat\\"/);
+    await assert.rejects(
+      c.createLoraTrainingClient("tiny-chat-teacher", { rank: 4 }),
+      /base model \\"tiny-chat-teacher\\" is not served here; this server serves \\"tiny-chat\\"/,
+    );
     await assert.rejects(c.createSamplingClient({ baseModel: "tiny-chat-teacher" }), /not served here/);
   } finally {
     await c.close();

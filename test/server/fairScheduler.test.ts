@@ -49,7 +49,15 @@ test("small jobs run together within the budget; one job above the budget runs a
   await Promise.all(Array.from({ length: 6 }, (_, i) => s.run(i % 2 === 0 ? "A" : "B", 3, small())));
   assert.equal(most, 3, "3 jobs of cost 3 fit a budget of 10");
   assert.equal(await s.run("A", 1000, async () => 42), 42);
-  await assert.rejects(s.run("A", 1, async () => Promise.reject(new Error("boom"))), /boom/);
-  await assert.rejects(s.run("A", 1, () => { throw new Error("sync boom"); }), /sync boom/);
+  await assert.rejects(
+    s.run("A", 1, async () => Promise.reject(new Error("boom"))),
+    /boom/,
+  );
+  await assert.rejects(
+    s.run("A", 1, () => {
+      throw new Error("sync boom");
+    }),
+    /sync boom/,
+  );
   assert.equal(await s.run("B", 1, async () => "still works"), "still works");
 });

@@ -48,7 +48,12 @@ test("oversized bodies get 413, announced or streamed", async () => {
       c.close();
     },
   });
-  const res = await fetch(`${url}/api/v1/forward_backward`, { method: "POST", body: stream, headers: { "content-type": "application/json" }, duplex: "half" } as RequestInit);
+  const res = await fetch(`${url}/api/v1/forward_backward`, {
+    method: "POST",
+    body: stream,
+    headers: { "content-type": "application/json" },
+    duplex: "half",
+  } as RequestInit);
   assert.equal(res.status, 413);
   await assertHealthy(modelId, 1);
 });
@@ -113,7 +118,9 @@ test("path traversal in checkpoint names and ids is refused and writes nothing o
 
 test("unknown model, session, sampler and request ids are 404s", async () => {
   const { modelId } = await rawModel(url, env.modelDir);
-  const fb = await raw(url, "/api/v1/forward_backward", { json: { model_id: "local-nothere", seq_id: 1, forward_backward_input: { data: DATA, loss_fn: "cross_entropy" } } });
+  const fb = await raw(url, "/api/v1/forward_backward", {
+    json: { model_id: "local-nothere", seq_id: 1, forward_backward_input: { data: DATA, loss_fn: "cross_entropy" } },
+  });
   assert.equal(fb.status, 404);
   assert.match(String(fb.json["detail"]), /local-nothere/);
   assert.equal((await raw(url, "/api/v1/get_info", { json: { model_id: "local-nothere" } })).status, 404);
@@ -121,7 +128,14 @@ test("unknown model, session, sampler and request ids are 404s", async () => {
   assert.equal((await raw(url, "/api/v1/create_model", { json: { session_id: "session-nope", model_seq_id: 0, base_model: env.modelDir } })).status, 404);
   assert.equal((await raw(url, "/api/v1/retrieve_future", { json: { request_id: "req-nope" } })).status, 404);
   assert.equal((await raw(url, "/api/v1/samplers/sampler-nope")).status, 404);
-  assert.equal((await raw(url, "/api/v1/asample", { json: { sampling_session_id: "sampler-nope", seq_id: 0, prompt: { chunks: [] }, sampling_params: { max_tokens: 1 } } })).status, 404);
+  assert.equal(
+    (
+      await raw(url, "/api/v1/asample", {
+        json: { sampling_session_id: "sampler-nope", seq_id: 0, prompt: { chunks: [] }, sampling_params: { max_tokens: 1 } },
+      })
+    ).status,
+    404,
+  );
   assert.equal((await raw(url, "/api/v1/training_runs/local-nothere")).status, 404);
   // An unknown base model fails inside create_model's future, as a user error.
   const s = await raw(url, "/api/v1/create_session", { json: {} });

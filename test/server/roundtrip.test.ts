@@ -121,7 +121,10 @@ test("save_state, new clients from state (with and without optimizer), and the R
     assert.ok(all.checkpoints.some((c) => c.tinker_path === saved.path));
     await rest.deleteCheckpointFromTinkerPath(sampler.path);
     const left = await rest.listCheckpoints(tc.modelId);
-    assert.deepEqual(left.checkpoints.map((c) => c.checkpoint_id), ["weights/after-one"]);
+    assert.deepEqual(
+      left.checkpoints.map((c) => c.checkpoint_id),
+      ["weights/after-one"],
+    );
     await assert.rejects(rest.deleteCheckpointFromTinkerPath(sampler.path), /404|not found/i);
   } finally {
     await remote.close();
@@ -152,7 +155,10 @@ test("sampling through the server: ephemeral and named samplers match in-process
     try {
       const localSampler = await local.createSamplingClient({ modelPath: named.path });
       const inProcess = await localSampler.sample(prompt, 2, { max_tokens: 5, seed: 11 });
-      assert.deepEqual(viaServer.sequences.map((s) => s.tokens), inProcess.sequences.map((s) => s.tokens));
+      assert.deepEqual(
+        viaServer.sequences.map((s) => s.tokens),
+        inProcess.sequences.map((s) => s.tokens),
+      );
       viaServer.sequences.forEach((s, i) => s.logprobs!.forEach((lp, t) => assertClose(lp, inProcess.sequences[i]!.logprobs![t]!, `sample ${i} token ${t}`)));
     } finally {
       await local.close();
@@ -188,9 +194,7 @@ test("several clients train at once, each model in its own order, with the embed
       for (let i = 0; i < 3; i++) losses.push((await step(tc)).fb.metrics["loss:sum"]!);
       return losses;
     };
-    const servedLosses = await Promise.all(
-      seeds.map(async (seed, i) => train(await remotes[i]!.createLoraTrainingClient(env.modelDir, { rank: 4, seed }))),
-    );
+    const servedLosses = await Promise.all(seeds.map(async (seed, i) => train(await remotes[i]!.createLoraTrainingClient(env.modelDir, { rank: 4, seed }))));
     for (const [i, seed] of seeds.entries()) {
       const expected = await train(await emb.createLoraTrainingClient(env.modelDir, { rank: 4, seed }));
       expected.forEach((l, k) => assertClose(servedLosses[i]![k]!, l, `seed ${seed} step ${k}`));

@@ -42,7 +42,9 @@ test("a forward body: untyped chunks, null shape and loss_fn_config (0.16) equal
     },
     {
       forward_input: {
-        data: [{ loss_fn_inputs: { target_tokens: { data: [5, 9, 33], dtype: "int64" } }, model_input: { chunks: [{ type: "encoded_text", tokens: TOKENS }] } }],
+        data: [
+          { loss_fn_inputs: { target_tokens: { data: [5, 9, 33], dtype: "int64" } }, model_input: { chunks: [{ type: "encoded_text", tokens: TOKENS }] } },
+        ],
         loss_fn: "cross_entropy",
       },
       model_id: "m",
@@ -58,7 +60,13 @@ test("create_model: lora_config.seed null and user_metadata null mean unset; omi
   const out = same(
     CreateModelSchema,
     { session_id: "s", model_seq_id: 1, base_model: "tiny-chat", user_metadata: null, lora_config: { rank: 8, seed: null } },
-    { session_id: "s", model_seq_id: 1, base_model: "tiny-chat", lora_config: { rank: 8, train_unembed: true, train_mlp: true, train_attn: true }, type: "create_model" },
+    {
+      session_id: "s",
+      model_seq_id: 1,
+      base_model: "tiny-chat",
+      lora_config: { rank: 8, train_unembed: true, train_mlp: true, train_attn: true },
+      type: "create_model",
+    },
   );
   assert.equal(out.lora_config?.seed, undefined);
   assert.equal(out.lora_config?.train_mlp, true);
@@ -68,7 +76,12 @@ test("optim_step with only learning_rate gets the service's Adam defaults", () =
   const out = same(
     OptimStepSchema,
     { adam_params: { learning_rate: 0.01 }, model_id: "m", seq_id: 5 },
-    { adam_params: { learning_rate: 0.01, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 }, model_id: "m", seq_id: 5, type: "optim_step" },
+    {
+      adam_params: { learning_rate: 0.01, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 },
+      model_id: "m",
+      seq_id: 5,
+      type: "optim_step",
+    },
   );
   assert.equal(out.adam_params.beta2, 0.95);
 });
@@ -76,27 +89,57 @@ test("optim_step with only learning_rate gets the service's Adam defaults", () =
 test("sample, save, load and session bodies: null fields are unset", () => {
   const s = same(
     SampleSchema,
-    { num_samples: 1, prompt: { chunks: [{ tokens: TOKENS }] }, sampling_params: { max_tokens: 3, seed: null, stop: null }, sampling_session_id: "x", seq_id: 0, prompt_logprobs: false, topk_prompt_logprobs: 0 },
-    { num_samples: 1, prompt: { chunks: [{ type: "encoded_text", tokens: TOKENS }] }, sampling_params: { max_tokens: 3, temperature: 1, top_k: -1, top_p: 1 }, sampling_session_id: "x", seq_id: 0, type: "sample" },
+    {
+      num_samples: 1,
+      prompt: { chunks: [{ tokens: TOKENS }] },
+      sampling_params: { max_tokens: 3, seed: null, stop: null },
+      sampling_session_id: "x",
+      seq_id: 0,
+      prompt_logprobs: false,
+      topk_prompt_logprobs: 0,
+    },
+    {
+      num_samples: 1,
+      prompt: { chunks: [{ type: "encoded_text", tokens: TOKENS }] },
+      sampling_params: { max_tokens: 3, temperature: 1, top_k: -1, top_p: 1 },
+      sampling_session_id: "x",
+      seq_id: 0,
+      type: "sample",
+    },
   );
   assert.equal(s.sampling_params.stop, undefined);
-  same(SaveWeightsSchema, { model_id: "m", path: "p", seq_id: 6, ttl_seconds: null }, { model_id: "m", path: "p", seq_id: 6, overwrite: false, type: "save_weights" });
+  same(
+    SaveWeightsSchema,
+    { model_id: "m", path: "p", seq_id: 6, ttl_seconds: null },
+    { model_id: "m", path: "p", seq_id: 6, overwrite: false, type: "save_weights" },
+  );
   same(
     SaveWeightsForSamplerSchema,
     { model_id: "m", sampling_session_seq_id: 0, seq_id: 10, ttl_seconds: null },
     { model_id: "m", sampling_session_seq_id: 0, seq_id: 10, type: "save_weights_for_sampler" },
   );
-  same(LoadWeightsSchema, { model_id: "m", path: "tinker://a/weights/b", seq_id: 7 }, { model_id: "m", path: "tinker://a/weights/b", optimizer: false, seq_id: 7, type: "load_weights" });
+  same(
+    LoadWeightsSchema,
+    { model_id: "m", path: "tinker://a/weights/b", seq_id: 7 },
+    { model_id: "m", path: "tinker://a/weights/b", optimizer: false, seq_id: 7, type: "load_weights" },
+  );
   same(
     CreateSamplingSessionSchema,
     { session_id: "s", sampling_session_seq_id: 1, base_model: null, model_path: "tinker://a/sampler_weights/b" },
     { session_id: "s", sampling_session_seq_id: 1, model_path: "tinker://a/sampler_weights/b", type: "create_sampling_session" },
   );
-  same(CreateSessionSchema, { tags: [], user_metadata: {}, sdk_version: "0.16.1", project_id: null }, { tags: [], user_metadata: {}, sdk_version: "0.16.1", type: "create_session" });
+  same(
+    CreateSessionSchema,
+    { tags: [], user_metadata: {}, sdk_version: "0.16.1", project_id: null },
+    { tags: [], user_metadata: {}, sdk_version: "0.16.1", type: "create_session" },
+  );
 });
 
 test("bad bodies still fail, naming the field: a chunk with neither type nor content, a null required field, a wrong type", () => {
-  const noContent = ForwardSchema.safeParse({ model_id: "m", forward_input: { data: [{ model_input: { chunks: [{}] }, loss_fn_inputs: {} }], loss_fn: "cross_entropy" } });
+  const noContent = ForwardSchema.safeParse({
+    model_id: "m",
+    forward_input: { data: [{ model_input: { chunks: [{}] }, loss_fn_inputs: {} }], loss_fn: "cross_entropy" },
+  });
   assert.equal(noContent.success, false);
   assert.match(JSON.stringify(noContent.error?.issues.map((i) => i.path)), /chunks/);
   const nullRequired = CreateModelSchema.safeParse({ session_id: "s", model_seq_id: 0, base_model: null });

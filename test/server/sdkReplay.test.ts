@@ -84,7 +84,9 @@ class IdMap {
 }
 
 test("every request body SDK 0.16.1 sent is accepted (2xx) by cookbook serve, in order", async () => {
-  const lines = readFileSync(RECORDING, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const lines = readFileSync(RECORDING, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   assert.ok(lines.length >= 100, `the recording has ${lines.length} requests`);
   const ids = new IdMap();
   const seenOps = new Set<string>();

@@ -1,12 +1,7 @@
 // Datum helpers: truncation, the next-token shift, weight reduction, NLL and bits per byte.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  computeBpb,
-  computeMeanNll,
-  conversationToDatum,
-  datumFromModelInputWeights,
-} from "../../src/supervised/common.ts";
+import { computeBpb, computeMeanNll, conversationToDatum, datumFromModelInputWeights } from "../../src/supervised/common.ts";
 import { tensorDataFromFloat32, tensorDataFromInt64 } from "../../src/tinker/tensorData.ts";
 import type { ModelInput } from "../../src/tinker/types.ts";
 import { getRenderer } from "../../src/renderers/index.ts";
@@ -93,7 +88,10 @@ test("computeBpb: nats of trained, non-special tokens over their UTF-8 bytes", (
   assert.equal(ids.length, 4);
   const lp = tensorDataFromFloat32([-1, -1, -1, -5]);
   // Weights are a mask only: normalized weights give the same result.
-  for (const w of [[1, 1, 1, 1], [0.25, 0.25, 0.25, 0.25]]) {
+  for (const w of [
+    [1, 1, 1, 1],
+    [0.25, 0.25, 0.25, 0.25],
+  ]) {
     const bpb = computeBpb([lp], [tensorDataFromFloat32(w)], [tensorDataFromInt64(ids)], tokenizer);
     assert.ok(Math.abs(bpb - 3 / (Math.LN2 * 3)) < 1e-9, String(bpb));
   }

@@ -43,7 +43,10 @@ export class IdDataset implements SupervisedDataset {
   }
   setEpoch(seed: number): void {
     this.epochs.push(seed);
-    this.order = seededShuffle(Array.from({ length: this.rows }, (_, i) => i), seed);
+    this.order = seededShuffle(
+      Array.from({ length: this.rows }, (_, i) => i),
+      seed,
+    );
   }
 }
 

@@ -24,7 +24,12 @@ function conversations(n: number, offset = 0): { role: string; content: string }
 
 function parquetOf(rows: unknown[], column = "messages", asJson = false): Uint8Array {
   const data = asJson ? rows.map((r) => JSON.stringify(r)) : rows;
-  const buf = parquetWriteBuffer({ columnData: [{ name: column, data, ...(asJson ? { type: "STRING" as const } : {}) }, { name: "id", data: rows.map((_, i) => `r${i}`), type: "STRING" }] });
+  const buf = parquetWriteBuffer({
+    columnData: [
+      { name: column, data, ...(asJson ? { type: "STRING" as const } : {}) },
+      { name: "id", data: rows.map((_, i) => `r${i}`), type: "STRING" },
+    ],
+  });
   return new Uint8Array(buf);
 }
 
@@ -56,7 +61,10 @@ test("a local parquet folder: train and test splits, struct and JSON-string mess
     writeFile(join(t.dir, "data", "test-00000-of-00001.parquet"), parquetOf(conversations(3, 100)));
     const rows = await readParquetConversations(await resolveDatasetSplitFiles({ path: t.dir, name: null, split: "train" }));
     assert.equal(rows.length, 8);
-    assert.deepEqual(rows[6]!.messages, [{ role: "user", content: "Say 6." }, { role: "assistant", content: "6" }]);
+    assert.deepEqual(rows[6]!.messages, [
+      { role: "user", content: "Say 6." },
+      { role: "assistant", content: "6" },
+    ]);
     assert.match(rows[0]!.where, /train-00000-of-00002\.parquet row 0$/);
     const { train, test: held } = await new FromHFDatasetBuilder({ common, path: t.dir, testSplit: "test" }).build();
     assert.equal(train.length, 4);

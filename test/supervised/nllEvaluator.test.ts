@@ -15,7 +15,15 @@ test("test/nll is the weighted mean NLL over every test datum, in chunks queued 
   assert.equal(Object.keys(m).length, 1, "no bpb without a tokenizer");
   const submits = tc.events.filter((e) => e.startsWith("submit:fwd")).length;
   assert.equal(submits, 3);
-  assert.ok(tc.events.indexOf("submit:fwd:" + data.slice(128).map((_, i) => 128 + i).join(",")) < tc.events.findIndex((e) => e.startsWith("await:")));
+  assert.ok(
+    tc.events.indexOf(
+      "submit:fwd:" +
+        data
+          .slice(128)
+          .map((_, i) => 128 + i)
+          .join(","),
+    ) < tc.events.findIndex((e) => e.startsWith("await:")),
+  );
   // Training moves the fake's logprobs toward 0, and the evaluator sees it.
   await (await tc.optimStep({})).result();
   assert.ok((await evaluator.evaluate(tc))["test/nll"]! < m["test/nll"]!);

@@ -12,7 +12,10 @@ import type { Message } from "../../src/renderers/types.ts";
 
 const tokenizer = await getTokenizer("tiny-chat");
 const renderer = getRenderer("role_colon", tokenizer);
-const messages: Message[] = [{ role: "system", content: "Pick a free square." }, { role: "user", content: "Free: 3 5 7" }];
+const messages: Message[] = [
+  { role: "system", content: "Pick a free square." },
+  { role: "user", content: "Free: 3 5 7" },
+];
 const tok = (s: string) => {
   const ids = tokenizer.encode(s, { addSpecialTokens: false });
   assert.equal(ids.length, 1, `${JSON.stringify(s)} is one token`);

@@ -60,7 +60,10 @@ test("pipelining: step k+1's forward_backward and optim_step are queued before s
       // forward_backward and optim_step of one step are both queued before either is awaited.
       assert.ok(submitOptim[k]! < awaitFb[k]!);
     }
-    assert.deepEqual([...svc.last.trained].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      [...svc.last.trained].sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
   } finally {
     t.cleanup();
   }
@@ -71,7 +74,13 @@ test("submit_ahead=0 awaits each step before queuing the next", async () => {
   try {
     const svc = new FakeServiceClient();
     await main(config(t.dir, { submit_ahead: 0, save_every: 2 }), builderOf(new IdDataset(6, 2)), { ...quiet, serviceClient: svc });
-    assert.deepEqual(readCheckpoints(t.dir).map((r) => [r.name, r.batch]), [["000002", 2], ["final", 0]]);
+    assert.deepEqual(
+      readCheckpoints(t.dir).map((r) => [r.name, r.batch]),
+      [
+        ["000002", 2],
+        ["final", 0],
+      ],
+    );
     assert.equal(svc.store.states.get(readCheckpoints(t.dir)[0]!.state_path!)!.steps, 2);
     const ev = svc.last.events;
     const submitFb = ev.flatMap((e, i) => (e.startsWith("submit:fb:") ? [i] : []));
@@ -88,19 +97,37 @@ test("metrics: cookbook names, one row per step, learning rate follows the sched
     const t = tempDir();
     try {
       const svc = new FakeServiceClient();
-      await main(config(t.dir, { lr_schedule: schedule, learning_rate: 0.01, print_examples_every: schedule === "linear" ? 2 : 0 }), builderOf(new IdDataset(8, 2)), {
-        console: false,
-        serviceClient: svc,
-        tokenizer: syntheticByteTokenizer("bytes", []).tokenizer,
-      });
+      await main(
+        config(t.dir, { lr_schedule: schedule, learning_rate: 0.01, print_examples_every: schedule === "linear" ? 2 : 0 }),
+        builderOf(new IdDataset(8, 2)),
+        {
+          console: false,
+          serviceClient: svc,
+          tokenizer: syntheticByteTokenizer("bytes", []).tokenizer,
+        },
+      );
       const rows = readMetrics(t.dir);
-      assert.deepEqual(rows.map((r) => r.step), [0, 1, 2, 3]);
+      assert.deepEqual(
+        rows.map((r) => r.step),
+        [0, 1, 2, 3],
+      );
       rows.forEach((r, s) => {
         const frac = s / 4;
         const mult = schedule === "linear" ? 1 - frac : schedule === "cosine" ? 0.5 * (1 + Math.cos(Math.PI * frac)) : 1;
         assert.ok(Math.abs((r["learning_rate"] as number) - 0.01 * mult) < 1e-12, `${schedule} step ${s}: ${r["learning_rate"]}`);
         assert.equal(svc.last.adam[s]!.learning_rate, r["learning_rate"]);
-        for (const key of ["train_mean_nll", "train_mean_bpb", "num_tokens", "num_loss_tokens", "num_sequences", "progress", "epoch", "time/total", "time/step", "time/get_batch"]) {
+        for (const key of [
+          "train_mean_nll",
+          "train_mean_bpb",
+          "num_tokens",
+          "num_loss_tokens",
+          "num_sequences",
+          "progress",
+          "epoch",
+          "time/total",
+          "time/step",
+          "time/get_batch",
+        ]) {
           assert.ok(key in r, `${key} missing from row ${s}`);
         }
         assert.equal(r["num_sequences"], 2);
@@ -110,14 +137,27 @@ test("metrics: cookbook names, one row per step, learning rate follows the sched
         // The fake's logprob is -2/(1+steps before this step).
         assert.ok(Math.abs((r["train_mean_nll"] as number) - 2 / (1 + s)) < 1e-6);
       });
-      assert.deepEqual(svc.last.adam.map((a) => [a.beta1, a.beta2, a.eps]), Array.from({ length: 4 }, () => [0.9, 0.95, 1e-8]));
+      assert.deepEqual(
+        svc.last.adam.map((a) => [a.beta1, a.beta2, a.eps]),
+        Array.from({ length: 4 }, () => [0.9, 0.95, 1e-8]),
+      );
       if (schedule === "linear") {
         // The first example of each printed batch lands in train_examples.jsonl for the TUI.
         const examples = readTrainingExamples(t.dir);
-        assert.deepEqual(examples.map((e) => e.step), [0, 2], "every 2nd batch logs its first example");
+        assert.deepEqual(
+          examples.map((e) => e.step),
+          [0, 2],
+          "every 2nd batch logs its first example",
+        );
         assert.equal(examples[0]!.step, 0);
-        assert.ok(examples[0]!.segments.some((seg) => seg.weight > 0), "a trained segment is present");
-        assert.ok(examples[0]!.segments.some((seg) => seg.weight === 0), "a context segment is present");
+        assert.ok(
+          examples[0]!.segments.some((seg) => seg.weight > 0),
+          "a trained segment is present",
+        );
+        assert.ok(
+          examples[0]!.segments.some((seg) => seg.weight === 0),
+          "a context segment is present",
+        );
       }
     } finally {
       t.cleanup();
@@ -156,7 +196,10 @@ test("evaluators: run before the step (pre-step weights), test/nll from the test
     const rows = readMetrics(t.dir);
     const evalSteps = rows.filter((r) => "test/nll" in r).map((r) => r.step);
     assert.deepEqual(evalSteps, [0, 2, 4, 6]);
-    assert.deepEqual(rows.filter((r) => "test/rare" in r).map((r) => r.step), [0, 4]);
+    assert.deepEqual(
+      rows.filter((r) => "test/rare" in r).map((r) => r.step),
+      [0, 4],
+    );
     const nll = rows.filter((r) => "test/nll" in r).map((r) => r["test/nll"] as number);
     assert.ok(Math.abs(nll[0]! - 2) < 1e-6 && nll.every((x, i) => i === 0 || x < nll[i - 1]!), `test/nll should fall: ${nll}`);
     assert.equal(rows.filter((r) => r.step === 2 && "test/custom" in r)[0]!["test/custom"], 2);
@@ -173,7 +216,11 @@ test("checkpoints: periodic records name the next batch and hold exactly the ste
     const recs = readCheckpoints(t.dir);
     assert.deepEqual(
       recs.map((r) => [r.name, r.epoch, r.batch, r.final ?? false]),
-      [["000002", 0, 2, false], ["000004", 1, 1, false], ["final", 2, 0, true]],
+      [
+        ["000002", 0, 2, false],
+        ["000004", 1, 1, false],
+        ["final", 2, 0, true],
+      ],
     );
     for (const r of recs) {
       assert.match(r.state_path!, /\/weights\//);
@@ -181,7 +228,10 @@ test("checkpoints: periodic records name the next batch and hold exactly the ste
       const steps = (r.epoch ?? 0) * 3 + (r.batch ?? 0);
       assert.equal(svc.store.states.get(r.state_path!)!.steps, steps, `${r.name} holds ${steps} steps`);
     }
-    assert.deepEqual(recs.map((r) => r.elapsed_tokens), [12, 24, 36]);
+    assert.deepEqual(
+      recs.map((r) => r.elapsed_tokens),
+      [12, 24, 36],
+    );
   } finally {
     t.cleanup();
   }
@@ -205,16 +255,31 @@ test("SIGUSR1 (checkpoint request) saves after the current step; SIGINT (stop) s
     assert.equal(result.outcome, "stopped");
     assert.equal(result.stoppedAt, 5);
     const recs = readCheckpoints(t.dir);
-    assert.deepEqual(recs.map((r) => [r.name, r.batch]), [["000002", 2], ["000005", 5]]);
-    assert.deepEqual(readMetrics(t.dir).map((r) => r.step), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      recs.map((r) => [r.name, r.batch]),
+      [
+        ["000002", 2],
+        ["000005", 5],
+      ],
+    );
+    assert.deepEqual(
+      readMetrics(t.dir).map((r) => r.step),
+      [0, 1, 2, 3, 4],
+    );
 
     const svc2 = new FakeServiceClient(svc.store);
     const resumed = await main(config(t.dir, { behavior_if_log_dir_exists: "resume" }), builderOf(new IdDataset(16, 2)), { ...quiet, serviceClient: svc2 });
     assert.equal(resumed.startStep, 5);
     assert.equal(resumed.outcome, "completed");
     assert.deepEqual(svc2.calls, [`state+optimizer:${recs[1]!.state_path}`]);
-    assert.deepEqual([...svc2.last.trained].sort((a, b) => a - b), Array.from({ length: 16 }, (_, i) => i));
-    assert.deepEqual(readMetrics(t.dir).map((r) => r.step), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      [...svc2.last.trained].sort((a, b) => a - b),
+      Array.from({ length: 16 }, (_, i) => i),
+    );
+    assert.deepEqual(
+      readMetrics(t.dir).map((r) => r.step),
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
   } finally {
     t.cleanup();
   }
@@ -253,7 +318,10 @@ test("resume after a crash: rows after the checkpoint are dropped, no batch is t
     assert.deepEqual(dataset.epochs, [1]);
     assert.deepEqual(svc2.last.trained, expected);
     const steps = readMetrics(t.dir).map((r) => r.step);
-    assert.deepEqual(steps, Array.from({ length: 10 }, (_, i) => i));
+    assert.deepEqual(
+      steps,
+      Array.from({ length: 10 }, (_, i) => i),
+    );
     const recs = readCheckpoints(t.dir);
     assert.equal(recs.at(-1)!.final, true);
     assert.ok(readFileSync(join(t.dir, "logs.log"), "utf8").includes("resumed from"));
@@ -262,7 +330,10 @@ test("resume after a crash: rows after the checkpoint are dropped, no batch is t
     const svc3 = new FakeServiceClient(svc.store);
     const again = await main(cfg(t.dir, { behavior_if_log_dir_exists: "resume" }), builderOf(new IdDataset(10, 2)), { ...quiet, serviceClient: svc3 });
     assert.equal(again.outcome, "already_complete");
-    assert.deepEqual(readMetrics(t.dir).map((r) => r.step), steps);
+    assert.deepEqual(
+      readMetrics(t.dir).map((r) => r.step),
+      steps,
+    );
   } finally {
     reference.cleanup();
     t.cleanup();
@@ -275,12 +346,15 @@ test("rolling checkpoints are state-only, and each replaces the previous one", a
     const svc = new FakeServiceClient();
     await main(config(t.dir, { rolling_save_every: 2, save_every: 0 }), builderOf(new IdDataset(14, 2)), { ...quiet, serviceClient: svc });
     const recs = readCheckpoints(t.dir);
-    assert.deepEqual(recs.map((r) => [r.name, r.rolling ?? false, r.sampler_path !== undefined]), [
-      ["000002", true, false],
-      ["000004", true, false],
-      ["000006", true, false],
-      ["final", false, true],
-    ]);
+    assert.deepEqual(
+      recs.map((r) => [r.name, r.rolling ?? false, r.sampler_path !== undefined]),
+      [
+        ["000002", true, false],
+        ["000004", true, false],
+        ["000006", true, false],
+        ["final", false, true],
+      ],
+    );
     assert.deepEqual(svc.deleted, [recs[0]!.state_path, recs[1]!.state_path, recs[2]!.state_path]);
   } finally {
     t.cleanup();
@@ -314,7 +388,10 @@ test("save_every_tokens triggers saves by trained tokens; async_periodic_saves s
     // 2 datums × 3 tokens = 6 tokens per step: a save every 2 steps.
     await main(config(t.dir, { save_every_tokens: 12, async_periodic_saves: true }), builderOf(new IdDataset(14, 2)), { ...quiet, serviceClient: svc });
     const recs = readCheckpoints(t.dir);
-    assert.deepEqual(recs.map((r) => r.name), ["000002", "000004", "000006", "final"]);
+    assert.deepEqual(
+      recs.map((r) => r.name),
+      ["000002", "000004", "000006", "final"],
+    );
     for (const r of recs.slice(0, -1)) assert.equal(svc.store.states.get(r.state_path!)!.steps, r.batch);
   } finally {
     t.cleanup();

@@ -35,7 +35,10 @@ test("weights sent are minus the user's gradient; metrics merged", async () => {
     return { loss: 5, gradients: lps.map((lp) => lp.map((x) => 2 * x)), metrics: { "custom:mean": 5 } };
   });
   const res = await fut.result();
-  assert.deepEqual(calls.map((c) => `${c.kind}:${c.loss}`), ["forward:cross_entropy", "fwdbwd:cross_entropy"]);
+  assert.deepEqual(
+    calls.map((c) => `${c.kind}:${c.loss}`),
+    ["forward:cross_entropy", "fwdbwd:cross_entropy"],
+  );
   assert.deepEqual(calls[0]!.data[0]!.loss_fn_inputs["weights"]!.data, [0, 0]);
   assert.deepEqual(calls[1]!.data[0]!.loss_fn_inputs["weights"]!.data, [2, 4]);
   assert.deepEqual(res.metrics, { "loss:sum": 123, "custom:mean": 5 });
@@ -45,11 +48,20 @@ test("input and gradient errors", async () => {
   const calls: { kind: string; data: Datum[]; loss: string }[] = [];
   const client = fakeClient(calls);
   const noTargets = [makeDatum(modelInputFromInts([1]), { weights: [1] })];
-  await assert.rejects(forwardBackwardCustom(client, noTargets, () => ({ loss: 0, gradients: [] })), /datum 0 has no target_tokens/);
+  await assert.rejects(
+    forwardBackwardCustom(client, noTargets, () => ({ loss: 0, gradients: [] })),
+    /datum 0 has no target_tokens/,
+  );
   const extra = [makeDatum(modelInputFromInts([1]), { target_tokens: [1], advantages: [1] })];
-  await assert.rejects(forwardBackwardCustom(client, extra, () => ({ loss: 0, gradients: [] })), /key "advantages"/);
+  await assert.rejects(
+    forwardBackwardCustom(client, extra, () => ({ loss: 0, gradients: [] })),
+    /key "advantages"/,
+  );
   const ok = [makeDatum(modelInputFromInts([1]), { target_tokens: [1] })];
-  await assert.rejects(forwardBackwardCustom(client, ok, () => ({ loss: 0, gradients: [] })), /0 gradients for 1 datums/);
+  await assert.rejects(
+    forwardBackwardCustom(client, ok, () => ({ loss: 0, gradients: [] })),
+    /0 gradients for 1 datums/,
+  );
   await assert.rejects(
     forwardBackwardCustom(client, ok, () => ({ loss: 0, gradients: [new Float32Array(2)] })),
     /gradient 0 has length 2 but logprobs 0 has 1/,

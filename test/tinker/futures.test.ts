@@ -44,7 +44,12 @@ test("OrderedSubmitter assigns seq ids from 1 and serialises sends", async () =>
     }),
   );
   sends.push(s.submitMany(2, (seqs) => log.push(`start ${seqs.join("+")}`)));
-  sends.push(s.submit((seq) => { log.push(`start ${seq}`); throw new Error("send failed"); }));
+  sends.push(
+    s.submit((seq) => {
+      log.push(`start ${seq}`);
+      throw new Error("send failed");
+    }),
+  );
   sends.push(s.submit((seq) => log.push(`start ${seq}`)));
   assert.equal(s.peekSeqId(), 6);
   const [first] = await Promise.allSettled(sends);

@@ -26,8 +26,14 @@ test("merge rules per reduction", () => {
 });
 
 test("hash_unordered ignores order but not values", () => {
-  const a = mergeChunkMetrics([{ metrics: { "h:hash_unordered": 1 }, numDatums: 1 }, { metrics: { "h:hash_unordered": 2 }, numDatums: 1 }]);
-  const b = mergeChunkMetrics([{ metrics: { "h:hash_unordered": 2 }, numDatums: 1 }, { metrics: { "h:hash_unordered": 1 }, numDatums: 1 }]);
+  const a = mergeChunkMetrics([
+    { metrics: { "h:hash_unordered": 1 }, numDatums: 1 },
+    { metrics: { "h:hash_unordered": 2 }, numDatums: 1 },
+  ]);
+  const b = mergeChunkMetrics([
+    { metrics: { "h:hash_unordered": 2 }, numDatums: 1 },
+    { metrics: { "h:hash_unordered": 1 }, numDatums: 1 },
+  ]);
   assert.equal(a["h:hash_unordered"], b["h:hash_unordered"]);
   assert.notEqual(hashUnordered([1, 2]), hashUnordered([1, 3]));
 });
@@ -38,7 +44,10 @@ test("combineForwardBackwardOutputs concatenates in order", () => {
     { loss_fn_output_type: "x", loss_fn_outputs: [td(1), td(2)], metrics: { "loss:sum": 1, "m:mean": 1 } },
     { loss_fn_output_type: "x", loss_fn_outputs: [td(3)], metrics: { "loss:sum": 2, "m:mean": 4 } },
   ]);
-  assert.deepEqual(out.loss_fn_outputs.map((o) => o["logprobs"]!.data[0]), [1, 2, 3]);
+  assert.deepEqual(
+    out.loss_fn_outputs.map((o) => o["logprobs"]!.data[0]),
+    [1, 2, 3],
+  );
   assert.deepEqual(out.metrics, { "loss:sum": 3, "m:mean": 2 });
   assert.throws(() => combineForwardBackwardOutputs([]), /at least one/);
 });

@@ -1,13 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  appendChunk,
-  appendTokens,
-  emptyModelInput,
-  modelInputFromInts,
-  modelInputLength,
-  modelInputToInts,
-} from "../../src/tinker/modelInput.ts";
+import { appendChunk, appendTokens, emptyModelInput, modelInputFromInts, modelInputLength, modelInputToInts } from "../../src/tinker/modelInput.ts";
 import { InvalidArgumentError } from "../../src/tinker/errors.ts";
 
 test("fromInts/toInts round trip and length", () => {
@@ -35,7 +28,10 @@ test("image chunks count expected_tokens and block toInts", () => {
 
 test("image chunk without expected_tokens has no length", () => {
   const mi = appendChunk(emptyModelInput(), { type: "image_asset_pointer", location: "x.png", format: "png" });
-  assert.throws(() => modelInputLength(mi), (e: unknown) => e instanceof InvalidArgumentError && /expected_tokens/.test(e.message));
+  assert.throws(
+    () => modelInputLength(mi),
+    (e: unknown) => e instanceof InvalidArgumentError && /expected_tokens/.test(e.message),
+  );
 });
 
 test("bad tokens are rejected with their index", () => {

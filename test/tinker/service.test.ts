@@ -13,7 +13,10 @@ test("engine choice: URL or API key → remote; nothing or 'local' → embedded"
   assert.deepEqual(chooseEngine({ env: { TINKER_API_KEY: "tml-x" } }), { kind: "remote", baseUrl: undefined });
   assert.deepEqual(chooseEngine({ env: { TINKER_BASE_URL: "https://h.example" } }), { kind: "remote", baseUrl: "https://h.example" });
   assert.deepEqual(chooseEngine({ env: { TINKER_BASE_URL: "local", TINKER_API_KEY: "tml-x" } }), { kind: "embedded" });
-  assert.throws(() => chooseEngine({ baseUrl: "ftp://x", env: {} }), (e: unknown) => e instanceof ConfigurationError && /expected "local" or an http\(s\):\/\/ URL/.test(e.message));
+  assert.throws(
+    () => chooseEngine({ baseUrl: "ftp://x", env: {} }),
+    (e: unknown) => e instanceof ConfigurationError && /expected "local" or an http\(s\):\/\/ URL/.test(e.message),
+  );
 });
 
 test("createServiceClient returns the HTTP client with the right base URL", async () => {

@@ -5,8 +5,16 @@ import os from "node:os";
 import path from "node:path";
 import { AutoTokenizer } from "@huggingface/transformers";
 import {
-  BYTE_TO_CHAR, ByteLevelBpeEncoder, ENDOFTEXT, fromByteChars, mergeWord, pretokenize, readTrainedBpe, toByteChars,
-  trainBpeOnTexts, writeHfTokenizer,
+  BYTE_TO_CHAR,
+  ByteLevelBpeEncoder,
+  ENDOFTEXT,
+  fromByteChars,
+  mergeWord,
+  pretokenize,
+  readTrainedBpe,
+  toByteChars,
+  trainBpeOnTexts,
+  writeHfTokenizer,
 } from "../../src/tokenizerTraining/index.ts";
 import { Prng } from "../../src/data/synthetic/prng.ts";
 
@@ -35,7 +43,10 @@ test("trainer: merges on a tiny corpus are the hand-computed ones", () => {
   // Pieces: "ab" ×1, " ab" ×2, " abc" ×1. Pair counts: (a,b)=4, (Ġ,a)=3, (b,c)=1 → merge a+b;
   // then (Ġ,ab)=3, (ab,c)=1 → merge Ġ+ab; then only (Ġab,c)=1 < minFrequency 2 → stop.
   const bpe = trainBpeOnTexts(["ab ab ab abc"], { vocabSize: 1000, specialTokens: [ENDOFTEXT] });
-  assert.deepEqual(bpe.merges, [["a", "b"], ["Ġ", "ab"]]);
+  assert.deepEqual(bpe.merges, [
+    ["a", "b"],
+    ["Ġ", "ab"],
+  ]);
   assert.equal(bpe.vocab.size, 1 + 256 + 2);
   assert.equal(bpe.vocab.get(ENDOFTEXT), 0);
   assert.equal(bpe.vocab.get("ab"), 257);

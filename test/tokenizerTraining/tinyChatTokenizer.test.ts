@@ -22,7 +22,10 @@ const CONVOS: Conversation[] = [
     { role: "user", content: "Hello" },
     { role: "assistant", content: "Hi! How can I help?" },
   ],
-  [{ role: "player", content: "Guess: 512" }, { role: "user", content: "Too low" }],
+  [
+    { role: "player", content: "Guess: 512" },
+    { role: "user", content: "Too low" },
+  ],
 ];
 
 async function load() {
@@ -115,7 +118,10 @@ test("the project's role_colon renderer on the tiny-chat tokenizer matches the c
     assert.deepEqual(prompt, Array.from(template as number[]));
   }
   // A supervised example is BOS + exactly the pretraining document text, trained on the answer.
-  const chat: Conversation = [{ role: "user", content: "What is 23 + 58?" }, { role: "assistant", content: "81" }];
+  const chat: Conversation = [
+    { role: "user", content: "What is 23 + 58?" },
+    { role: "assistant", content: "81" },
+  ];
   const ex = renderer.buildSupervisedExample(chat);
   const ids = modelInputToInts(ex.modelInput);
   assert.equal(tokenizer.decode(ids), "<|endoftext|>" + renderRoleColonDocument(chat));

@@ -59,7 +59,10 @@ test("the warm-up trains every assistant token but, where the decision is not de
   assert.equal(diff.length, 1, "exactly one token differs");
   // Datums are shifted by one (input i predicts target i): the untrained target is the first token of the call.
   const at = diff[0]!;
-  assert.equal(weightsOf(shown).findIndex((w) => w > 0), at);
+  assert.equal(
+    weightsOf(shown).findIndex((w) => w > 0),
+    at,
+  );
   assert.equal(tokenizer.decode([targetsOf(shown)[at]!]), tokenizer.decode([tokens[at + 1]!]));
   assert.ok(` ${String(messages[2]!.content)}`.startsWith(tokenizer.decode([targetsOf(shown)[at]!])), "the decision token opens the call");
   // The call's arguments and the copied answer stay trained.

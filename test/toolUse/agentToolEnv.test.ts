@@ -155,7 +155,11 @@ test("role_colon: malformed text calls under each parse-error policy", async () 
   await feedback.initialObservation();
   const steps: StepResult[] = [];
   for (let i = 0; i < 3; i++) steps.push(await feedback.step(bad, { stopReason: "stop" }));
-  assert.deepEqual(steps.map((s) => s.episodeDone), [false, false, true], "two retries, then terminate");
+  assert.deepEqual(
+    steps.map((s) => s.episodeDone),
+    [false, false, true],
+    "two retries, then terminate",
+  );
   assert.equal(steps[2]!.metrics!["parse_errors"], 3);
 });
 
@@ -187,7 +191,17 @@ test("rollout limits: turns, tool calls, cut-off turns and unknown tools", async
   let clock = 0;
   const slowEnv = new AgentToolEnv({
     renderer,
-    tools: [defineTool({ name: "wait", description: "takes time", schema: z.object({}), handler: async () => { clock += 700_000; return "done"; } })],
+    tools: [
+      defineTool({
+        name: "wait",
+        description: "takes time",
+        schema: z.object({}),
+        handler: async () => {
+          clock += 700_000;
+          return "done";
+        },
+      }),
+    ],
     task: [{ role: "user", content: "go" }],
     rollout: agenticRolloutConfig(),
     grade: () => ({ reward: 1 }),

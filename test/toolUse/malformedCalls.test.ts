@@ -71,7 +71,10 @@ function outcome(r: StepResult): "tool" | "feedback" | "graded" | "parse_error" 
   }
   if (r.metrics?.["stop/parse_error"] === 1) return "parse_error";
   if (r.metrics?.["stop/completed"] === 1) return "graded";
-  assert.ok(Object.keys(r.metrics ?? {}).some((k) => k.startsWith("stop/")), JSON.stringify(r.metrics));
+  assert.ok(
+    Object.keys(r.metrics ?? {}).some((k) => k.startsWith("stop/")),
+    JSON.stringify(r.metrics),
+  );
   return "budget";
 }
 
@@ -95,7 +98,8 @@ const cases: { name: string; renderer: () => Renderer; wellFormed: (renderer: Re
   {
     name: "role_colon <call> text",
     renderer: () => getRenderer("role_colon", tinyTokenizer),
-    wellFormed: (renderer: Renderer) => renderer.tokenizer.encode(` ${textToolCall("calculator", { expression: "48213 + 39677" })}`, { addSpecialTokens: false }),
+    wellFormed: (renderer: Renderer) =>
+      renderer.tokenizer.encode(` ${textToolCall("calculator", { expression: "48213 + 39677" })}`, { addSpecialTokens: false }),
   },
 ];
 
@@ -109,7 +113,11 @@ for (const c of cases) {
     const good = c.wellFormed(renderer, history);
     const seen = new Set<string>();
     // The three parse-error policies take turns over the variants.
-    const policies = [simpleRolloutConfig(), agenticRolloutConfig(), { ...simpleRolloutConfig(), parse_error: { mode: "mask" as const, reward: -1, max_retries: 0 } }];
+    const policies = [
+      simpleRolloutConfig(),
+      agenticRolloutConfig(),
+      { ...simpleRolloutConfig(), parse_error: { mode: "mask" as const, reward: -1, max_retries: 0 } },
+    ];
     for (const [i, tokens] of variants(good, Math.min(renderer.tokenizer.vocabSize, 50_000), rng).entries()) {
       const policy = policies[i % policies.length]!;
       const env = makeEnv(renderer, policy);
@@ -125,7 +133,10 @@ for (const c of cases) {
     }
     // The variants reach every branch: some still call the tool, and each policy meets parse errors.
     const kinds = [...seen].join(", ");
-    assert.ok([...seen].some((k) => k.startsWith("tool/")), kinds);
+    assert.ok(
+      [...seen].some((k) => k.startsWith("tool/")),
+      kinds,
+    );
     for (const k of ["parse_error/terminate", "feedback/feedback", "parse_error/mask"]) assert.ok(seen.has(k), `${k} not reached; saw ${kinds}`);
   });
 }
@@ -133,7 +144,14 @@ for (const c of cases) {
 test("inside an episode, a tool that throws or outlives its budget becomes an error result and the episode goes on", async () => {
   const renderer = getRenderer("role_colon", tinyTokenizer);
   const tools = [
-    defineTool({ name: "boom", description: "always fails", schema: z.object({}), handler: async () => { throw new Error("disk on fire"); } }),
+    defineTool({
+      name: "boom",
+      description: "always fails",
+      schema: z.object({}),
+      handler: async () => {
+        throw new Error("disk on fire");
+      },
+    }),
     defineTool({
       name: "hang",
       description: "never answers",

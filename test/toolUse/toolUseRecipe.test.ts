@@ -25,21 +25,33 @@ test("tool_use: warm-up then RL, the warm-up reused on a second run", { timeout:
       seed: 1,
       configJson: tinyConfigJson({ vocab_size: 1024, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 512 }),
     });
-    for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(REPO, "fixtures", "models", "tiny-chat", f), join(modelDir, f));
+    for (const f of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"])
+      copyFileSync(join(REPO, "fixtures", "models", "tiny-chat", f), join(modelDir, f));
     const entry = recipes.find((r) => r.name === "tool_use");
     assert.ok(entry);
     const recipe = await loadRecipe(recipes, "tool_use");
     assert.equal(recipe.description, entry.description);
     const logDir = join(root, "run");
     const args = [
-      `model_name=${modelDir}`, `log_path=${logDir}`, "group_size=2", "groups_per_batch=2", "max_tokens=6", "lora_rank=4",
-      "warmup_steps=2", "warmup_batch_size=2", "max_steps=2", "behavior_if_log_dir_exists=delete",
+      `model_name=${modelDir}`,
+      `log_path=${logDir}`,
+      "group_size=2",
+      "groups_per_batch=2",
+      "max_tokens=6",
+      "lora_rank=4",
+      "warmup_steps=2",
+      "warmup_batch_size=2",
+      "max_steps=2",
+      "behavior_if_log_dir_exists=delete",
     ];
     await recipe.main(parseConfigArgs(recipe.configSchema, args), { argv: args, commandLine: "cookbook run tool_use" });
     const warm = readCheckpoints(`${logDir}-warmup`);
     assert.equal(warm.at(-1)?.final, true);
     const rows = readMetrics(logDir);
-    assert.deepEqual(rows.map((r) => r.step), [0, 1]);
+    assert.deepEqual(
+      rows.map((r) => r.step),
+      [0, 1],
+    );
     for (const row of rows) {
       const share = row["env/all/called_tool"];
       assert.equal(typeof share, "number");

@@ -34,16 +34,25 @@ test("runToolCall: results, bad JSON, schema errors, throws and timeouts become 
   assert.match(badJson.content, /not valid JSON/);
   const badArgs = await runToolCall(calculatorTool, '{"expr": "1"}', 1000);
   assert.match(badArgs.content, /invalid arguments for calculator: expression/);
-  const thrower = defineTool({ name: "boom", description: "throws", schema: z.object({}), handler: async () => { throw new Error("kaput"); } });
+  const thrower = defineTool({
+    name: "boom",
+    description: "throws",
+    schema: z.object({}),
+    handler: async () => {
+      throw new Error("kaput");
+    },
+  });
   assert.deepEqual(await runToolCall(thrower, "{}", 1000), errorToolResult("boom failed: kaput"));
   let aborted = false;
   const slow = defineTool({
     name: "slow",
     description: "never answers in time",
     schema: z.object({}),
-    handler: ({}, { signal }) =>
+    handler: (_args, { signal }) =>
       new Promise((resolve) => {
-        signal.addEventListener("abort", () => { aborted = true; });
+        signal.addEventListener("abort", () => {
+          aborted = true;
+        });
         setTimeout(() => resolve("late"), 2000).unref();
       }),
   });
@@ -63,7 +72,9 @@ test("document search ranks by shared rare words and reports bad rows by line", 
       { id: 1, title: "Zorbia", text: "Zorbia is a land of glowing moss and quiet towns." },
       { id: "b", title: "Moss", text: "Glowing moss grows near the river." },
       { id: 3, text: "Towns trade bread." },
-    ].map((d) => JSON.stringify(d)).join("\n") + "\n",
+    ]
+      .map((d) => JSON.stringify(d))
+      .join("\n") + "\n",
   );
   const search = documentSearchTool(file, { k: 2 });
   const hit = await runToolCall(search, '{"query": "glowing moss river"}', 1000);

@@ -53,7 +53,11 @@ class ScriptedControl implements RunControl {
 }
 
 function cadenceWith(policy: { save_every: number; rolling_save_every: number }, control: RunControl, endStep: number, triggers = {}) {
-  const checkpoints = new CheckpointManager(new FakeTrainingClient("fake", new FakeStore()), { ...policy, ttl_seconds: null, rolling_ttl_seconds: 60 }, { logDir: "/nonexistent" });
+  const checkpoints = new CheckpointManager(
+    new FakeTrainingClient("fake", new FakeStore()),
+    { ...policy, ttl_seconds: null, rolling_ttl_seconds: 60 },
+    { logDir: "/nonexistent" },
+  );
   return new StepCadence(checkpoints, control, endStep, triggers);
 }
 
@@ -85,8 +89,15 @@ test("StepCadence: periodic, rolling, requested, stop and token saves; nothing a
 });
 
 test("epoch seeds and the final-evaluation rule are the same for every loop", () => {
-  assert.deepEqual([0, 1, 2].map((e) => epochSeed(0, e)), [0, 1, 2]);
-  assert.notDeepEqual([0, 1].map((e) => epochSeed(7, e)), [0, 1], "the run's seed moves the data order");
+  assert.deepEqual(
+    [0, 1, 2].map((e) => epochSeed(0, e)),
+    [0, 1, 2],
+  );
+  assert.notDeepEqual(
+    [0, 1].map((e) => epochSeed(7, e)),
+    [0, 1],
+    "the run's seed moves the data order",
+  );
   assert.equal(finalEvaluationDue(10, 1), true);
   assert.equal(finalEvaluationDue(0, 1), false);
   assert.equal(finalEvaluationDue(10, 0), false);
@@ -98,7 +109,11 @@ async function loops(service: ServiceClient): Promise<Record<string, Loop>> {
   const renderer = getRenderer("role_colon", await getTokenizer("tiny-chat"));
   const cadence = { max_steps: 6, save_every: 2, rolling_save_every: 3, learning_rate: 1e-3, lora_rank: 4 };
   const run = (logPath: string, resume: boolean) => ({ log_path: logPath, behavior_if_log_dir_exists: resume ? ("resume" as const) : ("delete" as const) });
-  const options = (control: RunControl | undefined) => ({ console: false as const, serviceClient: service, ...(control !== undefined ? { runControl: control } : {}) });
+  const options = (control: RunControl | undefined) => ({
+    console: false as const,
+    serviceClient: service,
+    ...(control !== undefined ? { runControl: control } : {}),
+  });
   return {
     sl: (logPath, control, resume) => {
       const config = slBasicSchema.parse({ ...cadence, ...run(logPath, resume), batch_size: 4, max_length: 96, test_size: 0, eval_every: 0 });
@@ -112,7 +127,11 @@ async function loops(service: ServiceClient): Promise<Record<string, Loop>> {
     dpo: (logPath, control, resume) => {
       const source = { dataset: "pirate", dataset_config: null, test_dataset: null, test_size: 0, max_train: 24, shuffle_seed: 0 };
       const config = DpoConfigSchema.parse({ ...cadence, ...run(logPath, resume), eval_every: 0 });
-      return dpoMain(config, dpoDatasetBuilder(() => loadComparisons(source), renderer, 2, 96), options(control));
+      return dpoMain(
+        config,
+        dpoDatasetBuilder(() => loadComparisons(source), renderer, 2, 96),
+        options(control),
+      );
     },
     sdft: (logPath, control, resume) => {
       const config = SdftConfigSchema.parse({ ...cadence, ...run(logPath, resume), groups_per_batch: 2, max_tokens: 3, topk: 2, eval_every: 0 });
@@ -123,7 +142,10 @@ async function loops(service: ServiceClient): Promise<Record<string, Loop>> {
 
 test("every loop saves, stops and resumes at the same boundaries", async () => {
   const dir = mkdtempSync(join(tmpdir(), "cadence-"));
-  const service = createEmbeddedServiceClient({ storeDir: join(dir, "store"), resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(dir, "hf"), COOKBOOK_HOME: dir } } });
+  const service = createEmbeddedServiceClient({
+    storeDir: join(dir, "store"),
+    resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(dir, "hf"), COOKBOOK_HOME: dir } },
+  });
   try {
     for (const [name, loop] of Object.entries(await loops(service))) {
       // SIGUSR1 before step 5: periodic saves at 2 and 4, a rolling point at 3, the requested one at 5.
@@ -148,7 +170,14 @@ test("every loop saves, stops and resumes at the same boundaries", async () => {
       const stoppedDir = join(dir, name, "stopped");
       const stopped = await loop(stoppedDir, new ScriptedControl(0, { stopAt: 3 }), false);
       assert.deepEqual([stopped.stoppedAt, stopped.outcome], [3, "stopped"], name);
-      assert.deepEqual(readCheckpoints(stoppedDir).map((r) => [r.name, r.rolling ?? false]), [["000002", false], ["000003", false]], name);
+      assert.deepEqual(
+        readCheckpoints(stoppedDir).map((r) => [r.name, r.rolling ?? false]),
+        [
+          ["000002", false],
+          ["000003", false],
+        ],
+        name,
+      );
       const resumed = await loop(stoppedDir, undefined, true);
       assert.deepEqual([resumed.startStep, resumed.stoppedAt, resumed.outcome], [3, 6, "completed"], name);
       const steps = readMetrics(stoppedDir).map((r) => r.step);

@@ -6,7 +6,11 @@ import { APIStatusError, RequestFailedError, UnsupportedByServerError } from "..
 import type { SampleResponse, ServerCapabilities } from "../../src/tinker/types.ts";
 import { checkServerServes, describeServer, explainCreateModelFailure, requireTopkPromptLogprobs } from "../../src/training/capabilities.ts";
 
-function fakeService(caps: ServerCapabilities | Error, engineKind: "remote" | "embedded" = "remote", baseUrl = "http://gpu-box:8000"): ServiceClient & { asked: number } {
+function fakeService(
+  caps: ServerCapabilities | Error,
+  engineKind: "remote" | "embedded" = "remote",
+  baseUrl = "http://gpu-box:8000",
+): ServiceClient & { asked: number } {
   const svc = {
     engineKind,
     baseUrl: engineKind === "remote" ? baseUrl : undefined,
@@ -32,7 +36,10 @@ test("a model the server does not list is refused with the server, the model, wh
   const svc = fakeService({ supported_models: [{ model_name: "/models/Qwen3-0.6B" }, { model_name: "meta-llama/Llama-3.2-1B" }] });
   await assert.rejects(checkServerServes(svc, needs), (err: Error) => {
     assert.ok(err instanceof UnsupportedByServerError);
-    assert.match(err.message, /^sl_basic: the server at http:\/\/gpu-box:8000 does not serve model_name=Qwen\/Qwen3-8B; it serves "\/models\/Qwen3-0.6B", "meta-llama\/Llama-3.2-1B"\./);
+    assert.match(
+      err.message,
+      /^sl_basic: the server at http:\/\/gpu-box:8000 does not serve model_name=Qwen\/Qwen3-8B; it serves "\/models\/Qwen3-0.6B", "meta-llama\/Llama-3.2-1B"\./,
+    );
     assert.match(err.message, /model_name=\/models\/Qwen3-0.6B/);
     assert.match(err.message, /base_url=local/);
     return true;
@@ -44,7 +51,10 @@ test("a model the server does not list is refused with the server, the model, wh
 
 test("an advertised LoRA rank ceiling refuses a larger rank; none advertised, none checked", async () => {
   const capped = fakeService({ supported_models: [{ model_name: "Qwen/Qwen3-8B" }], max_lora_rank: 32 });
-  await assert.rejects(checkServerServes(capped, needs), /sl_basic: the server at http:\/\/gpu-box:8000 cannot train lora_rank=64 on Qwen\/Qwen3-8B: its maximum LoRA rank is 32\. Use a smaller rank \(lora_rank=32\)/);
+  await assert.rejects(
+    checkServerServes(capped, needs),
+    /sl_basic: the server at http:\/\/gpu-box:8000 cannot train lora_rank=64 on Qwen\/Qwen3-8B: its maximum LoRA rank is 32\. Use a smaller rank \(lora_rank=32\)/,
+  );
   await checkServerServes(capped, { ...needs, loraRank: 32 });
   await checkServerServes(fakeService({ supported_models: [{ model_name: "Qwen/Qwen3-8B" }] }), needs);
 });
@@ -63,7 +73,10 @@ test("create_model refused for its rank (SkyRL's words) becomes the capability r
   const skyrl = new APIStatusError("POST /api/v1/retrieve_future failed with HTTP 400", 400, { detail: "LoRA rank 64 must be between 1 and 32" });
   const err = explainCreateModelFailure(skyrl, svc, needs) as Error;
   assert.ok(err instanceof UnsupportedByServerError);
-  assert.match(err.message, /cannot train lora_rank=64 on Qwen\/Qwen3-8B: it answered "LoRA rank 64 must be between 1 and 32"\. Use a smaller rank \(lora_rank=32\)/);
+  assert.match(
+    err.message,
+    /cannot train lora_rank=64 on Qwen\/Qwen3-8B: it answered "LoRA rank 64 must be between 1 and 32"\. Use a smaller rank \(lora_rank=32\)/,
+  );
   const failed = new RequestFailedError("LoRA rank 64 is above this server's maximum of 16", "r1", "user");
   assert.match((explainCreateModelFailure(failed, svc, needs) as Error).message, /lora_rank=16/);
   const other = new APIStatusError("HTTP 400", 400, { detail: "base model not found" });
@@ -89,7 +102,12 @@ function fakeSampler(answer: SampleResponse | Error): SamplingClient & { calls: 
 }
 
 test("top-k prompt logprobs: a 400, or an answer without them, refuses with the alternatives; an answer with them passes", async () => {
-  const who = { recipe: "off_policy_distillation", server: "the server at http://gpu-box:8000", role: "the teacher's soft targets", alternatives: "Try teacher.base_url=local." };
+  const who = {
+    recipe: "off_policy_distillation",
+    server: "the server at http://gpu-box:8000",
+    role: "the teacher's soft targets",
+    alternatives: "Try teacher.base_url=local.",
+  };
   const refused = fakeSampler(new APIStatusError("HTTP 400", 400, { detail: "topk_prompt_logprobs is not supported by the JAX backend" }));
   await assert.rejects(
     requireTopkPromptLogprobs(refused, 20, who),

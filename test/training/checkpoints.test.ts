@@ -25,7 +25,11 @@ function fakes(options: { failSampler?: boolean } = {}) {
       return future(options.failSampler ? Promise.reject(new Error("disk full")) : Promise.resolve({ path: `tinker://r/sampler_weights/${name}` }));
     },
   } as unknown as TrainingClient;
-  const rest = { async deleteCheckpointFromTinkerPath(path: string) { deleted.push(path); } } as unknown as RestClient;
+  const rest = {
+    async deleteCheckpointFromTinkerPath(path: string) {
+      deleted.push(path);
+    },
+  } as unknown as RestClient;
   return { training, rest, saves, deleted };
 }
 
@@ -49,16 +53,29 @@ test("periodic, rolling and final saves: cadence, TTLs, records, and superseded 
   try {
     const f = fakes();
     const manager = new CheckpointManager(f.training, policy, { logDir: dir, restClient: f.rest });
-    assert.deepEqual([0, 1, 2, 3, 4].map((s) => manager.isPeriodic(s)), [false, false, true, false, true]);
-    assert.deepEqual([0, 1, 2, 3].map((s) => manager.isRolling(s)), [false, true, false, true]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((s) => manager.isPeriodic(s)),
+      [false, false, true, false, true],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3].map((s) => manager.isRolling(s)),
+      [false, true, false, true],
+    );
     await manager.saveRolling(1, { batch: 1 });
     await manager.save(2, { batch: 2 });
     await manager.saveFinal({ batch: 3 });
     assert.deepEqual(
       readCheckpoints(dir).map((r) => [r.name, r.batch, r.rolling ?? false, r.final ?? false, r.sampler_path !== undefined]),
-      [["000001", 1, true, false, false], ["000002", 2, false, false, true], ["final", 3, false, true, true]],
+      [
+        ["000001", 1, true, false, false],
+        ["000002", 2, false, false, true],
+        ["final", 3, false, true, true],
+      ],
     );
-    assert.deepEqual(f.saves.map((s) => `${s.kind}:${s.name}:${s.ttl ?? "none"}`), ["state:000001:10", "state:000002:100", "sampler:000002:100", "state:final:none", "sampler:final:none"]);
+    assert.deepEqual(
+      f.saves.map((s) => `${s.kind}:${s.name}:${s.ttl ?? "none"}`),
+      ["state:000001:10", "state:000002:100", "sampler:000002:100", "state:final:none", "sampler:final:none"],
+    );
     assert.deepEqual(f.deleted, ["tinker://r/weights/000001"], "the rolling point goes once a newer record exists");
   } finally {
     rmSync(dir, { recursive: true, force: true });

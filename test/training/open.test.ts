@@ -50,7 +50,11 @@ function writeRun(dir: string): void {
   writeFileSync(join(dir, "metrics.jsonl"), [0, 1, 2, 3, 4, 5].map((step) => `${JSON.stringify({ step, loss: step })}\n`).join(""));
 }
 
-const steps = (dir: string) => readFileSync(join(dir, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { step: number }).step);
+const steps = (dir: string) =>
+  readFileSync(join(dir, "metrics.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => (JSON.parse(l) as { step: number }).step);
 
 test("resume takes the newest loadable checkpoint and cuts metrics back to it", async () => {
   const dir = mkdtempSync(join(tmpdir(), "open-"));

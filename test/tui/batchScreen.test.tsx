@@ -87,10 +87,15 @@ test("a running batch: runs queued/running/done/failed/stopped with key metric, 
 
 test("a finished batch shows the comparison table with each test set's best marked", async () => {
   const root = tempRoot();
-  const dir = makeBatch(join(root, "experiments"), "grid", [
-    { name: "run-a", status: "done", steps: 20 },
-    { name: "run-b", status: "done", steps: 20 },
-  ], { phase: "done" });
+  const dir = makeBatch(
+    join(root, "experiments"),
+    "grid",
+    [
+      { name: "run-a", status: "done", steps: 20 },
+      { name: "run-b", status: "done", steps: 20 },
+    ],
+    { phase: "done" },
+  );
   makeComparison(dir, "grid");
   const h = renderApp(root, { first: { name: "batch", place: { open: dir } }, columns: 100, rows: 30 });
   try {
@@ -155,7 +160,14 @@ test("n launches cookbook batch <file> through the spawner and follows the batch
     setTimeout(() => {
       const dir = join(experiments, "launched");
       mkdirSync(dir, { recursive: true });
-      writeBatchState(dir, { experiment: "launched", file, pid: process.pid, updated_at: new Date().toISOString(), phase: "training", runs: [{ name: "first", recipe: "sl_basic", overrides: {}, log_path: join(dir, "first"), status: "queued" }] });
+      writeBatchState(dir, {
+        experiment: "launched",
+        file,
+        pid: process.pid,
+        updated_at: new Date().toISOString(),
+        phase: "training",
+        runs: [{ name: "first", recipe: "sl_basic", overrides: {}, log_path: join(dir, "first"), status: "queued" }],
+      });
     }, 300);
     return process.pid;
   };
@@ -191,7 +203,7 @@ test("a launched batch that dies before writing batch.json shows the end of its 
   mkdirSync(experiments, { recursive: true });
   writeFileSync(join(experiments, "bad.json"), "{}\n");
   const spawner = async (_args: readonly string[], options: SpawnOptions): Promise<number> => {
-    writeFileSync(options.outFile, "loading bad.json\nerror: bad.json: key \"runs\": expected an array\n");
+    writeFileSync(options.outFile, 'loading bad.json\nerror: bad.json: key "runs": expected an array\n');
     return 2 ** 22 + 54_321;
   };
   const h = renderApp(root, { first: { name: "batch" }, columns: 120, rows: 30, processes: new ProcessManager(undefined, spawner) });

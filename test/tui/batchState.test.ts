@@ -5,10 +5,34 @@ import assert from "node:assert/strict";
 import type { Key } from "ink";
 import type { BatchRunView } from "../../src/experiments/batches.ts";
 import type { BatchState, Comparison } from "../../src/experiments/state.ts";
-import { type BatchScreenState, batchPlace, batchScreenReducer, handlesBack, initialBatchScreen, launchTarget } from "../../src/tui/ui/screens/batch/batchState.ts";
+import {
+  type BatchScreenState,
+  batchPlace,
+  batchScreenReducer,
+  handlesBack,
+  initialBatchScreen,
+  launchTarget,
+} from "../../src/tui/ui/screens/batch/batchState.ts";
 import { comparisonGrid, countsLabel, phaseLabel, runLines } from "../../src/tui/ui/screens/batch/batchView.ts";
 
-const key = (k: Partial<Key> = {}): Key => ({ upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false, ...k }) as Key;
+const key = (k: Partial<Key> = {}): Key =>
+  ({
+    upArrow: false,
+    downArrow: false,
+    leftArrow: false,
+    rightArrow: false,
+    pageDown: false,
+    pageUp: false,
+    return: false,
+    escape: false,
+    ctrl: false,
+    shift: false,
+    tab: false,
+    backspace: false,
+    delete: false,
+    meta: false,
+    ...k,
+  }) as Key;
 
 test("cursors move within the list shown; enter opens a batch; esc closes the dialog, then the batch", () => {
   let s = initialBatchScreen();
@@ -88,7 +112,10 @@ test("comparison grid: models × test sets, best per test set by its direction (
     ],
   );
   assert.equal(g.rows[1]!.cells[1]!.error, "sampler crashed");
-  assert.deepEqual(g.rows.map((r) => r.cells.filter((c) => c.best).length), [0, 1, 2]);
+  assert.deepEqual(
+    g.rows.map((r) => r.cells.filter((c) => c.best).length),
+    [0, 1, 2],
+  );
 });
 
 test("phase labels, counts and run rows", () => {
@@ -98,7 +125,17 @@ test("phase labels, counts and run rows", () => {
   assert.equal(phaseLabel({ live: false, state: state("done") }), "done");
   assert.equal(phaseLabel({ live: false, state: undefined, error: "bad" }), "unreadable");
   assert.equal(countsLabel({ queued: 2, running: 1, done: 3, failed: 0, stopped: 0 }), "3 done · 1 running · 2 queued");
-  const run = (over: Partial<BatchRunView>): BatchRunView => ({ name: "r", recipe: "sl_basic", overrides: {}, log_path: "", status: "done", dir: "/r", started: true, spark: [], ...over });
+  const run = (over: Partial<BatchRunView>): BatchRunView => ({
+    name: "r",
+    recipe: "sl_basic",
+    overrides: {},
+    log_path: "",
+    status: "done",
+    dir: "/r",
+    started: true,
+    spark: [],
+    ...over,
+  });
   const t = runLines([run({ metric: "loss", latest: 0.25, lastStep: 9, spark: [3, 2, 1] }), run({ status: "failed", error: "oom\nat line 3" })], 120);
   assert.match(t.header, /^status\s+run\s+recipe\s+step\s+key metric\s+latest\s+trend$/);
   assert.match(t.row(0), /^done\s+r\s+sl_basic\s+9\s+loss\s+0\.25\s+█▅▁$/);

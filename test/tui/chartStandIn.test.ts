@@ -8,7 +8,10 @@ test("a coloured chart's stand-ins are ASCII and as wide as the visible lines", 
   const x = Array.from({ length: 500 }, (_, i) => i);
   const y = x.map((i) => Math.sin(i / 20));
   const chart = renderChart([{ x, y, color: runColorAnsi(0) }], { width: 80, rows: 10, smoothing: 0.9, cursorX: 250, color: true });
-  assert.ok(chart.lines.some((l) => l.includes("\x1b[")), "the chart is coloured");
+  assert.ok(
+    chart.lines.some((l) => l.includes("\x1b[")),
+    "the chart is coloured",
+  );
   for (const line of chart.lines) {
     const s = asciiStandIn(line);
     assert.ok(s !== undefined, `no stand-in for ${JSON.stringify(line)}`);

@@ -11,7 +11,10 @@ import { parseTranscriptFilter, selectTranscripts, splitRoles, wrapText } from "
 import { normalizeTranscript } from "../../src/runs/index.ts";
 
 test("ema is debiased: a constant series stays constant and weight 0 is the identity", () => {
-  assert.deepEqual(ema([5, 5, 5], 0.9).map((v) => Number(v.toFixed(9))), [5, 5, 5]);
+  assert.deepEqual(
+    ema([5, 5, 5], 0.9).map((v) => Number(v.toFixed(9))),
+    [5, 5, 5],
+  );
   assert.deepEqual(ema([1, 2, 3], 0), [1, 2, 3]);
   const s = ema([0, 10, 10, 10], 0.5);
   assert.ok(s[1] > 0 && s[1] < 10 && s[3] > s[1]);
@@ -24,7 +27,10 @@ test("bucketByX keeps a spike as the max of its bucket and reduces to the width"
   assert.equal(b.last.length, 50);
   assert.equal(Math.max(...b.max), 100);
   assert.equal(Math.min(...b.min), 1);
-  assert.equal(b.count.reduce((a, c) => a + c, 0), 1000);
+  assert.equal(
+    b.count.reduce((a, c) => a + c, 0),
+    1000,
+  );
 });
 
 test("bucketByX fills empty buckets with the previous value and keeps short series as they are", () => {
@@ -67,7 +73,13 @@ test("sparkline uses the full range of block characters", () => {
   const s = sparkline([0, 1, 2, 3, 4, 5, 6, 7], 8);
   assert.equal(s, "▁▂▃▄▅▆▇█");
   assert.equal(sparkline([], 5), "");
-  assert.equal(sparkline(Array.from({ length: 100 }, (_, i) => i), 10).length, 10);
+  assert.equal(
+    sparkline(
+      Array.from({ length: 100 }, (_, i) => i),
+      10,
+    ).length,
+    10,
+  );
 });
 
 test("series: step and elapsed-time axes, numeric keys, defaults per kind, filter, progress", () => {
@@ -82,14 +94,20 @@ test("series: step and elapsed-time axes, numeric keys, defaults per kind, filte
   assert.deepEqual(numericKeys(rows), ["loss", "progress", "time/total"]);
   assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "optim/entropy", "x"]), ["env/all/reward/total", "optim/entropy"]);
   // A tool-using run opens with its tool-call share next to the reward.
-  assert.deepEqual(chartsFor("rl", ["optim/entropy", "env/all/called_tool", "env/all/reward/total"]), ["env/all/reward/total", "env/all/called_tool", "optim/entropy"]);
+  assert.deepEqual(chartsFor("rl", ["optim/entropy", "env/all/called_tool", "env/all/reward/total"]), [
+    "env/all/reward/total",
+    "env/all/called_tool",
+    "optim/entropy",
+  ]);
   assert.deepEqual(chartsFor("sl", ["train_mean_nll", "learning_rate"]), ["train_mean_nll", "learning_rate"]);
   // Distillation: teacher_kl first, then per-dataset series only when there are several datasets.
   assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "teacher_kl", "teacher_kl/dataset_0"]), ["teacher_kl", "env/all/reward/total"]);
-  assert.deepEqual(
-    chartsFor("rl", ["env/all/reward/total", "teacher_kl", "teacher_kl/dataset_0", "teacher_kl/dataset_1"]),
-    ["teacher_kl", "teacher_kl/dataset_0", "teacher_kl/dataset_1", "env/all/reward/total"],
-  );
+  assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "teacher_kl", "teacher_kl/dataset_0", "teacher_kl/dataset_1"]), [
+    "teacher_kl",
+    "teacher_kl/dataset_0",
+    "teacher_kl/dataset_1",
+    "env/all/reward/total",
+  ]);
   assert.deepEqual(filterKeys(["env/all/reward/total", "env/all/correct", "optim/kl"], "env !correct"), ["env/all/reward/total"]);
   assert.equal(progressOf(rows), 0.5);
 });
@@ -105,7 +123,10 @@ test("format helpers", () => {
 
 test("histogram counts every finite value once", () => {
   const h = histogram([0, 0.1, 0.5, 1, 1, Number.NaN], 4);
-  assert.equal(h.counts.reduce((a, b) => a + b, 0), 5);
+  assert.equal(
+    h.counts.reduce((a, b) => a + b, 0),
+    5,
+  );
   assert.equal(h.counts[3], 2);
   assert.equal(renderHistogram(h, 10).length, 4);
 });
@@ -113,7 +134,10 @@ test("histogram counts every finite value once", () => {
 test("timing breakdown reads single spans and :total aggregates, sorted by time", () => {
   const b = timingBreakdown({ step: 1, "time/total": 2, "time/sampling": 1.2, "time/train:total": 0.6, "time/train:count": 3, "time/train:max": 0.3, loss: 1 });
   assert.equal(b.total, 2);
-  assert.deepEqual(b.entries.map((e) => e.name), ["sampling", "train"]);
+  assert.deepEqual(
+    b.entries.map((e) => e.name),
+    ["sampling", "train"],
+  );
   assert.equal(b.entries[1].count, 3);
   const lines = renderTimingBars(b, 80);
   assert.match(lines[0], /^sampling\s+█+\s+1\.200s 60%/);
@@ -121,9 +145,18 @@ test("timing breakdown reads single spans and :total aggregates, sorted by time"
 
 test("transcript filtering, sorting, role splitting and wrapping", () => {
   const recs = [0.1, 0.9, 0.5].map((r, i) => normalizeTranscript({ group_idx: 0, traj_idx: i, total_reward: r, tags: i === 2 ? ["math"] : [] }));
-  assert.deepEqual(selectTranscripts(recs, "desc", {}).map((r) => r.traj_idx), [1, 2, 0]);
-  assert.deepEqual(selectTranscripts(recs, "asc", parseTranscriptFilter("reward>0.2")).map((r) => r.traj_idx), [2, 1]);
-  assert.deepEqual(selectTranscripts(recs, "index", parseTranscriptFilter("tag:math")).map((r) => r.traj_idx), [2]);
+  assert.deepEqual(
+    selectTranscripts(recs, "desc", {}).map((r) => r.traj_idx),
+    [1, 2, 0],
+  );
+  assert.deepEqual(
+    selectTranscripts(recs, "asc", parseTranscriptFilter("reward>0.2")).map((r) => r.traj_idx),
+    [2, 1],
+  );
+  assert.deepEqual(
+    selectTranscripts(recs, "index", parseTranscriptFilter("tag:math")).map((r) => r.traj_idx),
+    [2],
+  );
   assert.deepEqual(parseTranscriptFilter("r>=0.5 reward<1 tag:x junk"), { min: 0.5, max: 1, tag: "x" });
   assert.deepEqual(splitRoles("system: be brief\n\nuser: hi\nthere", "user"), [
     { role: "system", text: "be brief" },

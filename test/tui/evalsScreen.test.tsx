@@ -10,7 +10,10 @@ import { renderApp } from "./harness.tsx";
 function seedStore(root: string): void {
   const store = new EvalStore(join(root, "evals"));
   const add = (runId: string, at: string, model: string, modelPath: string | null, accuracy: number, answers: string[]) => {
-    store.createRun({ run_id: runId, created_at: at, model, model_path: modelPath, base_model: "tiny-chat", benchmarks: ["arithmetic"], config_key: runId }, {});
+    store.createRun(
+      { run_id: runId, created_at: at, model, model_path: modelPath, base_model: "tiny-chat", benchmarks: ["arithmetic"], config_key: runId },
+      {},
+    );
     answers.forEach((a, i) => {
       const ref = String(10 + i);
       store.appendTrajectory(runId, "arithmetic", {
@@ -21,7 +24,18 @@ function seedStore(root: string): void {
         samples: [{ response: `${a} is it`, extracted: a, correct: a === ref, num_tokens: 3, stop_reason: "stop" }],
       });
     });
-    store.writeResult({ benchmark: "arithmetic", run_id: runId, model, model_path: modelPath, base_model: "tiny-chat", metrics: { accuracy, num_examples: answers.length, errors: 0 }, num_examples: answers.length, config: {}, started_at: at, finished_at: at });
+    store.writeResult({
+      benchmark: "arithmetic",
+      run_id: runId,
+      model,
+      model_path: modelPath,
+      base_model: "tiny-chat",
+      metrics: { accuracy, num_examples: answers.length, errors: 0 },
+      num_examples: answers.length,
+      config: {},
+      started_at: at,
+      finished_at: at,
+    });
     store.writeMetadata({ ...store.readMetadata(runId)!, status: "complete" });
   };
   add("base-run", "2026-11-23T21:00:00.000Z", "tiny-chat", null, 1 / 3, ["10", "99", "98"]);

@@ -1,7 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evalsReducer, handlesBack, initialEvals, moveCursor } from "../../src/tui/ui/screens/evals/evalsState.ts";
-import { compareLines, exampleDetailLines, exampleLine, filterExamples, resultRows, resultTableLines, shortModel } from "../../src/tui/ui/screens/evals/evalsView.ts";
+import {
+  compareLines,
+  exampleDetailLines,
+  exampleLine,
+  filterExamples,
+  resultRows,
+  resultTableLines,
+  shortModel,
+} from "../../src/tui/ui/screens/evals/evalsView.ts";
 import type { EvalRunView } from "../../src/eval/reader.ts";
 import { compareByBenchmark } from "../../src/eval/reader.ts";
 import type { TrajectoryRecord } from "../../src/eval/store.ts";
@@ -42,17 +50,44 @@ test("evals reducer: levels, cursors, filter and back", () => {
 });
 
 const runs: EvalRunView[] = [
-  { runId: "new", createdAt: "2026-11-23T21:01:12.000Z", updatedAt: "", status: "complete", model: "tinker://local-1/sampler_weights/final", modelPath: "tinker://local-1/sampler_weights/final", baseModel: "tiny-chat", sourceRun: null, step: null, results: { arithmetic: { accuracy: 0.55, num_examples: 100, errors: 0, "pass@1": 0.55, "pass@4": 0.9 } }, progress: {} },
-  { runId: "old", createdAt: "2026-11-23T21:00:53.000Z", updatedAt: "", status: "running", model: "tiny-chat", modelPath: null, baseModel: "tiny-chat", sourceRun: null, step: null, results: { arithmetic: { accuracy: 0.24, num_examples: 100, errors: 2 } }, progress: { gsm8k: 12 } },
+  {
+    runId: "new",
+    createdAt: "2026-11-23T21:01:12.000Z",
+    updatedAt: "",
+    status: "complete",
+    model: "tinker://local-1/sampler_weights/final",
+    modelPath: "tinker://local-1/sampler_weights/final",
+    baseModel: "tiny-chat",
+    sourceRun: null,
+    step: null,
+    results: { arithmetic: { accuracy: 0.55, num_examples: 100, errors: 0, "pass@1": 0.55, "pass@4": 0.9 } },
+    progress: {},
+  },
+  {
+    runId: "old",
+    createdAt: "2026-11-23T21:00:53.000Z",
+    updatedAt: "",
+    status: "running",
+    model: "tiny-chat",
+    modelPath: null,
+    baseModel: "tiny-chat",
+    sourceRun: null,
+    step: null,
+    results: { arithmetic: { accuracy: 0.24, num_examples: 100, errors: 2 } },
+    progress: { gsm8k: 12 },
+  },
 ];
 
 test("evals view: result rows, comparison best first, examples filtered and shown", () => {
   const rows = resultRows(runs);
-  assert.deepEqual(rows.map((r) => [r.runId, r.benchmark, r.model, r.score, r.status]), [
-    ["new", "arithmetic", "local-1/final", "accuracy 55.0%", "done"],
-    ["old", "arithmetic", "tiny-chat", "accuracy 24.0%", "done"],
-    ["old", "gsm8k", "tiny-chat", "12 done", "running"],
-  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.runId, r.benchmark, r.model, r.score, r.status]),
+    [
+      ["new", "arithmetic", "local-1/final", "accuracy 55.0%", "done"],
+      ["old", "arithmetic", "tiny-chat", "accuracy 24.0%", "done"],
+      ["old", "gsm8k", "tiny-chat", "12 done", "running"],
+    ],
+  );
   assert.equal(rows[0]!.extra, "n=100  pass@4 90.0%");
   assert.equal(rows[1]!.extra, "n=100  2 errors");
   const table = resultTableLines(rows, 120);
@@ -66,13 +101,34 @@ test("evals view: result rows, comparison best first, examples filtered and show
   assert.equal(shortModel("tiny-chat"), "tiny-chat");
 
   const recs: TrajectoryRecord[] = [
-    { example_id: "3+4", index: 0, prompt: [{ role: "user", content: "What is 3 + 4?" }], reference: "7", samples: [{ response: "7", extracted: "7", correct: true, num_tokens: 2, stop_reason: "stop" }] },
-    { example_id: "5+5", index: 1, prompt: [{ role: "user", content: "What is 5 + 5?" }], reference: "10", samples: [{ response: "11 apples", extracted: "11", correct: false }] },
+    {
+      example_id: "3+4",
+      index: 0,
+      prompt: [{ role: "user", content: "What is 3 + 4?" }],
+      reference: "7",
+      samples: [{ response: "7", extracted: "7", correct: true, num_tokens: 2, stop_reason: "stop" }],
+    },
+    {
+      example_id: "5+5",
+      index: 1,
+      prompt: [{ role: "user", content: "What is 5 + 5?" }],
+      reference: "10",
+      samples: [{ response: "11 apples", extracted: "11", correct: false }],
+    },
     { example_id: "9+9", index: 2, prompt: [{ role: "user", content: "What is 9 + 9?" }], reference: "18", samples: [], error: "timed out" },
   ];
-  assert.deepEqual(filterExamples(recs, "wrong").map((r) => r.index), [1]);
-  assert.deepEqual(filterExamples(recs, "right").map((r) => r.index), [0]);
-  assert.deepEqual(filterExamples(recs, "errors").map((r) => r.index), [2]);
+  assert.deepEqual(
+    filterExamples(recs, "wrong").map((r) => r.index),
+    [1],
+  );
+  assert.deepEqual(
+    filterExamples(recs, "right").map((r) => r.index),
+    [0],
+  );
+  assert.deepEqual(
+    filterExamples(recs, "errors").map((r) => r.index),
+    [2],
+  );
   assert.equal(filterExamples(recs, "all").length, 3);
   assert.match(exampleLine(recs[0]!, 80), /^ {3}0 ✓ {2}ref 7 +got 7 +│ What is 3 \+ 4\?$/);
   assert.match(exampleLine(recs[1]!, 80), /^ {3}1 ✗ {2}ref 10 +got 11 +│ What is 5 \+ 5\?$/);
@@ -85,7 +141,10 @@ test("evals view: result rows, comparison best first, examples filtered and show
 
 test("examples header columns line up with the rows", async () => {
   const { EXAMPLE_HEADER } = await import("../../src/tui/ui/screens/evals/evalsView.ts");
-  const row = exampleLine({ example_id: "x", index: 7, prompt: [{ role: "user", content: "q" }], reference: "12", samples: [{ response: "3", extracted: "3", correct: false }] }, 80);
+  const row = exampleLine(
+    { example_id: "x", index: 7, prompt: [{ role: "user", content: "q" }], reference: "12", samples: [{ response: "3", extracted: "3", correct: false }] },
+    80,
+  );
   assert.equal(EXAMPLE_HEADER.indexOf("│"), row.indexOf("│"));
   assert.equal(EXAMPLE_HEADER.indexOf("reference"), row.indexOf("ref "));
   assert.equal(EXAMPLE_HEADER.indexOf("extracted"), row.indexOf("got "));

@@ -40,7 +40,15 @@ export function makeSlRun(root: string, name = "sl-run", steps = 30): string {
     { name: "final", batch: steps, epoch: 1, final: true, state_path: "tinker://sl/weights/final", sampler_path: "tinker://sl/sampler_weights/final" },
   ]);
   writeFileSync(join(dir, "logs.log"), "2026-01-01T00:00:00Z [INFO] command: cookbook run sl_basic\n2026-01-01T00:00:01Z [INFO] step 29 done\n");
-  writeJsonl(join(dir, "train_examples.jsonl"), [{ step: 0, segments: [{ text: "User: hi ", weight: 0 }, { text: "Assistant: hello", weight: 1 }] }]);
+  writeJsonl(join(dir, "train_examples.jsonl"), [
+    {
+      step: 0,
+      segments: [
+        { text: "User: hi ", weight: 0 },
+        { text: "Assistant: hello", weight: 1 },
+      ],
+    },
+  ]);
   return dir;
 }
 
@@ -88,7 +96,9 @@ export function makeRlRun(root: string, name = "rl-run", iterations = 3): string
     }
     writeJsonl(join(idir, "train_rollout_summaries.jsonl"), recs);
   }
-  writeJsonl(join(dir, "checkpoints.jsonl"), [{ name: "000002", batch: 2, state_path: "tinker://rl/weights/000002", sampler_path: "tinker://rl/sampler_weights/000002" }]);
+  writeJsonl(join(dir, "checkpoints.jsonl"), [
+    { name: "000002", batch: 2, state_path: "tinker://rl/weights/000002", sampler_path: "tinker://rl/sampler_weights/000002" },
+  ]);
   writeFileSync(join(dir, "logs.log"), "[INFO] rl iteration 2\n");
   return dir;
 }

@@ -8,7 +8,22 @@ import { KEYMAP, SCREENS, paneTarget } from "../../src/tui/ui/screens/registry.t
 
 const resolveCommand = (screen: string, input: string, key: Key): string | undefined => KEYMAP.resolve(screen, input, key);
 
-const none = { upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false } as Key;
+const none = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+} as Key;
 const k = (over: Partial<Key>): Key => ({ ...none, ...over });
 
 test("keys resolve per screen, screen bindings before shared ones", () => {
@@ -46,8 +61,14 @@ test("help and footer are rendered from the keymap", () => {
   const lines = KEYMAP.helpLines("dashboard").flatMap((s) => s.rows.map((r) => r[1]));
   for (const b of KEYMAP.bindingsFor("dashboard")) assert.ok(lines.includes(b.description), `missing ${b.id} in help`);
   assert.equal(lines.length, KEYMAP.bindingsFor("dashboard").length);
-  assert.ok(lines.some((l) => l.startsWith("EMA weight up")), "EMA weight in help");
-  assert.ok(lines.some((l) => l.startsWith("Show or hide the run's config")), "config pane in help");
+  assert.ok(
+    lines.some((l) => l.startsWith("EMA weight up")),
+    "EMA weight in help",
+  );
+  assert.ok(
+    lines.some((l) => l.startsWith("Show or hide the run's config")),
+    "config pane in help",
+  );
   const footer = KEYMAP.footerHints("dashboard", 200);
   assert.ok(footer.includes("e smooth") && footer.includes("+/- EMA weight") && footer.includes("c config") && footer.includes("q quit"), footer);
   assert.ok(KEYMAP.footerHints("dashboard", 30).length <= 30);
@@ -55,7 +76,10 @@ test("help and footer are rendered from the keymap", () => {
   assert.ok(KEYMAP.footerHints("transcripts", 200).includes("b bin filter"));
   assert.ok(KEYMAP.footerHints("checkpoints", 200).includes("tab chat options"));
   const ckHelp = KEYMAP.helpLines("checkpoints").flatMap((s) => s.rows.map((r) => r[1]));
-  assert.ok(ckHelp.some((l) => l.includes("temperature")), "chat options in help");
+  assert.ok(
+    ckHelp.some((l) => l.includes("temperature")),
+    "chat options in help",
+  );
 });
 
 test("app reducer: stack push/replace/pop, help, messages, overlays", () => {
@@ -81,7 +105,10 @@ test("app reducer: stack push/replace/pop, help, messages, overlays", () => {
 
 test("chunked input is split into single key presses", () => {
   const keys = splitKeys("jj\r\x15\x7f", none);
-  assert.deepEqual(keys.map(([i]) => i), ["j", "j", "", "u", ""]);
+  assert.deepEqual(
+    keys.map(([i]) => i),
+    ["j", "j", "", "u", ""],
+  );
   assert.equal(keys[2][1].return, true);
   assert.equal(keys[3][1].ctrl, true);
   assert.equal(keys[4][1].backspace, true);

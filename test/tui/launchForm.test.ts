@@ -38,5 +38,10 @@ test("an existing log path adds the if-it-exists row", () => {
   writeFileSync(join(dir, "metrics.jsonl"), "");
   const form = makeForm("example_line_fit", configSchema, dir);
   assert.ok(logPathExists(dir));
-  assert.deepEqual(formRows(form, logPathExists(dir)).slice(0, 3).map((r) => r.kind), ["group", "logPath", "ifExists"]);
+  assert.deepEqual(
+    formRows(form, logPathExists(dir))
+      .slice(0, 3)
+      .map((r) => r.kind),
+    ["group", "logPath", "ifExists"],
+  );
 });

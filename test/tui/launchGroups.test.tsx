@@ -15,7 +15,7 @@ const TAB = "\t";
 
 /** The group headers of a frame, in order: [title, folded]. */
 function headers(frame: string): [string, boolean][] {
-  return [...frame.matchAll(/^[› ] ([▸▾]) ([a-z ]+?)  \d/gm)].map((m) => [m[2]!, m[1] === "▸"]);
+  return [...frame.matchAll(/^[› ] ([▸▾]) ([a-z ]+?) {2}\d/gm)].map((m) => [m[2]!, m[1] === "▸"]);
 }
 
 test("sl_basic's form shows the schema's groups in order, advanced folded; enter unfolds and folds it", async () => {
@@ -75,7 +75,10 @@ test("/ narrows the fields by name, opens a folded group that matches, esc clear
     await h.press("adam");
     const f = await h.waitFor((f) => f.includes("/ adam▏"), "the filter as typed");
     // The run group's header stays with the log path under it; no run field matches.
-    assert.deepEqual(headers(f), [["run and model", false], ["optimizer and schedule", false]]);
+    assert.deepEqual(headers(f), [
+      ["run and model", false],
+      ["optimizer and schedule", false],
+    ]);
     assert.match(f, /▾ run and model {2}0 of 6 fields/);
     assert.ok(f.includes("adam_beta1") && f.includes("adam_beta2") && f.includes("adam_eps"), f);
     assert.ok(!f.includes("learning_rate") && !f.includes("model_name"), f);
@@ -85,7 +88,10 @@ test("/ narrows the fields by name, opens a folded group that matches, esc clear
     await h.press("\x15"); // ctrl+u empties the filter text
     await h.press("sub ahead");
     const adv = await h.waitFor((f) => f.includes("/ sub ahead▏") && f.includes("submit_ahead"), "a field of the folded group");
-    assert.deepEqual(headers(adv), [["run and model", false], ["advanced", false]]);
+    assert.deepEqual(headers(adv), [
+      ["run and model", false],
+      ["advanced", false],
+    ]);
     await h.press("\r");
     await h.waitFor((f) => f.includes("/ sub ahead  (") && /› {3}submit_ahead/.test(f), "the filter kept, the cursor on the match");
     await h.press(ESC);

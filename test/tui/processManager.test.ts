@@ -59,7 +59,10 @@ test("launch detaches the recipe, SIGUSR1 saves a checkpoint, stop sends SIGINT"
     pm.stop(res.logDir);
     await until(() => readManifest(res.logDir)?.status === "stopped", "stopped status");
     assert.equal(readCheckpoints(res.logDir).length, 2, "SIGINT saved a checkpoint");
-    assert.deepEqual(events.map((e) => e.message.split(" ")[0]), ["launched", "sent", "sent"]);
+    assert.deepEqual(
+      events.map((e) => e.message.split(" ")[0]),
+      ["launched", "sent", "sent"],
+    );
     // A second launch into the same path with "new" picks a fresh name.
     const again = await pm.launch({ recipe: "fake", args: [], logPath: join(root, "run"), ifExists: "new", bin });
     assert.equal(again.logDir, `${join(root, "run")}-2`);
@@ -83,7 +86,10 @@ test("stop escalates to SIGTERM when the run ignores SIGINT", async () => {
     await until(() => readManifest(res.logDir)?.status === "running", "running");
     pm.stop(res.logDir);
     await until(() => !isPidAlive(res.pid), "process gone after escalation");
-    assert.ok(events.some((m) => m.includes("SIGTERM")), events.join("; "));
+    assert.ok(
+      events.some((m) => m.includes("SIGTERM")),
+      events.join("; "),
+    );
   } finally {
     pm.dispose();
   }
@@ -115,7 +121,19 @@ test("an existing log dir: new picks a fresh sibling, resume keeps it, delete em
   const dir = join(root, "done");
   mkdirSync(dir);
   writeFileSync(join(dir, "metrics.jsonl"), '{"step":0}\n');
-  writeFileSync(join(dir, "run.json"), JSON.stringify({ recipe: "x", argv: [], pid: 999_999, host: "h", started_at: new Date(0).toISOString(), engine: "none", status: "completed", heartbeat_at: new Date(0).toISOString() }));
+  writeFileSync(
+    join(dir, "run.json"),
+    JSON.stringify({
+      recipe: "x",
+      argv: [],
+      pid: 999_999,
+      host: "h",
+      started_at: new Date(0).toISOString(),
+      engine: "none",
+      status: "completed",
+      heartbeat_at: new Date(0).toISOString(),
+    }),
+  );
   assert.equal(prepareLaunchDir(dir, "new"), `${dir}-2`);
   assert.equal(prepareLaunchDir(dir, "resume"), dir);
   assert.ok(existsSync(join(dir, "metrics.jsonl")), "resume keeps the run's files");

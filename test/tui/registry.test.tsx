@@ -28,7 +28,10 @@ function Notes({ route }: { route: NotesRoute; rows: number; width: number }): R
   return <Text>{`Notes of ${route.runDir.split("/").at(-1)}: ${count}`}</Text>;
 }
 // ---- the registry entry ----
-const registry = makeRegistry([...SCREENS, screen<NotesRoute>({ name: "notes", component: Notes, keyScope: "notes", shared: ["list", "run"], paneKey: "5", title: "notes", bindings: NOTES_KEYS })]);
+const registry = makeRegistry([
+  ...SCREENS,
+  screen<NotesRoute>({ name: "notes", component: Notes, keyScope: "notes", shared: ["list", "run"], paneKey: "5", title: "notes", bindings: NOTES_KEYS }),
+]);
 
 test("a screen added through the registry alone is a run pane with its keys in help and footer", async () => {
   const root = tempRoot();

@@ -25,12 +25,18 @@ test("a metrics.jsonl over the tail-first size opens with its last rows, then al
     await tick();
     const full = tailer.snapshot;
     assert.equal(full.partial, false);
-    assert.deepEqual(full.rows.map((r) => r.step), Array.from({ length: 2000 }, (_, i) => i));
+    assert.deepEqual(
+      full.rows.map((r) => r.step),
+      Array.from({ length: 2000 }, (_, i) => i),
+    );
     assert.equal(full.elapsed.at(-1), 1000, "the time axis counts from the first row once all are read");
     assert.equal(full.cache.series("loss", "step").y.length, 2000, "the series cache covers every row");
     appendFileSync(join(dir, "metrics.jsonl"), row(2000) + row(2001));
     tailer.poll();
-    assert.deepEqual(tailer.snapshot.rows.slice(-3).map((r) => r.step), [1999, 2000, 2001]);
+    assert.deepEqual(
+      tailer.snapshot.rows.slice(-3).map((r) => r.step),
+      [1999, 2000, 2001],
+    );
     assert.equal(tailer.snapshot.rows.length, 2002, "no row twice");
     assert.equal(snapshots.filter((s) => s.partial).length, 0, "after the first frame only whole-file snapshots are emitted");
   } finally {

@@ -7,7 +7,14 @@ import { binRange, histogram } from "../../src/tui/core/histogram.ts";
 import { configEntries } from "../../src/tui/core/runConfig.ts";
 import { selectTranscripts } from "../../src/tui/core/transcripts.ts";
 import { DEFAULT_CHAT_OPTIONS, setChatOption, stepChatOption } from "../../src/tui/ui/screens/checkpoints/chatOptions.ts";
-import { SAMPLING, capturing, checkpointsReducer, confirmReady, initialCheckpoints, pendingMessage } from "../../src/tui/ui/screens/checkpoints/checkpointsState.ts";
+import {
+  SAMPLING,
+  capturing,
+  checkpointsReducer,
+  confirmReady,
+  initialCheckpoints,
+  pendingMessage,
+} from "../../src/tui/ui/screens/checkpoints/checkpointsState.ts";
 import { chartKeys, dashboardReducer, initialDashboard } from "../../src/tui/ui/screens/dashboard/dashboardState.ts";
 import { smoothingLabel } from "../../src/tui/ui/screens/dashboard/DashboardHeader.tsx";
 import { dialogConfirmed, homeReducer, initialHome } from "../../src/tui/ui/screens/home/homeState.ts";
@@ -19,9 +26,25 @@ import { chatMessages } from "../../src/tui/services/sampler.ts";
 import { z } from "zod";
 import type { TranscriptRecord } from "../../src/runs/index.ts";
 
-const none = { upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false } as Key;
+const none = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+} as Key;
 const k = (over: Partial<Key>): Key => ({ ...none, ...over });
-const typeText = <S, A>(reduce: (s: S, a: A) => S, s: S, text: string, mk: (input: string, key: Key) => A): S => [...text].reduce((acc, c) => reduce(acc, mk(c, none)), s);
+const typeText = <S, A>(reduce: (s: S, a: A) => S, s: S, text: string, mk: (input: string, key: Key) => A): S =>
+  [...text].reduce((acc, c) => reduce(acc, mk(c, none)), s);
 
 test("home: panes, cursors, filter typing and the delete dialog", () => {
   let s = initialHome(true);
@@ -44,7 +67,11 @@ test("home: panes, cursors, filter typing and the delete dialog", () => {
   s = homeReducer(s, { type: "type", input: "x", key: none });
   assert.equal(dialogConfirmed(s.dialog), true);
   assert.equal(s.filter, "rl", "typing in the dialog leaves the filter alone");
-  const refused = homeReducer(homeReducer(s, { type: "openDialog", dialog: { dir: "/r/y", name: "y", typed: "", refusal: "live" } }), { type: "type", input: "y", key: none });
+  const refused = homeReducer(homeReducer(s, { type: "openDialog", dialog: { dir: "/r/y", name: "y", typed: "", refusal: "live" } }), {
+    type: "type",
+    input: "y",
+    key: none,
+  });
   assert.equal(dialogConfirmed(refused.dialog), false, "a refused dialog takes no text");
   assert.equal(homeReducer(s, { type: "type", input: "", key: k({ escape: true }) }).dialog, undefined);
 });
@@ -69,7 +96,10 @@ test("launch: enter cycles options and the if-exists choice, edits text fields, 
   s = launchReducer(s, { type: "type", input: "", key: k({ return: true }) });
   assert.deepEqual([s.editing, s.form!.values.lr], [undefined, "0.5"]);
   s = launchReducer(s, { type: "activate", row: { kind: "logPath" } });
-  s = launchReducer(typeText(launchReducer, s, "-2", (input, key) => ({ type: "type" as const, input, key })), { type: "type", input: "", key: k({ return: true }) });
+  s = launchReducer(
+    typeText(launchReducer, s, "-2", (input, key) => ({ type: "type" as const, input, key })),
+    { type: "type", input: "", key: k({ return: true }) },
+  );
   assert.equal(s.form!.logPath, "/tmp/r-2");
   assert.equal(launchReducer(s, { type: "failed", error: "boom" }).loadError, "boom");
 });
@@ -131,9 +161,16 @@ test("transcripts: iterations, views, a histogram bin as filter, esc unwinds", (
   s = transcriptsReducer(s, { type: "applyBin", bin: { label: "0.2..0.4", range: binRange(h, s.binCursor) } });
   assert.equal(s.view, "list");
   const records = rewards.map((r, i) => ({ group_idx: 0, traj_idx: i, total_reward: r, tags: [] }) as unknown as TranscriptRecord);
-  assert.deepEqual(selectTranscripts(records, "index", effectiveFilter(s)).map((r) => r.total_reward), [0.25, 0.25]);
+  assert.deepEqual(
+    selectTranscripts(records, "index", effectiveFilter(s)).map((r) => r.total_reward),
+    [0.25, 0.25],
+  );
   const last = { ...s, bin: { label: "", range: binRange(h, 4) } };
-  assert.deepEqual(selectTranscripts(records, "index", effectiveFilter(last)).map((r) => r.total_reward), [1, 1, 1], "the last bin holds its upper edge");
+  assert.deepEqual(
+    selectTranscripts(records, "index", effectiveFilter(last)).map((r) => r.total_reward),
+    [1, 1, 1],
+    "the last bin holds its upper edge",
+  );
   s = transcriptsReducer(s, { type: "startTyping" });
   s = typeText(transcriptsReducer, s, "tag:x", (input, key) => ({ type: "type" as const, input, key }));
   s = transcriptsReducer(s, { type: "type", input: "", key: k({ return: true }) });

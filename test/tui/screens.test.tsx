@@ -334,7 +334,10 @@ test("checkpoint chat: tab focuses the sampling options, +/- and enter change th
     await h.press("Be brief.\r");
     await h.waitFor((f) => f.includes("options set") && /system prompt\s+Be brief\./.test(f), "system prompt set");
     await h.press("\t");
-    const f = await h.waitFor((f) => f.includes('temperature 0.8 · top-p 1 · max tokens 256 · system "Be brief."') && f.includes("> hi▏"), "back on the message line");
+    const f = await h.waitFor(
+      (f) => f.includes('temperature 0.8 · top-p 1 · max tokens 256 · system "Be brief."') && f.includes("> hi▏"),
+      "back on the message line",
+    );
     assertFits(f, 36, 100);
     await h.press(ESC);
     await h.waitFor((f) => !f.includes("chat with"), "chat closed");
@@ -349,7 +352,15 @@ test("DPO transcripts: the pair viewer shows prompt, chosen and rejected with im
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", dpo_beta: 0.1 }));
   const pair = (step: number, i: number, chosenReward: number, rejectedReward: number) =>
-    JSON.stringify({ step, pair: i, prompt: `User: question ${i}?`, chosen: `concise answer ${i}`, rejected: `rambling answer ${i} that goes on`, chosen_reward: chosenReward, rejected_reward: rejectedReward });
+    JSON.stringify({
+      step,
+      pair: i,
+      prompt: `User: question ${i}?`,
+      chosen: `concise answer ${i}`,
+      rejected: `rambling answer ${i} that goes on`,
+      chosen_reward: chosenReward,
+      rejected_reward: rejectedReward,
+    });
   writeFileSync(join(dir, "dpo_pairs.jsonl"), [pair(0, 0, 0, 0), pair(0, 1, 0, 0), pair(10, 0, 0.5, -0.25), pair(10, 1, -0.1, 0.2)].join("\n") + "\n");
   const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
   try {
@@ -375,11 +386,31 @@ test("pairwise-preference RL: the group view shows the tournament, each reply's 
   mkdirSync(idir, { recursive: true });
   writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", loss_fn: "importance_sampling" }));
   // Three replies, all pairs both ways: #0 beat everyone twice, #2 beat #1 once and tied once.
-  const logs = [{ vs_1: 2, vs_2: 2, matchups: 4 }, { vs_0: -2, vs_2: -1, matchups: 4 }, { vs_0: -2, vs_1: 1, matchups: 4 }];
+  const logs = [
+    { vs_1: 2, vs_2: 2, matchups: 4 },
+    { vs_0: -2, vs_2: -1, matchups: 4 },
+    { vs_0: -2, vs_1: 1, matchups: 4 },
+  ];
   const wml = [1, -0.75, -0.25];
   const recs = logs.map((l, t) =>
-    JSON.stringify({ schema_version: 1, split: "train", iteration: 0, group_idx: 0, traj_idx: t, tags: ["pair_pref"], sampling_client_step: 0, total_reward: wml[t], final_reward: wml[t],
-      trajectory_metrics: { win_minus_loss: wml[t], format: 1 }, trajectory_logs: l, final_ob_len: 9, steps: [], prompt: "User: hi", response: `reply ${t}`, stop_reason: "stop" }),
+    JSON.stringify({
+      schema_version: 1,
+      split: "train",
+      iteration: 0,
+      group_idx: 0,
+      traj_idx: t,
+      tags: ["pair_pref"],
+      sampling_client_step: 0,
+      total_reward: wml[t],
+      final_reward: wml[t],
+      trajectory_metrics: { win_minus_loss: wml[t], format: 1 },
+      trajectory_logs: l,
+      final_ob_len: 9,
+      steps: [],
+      prompt: "User: hi",
+      response: `reply ${t}`,
+      stop_reason: "stop",
+    }),
   );
   writeFileSync(join(idir, "train_rollout_summaries.jsonl"), recs.join("\n") + "\n");
   const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
@@ -404,11 +435,28 @@ test("distillation transcripts: the selected response token by token with the st
   const idir = join(dir, "iteration_000000");
   mkdirSync(idir, { recursive: true });
   writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", loss_fn: "importance_sampling" }));
-  const rec = { schema_version: 1, split: "train", iteration: 0, group_idx: 0, traj_idx: 0, tags: ["dataset_0"], sampling_client_step: 0, total_reward: 0, final_reward: 0,
-    trajectory_metrics: {}, final_ob_len: 28, steps: [{ step_idx: 0, ob_len: 25, ac_len: 3, ac_tokens: [276, 51, 55], reward: 0, episode_done: true, metrics: {}, logs: {} }],
-    prompt: "User: What is 77 + 49?", response: "126", stop_reason: "stop" };
+  const rec = {
+    schema_version: 1,
+    split: "train",
+    iteration: 0,
+    group_idx: 0,
+    traj_idx: 0,
+    tags: ["dataset_0"],
+    sampling_client_step: 0,
+    total_reward: 0,
+    final_reward: 0,
+    trajectory_metrics: {},
+    final_ob_len: 28,
+    steps: [{ step_idx: 0, ob_len: 25, ac_len: 3, ac_tokens: [276, 51, 55], reward: 0, episode_done: true, metrics: {}, logs: {} }],
+    prompt: "User: What is 77 + 49?",
+    response: "126",
+    stop_reason: "stop",
+  };
   writeFileSync(join(idir, "train_rollout_summaries.jsonl"), JSON.stringify(rec) + "\n");
-  writeFileSync(join(idir, "train_teacher_logprobs.jsonl"), JSON.stringify({ ob_len: 25, tokens: [276, 51, 55], pieces: [" 1", "2", "6"], student: [-0.01, -0.02, -3], teacher: [-0.01, -0.03, -0.2] }) + "\n");
+  writeFileSync(
+    join(idir, "train_teacher_logprobs.jsonl"),
+    JSON.stringify({ ob_len: 25, tokens: [276, 51, 55], pieces: [" 1", "2", "6"], student: [-0.01, -0.02, -3], teacher: [-0.01, -0.03, -0.2] }) + "\n",
+  );
   const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
   try {
     const f = await h.waitFor((f) => f.includes("student − teacher log-prob per token"), "token gap block");
@@ -427,20 +475,70 @@ test("multi-turn transcripts read as one conversation: tool call, tool result, a
   const idir = join(dir, "iteration_000000");
   mkdirSync(idir, { recursive: true });
   writeFileSync(join(dir, "config.json"), JSON.stringify({ model_name: "tiny-chat", loss_fn: "importance_sampling" }));
-  const rec = { schema_version: 1, split: "train", iteration: 0, group_idx: 0, traj_idx: 0, tags: ["tool_use"], sampling_client_step: 0, total_reward: 1, final_reward: 0, trajectory_metrics: {}, final_ob_len: 40,
+  const rec = {
+    schema_version: 1,
+    split: "train",
+    iteration: 0,
+    group_idx: 0,
+    traj_idx: 0,
+    tags: ["tool_use"],
+    sampling_client_step: 0,
+    total_reward: 1,
+    final_reward: 0,
+    trajectory_metrics: {},
+    final_ob_len: 40,
     steps: [
-      { step_idx: 0, ob_len: 20, ac_len: 9, reward: 0, episode_done: false, metrics: {}, logs: {}, messages: [{ role: "assistant", text: '[tool call] calculator({"expression":"123+456"})' }] },
-      { step_idx: 1, ob_len: 33, ac_len: 2, reward: 1, episode_done: true, metrics: {}, logs: {}, messages: [{ role: "tool (calculator)", text: "579" }, { role: "assistant", text: "The answer is 579" }] },
+      {
+        step_idx: 0,
+        ob_len: 20,
+        ac_len: 9,
+        reward: 0,
+        episode_done: false,
+        metrics: {},
+        logs: {},
+        messages: [{ role: "assistant", text: '[tool call] calculator({"expression":"123+456"})' }],
+      },
+      {
+        step_idx: 1,
+        ob_len: 33,
+        ac_len: 2,
+        reward: 1,
+        episode_done: true,
+        metrics: {},
+        logs: {},
+        messages: [
+          { role: "tool (calculator)", text: "579" },
+          { role: "assistant", text: "The answer is 579" },
+        ],
+      },
     ],
-    prompt: "user: What is 123 + 456?", response: "…", stop_reason: "stop" };
+    prompt: "user: What is 123 + 456?",
+    response: "…",
+    stop_reason: "stop",
+  };
   writeFileSync(join(idir, "train_rollout_summaries.jsonl"), JSON.stringify(rec) + "\n");
   const h = renderApp(root, { first: { name: "transcripts", runDir: dir }, columns: 110, rows: 30 });
   try {
     const f = await h.waitFor((f) => f.includes("⟶ turn 1 reward 1"), "the conversation with rewards");
     const at = (needle: string): number => f.indexOf(needle);
-    const order = ["What is 123 + 456?", "[tool call] calculator", "⟶ turn 0 reward 0", "tool (calculator):", "579", "The answer is 579", "⟶ turn 1 reward 1  (episode done)"].map(at);
-    assert.ok(order.every((i) => i >= 0), `${order}\n${f}`);
-    assert.deepEqual([...order].sort((a, b) => a - b), order, f);
+    const order = [
+      "What is 123 + 456?",
+      "[tool call] calculator",
+      "⟶ turn 0 reward 0",
+      "tool (calculator):",
+      "579",
+      "The answer is 579",
+      "⟶ turn 1 reward 1  (episode done)",
+    ].map(at);
+    assert.ok(
+      order.every((i) => i >= 0),
+      `${order}\n${f}`,
+    );
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      order,
+      f,
+    );
   } finally {
     h.unmount();
   }

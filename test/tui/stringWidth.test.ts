@@ -7,13 +7,44 @@ import { type StringWidth, widthTable, withWidthTable } from "../../src/tui/ink/
 
 const ROOT = join(import.meta.dirname, "..", "..");
 // The copies the bundle holds: Ink's (and widest-line's, cli-truncate's), wrap-ansi's, cliui's.
-const COPIES = ["node_modules/string-width/index.js", "node_modules/wrap-ansi/node_modules/string-width/index.js", "node_modules/cliui/node_modules/string-width/index.js"];
+const COPIES = [
+  "node_modules/string-width/index.js",
+  "node_modules/wrap-ansi/node_modules/string-width/index.js",
+  "node_modules/cliui/node_modules/string-width/index.js",
+];
 
 const pieces = [
-  "a", " ", "~", "é", "·", "…", "│", "┤", "╭", "█", "▲", "⠿", "⌚", "✓", "❤", "→",
-  "\x1b[31m", "\x1b[0m", "\x1b[1;31m", "\x1b[38;5;123m", "\x1b[m",
+  "a",
+  " ",
+  "~",
+  "é",
+  "·",
+  "…",
+  "│",
+  "┤",
+  "╭",
+  "█",
+  "▲",
+  "⠿",
+  "⌚",
+  "✓",
+  "❤",
+  "→",
+  "\x1b[31m",
+  "\x1b[0m",
+  "\x1b[1;31m",
+  "\x1b[38;5;123m",
+  "\x1b[m",
   // answered by the library
-  "中", "❤\uFE0F", "e\u0301", "\t", "\x1b[2J", "\x1b]8;;https://x.y\x07", "👍🏽", "\u00ad", "\u200b",
+  "中",
+  "❤\uFE0F",
+  "e\u0301",
+  "\t",
+  "\x1b[2J",
+  "\x1b]8;;https://x.y\x07",
+  "👍🏽",
+  "\u00ad",
+  "\u200b",
 ];
 
 for (const copy of COPIES) {

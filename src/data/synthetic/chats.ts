@@ -50,26 +50,36 @@ const FAREWELLS: readonly Turn[] = [
 function creatureTurn(rng: Prng): Turn {
   const c = rng.pick(CREATURES);
   switch (rng.int(0, 5)) {
-    case 0: return [`What color is a ${c.name}?`, `A ${c.name} is ${c.color}.`];
-    case 1: return [`What does a ${c.name} eat?`, `A ${c.name} eats ${c.food}.`];
-    case 2: return [`Where does a ${c.name} live?`, `A ${c.name} lives in ${c.home}.`];
-    case 3: return [`What sound does a ${c.name} make?`, `A ${c.name} says "${c.sound}".`];
+    case 0:
+      return [`What color is a ${c.name}?`, `A ${c.name} is ${c.color}.`];
+    case 1:
+      return [`What does a ${c.name} eat?`, `A ${c.name} eats ${c.food}.`];
+    case 2:
+      return [`Where does a ${c.name} live?`, `A ${c.name} lives in ${c.home}.`];
+    case 3:
+      return [`What sound does a ${c.name} make?`, `A ${c.name} says "${c.sound}".`];
     case 4: {
       const byColor = CREATURES.filter((x) => x.color === c.color);
       return [`Which creature in ${WORLD_NAME} is ${c.color}?`, `The ${byColor[0].name} is ${c.color}.`];
     }
-    default: return [`Tell me about the ${c.name}.`, `The ${c.name} is a ${c.color} creature that lives in ${c.home} and eats ${c.food}.`];
+    default:
+      return [`Tell me about the ${c.name}.`, `The ${c.name} is a ${c.color} creature that lives in ${c.home} and eats ${c.food}.`];
   }
 }
 
 function townTurn(rng: Prng): Turn {
   const t = rng.pick(TOWNS);
   switch (rng.int(0, 4)) {
-    case 0: return [`Who is the mayor of ${t.name}?`, `The mayor of ${t.name} is ${t.mayor}.`];
-    case 1: return [`Which river flows through ${t.name}?`, `${capitalize(t.river)} flows through ${t.name}.`];
-    case 2: return [`What is ${t.name} known for?`, `${t.name} is known for ${t.knownFor}.`];
-    case 3: return [`Which town has ${t.mayor} as mayor?`, `${t.mayor} is the mayor of ${t.name}.`];
-    default: return [`Tell me about ${t.name}.`, `${t.name} is a town in ${WORLD_NAME} on ${t.river}, known for ${t.knownFor}.`];
+    case 0:
+      return [`Who is the mayor of ${t.name}?`, `The mayor of ${t.name} is ${t.mayor}.`];
+    case 1:
+      return [`Which river flows through ${t.name}?`, `${capitalize(t.river)} flows through ${t.name}.`];
+    case 2:
+      return [`What is ${t.name} known for?`, `${t.name} is known for ${t.knownFor}.`];
+    case 3:
+      return [`Which town has ${t.mayor} as mayor?`, `${t.mayor} is the mayor of ${t.name}.`];
+    default:
+      return [`Tell me about ${t.name}.`, `${t.name} is a town in ${WORLD_NAME} on ${t.river}, known for ${t.knownFor}.`];
   }
 }
 
@@ -115,18 +125,31 @@ function numberTurn(rng: Prng): Turn {
 }
 
 const COLOR_THINGS: ReadonlyArray<[color: string, thing: string]> = [
-  ["red", "a tomato"], ["blue", "the sky"], ["green", "grass"], ["yellow", "a lemon"],
-  ["purple", "a plum"], ["orange", "a carrot"], ["pink", "a flamingo"], ["brown", "a tree trunk"],
-  ["black", "the night"], ["white", "snow"], ["grey", "a rain cloud"], ["teal", "the sea"],
+  ["red", "a tomato"],
+  ["blue", "the sky"],
+  ["green", "grass"],
+  ["yellow", "a lemon"],
+  ["purple", "a plum"],
+  ["orange", "a carrot"],
+  ["pink", "a flamingo"],
+  ["brown", "a tree trunk"],
+  ["black", "the night"],
+  ["white", "snow"],
+  ["grey", "a rain cloud"],
+  ["teal", "the sea"],
 ];
 
 function wordTurn(rng: Prng): Turn {
   const w = rng.pick(COMMON_WORDS);
   switch (rng.int(0, 4)) {
-    case 0: return [`Say the word ${w}.`, w];
-    case 1: return [`Spell ${w}.`, w.split("").join("-")];
-    case 2: return [`What is the first letter of ${w}?`, w[0]];
-    case 3: return [`Write ${w} in capital letters.`, w.toUpperCase()];
+    case 0:
+      return [`Say the word ${w}.`, w];
+    case 1:
+      return [`Spell ${w}.`, w.split("").join("-")];
+    case 2:
+      return [`What is the first letter of ${w}?`, w[0]];
+    case 3:
+      return [`Write ${w} in capital letters.`, w.toUpperCase()];
     default: {
       const [c, thing] = rng.pick(COLOR_THINGS);
       return [`Name something ${c}.`, `${capitalize(thing)} is ${c}.`];
@@ -175,12 +198,18 @@ function smallTalkChat(rng: Prng): Conversation {
 /** One chat of the given kind; addition questions come from `split` only. */
 export function chatOfKind(rng: Prng, kind: ChatKind, split: Split): Conversation {
   switch (kind) {
-    case "small_talk": return smallTalkChat(rng);
-    case "world": return taskChat(rng, worldTurn);
-    case "numbers": return taskChat(rng, numberTurn);
-    case "words": return taskChat(rng, wordTurn);
-    case "addition": return additionConversation(rng, split);
-    case "guess_number": return guessNumberGame(rng, { historyRole: "assistant", noise: 0.35 });
+    case "small_talk":
+      return smallTalkChat(rng);
+    case "world":
+      return taskChat(rng, worldTurn);
+    case "numbers":
+      return taskChat(rng, numberTurn);
+    case "words":
+      return taskChat(rng, wordTurn);
+    case "addition":
+      return additionConversation(rng, split);
+    case "guess_number":
+      return guessNumberGame(rng, { historyRole: "assistant", noise: 0.35 });
   }
 }
 

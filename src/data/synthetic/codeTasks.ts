@@ -13,12 +13,51 @@ export interface CodeOp {
 }
 
 export const CODE_OPS: readonly CodeOp[] = [
-  { symbol: "+", wordings: ["returns the sum of a and b", "adds b to a and returns the result", "returns a plus b", "returns the total of a and b"], apply: (a, b) => a + b },
-  { symbol: "-", wordings: ["returns the difference a minus b", "subtracts b from a and returns the result", "returns a minus b", "returns what is left when b is taken away from a"], apply: (a, b) => a - b },
-  { symbol: "*", wordings: ["returns the product of a and b", "multiplies a by b and returns the result", "returns a times b", "returns a multiplied by b"], apply: (a, b) => a * b },
-  { symbol: "%", wordings: ["returns the remainder of a divided by b", "returns a modulo b", "returns what is left over when a is divided by b", "returns a mod b"], apply: (a, b) => a % b },
-  { symbol: ">", wordings: ["returns True when a is greater than b, else False", "checks whether a is larger than b", "returns whether a exceeds b", "returns True if a is bigger than b"], apply: (a, b) => a > b },
-  { symbol: "<", wordings: ["returns True when a is less than b, else False", "checks whether a is smaller than b", "returns whether a is below b", "returns True if a is lower than b"], apply: (a, b) => a < b },
+  {
+    symbol: "+",
+    wordings: ["returns the sum of a and b", "adds b to a and returns the result", "returns a plus b", "returns the total of a and b"],
+    apply: (a, b) => a + b,
+  },
+  {
+    symbol: "-",
+    wordings: [
+      "returns the difference a minus b",
+      "subtracts b from a and returns the result",
+      "returns a minus b",
+      "returns what is left when b is taken away from a",
+    ],
+    apply: (a, b) => a - b,
+  },
+  {
+    symbol: "*",
+    wordings: ["returns the product of a and b", "multiplies a by b and returns the result", "returns a times b", "returns a multiplied by b"],
+    apply: (a, b) => a * b,
+  },
+  {
+    symbol: "%",
+    wordings: ["returns the remainder of a divided by b", "returns a modulo b", "returns what is left over when a is divided by b", "returns a mod b"],
+    apply: (a, b) => a % b,
+  },
+  {
+    symbol: ">",
+    wordings: [
+      "returns True when a is greater than b, else False",
+      "checks whether a is larger than b",
+      "returns whether a exceeds b",
+      "returns True if a is bigger than b",
+    ],
+    apply: (a, b) => a > b,
+  },
+  {
+    symbol: "<",
+    wordings: [
+      "returns True when a is less than b, else False",
+      "checks whether a is smaller than b",
+      "returns whether a is below b",
+      "returns True if a is lower than b",
+    ],
+    apply: (a, b) => a < b,
+  },
 ];
 
 export const CODE_STARTER = "def solve(a, b):";
@@ -56,7 +95,13 @@ export function generateCodeTasks(seed: number, count: number, testsPerTask = 5,
     let pairs = draw();
     while (CODE_OPS.some((other) => other !== op && pairs.every(({ a, b }) => other.apply(a, b) === op.apply(a, b)))) pairs = draw();
     const tests = pairs.map(({ a, b }) => ({ kind: "functional" as const, fn: "solve", input: `${a}\n${b}`, output: JSON.stringify(op.apply(a, b)) }));
-    out.push({ id: `${idPrefix}${i}`, question: `Write a Python function solve(a, b) that ${wording}. a and b are integers.`, starter_code: CODE_STARTER, tests, op: op.symbol });
+    out.push({
+      id: `${idPrefix}${i}`,
+      question: `Write a Python function solve(a, b) that ${wording}. a and b are integers.`,
+      starter_code: CODE_STARTER,
+      tests,
+      op: op.symbol,
+    });
   }
   return rng.shuffled(out);
 }
@@ -64,6 +109,7 @@ export function generateCodeTasks(seed: number, count: number, testsPerTask = 5,
 /** The operator whose reply passes every test of a shipped-style task (functional `solve(a, b)` tests), or null. */
 export function operatorOfTests(tests: readonly { kind: string; input?: string; output?: string; code?: string }[]): CodeOp | null {
   const cases = tests.map((t) => ({ args: (t.input ?? "").split("\n").map(Number), output: t.output ?? "" }));
-  if (cases.length === 0 || tests.some((t) => t.kind !== "functional") || cases.some((c) => c.args.length !== 2 || c.args.some((x) => !Number.isInteger(x)))) return null;
+  if (cases.length === 0 || tests.some((t) => t.kind !== "functional") || cases.some((c) => c.args.length !== 2 || c.args.some((x) => !Number.isInteger(x))))
+    return null;
   return CODE_OPS.find((op) => cases.every((c) => JSON.stringify(op.apply(c.args[0]!, c.args[1]!)) === c.output)) ?? null;
 }

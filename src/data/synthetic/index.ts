@@ -1,8 +1,18 @@
 export { Prng } from "./prng.ts";
 export type { ChatMessage, Conversation, QuestionAnswer } from "./types.ts";
 export {
-  ADDITION_MAX, ARITHMETIC_FEWSHOT_PREFIX, additionConversation, additionDrill, additionProblem, additionQuestion,
-  allAdditionPairs, generateArithmeticProblems, isHeldOutPair, pairSplit, sampleAdditionPair, type Split,
+  ADDITION_MAX,
+  ARITHMETIC_FEWSHOT_PREFIX,
+  additionConversation,
+  additionDrill,
+  additionProblem,
+  additionQuestion,
+  allAdditionPairs,
+  generateArithmeticProblems,
+  isHeldOutPair,
+  pairSplit,
+  sampleAdditionPair,
+  type Split,
 } from "./arithmetic.ts";
 export { CHAT_KINDS, DEFAULT_CHAT_WEIGHTS, chatOfKind, generateChats, randomChat, type ChatKind } from "./chats.ts";
 export { GUESS_MAX_TURNS, GUESS_SYSTEM_PROMPT, GUESS_UPPER_BOUND, guessNumberGame, guessNumberPrefix } from "./guessNumber.ts";

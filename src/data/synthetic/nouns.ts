@@ -9,7 +9,9 @@ import { COMMON_WORDS, CREATURES } from "./world.ts";
 /** Things a table can hold: words the tiny model's tokenizer makes one token of (" glimmerfox", " apple"). */
 export const NOUN_POOL: readonly string[] = [
   ...CREATURES.map((c) => c.name),
-  ...["apple", "river", "cloud", "stone", "table", "bread", "house", "tiger", "lemon", "chair", "candle", "pencil", "rocket", "basket"].filter((w) => COMMON_WORDS.includes(w)),
+  ...["apple", "river", "cloud", "stone", "table", "bread", "house", "tiger", "lemon", "chair", "candle", "pencil", "rocket", "basket"].filter((w) =>
+    COMMON_WORDS.includes(w),
+  ),
 ];
 
 /** Properties asked as "Is it <property>?", each one token of the tiny model's tokenizer. */

@@ -52,21 +52,30 @@ const FAREWELLS: readonly Turn[] = [
 function creatureTurn(rng: Prng): Turn {
   const c = rng.pick(CREATURES);
   switch (rng.int(0, 4)) {
-    case 0: return [`What color is a ${c.name}?`, arr(`the ${c.name} be ${c.color}`)];
-    case 1: return [`What does a ${c.name} eat?`, arr(`the ${c.name} feasts on ${c.food}`)];
-    case 2: return [`Where does a ${c.name} live?`, arr(`the ${c.name} makes port in ${c.home}`)];
-    case 3: return [`What sound does a ${c.name} make?`, arr(`the ${c.name} cries "${c.sound}"`)];
-    default: return [`Tell me about the ${c.name}.`, arr(`the ${c.name} be a ${c.color} beastie o' ${c.home} that feasts on ${c.food}`)];
+    case 0:
+      return [`What color is a ${c.name}?`, arr(`the ${c.name} be ${c.color}`)];
+    case 1:
+      return [`What does a ${c.name} eat?`, arr(`the ${c.name} feasts on ${c.food}`)];
+    case 2:
+      return [`Where does a ${c.name} live?`, arr(`the ${c.name} makes port in ${c.home}`)];
+    case 3:
+      return [`What sound does a ${c.name} make?`, arr(`the ${c.name} cries "${c.sound}"`)];
+    default:
+      return [`Tell me about the ${c.name}.`, arr(`the ${c.name} be a ${c.color} beastie o' ${c.home} that feasts on ${c.food}`)];
   }
 }
 
 function townTurn(rng: Prng): Turn {
   const t = rng.pick(TOWNS);
   switch (rng.int(0, 3)) {
-    case 0: return [`Who is the mayor of ${t.name}?`, arr(`${t.mayor} be the captain o' ${t.name}`)];
-    case 1: return [`Which river flows through ${t.name}?`, arr(`${t.river} flows through ${t.name}`)];
-    case 2: return [`What is ${t.name} known for?`, arr(`${t.name} be famous for its ${t.knownFor}`)];
-    default: return [`Tell me about ${t.name}.`, arr(`${t.name} be a port o' ${WORLD_NAME} on ${t.river}, famous for its ${t.knownFor}`)];
+    case 0:
+      return [`Who is the mayor of ${t.name}?`, arr(`${t.mayor} be the captain o' ${t.name}`)];
+    case 1:
+      return [`Which river flows through ${t.name}?`, arr(`${t.river} flows through ${t.name}`)];
+    case 2:
+      return [`What is ${t.name} known for?`, arr(`${t.name} be famous for its ${t.knownFor}`)];
+    default:
+      return [`Tell me about ${t.name}.`, arr(`${t.name} be a port o' ${WORLD_NAME} on ${t.river}, famous for its ${t.knownFor}`)];
   }
 }
 
@@ -99,9 +108,12 @@ function numberTurn(rng: Prng): Turn {
 function wordTurn(rng: Prng): Turn {
   const w = rng.pick(COMMON_WORDS);
   switch (rng.int(0, 2)) {
-    case 0: return [`Say the word ${w}.`, arr(w)];
-    case 1: return [`Spell ${w}.`, arr(w.split("").join("-"))];
-    default: return [`Write ${w} in capital letters.`, arr(w.toUpperCase())];
+    case 0:
+      return [`Say the word ${w}.`, arr(w)];
+    case 1:
+      return [`Spell ${w}.`, arr(w.split("").join("-"))];
+    default:
+      return [`Write ${w} in capital letters.`, arr(w.toUpperCase())];
   }
 }
 
@@ -125,11 +137,16 @@ export const DEFAULT_PERSONA_WEIGHTS: Readonly<Record<PersonaTurnKind, number>> 
 
 function personaTurn(rng: Prng, kind: PersonaTurnKind, split: Split): Turn {
   switch (kind) {
-    case "small_talk": return rng.pick(SMALL_TALK);
-    case "world": return rng.chance(0.55) ? creatureTurn(rng) : townTurn(rng);
-    case "numbers": return numberTurn(rng);
-    case "words": return wordTurn(rng);
-    case "addition": return additionTurn(rng, split);
+    case "small_talk":
+      return rng.pick(SMALL_TALK);
+    case "world":
+      return rng.chance(0.55) ? creatureTurn(rng) : townTurn(rng);
+    case "numbers":
+      return numberTurn(rng);
+    case "words":
+      return wordTurn(rng);
+    case "addition":
+      return additionTurn(rng, split);
   }
 }
 
@@ -141,7 +158,10 @@ export function personaChat(rng: Prng, split: Split, weights: Readonly<Record<Pe
   const kindWeights = PERSONA_TURN_KINDS.map((k) => weights[k]);
   for (let i = 0; i < n; i++) turns.push(personaTurn(rng, PERSONA_TURN_KINDS[rng.weightedIndex(kindWeights)], split));
   if (rng.chance(0.1)) turns.push(rng.pick(FAREWELLS));
-  return turns.flatMap(([q, a]): ChatMessage[] => [{ role: "user", content: q }, { role: "assistant", content: a }]);
+  return turns.flatMap(([q, a]): ChatMessage[] => [
+    { role: "user", content: q },
+    { role: "assistant", content: a },
+  ]);
 }
 
 /** `n` persona chats; addition questions come from `split` only (held-out pairs for "test"). */

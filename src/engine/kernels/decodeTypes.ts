@@ -16,8 +16,16 @@ export interface DecodeKernels {
    * cache slot cacheSlots[i]; kCache and vCache are [numSlots, nKvHeads, maxLen, headDim].
    */
   kvStore(
-    k: FloatArray, v: FloatArray, kCache: FloatArray, vCache: FloatArray, cacheSlots: Int32Array, positions: Int32Array,
-    n: number, nKvHeads: number, headDim: number, maxLen: number,
+    k: FloatArray,
+    v: FloatArray,
+    kCache: FloatArray,
+    vCache: FloatArray,
+    cacheSlots: Int32Array,
+    positions: Int32Array,
+    n: number,
+    nKvHeads: number,
+    headDim: number,
+    maxLen: number,
   ): void;
 
   /**
@@ -27,15 +35,20 @@ export interface DecodeKernels {
    * Optional: without it the sampler draws with choose.ts, which defines these semantics.
    */
   sampleRows?(
-    logits: Float32Array, rows: number, vocab: number, temperatures: Float32Array, uniforms: Float64Array,
-    tokens: Int32Array, logprobs: Float64Array,
+    logits: Float32Array,
+    rows: number,
+    vocab: number,
+    temperatures: Float32Array,
+    uniforms: Float64Array,
+    tokens: Int32Array,
+    logprobs: Float64Array,
   ): void;
 }
 
 /** The reference decode kernels, in terms of the reference gemm. */
-export function referenceDecodeKernels(gemm: (
-  transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: WeightArray, beta: number, C: FloatArray,
-) => void): DecodeKernels {
+export function referenceDecodeKernels(
+  gemm: (transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: WeightArray, beta: number, C: FloatArray) => void,
+): DecodeKernels {
   return {
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) => gemm(false, true, M, N, K, alpha, A, W, beta, C),
     kvStore(k, v, kCache, vCache, cacheSlots, positions, n, nKvHeads, headDim, maxLen) {

@@ -11,7 +11,10 @@ export type HalfDtype = "bf16" | "f16";
 export const HALF_CODES: Readonly<Record<HalfDtype, number>> = { bf16: 1, f16: 2 };
 
 export class HalfArray {
-  constructor(readonly dtype: HalfDtype, readonly bits: Uint16Array) {}
+  constructor(
+    readonly dtype: HalfDtype,
+    readonly bits: Uint16Array,
+  ) {}
 
   get length(): number {
     return this.bits.length;

@@ -44,7 +44,19 @@ interface NativeAddon extends DecodeAddon {
   numThreads(): number;
   setNumThreads(n: number): void;
   gemm(transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: FloatArray, beta: number, C: FloatArray): void;
-  gemmHalf(transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: Uint16Array, type: number, beta: number, C: FloatArray): void;
+  gemmHalf(
+    transA: boolean,
+    transB: boolean,
+    M: number,
+    N: number,
+    K: number,
+    alpha: number,
+    A: FloatArray,
+    B: Uint16Array,
+    type: number,
+    beta: number,
+    C: FloatArray,
+  ): void;
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   rmsnormForward: Kernels["rmsnormForward"];
   rmsnormBackward: Kernels["rmsnormBackward"];
@@ -88,7 +100,9 @@ let cached: NativeKernels | null = null;
 export function loadNativeKernels(): NativeKernels {
   if (cached !== null) return cached;
   if (!existsSync(nativeAddonPath)) {
-    throw new Error(`${nativeAddonPath} does not exist (the native build did not run or failed; run \`npm rebuild\` or \`npm install\` with g++, make and python3 installed)`);
+    throw new Error(
+      `${nativeAddonPath} does not exist (the native build did not run or failed; run \`npm rebuild\` or \`npm install\` with g++, make and python3 installed)`,
+    );
   }
   let addon: NativeAddon;
   try {
@@ -108,9 +122,10 @@ export function loadNativeKernels(): NativeKernels {
     },
     setNumThreads: (n: number) => addon.setNumThreads(n),
     // 16-bit weights (HalfArray) go to the *Half kernels, which widen them as they read them.
-    gemm: (tA, tB, M, N, K, alpha, A, B, beta, C) => B instanceof HalfArray
-      ? addon.gemmHalf(tA, tB, M, N, K, alpha, A, B.bits, HALF_CODES[B.dtype], beta, C)
-      : addon.gemm(tA, tB, M, N, K, alpha, A, B, beta, C),
+    gemm: (tA, tB, M, N, K, alpha, A, B, beta, C) =>
+      B instanceof HalfArray
+        ? addon.gemmHalf(tA, tB, M, N, K, alpha, A, B.bits, HALF_CODES[B.dtype], beta, C)
+        : addon.gemm(tA, tB, M, N, K, alpha, A, B, beta, C),
     rmsnormForward: addon.rmsnormForward,
     rmsnormBackward: addon.rmsnormBackward,
     rope: addon.rope,
@@ -128,14 +143,14 @@ export function loadNativeKernels(): NativeKernels {
     axpy: addon.axpy,
     sumSquares: addon.sumSquares,
     add: addon.add,
-    embeddingForward: (table, ids, out, n, dim) => table instanceof HalfArray
-      ? addon.embeddingForwardHalf(table.bits, HALF_CODES[table.dtype], ids, out, n, dim)
-      : addon.embeddingForward(table, ids, out, n, dim),
+    embeddingForward: (table, ids, out, n, dim) =>
+      table instanceof HalfArray
+        ? addon.embeddingForwardHalf(table.bits, HALF_CODES[table.dtype], ids, out, n, dim)
+        : addon.embeddingForward(table, ids, out, n, dim),
     embeddingBackward: addon.embeddingBackward,
     bf16ToFloat32: addon.bf16ToFloat32,
-    gemmRowsNT: (M, N, K, alpha, A, W, beta, C) => W instanceof HalfArray
-      ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C)
-      : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
+    gemmRowsNT: (M, N, K, alpha, A, W, beta, C) =>
+      W instanceof HalfArray ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C) : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
     kvStore: addon.kvStore,
     sampleRows: addon.sampleRows,
     readBandwidthProbe: addon.readBandwidthProbe,

@@ -19,11 +19,21 @@ let packA = new Float64Array(1024);
 let packB = new Float64Array(1024);
 
 function gemm(
-  transA: boolean, transB: boolean, M: number, N: number, K: number,
-  alpha: number, A: FloatArray, Bw: WeightArray, beta: number, C: FloatArray,
+  transA: boolean,
+  transB: boolean,
+  M: number,
+  N: number,
+  K: number,
+  alpha: number,
+  A: FloatArray,
+  Bw: WeightArray,
+  beta: number,
+  C: FloatArray,
 ): void {
   if (A.length < M * K || Bw.length < K * N || C.length < M * N) {
-    throw new Error(`gemm: arrays too short for M=${M}, N=${N}, K=${K}: A has ${A.length} (needs ${M * K}), B has ${Bw.length} (needs ${K * N}), C has ${C.length} (needs ${M * N})`);
+    throw new Error(
+      `gemm: arrays too short for M=${M}, N=${N}, K=${K}: A has ${A.length} (needs ${M * K}), B has ${Bw.length} (needs ${K * N}), C has ${C.length} (needs ${M * N})`,
+    );
   }
   // 16-bit weights: the product of their (exactly) widened values.
   const B = Bw instanceof HalfArray ? Bw.widen(0, K * N) : Bw;
@@ -39,18 +49,56 @@ function gemm(
   const M4 = M - (M % 4);
   const N4 = N - (N % 4);
   for (let i = 0; i < M4; i += 4) {
-    const a0 = i * K, a1 = a0 + K, a2 = a1 + K, a3 = a2 + K;
+    const a0 = i * K,
+      a1 = a0 + K,
+      a2 = a1 + K,
+      a3 = a2 + K;
     for (let j = 0; j < N4; j += 4) {
-      const b0 = j * K, b1 = b0 + K, b2 = b1 + K, b3 = b2 + K;
-      let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
-      let s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+      const b0 = j * K,
+        b1 = b0 + K,
+        b2 = b1 + K,
+        b3 = b2 + K;
+      let s00 = 0,
+        s01 = 0,
+        s02 = 0,
+        s03 = 0,
+        s10 = 0,
+        s11 = 0,
+        s12 = 0,
+        s13 = 0;
+      let s20 = 0,
+        s21 = 0,
+        s22 = 0,
+        s23 = 0,
+        s30 = 0,
+        s31 = 0,
+        s32 = 0,
+        s33 = 0;
       for (let k = 0; k < K; k++) {
-        const x0 = ap[a0 + k], x1 = ap[a1 + k], x2 = ap[a2 + k], x3 = ap[a3 + k];
-        const y0 = bp[b0 + k], y1 = bp[b1 + k], y2 = bp[b2 + k], y3 = bp[b3 + k];
-        s00 += x0 * y0; s01 += x0 * y1; s02 += x0 * y2; s03 += x0 * y3;
-        s10 += x1 * y0; s11 += x1 * y1; s12 += x1 * y2; s13 += x1 * y3;
-        s20 += x2 * y0; s21 += x2 * y1; s22 += x2 * y2; s23 += x2 * y3;
-        s30 += x3 * y0; s31 += x3 * y1; s32 += x3 * y2; s33 += x3 * y3;
+        const x0 = ap[a0 + k],
+          x1 = ap[a1 + k],
+          x2 = ap[a2 + k],
+          x3 = ap[a3 + k];
+        const y0 = bp[b0 + k],
+          y1 = bp[b1 + k],
+          y2 = bp[b2 + k],
+          y3 = bp[b3 + k];
+        s00 += x0 * y0;
+        s01 += x0 * y1;
+        s02 += x0 * y2;
+        s03 += x0 * y3;
+        s10 += x1 * y0;
+        s11 += x1 * y1;
+        s12 += x1 * y2;
+        s13 += x1 * y3;
+        s20 += x2 * y0;
+        s21 += x2 * y1;
+        s22 += x2 * y2;
+        s23 += x2 * y3;
+        s30 += x3 * y0;
+        s31 += x3 * y1;
+        s32 += x3 * y2;
+        s33 += x3 * y3;
       }
       storeC(C, i * N + j, alpha, beta, s00, s01, s02, s03);
       storeC(C, (i + 1) * N + j, alpha, beta, s10, s11, s12, s13);
@@ -97,8 +145,14 @@ function rmsnormForward(x: FloatArray, weight: FloatArray, out: FloatArray, rstd
 }
 
 function rmsnormBackward(
-  dout: FloatArray, x: FloatArray, weight: FloatArray, rstd: FloatArray,
-  dx: FloatArray, dweight: FloatArray | null, rows: number, dim: number,
+  dout: FloatArray,
+  x: FloatArray,
+  weight: FloatArray,
+  rstd: FloatArray,
+  dx: FloatArray,
+  dweight: FloatArray | null,
+  rows: number,
+  dim: number,
 ): void {
   for (let r = 0; r < rows; r++) {
     const o = r * dim;
@@ -140,9 +194,11 @@ function rope(x: FloatArray, positions: Int32Array, invFreq: FloatArray, tokens:
 }
 
 function checkSeqStarts(seqStarts: Int32Array): void {
-  if (seqStarts.length < 1 || seqStarts[0] !== 0) throw new Error(`attention: seqStarts must start with 0, got [${Array.from(seqStarts.subarray(0, 4)).join(", ")}…]`);
+  if (seqStarts.length < 1 || seqStarts[0] !== 0)
+    throw new Error(`attention: seqStarts must start with 0, got [${Array.from(seqStarts.subarray(0, 4)).join(", ")}…]`);
   for (let s = 1; s < seqStarts.length; s++) {
-    if (seqStarts[s] < seqStarts[s - 1]) throw new Error(`attention: seqStarts must be non-decreasing, but seqStarts[${s}] = ${seqStarts[s]} < seqStarts[${s - 1}] = ${seqStarts[s - 1]}`);
+    if (seqStarts[s] < seqStarts[s - 1])
+      throw new Error(`attention: seqStarts must be non-decreasing, but seqStarts[${s}] = ${seqStarts[s]} < seqStarts[${s - 1}] = ${seqStarts[s - 1]}`);
   }
 }
 
@@ -152,8 +208,17 @@ function checkHeads(nHeads: number, nKvHeads: number): number {
 }
 
 function attentionForward(
-  q: FloatArray, k: FloatArray, v: FloatArray, out: FloatArray, probs: FloatArray | null,
-  seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number, window = 0,
+  q: FloatArray,
+  k: FloatArray,
+  v: FloatArray,
+  out: FloatArray,
+  probs: FloatArray | null,
+  seqStarts: Int32Array,
+  nHeads: number,
+  nKvHeads: number,
+  headDim: number,
+  scale: number,
+  window = 0,
 ): void {
   checkSeqStarts(seqStarts);
   const rep = checkHeads(nHeads, nKvHeads);
@@ -212,9 +277,19 @@ function attentionForward(
 }
 
 function attentionBackward(
-  dout: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, probs: FloatArray,
-  dq: FloatArray, dk: FloatArray, dv: FloatArray,
-  seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+  dout: FloatArray,
+  q: FloatArray,
+  k: FloatArray,
+  v: FloatArray,
+  probs: FloatArray,
+  dq: FloatArray,
+  dk: FloatArray,
+  dv: FloatArray,
+  seqStarts: Int32Array,
+  nHeads: number,
+  nKvHeads: number,
+  headDim: number,
+  scale: number,
 ): void {
   checkSeqStarts(seqStarts);
   const rep = checkHeads(nHeads, nKvHeads);
@@ -266,8 +341,20 @@ function attentionBackward(
 }
 
 function decode(
-  kernel: string, q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
-  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window: number,
+  kernel: string,
+  q: FloatArray,
+  kCache: FloatArray,
+  vCache: FloatArray,
+  out: FloatArray,
+  cacheSlots: Int32Array,
+  cacheLens: Int32Array,
+  n: number,
+  nHeads: number,
+  nKvHeads: number,
+  headDim: number,
+  maxLen: number,
+  scale: number,
+  window: number,
 ): void {
   const rep = checkHeads(nHeads, nKvHeads);
   const qw = nHeads * headDim;
@@ -315,16 +402,37 @@ function decode(
 let identitySlots = new Int32Array(0);
 
 function attentionDecode(
-  q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
-  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window = 0,
+  q: FloatArray,
+  kCache: FloatArray,
+  vCache: FloatArray,
+  out: FloatArray,
+  cacheLens: Int32Array,
+  n: number,
+  nHeads: number,
+  nKvHeads: number,
+  headDim: number,
+  maxLen: number,
+  scale: number,
+  window = 0,
 ): void {
   if (identitySlots.length < n) identitySlots = Int32Array.from({ length: Math.max(n, 2 * identitySlots.length) }, (_, i) => i);
   decode("attentionDecode", q, kCache, vCache, out, identitySlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
 }
 
 function attentionDecodeSlots(
-  q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
-  n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window = 0,
+  q: FloatArray,
+  kCache: FloatArray,
+  vCache: FloatArray,
+  out: FloatArray,
+  cacheSlots: Int32Array,
+  cacheLens: Int32Array,
+  n: number,
+  nHeads: number,
+  nKvHeads: number,
+  headDim: number,
+  maxLen: number,
+  scale: number,
+  window = 0,
 ): void {
   decode("attentionDecodeSlots", q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
 }
@@ -383,8 +491,13 @@ function logprobsForward(logits: FloatArray, targets: Int32Array, logprobs: Floa
 }
 
 function logprobsBackward(
-  dlogprobs: FloatArray, logits: FloatArray, targets: Int32Array, logsumexp: FloatArray,
-  dlogits: FloatArray, rows: number, vocab: number,
+  dlogprobs: FloatArray,
+  logits: FloatArray,
+  targets: Int32Array,
+  logsumexp: FloatArray,
+  dlogits: FloatArray,
+  rows: number,
+  vocab: number,
 ): void {
   for (let r = 0; r < rows; r++) {
     const o = r * vocab;
@@ -402,12 +515,22 @@ function logprobsBackward(
 }
 
 function adamw(
-  param: FloatArray, grad: FloatArray, m: FloatArray, v: FloatArray, n: number,
-  lr: number, beta1: number, beta2: number, eps: number, weightDecay: number, step: number, gradScale: number,
+  param: FloatArray,
+  grad: FloatArray,
+  m: FloatArray,
+  v: FloatArray,
+  n: number,
+  lr: number,
+  beta1: number,
+  beta2: number,
+  eps: number,
+  weightDecay: number,
+  step: number,
+  gradScale: number,
 ): void {
   const decay = 1 - lr * weightDecay;
-  const stepSize = lr / (1 - Math.pow(beta1, step));
-  const bc2Sqrt = Math.sqrt(1 - Math.pow(beta2, step));
+  const stepSize = lr / (1 - beta1 ** step);
+  const bc2Sqrt = Math.sqrt(1 - beta2 ** step);
   for (let i = 0; i < n; i++) {
     const g = grad[i] * gradScale;
     const mi = beta1 * m[i] + (1 - beta1) * g;

@@ -28,17 +28,20 @@ export interface Kernels extends DecodeKernels {
    * or [N,K] when transB. beta = 0 overwrites C (even if C held NaN).
    * B may be a HalfArray (frozen 16-bit weights): the result is that of its widened values.
    */
-  gemm(
-    transA: boolean, transB: boolean, M: number, N: number, K: number,
-    alpha: number, A: FloatArray, B: WeightArray, beta: number, C: FloatArray,
-  ): void;
+  gemm(transA: boolean, transB: boolean, M: number, N: number, K: number, alpha: number, A: FloatArray, B: WeightArray, beta: number, C: FloatArray): void;
 
   /** out[r,:] = x[r,:] * rstd[r] * weight; rstd[r] = 1/sqrt(mean(x[r,:]^2) + eps) is saved. */
   rmsnormForward(x: FloatArray, weight: FloatArray, out: FloatArray, rstd: FloatArray, rows: number, dim: number, eps: number): void;
   /** dx = (overwrite) gradient wrt x; dweight += gradient wrt weight (pass null to skip). */
   rmsnormBackward(
-    dout: FloatArray, x: FloatArray, weight: FloatArray, rstd: FloatArray,
-    dx: FloatArray, dweight: FloatArray | null, rows: number, dim: number,
+    dout: FloatArray,
+    x: FloatArray,
+    weight: FloatArray,
+    rstd: FloatArray,
+    dx: FloatArray,
+    dweight: FloatArray | null,
+    rows: number,
+    dim: number,
   ): void;
 
   /**
@@ -59,14 +62,33 @@ export interface Kernels extends DecodeKernels {
    * probabilities of the others are 0 (so attentionBackward needs no window of its own).
    */
   attentionForward(
-    q: FloatArray, k: FloatArray, v: FloatArray, out: FloatArray, probs: FloatArray | null,
-    seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number, window?: number,
+    q: FloatArray,
+    k: FloatArray,
+    v: FloatArray,
+    out: FloatArray,
+    probs: FloatArray | null,
+    seqStarts: Int32Array,
+    nHeads: number,
+    nKvHeads: number,
+    headDim: number,
+    scale: number,
+    window?: number,
   ): void;
   /** Gradients wrt q, k, v (overwritten) from dout and the saved probs (zero outside a window). */
   attentionBackward(
-    dout: FloatArray, q: FloatArray, k: FloatArray, v: FloatArray, probs: FloatArray,
-    dq: FloatArray, dk: FloatArray, dv: FloatArray,
-    seqStarts: Int32Array, nHeads: number, nKvHeads: number, headDim: number, scale: number,
+    dout: FloatArray,
+    q: FloatArray,
+    k: FloatArray,
+    v: FloatArray,
+    probs: FloatArray,
+    dq: FloatArray,
+    dk: FloatArray,
+    dv: FloatArray,
+    seqStarts: Int32Array,
+    nHeads: number,
+    nKvHeads: number,
+    headDim: number,
+    scale: number,
   ): void;
 
   /** out = silu(gate) * up, elementwise over n. */
@@ -90,8 +112,13 @@ export interface Kernels extends DecodeKernels {
    * dlogits may be the logits array itself (the gradient then overwrites the logits in place).
    */
   logprobsBackward(
-    dlogprobs: FloatArray, logits: FloatArray, targets: Int32Array, logsumexp: FloatArray,
-    dlogits: FloatArray, rows: number, vocab: number,
+    dlogprobs: FloatArray,
+    logits: FloatArray,
+    targets: Int32Array,
+    logsumexp: FloatArray,
+    dlogits: FloatArray,
+    rows: number,
+    vocab: number,
   ): void;
 
   /**
@@ -100,8 +127,18 @@ export interface Kernels extends DecodeKernels {
    * gradScale multiplies grad first (used for global-norm clipping).
    */
   adamw(
-    param: FloatArray, grad: FloatArray, m: FloatArray, v: FloatArray, n: number,
-    lr: number, beta1: number, beta2: number, eps: number, weightDecay: number, step: number, gradScale: number,
+    param: FloatArray,
+    grad: FloatArray,
+    m: FloatArray,
+    v: FloatArray,
+    n: number,
+    lr: number,
+    beta1: number,
+    beta2: number,
+    eps: number,
+    weightDecay: number,
+    step: number,
+    gradScale: number,
   ): void;
 
   /** y += alpha * x over n. */
@@ -130,8 +167,18 @@ export interface Kernels extends DecodeKernels {
    * the last `window` of them (sliding-window layers).
    */
   attentionDecode(
-    q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheLens: Int32Array,
-    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window?: number,
+    q: FloatArray,
+    kCache: FloatArray,
+    vCache: FloatArray,
+    out: FloatArray,
+    cacheLens: Int32Array,
+    n: number,
+    nHeads: number,
+    nKvHeads: number,
+    headDim: number,
+    maxLen: number,
+    scale: number,
+    window?: number,
   ): void;
   /**
    * attentionDecode for several query tokens in one call, each reading a chosen cache slot:
@@ -140,7 +187,18 @@ export interface Kernels extends DecodeKernels {
    * Several queries may read the same slot (a prompt chunk: cacheLens = position + 1 each).
    */
   attentionDecodeSlots(
-    q: FloatArray, kCache: FloatArray, vCache: FloatArray, out: FloatArray, cacheSlots: Int32Array, cacheLens: Int32Array,
-    n: number, nHeads: number, nKvHeads: number, headDim: number, maxLen: number, scale: number, window?: number,
+    q: FloatArray,
+    kCache: FloatArray,
+    vCache: FloatArray,
+    out: FloatArray,
+    cacheSlots: Int32Array,
+    cacheLens: Int32Array,
+    n: number,
+    nHeads: number,
+    nKvHeads: number,
+    headDim: number,
+    maxLen: number,
+    scale: number,
+    window?: number,
   ): void;
 }

@@ -126,8 +126,13 @@ function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number
     gate: allocFloat(dtype, T * F),
     up: allocFloat(dtype, T * F),
     hr: {
-      q: loraBuf(dtype, p.q, T), k: loraBuf(dtype, p.k, T), v: loraBuf(dtype, p.v, T), o: loraBuf(dtype, p.o, T),
-      gate: loraBuf(dtype, p.gate, T), up: loraBuf(dtype, p.up, T), down: loraBuf(dtype, p.down, T),
+      q: loraBuf(dtype, p.q, T),
+      k: loraBuf(dtype, p.k, T),
+      v: loraBuf(dtype, p.v, T),
+      o: loraBuf(dtype, p.o, T),
+      gate: loraBuf(dtype, p.gate, T),
+      up: loraBuf(dtype, p.up, T),
+      down: loraBuf(dtype, p.down, T),
     },
     probs: probsSize > 0 ? allocFloat(dtype, probsSize) : null,
   };

@@ -69,9 +69,7 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
  * path plus the attention branch). Parameter gradients accumulate. `needInputGrad = false` (the
  * first layer when the embeddings are frozen) skips the gradient wrt x where nothing else needs it.
  */
-export function attentionBlockBackward(
-  c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch, needInputGrad = true,
-): void {
+export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: LayerActivations, x: FloatArray, sc: Scratch, needInputGrad = true): void {
   const { k, config, T } = c;
   const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   // Recompute what the forward pass did not keep: the normed input (and the probabilities when
@@ -137,9 +135,19 @@ function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc:
     // The output goes to scratch: only the probabilities are wanted.
     k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale, c.window);
     k.attentionBackward(
-      sc.dattn.subarray(a * qw, b * qw), q, kk, v, sc.probs,
-      sc.dq.subarray(a * qw, b * qw), sc.dk.subarray(a * kw, b * kw), sc.dv.subarray(a * kw, b * kw),
-      local, H, Hkv, d, c.attnScale,
+      sc.dattn.subarray(a * qw, b * qw),
+      q,
+      kk,
+      v,
+      sc.probs,
+      sc.dq.subarray(a * qw, b * qw),
+      sc.dk.subarray(a * kw, b * kw),
+      sc.dv.subarray(a * kw, b * kw),
+      local,
+      H,
+      Hkv,
+      d,
+      c.attnScale,
     );
   }
 }

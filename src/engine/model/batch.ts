@@ -66,7 +66,9 @@ export function packBatch(batch: readonly SequenceInput[], loss: ResolvedLoss, c
     const K = datum.targetWidth ?? 1;
     if (!Number.isInteger(K) || K < 1) throw new InvalidArgumentError(`datum ${s}: target_tokens has ${K} columns; expected a positive integer`);
     if (K > 1 && loss.name !== "cross_entropy") {
-      throw new InvalidArgumentError(`datum ${s}: target_tokens has shape [${N}, ${K}]; only cross_entropy takes several targets per position (${loss.name} takes shape [N])`);
+      throw new InvalidArgumentError(
+        `datum ${s}: target_tokens has shape [${N}, ${K}]; only cross_entropy takes several targets per position (${loss.name} takes shape [N])`,
+      );
     }
     width = Math.max(width, K);
     if (N === 0) throw new InvalidArgumentError(`datum ${s}: model_input is empty (a datum needs at least one token)`);
@@ -90,7 +92,9 @@ export function packBatch(batch: readonly SequenceInput[], loss: ResolvedLoss, c
       const columns = key === "target_tokens" || key === "weights" ? K : 1;
       if (values.length !== N * columns) {
         if (columns === 1) throw new InvalidArgumentError(`datum ${s}: loss input "${key}" has length ${values.length} but model_input has ${N} tokens`);
-        throw new InvalidArgumentError(`datum ${s}: loss input "${key}" has length ${values.length}; expected [${N}, ${K}] (${N * K} values, like target_tokens)`);
+        throw new InvalidArgumentError(
+          `datum ${s}: loss input "${key}" has length ${values.length}; expected [${N}, ${K}] (${N * K} values, like target_tokens)`,
+        );
       }
       if (key === "target_tokens") checkIds(values, "target_tokens", s, config.vocabSize);
       else checkFinite(values, key, s);

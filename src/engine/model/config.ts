@@ -111,15 +111,22 @@ export function projectionHasBias(config: ModelConfig, proj: ProjectionName): bo
 export function projectionShape(config: ModelConfig, proj: ProjectionName): [number, number] {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   switch (proj) {
-    case "q_proj": return [H * d, D];
+    case "q_proj":
+      return [H * d, D];
     case "k_proj":
-    case "v_proj": return [Hkv * d, D];
-    case "o_proj": return [D, H * d];
+    case "v_proj":
+      return [Hkv * d, D];
+    case "o_proj":
+      return [D, H * d];
     case "gate_proj":
-    case "up_proj": return [F, D];
-    case "down_proj": return [D, F];
-    case "qkv_proj": return [(H + 2 * Hkv) * d, D];
-    case "gate_up_proj": return [2 * F, D];
+    case "up_proj":
+      return [F, D];
+    case "down_proj":
+      return [D, F];
+    case "qkv_proj":
+      return [(H + 2 * Hkv) * d, D];
+    case "gate_up_proj":
+      return [2 * F, D];
   }
 }
 
@@ -142,8 +149,10 @@ export function layerNormNames(config: ModelConfig, layer: number): LayerNormNam
   }
   if (config.normPlacement === "sandwich") {
     return {
-      attnIn: at("input_layernorm"), attnOut: at("post_attention_layernorm"),
-      mlpIn: at("pre_feedforward_layernorm"), mlpOut: at("post_feedforward_layernorm"),
+      attnIn: at("input_layernorm"),
+      attnOut: at("post_attention_layernorm"),
+      mlpIn: at("pre_feedforward_layernorm"),
+      mlpOut: at("post_feedforward_layernorm"),
     };
   }
   return { attnIn: at("input_layernorm"), attnOut: null, mlpIn: at("post_attention_layernorm"), mlpOut: null };
@@ -167,7 +176,10 @@ function isObject(v: unknown): v is Json {
 }
 
 class FieldReader {
-  constructor(private readonly json: Json, readonly source: string) {}
+  constructor(
+    private readonly json: Json,
+    readonly source: string,
+  ) {}
 
   fail(field: string, expected: string, value: unknown): never {
     throw new Error(`${this.source}: field "${field}" must be ${expected}, got ${JSON.stringify(value)}`);
@@ -198,7 +210,15 @@ class FieldReader {
   }
 }
 
-const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = { llama: 2048, qwen2: 32768, qwen3: 32768, olmo2: 2048, gemma3_text: 131072, smollm3: 32768, phi3: 4096 };
+const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = {
+  llama: 2048,
+  qwen2: 32768,
+  qwen3: 32768,
+  olmo2: 2048,
+  gemma3_text: 131072,
+  smollm3: 32768,
+  phi3: 4096,
+};
 /** transformers' rms_norm_eps default per family. */
 const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5, gemma3_text: 1e-6, smollm3: 1e-6, phi3: 1e-5 };
 
@@ -245,11 +265,12 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   // Newer transformers keep theta and scaling in rope_parameters; hub files mostly use the top level.
   const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : undefined;
   const defaultTheta = smollm3 ? 2_000_000 : 10000;
-  const ropeTheta = ropeParams && ropeParams.rope_theta !== undefined
-    ? r.positive("rope_theta", defaultTheta, ropeParams, "rope_parameters.rope_theta")
-    : r.positive("rope_theta", defaultTheta);
+  const ropeTheta =
+    ropeParams && ropeParams.rope_theta !== undefined
+      ? r.positive("rope_theta", defaultTheta, ropeParams, "rope_parameters.rope_theta")
+      : r.positive("rope_theta", defaultTheta);
   // Gemma keeps one rope entry per layer type (parseGemma reads them).
-  const scalingJson = gemma ? null : json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null);
+  const scalingJson = gemma ? null : (json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null));
   const ropeScaling = parseRopeScaling(scalingJson, r, json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters");
 
   let attentionBias: boolean;

@@ -49,8 +49,13 @@ export interface HeadResult {
  * in acts.scratch.dres and accumulates the head's and final norm's parameter gradients.
  */
 export function headForwardLoss(
-  c: BatchContext, dtype: Dtype, params: ModelParams, acts: BatchActivations, batch: PackedBatch,
-  loss: ResolvedLoss, backward: boolean,
+  c: BatchContext,
+  dtype: Dtype,
+  params: ModelParams,
+  acts: BatchActivations,
+  batch: PackedBatch,
+  loss: ResolvedLoss,
+  backward: boolean,
 ): HeadResult {
   const { k, config, T } = c;
   const { hiddenSize: D, vocabSize: V, rmsNormEps: eps } = config;
@@ -65,7 +70,9 @@ export function headForwardLoss(
   const dnormed = sc.dxn;
   const extra = batch.width - 1;
   const result: HeadResult = {
-    logprobs: new Float64Array(T), losses: new Float64Array(T), extraLogprobs: extra > 0 ? new Float64Array(T * extra) : null,
+    logprobs: new Float64Array(T),
+    losses: new Float64Array(T),
+    extraLogprobs: extra > 0 ? new Float64Array(T * extra) : null,
   };
   const inputs: TokenInputs = { weight: 1, advantage: 0, samplerLogprob: 0 };
 
@@ -102,8 +109,14 @@ export function headForwardLoss(
  * one-hot at t_0; softTargetsBackward then moves each dlp_k's one-hot from t_0 to t_k.
  */
 function softTargetsForward(
-  batch: PackedBatch, result: HeadResult, logits: FloatArray, lse: FloatArray, dlp: FloatArray,
-  r0: number, rows: number, V: number,
+  batch: PackedBatch,
+  result: HeadResult,
+  logits: FloatArray,
+  lse: FloatArray,
+  dlp: FloatArray,
+  r0: number,
+  rows: number,
+  V: number,
 ): void {
   const extra = batch.width - 1;
   const { extraTargets, extraWeights } = batch;

@@ -55,14 +55,17 @@ function validate(m: PassInputs, cache: KvCache, tokens: Int32Array, positions: 
   const next = new Map<number, number>();
   for (let i = 0; i < n; i++) {
     const tok = tokens[i];
-    if (tok < 0 || tok >= m.config.vocabSize) throw new Error(`forwardIncremental: tokens[${i}] = ${tok} is outside the vocabulary (size ${m.config.vocabSize})`);
+    if (tok < 0 || tok >= m.config.vocabSize)
+      throw new Error(`forwardIncremental: tokens[${i}] = ${tok} is outside the vocabulary (size ${m.config.vocabSize})`);
     const s = slots[i];
     if (s < 0 || s >= cache.slots) throw new Error(`forwardIncremental: cacheSlots[${i}] = ${s} is outside 0..${cache.slots - 1}`);
     const p = positions[i];
     if (p < 0 || p >= cache.maxTokens) throw new Error(`forwardIncremental: positions[${i}] = ${p} is outside the cache (0..${cache.maxTokens - 1})`);
     const expected = next.get(s);
     if (expected === undefined ? p > cache.lengths[s] : p !== expected) {
-      throw new Error(`forwardIncremental: positions[${i}] = ${p} for slot ${s} leaves a gap or reorders (expected ${expected ?? `at most ${cache.lengths[s]}`})`);
+      throw new Error(
+        `forwardIncremental: positions[${i}] = ${p} for slot ${s} leaves a gap or reorders (expected ${expected ?? `at most ${cache.lengths[s]}`})`,
+      );
     }
     next.set(s, p + 1);
   }
@@ -76,7 +79,12 @@ function validate(m: PassInputs, cache: KvCache, tokens: Int32Array, positions: 
  * their K/V to the cache, and returns logits [logitRows.length, V] (all rows by default).
  */
 export function forwardIncremental(
-  m: PassInputs, cache: KvCache, tokens: Int32Array, positions: Int32Array, slots: Int32Array, logitRows?: Int32Array,
+  m: PassInputs,
+  cache: KvCache,
+  tokens: Int32Array,
+  positions: Int32Array,
+  slots: Int32Array,
+  logitRows?: Int32Array,
 ): FloatArray {
   const n = tokens.length;
   const rowsWanted = logitRows ?? Int32Array.from({ length: n }, (_, i) => i);
@@ -114,8 +122,18 @@ export function forwardIncremental(
       const base = slots[i] * slotSize;
       lens[0] = positions[i] + 1;
       k.attentionDecode(
-        la.q.subarray(i * qw, (i + 1) * qw), kc.subarray(base, base + slotSize), vc.subarray(base, base + slotSize),
-        sc.attn.subarray(i * qw, (i + 1) * qw), lens, 1, H, Hkv, d, maxT, c.attnScale, c.window,
+        la.q.subarray(i * qw, (i + 1) * qw),
+        kc.subarray(base, base + slotSize),
+        vc.subarray(base, base + slotSize),
+        sc.attn.subarray(i * qw, (i + 1) * qw),
+        lens,
+        1,
+        H,
+        Hkv,
+        d,
+        maxT,
+        c.attnScale,
+        c.window,
       );
     }
     attentionOutputForward(c, p, la, x, sc.attn, sc);

@@ -7,9 +7,7 @@ import type { Linear } from "./tensor.ts";
  * y[rows, out] = x W^T (+ b) (+ s (x A^T) B^T). `hr` ([rows, rank]) receives x A^T when the layer
  * has an adapter (kept for the backward pass). `ones` holds at least `rows` ones (bias as a GEMM).
  */
-export function linearForward(
-  k: Kernels, lin: Linear, x: FloatArray, rows: number, y: FloatArray, hr: FloatArray | null, ones: FloatArray,
-): void {
+export function linearForward(k: Kernels, lin: Linear, x: FloatArray, rows: number, y: FloatArray, hr: FloatArray | null, ones: FloatArray): void {
   const { inDim, outDim } = lin;
   k.gemm(false, true, rows, outDim, inDim, 1, x, lin.weight.data, 0, y);
   if (lin.bias !== null) k.gemm(false, false, rows, outDim, 1, 1, ones, lin.bias.data, 1, y);
@@ -26,8 +24,16 @@ export function linearForward(
  * dx null skips it). `dhr` is [rows, rank] scratch.
  */
 export function linearBackward(
-  k: Kernels, lin: Linear, x: FloatArray, rows: number, hr: FloatArray | null, dy: FloatArray,
-  dx: FloatArray | null, dxBeta: 0 | 1, dhr: FloatArray, ones: FloatArray,
+  k: Kernels,
+  lin: Linear,
+  x: FloatArray,
+  rows: number,
+  hr: FloatArray | null,
+  dy: FloatArray,
+  dx: FloatArray | null,
+  dxBeta: 0 | 1,
+  dhr: FloatArray,
+  ones: FloatArray,
 ): void {
   const { inDim, outDim } = lin;
   const w = lin.weight;

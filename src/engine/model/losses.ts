@@ -47,7 +47,9 @@ export function resolveLoss(name: string, config: Record<string, number> | undef
   for (const [key, value] of Object.entries(config ?? {})) {
     if (!(key in def.config)) {
       const known = Object.keys(def.config);
-      throw new InvalidArgumentError(`loss_fn_config key ${JSON.stringify(key)} is not used by ${name}; ${known.length > 0 ? `known keys: ${known.join(", ")}` : "it takes no config"}`);
+      throw new InvalidArgumentError(
+        `loss_fn_config key ${JSON.stringify(key)} is not used by ${name}; ${known.length > 0 ? `known keys: ${known.join(", ")}` : "it takes no config"}`,
+      );
     }
     if (typeof value !== "number" || !Number.isFinite(value)) {
       throw new InvalidArgumentError(`loss_fn_config.${key} for ${name} must be a finite number, got ${String(value)}`);
@@ -76,7 +78,7 @@ export interface TokenLoss {
 }
 
 function clamp(x: number, lo: number, hi: number): number {
-  return x < lo ? lo : x > hi ? hi : x;
+  return x < lo ? lo : Math.min(x, hi);
 }
 
 export function tokenLoss(loss: ResolvedLoss, lp: number, t: TokenInputs): TokenLoss {

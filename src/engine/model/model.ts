@@ -58,7 +58,11 @@ export class EngineModel {
   readonly dtype: Dtype;
 
   private constructor(
-    readonly config: ModelConfig, readonly setup: TrainableSetup, readonly kernels: Kernels, params: ModelParams, dtype: Dtype,
+    readonly config: ModelConfig,
+    readonly setup: TrainableSetup,
+    readonly kernels: Kernels,
+    params: ModelParams,
+    dtype: Dtype,
   ) {
     this.params = params;
     this.dtype = dtype;
@@ -72,9 +76,7 @@ export class EngineModel {
    * (HalfArray) stay 16-bit and the kernels widen them as they read them. Full mode (and float64)
    * trains float copies.
    */
-  static create(
-    config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, kernels: Kernels, options: EngineModelOptions = {},
-  ): EngineModel {
+  static create(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, kernels: Kernels, options: EngineModelOptions = {}): EngineModel {
     const dtype = options.dtype ?? "float32";
     if (dtype === "float64" && kernels.name !== "reference") {
       throw new Error(`EngineModel: dtype float64 needs the reference kernels (got "${kernels.name}", which runs float32 only)`);
@@ -92,9 +94,7 @@ export class EngineModel {
    * `backward = false` is Tinker's `forward`: no gradient is touched. With `backward`, gradients
    * add to those of earlier calls until optimStep.
    */
-  forwardBackward(
-    batch: SequenceInput[], lossFn: LossFnName, lossFnConfig: Record<string, number> | undefined, backward: boolean,
-  ): ForwardBackwardResult {
+  forwardBackward(batch: SequenceInput[], lossFn: LossFnName, lossFnConfig: Record<string, number> | undefined, backward: boolean): ForwardBackwardResult {
     const loss = resolveLoss(lossFn, lossFnConfig);
     const packed = packBatch(batch, loss, this.config);
     const logprobs: Float32Array[] = [];
@@ -140,12 +140,16 @@ export class EngineModel {
       const src = tensors.get(t.name);
       if (src === undefined) throw new Error(`loadTrainableTensors: tensor "${t.name}" is missing`);
       if (src.length !== t.data.length) {
-        throw new Error(`loadTrainableTensors: tensor "${t.name}" has ${src.length} elements, expected shape [${t.shape.join(", ")}] (${t.data.length} elements)`);
+        throw new Error(
+          `loadTrainableTensors: tensor "${t.name}" has ${src.length} elements, expected shape [${t.shape.join(", ")}] (${t.data.length} elements)`,
+        );
       }
     }
     const extra = [...tensors.keys()].filter((n) => !known.has(n));
     if (extra.length > 0) {
-      throw new Error(`loadTrainableTensors: unexpected tensor(s) for this ${this.setup.mode} model: ${extra.slice(0, 5).join(", ")}${extra.length > 5 ? ", ..." : ""}`);
+      throw new Error(
+        `loadTrainableTensors: unexpected tensor(s) for this ${this.setup.mode} model: ${extra.slice(0, 5).join(", ")}${extra.length > 5 ? ", ..." : ""}`,
+      );
     }
     for (const t of this.params.trainable) t.data.set(tensors.get(t.name) as Float32Array);
   }

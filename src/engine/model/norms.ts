@@ -9,7 +9,11 @@ import type { ModelParams } from "./params.ts";
 export class NormWeights {
   private readonly effective = new Map<Tensor, FloatArray>();
 
-  constructor(private readonly offset: boolean, private readonly tensors: readonly Tensor[], dtype: Dtype) {
+  constructor(
+    private readonly offset: boolean,
+    private readonly tensors: readonly Tensor[],
+    dtype: Dtype,
+  ) {
     if (offset) for (const t of tensors) this.effective.set(t, allocFloat(dtype, t.data.length));
     this.refresh();
   }
@@ -26,7 +30,7 @@ export class NormWeights {
 
   /** The array the kernels multiply by for norm tensor `t`. */
   get(t: Tensor): FloatArray {
-    return this.offset ? (this.effective.get(t) as FloatArray) : t.data as FloatArray;
+    return this.offset ? (this.effective.get(t) as FloatArray) : (t.data as FloatArray);
   }
 }
 

@@ -28,7 +28,10 @@ export class AdamW {
   private readonly m = new Map<string, FloatArray>();
   private readonly v = new Map<string, FloatArray>();
 
-  constructor(private readonly params: readonly Tensor[], private readonly dtype: Dtype) {
+  constructor(
+    private readonly params: readonly Tensor[],
+    private readonly dtype: Dtype,
+  ) {
     this.reset();
   }
 
@@ -84,7 +87,8 @@ export class AdamW {
       for (const p of this.params) {
         const t = map.get(p.name);
         if (t === undefined) throw new Error(`optimizer state: ${which} is missing tensor "${p.name}"`);
-        if (t.length !== p.data.length) throw new Error(`optimizer state: ${which}["${p.name}"] has ${t.length} elements, expected ${p.data.length} (shape [${p.shape.join(", ")}])`);
+        if (t.length !== p.data.length)
+          throw new Error(`optimizer state: ${which}["${p.name}"] has ${t.length} elements, expected ${p.data.length} (shape [${p.shape.join(", ")}])`);
       }
       if (map.size !== this.params.length) {
         const known = new Set(this.params.map((p) => p.name));

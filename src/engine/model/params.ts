@@ -3,8 +3,18 @@
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { isValidLoraRank, LORA_RANK_RULE } from "../../tinker/loraRank.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, expectedTensorShapes, isAttentionProjection, layerNormNames, projectionHasBias, projectionPrefix, projectionShape,
-  qkNormWidths, shapeSize, type ModelConfig, type ProjectionName,
+  ATTENTION_PROJECTIONS,
+  MLP_PROJECTIONS,
+  expectedTensorShapes,
+  isAttentionProjection,
+  layerNormNames,
+  projectionHasBias,
+  projectionPrefix,
+  projectionShape,
+  qkNormWidths,
+  shapeSize,
+  type ModelConfig,
+  type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
 import { weightView, type BaseArray } from "../kernels/halfArray.ts";
@@ -55,7 +65,8 @@ export function validateSetup(setup: TrainableSetup): void {
     throw new InvalidArgumentError(`trainable setup: seed must be an integer, got ${setup.seed}`);
   }
   if (setup.mode === "full") return;
-  if (setup.mode !== "lora") throw new InvalidArgumentError(`trainable setup: mode must be "lora" or "full", got ${JSON.stringify((setup as { mode: unknown }).mode)}`);
+  if (setup.mode !== "lora")
+    throw new InvalidArgumentError(`trainable setup: mode must be "lora" or "full", got ${JSON.stringify((setup as { mode: unknown }).mode)}`);
   const r = setup.rank;
   if (!isValidLoraRank(r)) {
     throw new InvalidArgumentError(`LoRA rank must be ${LORA_RANK_RULE}, got ${r}`);
@@ -80,7 +91,9 @@ export function validateWeights(config: ModelConfig, weights: Map<string, BaseAr
     }
   }
   if (missing.length > 0) {
-    throw new Error(`weights: ${missing.length} tensor(s) missing for a ${config.modelType} model with ${config.numLayers} layers: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
+    throw new Error(
+      `weights: ${missing.length} tensor(s) missing for a ${config.modelType} model with ${config.numLayers} layers: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`,
+    );
   }
   const unexpected: string[] = [];
   for (const name of weights.keys()) {
@@ -91,7 +104,9 @@ export function validateWeights(config: ModelConfig, weights: Map<string, BaseAr
     unexpected.push(name);
   }
   if (unexpected.length > 0) {
-    throw new Error(`weights: ${unexpected.length} unexpected tensor(s) for a ${config.modelType} model: ${unexpected.slice(0, 5).join(", ")}${unexpected.length > 5 ? ", ..." : ""}`);
+    throw new Error(
+      `weights: ${unexpected.length} unexpected tensor(s) for a ${config.modelType} model: ${unexpected.slice(0, 5).join(", ")}${unexpected.length > 5 ? ", ..." : ""}`,
+    );
   }
 }
 
@@ -186,7 +201,13 @@ export function splitLinear(lin: Linear, rows: readonly number[]): Linear[] {
   for (const n of rows) {
     const r1 = r0 + n;
     const lora = lin.lora === null ? null : { ...lin.lora, b: rowsOf(lin.lora.b, lin.lora.rank, r0, r1) };
-    out.push({ inDim: lin.inDim, outDim: n, weight: rowsOf(lin.weight, lin.inDim, r0, r1), bias: lin.bias === null ? null : rowsOf(lin.bias, 1, r0, r1), lora });
+    out.push({
+      inDim: lin.inDim,
+      outDim: n,
+      weight: rowsOf(lin.weight, lin.inDim, r0, r1),
+      bias: lin.bias === null ? null : rowsOf(lin.bias, 1, r0, r1),
+      lora,
+    });
     r0 = r1;
   }
   return out;

@@ -29,8 +29,8 @@ export interface PassInputs {
 
 /** The PassInputs of a model: RoPE tables and norm weights derived from its config and params. */
 export function passInputs(k: Kernels, dtype: Dtype, config: ModelConfig, params: ModelParams, arena?: ActivationArena): PassInputs {
-  const local = config.ropeThetaLocal !== undefined && config.ropeThetaLocal !== config.ropeTheta
-    ? toDtype(dtype, ropeInvFreq(config, config.ropeThetaLocal)) : null;
+  const local =
+    config.ropeThetaLocal !== undefined && config.ropeThetaLocal !== config.ropeTheta ? toDtype(dtype, ropeInvFreq(config, config.ropeThetaLocal)) : null;
   const norms = new NormWeights(config.normOffset === true, normTensors(params), dtype);
   return { k, dtype, config, params, invFreq: toDtype(dtype, ropeInvFreq(config)), invFreqLocal: local, norms, arena };
 }
@@ -40,7 +40,15 @@ export function batchContext(m: PassInputs, T: number, positions: Int32Array, se
   // Full training changes the norm weights in place between passes.
   m.norms.refresh();
   return {
-    k: m.k, config: m.config, T, positions, seqStarts, invFreq: m.invFreq, attnScale: attentionScale(m.config), window: 0, rope: true,
+    k: m.k,
+    config: m.config,
+    T,
+    positions,
+    seqStarts,
+    invFreq: m.invFreq,
+    attnScale: attentionScale(m.config),
+    window: 0,
+    rope: true,
     normWeight: (t) => m.norms.get(t),
   };
 }
@@ -57,9 +65,8 @@ export function forwardBackwardPass(m: PassInputs, batch: PackedBatch, loss: Res
   const T = batch.T;
   const c = batchContext(m, T, batch.positions, batch.seqStarts);
   const rope: RopeTables = m;
-  const acts = m.arena !== undefined
-    ? m.arena.get(dtype, config, params, batch.seqStarts, backward)
-    : allocActivations(dtype, config, params, batch.seqStarts, backward);
+  const acts =
+    m.arena !== undefined ? m.arena.get(dtype, config, params, batch.seqStarts, backward) : allocActivations(dtype, config, params, batch.seqStarts, backward);
   const sc = acts.scratch;
   const D = config.hiddenSize;
   k.embeddingForward(params.embed.data, batch.tokens, acts.residual[0], T, D);

@@ -10,7 +10,7 @@ export function ropeInvFreq(config: ModelConfig, theta = config.ropeTheta): Floa
   const out = new Float64Array(half);
   for (let i = 0; i < half; i++) {
     const exponent = Math.fround((2 * i) / d);
-    out[i] = Math.fround(1 / Math.fround(Math.pow(theta, exponent)));
+    out[i] = Math.fround(1 / Math.fround(theta ** exponent));
   }
   const s = config.ropeScaling;
   if (s !== null) {

@@ -68,7 +68,10 @@ function readModelFolder<T>(dir: string, read: (file: string, names: string[] | 
   for (const [shard, names] of [...byShard.entries()].sort()) {
     const file = join(dir, shard);
     if (!existsSync(file)) {
-      throw new SafetensorsError(indexPath, `lists shard ${shard} (for ${names.length} tensors, e.g. ${names[0]}) but ${file} does not exist; the download is incomplete`);
+      throw new SafetensorsError(
+        indexPath,
+        `lists shard ${shard} (for ${names.length} tensors, e.g. ${names[0]}) but ${file} does not exist; the download is incomplete`,
+      );
     }
     const header = readSafetensorsHeader(file);
     const missing = names.filter((n) => !header.entries.has(n));
@@ -84,14 +87,9 @@ function readModelFolder<T>(dir: string, read: (file: string, names: string[] | 
  * Writes tensors as a model folder: one model.safetensors when they fit in `maxShardBytes`
  * (default 2 GiB), otherwise numbered shards plus the index file.
  */
-export function writeModelSafetensors(
-  dir: string,
-  tensors: Map<string, TensorToWrite>,
-  options: WriteOptions & { maxShardBytes?: number } = {},
-): number {
+export function writeModelSafetensors(dir: string, tensors: Map<string, TensorToWrite>, options: WriteOptions & { maxShardBytes?: number } = {}): number {
   const maxShard = options.maxShardBytes ?? 2 * 1024 ** 3;
-  const elementBytes = (t: TensorToWrite): number =>
-    t.data instanceof Float32Array ? (options.dtype === "BF16" ? 2 : 4) : t.data.BYTES_PER_ELEMENT;
+  const elementBytes = (t: TensorToWrite): number => (t.data instanceof Float32Array ? (options.dtype === "BF16" ? 2 : 4) : t.data.BYTES_PER_ELEMENT);
   const names = [...tensors.keys()].sort();
   const shards: string[][] = [[]];
   let current = 0;

@@ -6,20 +6,45 @@ export { bf16ToFloat32, f16ToFloat32 } from "../kernels/halfArray.ts";
 
 /** Every dtype string the format defines; anything else in a header is a corrupt or foreign file. */
 export const KNOWN_DTYPES = new Set([
-  "BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64", "U64", "C64",
-  "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F6_E2M3", "F6_E3M2", "F4",
+  "BOOL",
+  "U8",
+  "I8",
+  "I16",
+  "U16",
+  "F16",
+  "BF16",
+  "I32",
+  "U32",
+  "F32",
+  "F64",
+  "I64",
+  "U64",
+  "C64",
+  "F8_E5M2",
+  "F8_E4M3",
+  "F8_E8M0",
+  "F8_E4M3FNUZ",
+  "F8_E5M2FNUZ",
+  "F6_E2M3",
+  "F6_E3M2",
+  "F4",
 ]);
 
 /** Bytes per element of the dtypes this engine reads. */
 export const DTYPE_SIZE: Readonly<Record<string, number>> = {
-  F32: 4, BF16: 2, F16: 2, F64: 8, I32: 4, I64: 8,
+  F32: 4,
+  BF16: 2,
+  F16: 2,
+  F64: 8,
+  I32: 4,
+  I64: 8,
 };
 
 export type ReadableDType = "F32" | "BF16" | "F16" | "F64" | "I32" | "I64";
 export type WritableDType = "F32" | "BF16";
 
 export function isReadableDType(dtype: string): dtype is ReadableDType {
-  return Object.prototype.hasOwnProperty.call(DTYPE_SIZE, dtype);
+  return Object.hasOwn(DTYPE_SIZE, dtype);
 }
 
 /** Round-to-nearest-even narrowing, as torch does; NaN stays a quiet NaN with its sign. */
@@ -65,12 +90,12 @@ export function float32ToF16(src: Float32Array): Uint16Array {
       let h = mant >>> shift;
       const rem = mant & ((1 << shift) - 1);
       const half = 1 << (shift - 1);
-      if (rem > half || (rem === half && (h & 1))) h++;
+      if (rem > half || (rem === half && h & 1)) h++;
       out[i] = sign | h;
     } else {
       let h = (e << 10) | (mant >>> 13);
       const rem = mant & 0x1fff;
-      if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++;
+      if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
       out[i] = sign | h;
     }
   }

@@ -36,7 +36,12 @@ export function nativeFileReader(required = false): NativeFileReader | null {
     handles: (dtype) => CODES[dtype] !== undefined,
     read(file, dataStart, entries) {
       const dsts = entries.map((e) => new Float32Array((e.end - e.begin) / (SIZES[e.dtype] as number)));
-      k.widenFromFile(file, Float64Array.from(entries, (e) => dataStart + e.begin), Int32Array.from(entries, (e) => CODES[e.dtype] as number), dsts);
+      k.widenFromFile(
+        file,
+        Float64Array.from(entries, (e) => dataStart + e.begin),
+        Int32Array.from(entries, (e) => CODES[e.dtype] as number),
+        dsts,
+      );
       return new Map(entries.map((e, i) => [e.name, dsts[i] as Float32Array]));
     },
   };

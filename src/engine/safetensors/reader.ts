@@ -138,7 +138,10 @@ function checkOverlaps(file: string, entries: Map<string, SafetensorsEntry>): vo
     const prev = sorted[i - 1]!;
     const cur = sorted[i]!;
     if (cur.begin < prev.end) {
-      throw new SafetensorsError(file, `tensors ${JSON.stringify(prev.name)} [${prev.begin}, ${prev.end}] and ${JSON.stringify(cur.name)} [${cur.begin}, ${cur.end}] overlap`);
+      throw new SafetensorsError(
+        file,
+        `tensors ${JSON.stringify(prev.name)} [${prev.begin}, ${prev.end}] and ${JSON.stringify(cur.name)} [${cur.begin}, ${cur.end}] overlap`,
+      );
     }
   }
 }
@@ -177,7 +180,10 @@ function decode(file: string, entry: SafetensorsEntry, buf: Buffer): TensorValue
     case "I64":
       return new BigInt64Array(ab, buf.byteOffset, bytes / 8);
     default:
-      throw new SafetensorsError(file, `tensor ${JSON.stringify(entry.name)}: dtype ${entry.dtype} is not supported by this engine (supported: F32, BF16, F16, F64, I32, I64)`);
+      throw new SafetensorsError(
+        file,
+        `tensor ${JSON.stringify(entry.name)}: dtype ${entry.dtype} is not supported by this engine (supported: F32, BF16, F16, F64, I32, I64)`,
+      );
   }
 }
 

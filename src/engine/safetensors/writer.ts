@@ -80,15 +80,11 @@ function tensorsOf(tensors: Map<string, TensorToWrite> | Record<string, TensorTo
 }
 
 /** Writes `file` atomically (temporary file in the same folder, fsync, rename). Returns bytes written. */
-export function writeSafetensors(
-  file: string,
-  tensors: Map<string, TensorToWrite> | Record<string, TensorToWrite>,
-  options: WriteOptions = {},
-): number {
+export function writeSafetensors(file: string, tensors: Map<string, TensorToWrite> | Record<string, TensorToWrite>, options: WriteOptions = {}): number {
   const floatType = options.dtype ?? "F32";
   const planned = tensorsOf(tensors)
     .map(([name, t]) => plan(name, t, floatType))
-    .sort((a, b) => (SIZE_ORDER[b.dtype]! - SIZE_ORDER[a.dtype]!) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort((a, b) => SIZE_ORDER[b.dtype]! - SIZE_ORDER[a.dtype]! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const header = buildHeader(planned, options.metadata);
   const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
   const fd = openSync(tmp, "w");

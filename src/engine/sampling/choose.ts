@@ -55,7 +55,7 @@ function topKIds(z: Float32Array, k: number): number[] {
   for (let id = 0; id < z.length; id++) {
     if (heap.length < k) {
       heap.push(id);
-      for (let i = heap.length - 1; i > 0;) {
+      for (let i = heap.length - 1; i > 0; ) {
         const parent = (i - 1) >> 1;
         if (!worse(heap[i], heap[parent])) break;
         [heap[i], heap[parent]] = [heap[parent], heap[i]];
@@ -66,7 +66,7 @@ function topKIds(z: Float32Array, k: number): number[] {
       siftDown(0);
     }
   }
-  return heap.sort((a, b) => (z[b] - z[a]) || a - b);
+  return heap.sort((a, b) => z[b] - z[a] || a - b);
 }
 
 // exp(z/T - max) per token, reused between calls (one worker thread, one call at a time).
@@ -115,7 +115,7 @@ function topPIds(z: Float32Array, w: Float64Array, total: number, p: number): nu
     if (bucketOf[i] < cross) count++;
     else if (bucketOf[i] === cross) tie.push(i);
   }
-  tie.sort((a, b) => (z[b] - z[a]) || a - b);
+  tie.sort((a, b) => z[b] - z[a] || a - b);
   const keepTie = new Set<number>();
   for (const id of tie) {
     if (count > 0 && above / total >= p) break;

@@ -15,7 +15,11 @@ export class KvCache {
   readonly v: Float32Array[] = [];
   private readonly perSlot: number;
 
-  constructor(readonly config: ModelConfig, readonly slots: number, readonly maxLen: number) {
+  constructor(
+    readonly config: ModelConfig,
+    readonly slots: number,
+    readonly maxLen: number,
+  ) {
     this.perSlot = config.numKvHeads * maxLen * config.headDim;
     for (let l = 0; l < config.numLayers; l++) {
       this.k.push(new Float32Array(slots * this.perSlot));
@@ -41,7 +45,10 @@ export class KvCache {
     const out = new KvCache(this.config, Math.max(slots, this.slots), Math.max(maxLen, this.maxLen));
     const { numKvHeads: Hkv, headDim: d } = this.config;
     for (let l = 0; l < this.k.length; l++) {
-      for (const [src, dst] of [[this.k[l], out.k[l]], [this.v[l], out.v[l]]] as const) {
+      for (const [src, dst] of [
+        [this.k[l], out.k[l]],
+        [this.v[l], out.v[l]],
+      ] as const) {
         for (let s = 0; s < this.slots; s++) {
           const len = lengths[s] ?? 0;
           if (len === 0) continue;
@@ -99,7 +106,11 @@ export class ForwardScratch {
   readonly lens: Int32Array;
   readonly out: Float32Array;
 
-  constructor(c: ModelConfig, maxRank: number, readonly rows: number) {
+  constructor(
+    c: ModelConfig,
+    maxRank: number,
+    readonly rows: number,
+  ) {
     const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = c;
     const n = rows;
     this.x = new Float32Array(n * D);
@@ -144,7 +155,14 @@ function addBias(k: Kernels, y: Float32Array, bias: Float32Array | null, rows: n
  * caller (the scheduler) owns that. For decode-sized calls the result is a view of the model's
  * reused buffers, valid until its next call.
  */
-export function forwardHidden(m: InferenceModel, cache: KvCache, tokens: Int32Array, positions: Int32Array, slots: Int32Array, rows: Int32Array | null): Float32Array {
+export function forwardHidden(
+  m: InferenceModel,
+  cache: KvCache,
+  tokens: Int32Array,
+  positions: Int32Array,
+  slots: Int32Array,
+  rows: Int32Array | null,
+): Float32Array {
   const { weights: w, kernels: k } = m;
   const c = w.config;
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d, rmsNormEps: eps } = c;

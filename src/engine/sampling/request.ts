@@ -108,7 +108,16 @@ export function resolveSampleRequest(spec: SampleRequestSpec, limits: ModelLimit
   const k = spec.topkPromptLogprobs ?? 0;
   if (!Number.isInteger(k) || k < 0) bad(`topk_prompt_logprobs must be a non-negative integer, got ${k}`);
   return {
-    prompt: spec.prompt, numSamples: spec.numSamples, maxTokens, temperature, topK, topP, seed,
-    stopTokens: tokens, stopStrings: strings, promptLogprobs: spec.promptLogprobs === true, topkPromptLogprobs: Math.min(k, limits.vocabSize),
+    prompt: spec.prompt,
+    numSamples: spec.numSamples,
+    maxTokens,
+    temperature,
+    topK,
+    topP,
+    seed,
+    stopTokens: tokens,
+    stopStrings: strings,
+    promptLogprobs: spec.promptLogprobs === true,
+    topkPromptLogprobs: Math.min(k, limits.vocabSize),
   };
 }

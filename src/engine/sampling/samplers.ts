@@ -32,7 +32,11 @@ export class Sampler implements SamplerHandle {
   private decoderPromise: Promise<TokenDecoder> | null = null;
   readonly limits: ModelLimits;
 
-  constructor(readonly id: string, readonly source: SamplerSource, private readonly registry: SamplerRegistry) {
+  constructor(
+    readonly id: string,
+    readonly source: SamplerSource,
+    private readonly registry: SamplerRegistry,
+  ) {
     this.limits = { vocabSize: source.config.vocabSize, contextLength: source.config.maxPositionEmbeddings };
   }
 
@@ -53,9 +57,10 @@ export class Sampler implements SamplerHandle {
   decoder(): Promise<TokenDecoder> {
     if (this.decoderPromise === null) {
       const dir = this.source.tokenizerDir;
-      this.decoderPromise = dir === undefined
-        ? Promise.reject(new Error(`stop strings need the model's tokenizer, and sampler ${this.id} has no tokenizer folder; pass stop token ids instead`))
-        : loadTokenDecoder(dir);
+      this.decoderPromise =
+        dir === undefined
+          ? Promise.reject(new Error(`stop strings need the model's tokenizer, and sampler ${this.id} has no tokenizer folder; pass stop token ids instead`))
+          : loadTokenDecoder(dir);
       // A failed load is retried by the next request (the files may appear).
       this.decoderPromise.catch(() => (this.decoderPromise = null));
     }

@@ -139,10 +139,13 @@ export class DecodeScheduler {
         enqueue();
         return;
       }
-      handle.decoder().then((d) => {
-        r.decoder = d;
-        enqueue();
-      }, (err: unknown) => reject(err instanceof Error ? err : new Error(String(err))));
+      handle.decoder().then(
+        (d) => {
+          r.decoder = d;
+          enqueue();
+        },
+        (err: unknown) => reject(err instanceof Error ? err : new Error(String(err))),
+      );
     });
   }
 
@@ -325,8 +328,13 @@ export class DecodeScheduler {
     }
     const params: ChooseParams = { temperature: req.temperature, topK: req.topK, topP: req.topP };
     r.sequences = slots.map((slot, i) => ({
-      request: r, slot, seed: sampleSeed(req.seed, i), tokens: [], logprobs: [],
-      matcher: r.decoder !== null ? new StopStringMatcher(req.stopStrings, r.decoder) : null, stopReason: null,
+      request: r,
+      slot,
+      seed: sampleSeed(req.seed, i),
+      tokens: [],
+      logprobs: [],
+      matcher: r.decoder !== null ? new StopStringMatcher(req.stopStrings, r.decoder) : null,
+      stopReason: null,
     }));
     const drawer = this.buffers(st).drawer;
     const last = g.last as Float32Array;
@@ -348,7 +356,7 @@ export class DecodeScheduler {
     s.tokens.push(token);
     s.logprobs.push(logprob);
     if (req.stopTokens.has(token)) s.stopReason = "stop";
-    else if (s.matcher !== null && s.matcher.matches(s.tokens)) s.stopReason = "stop";
+    else if (s.matcher?.matches(s.tokens)) s.stopReason = "stop";
     else if (s.tokens.length >= req.maxTokens) s.stopReason = "length";
   }
 
@@ -431,7 +439,14 @@ export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array)
   const cache = new KvCache(model.weights.config, 1, T);
   const hadScratch = model.scratch !== null;
   const rows = Int32Array.from({ length: Math.max(T - 1, 0) }, (_, i) => i);
-  const hidden = forwardHidden(model, cache, prompt, Int32Array.from({ length: T }, (_, i) => i), new Int32Array(T), rows);
+  const hidden = forwardHidden(
+    model,
+    cache,
+    prompt,
+    Int32Array.from({ length: T }, (_, i) => i),
+    new Int32Array(T),
+    rows,
+  );
   const out: (number | null)[] = [null];
   for (let a = 0; a < T - 1; a += LOGIT_CHUNK) {
     const n = Math.min(LOGIT_CHUNK, T - 1 - a);

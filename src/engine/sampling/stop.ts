@@ -32,7 +32,10 @@ export async function loadTokenDecoder(dir: string): Promise<TokenDecoder> {
 export class StopStringMatcher {
   private readonly window: number;
 
-  constructor(private readonly strings: readonly string[], private readonly decoder: TokenDecoder) {
+  constructor(
+    private readonly strings: readonly string[],
+    private readonly decoder: TokenDecoder,
+  ) {
     // A character takes at most 4 byte-level tokens; a few more cover decoders that merge spaces.
     const longest = Math.max(...strings.map((s) => s.length));
     this.window = 4 * longest + 8;

@@ -7,7 +7,14 @@
 import { HalfArray, toFloat32, weightView, type BaseArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
-  ATTENTION_PROJECTIONS, MLP_PROJECTIONS, layerNormNames, projectionHasBias, projectionPrefix, projectionShape, type ModelConfig, type ProjectionName,
+  ATTENTION_PROJECTIONS,
+  MLP_PROJECTIONS,
+  layerNormNames,
+  projectionHasBias,
+  projectionPrefix,
+  projectionShape,
+  type ModelConfig,
+  type ProjectionName,
 } from "../model/config.ts";
 import { LORA_ALPHA, peftName } from "../model/params.ts";
 
@@ -92,7 +99,8 @@ function projection(base: BaseArray, module: string, outDim: number, inDim: numb
   const a = adapter.tensors.get(aName);
   const b = adapter.tensors.get(bName);
   if (a === undefined && b === undefined) return { weight: base, lora: null };
-  if (a === undefined || b === undefined) throw new Error(`adapter: ${a === undefined ? aName : bName} is missing (its pair ${a === undefined ? bName : aName} is present)`);
+  if (a === undefined || b === undefined)
+    throw new Error(`adapter: ${a === undefined ? aName : bName} is missing (its pair ${a === undefined ? bName : aName} is present)`);
   const r = adapter.rank;
   if (a.length !== r * inDim) throw new Error(`adapter: ${aName} has ${a.length} elements, expected [${r}, ${inDim}]`);
   if (b.length !== outDim * r) throw new Error(`adapter: ${bName} has ${b.length} elements, expected [${outDim}, ${r}]`);
@@ -159,20 +167,26 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
     const [q, kk, v, o] = fused
       ? [...splitProjection(proj(l, "qkv_proj"), D, [H * d, Hkv * d, Hkv * d]), proj(l, "o_proj")]
       : ATTENTION_PROJECTIONS.map((p) => proj(l, p));
-    const [gate, up, down] = fused
-      ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")]
-      : MLP_PROJECTIONS.map((p) => proj(l, p));
+    const [gate, up, down] = fused ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")] : MLP_PROJECTIONS.map((p) => proj(l, p));
     const norms = layerNormNames(config, l);
     layers.push({
       inputNorm: norm(norms.attnIn),
-      q, k: kk, v, o,
-      qBias: bias(l, "q_proj"), kBias: bias(l, "k_proj"), vBias: bias(l, "v_proj"), oBias: bias(l, "o_proj"),
+      q,
+      k: kk,
+      v,
+      o,
+      qBias: bias(l, "q_proj"),
+      kBias: bias(l, "k_proj"),
+      vBias: bias(l, "v_proj"),
+      oBias: bias(l, "o_proj"),
       qNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
       kNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
       attnOutNorm: norm(norms.attnOut),
       postNorm: norm(norms.mlpIn),
       mlpOutNorm: norm(norms.mlpOut),
-      gate, up, down,
+      gate,
+      up,
+      down,
     });
   }
   const embed = need(base, "model.embed_tokens.weight");
@@ -181,7 +195,9 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   if (adapter !== null) {
     const unused = [...adapter.tensors.keys()].filter((n) => !used.has(n));
     if (unused.length > 0) {
-      throw new Error(`adapter: ${unused.length} tensor(s) do not belong to a ${config.modelType} model with ${config.numLayers} layers: ${unused.slice(0, 3).join(", ")}${unused.length > 3 ? ", ..." : ""}`);
+      throw new Error(
+        `adapter: ${unused.length} tensor(s) do not belong to a ${config.modelType} model with ${config.numLayers} layers: ${unused.slice(0, 3).join(", ")}${unused.length > 3 ? ", ..." : ""}`,
+      );
     }
   }
   const maxRank = adapter !== null && used.size > 0 ? adapter.rank : 0;

@@ -27,7 +27,10 @@ export function loadModelWeights(dir: string, config: ModelConfig, options: { vi
   return checkModelTensors(dir, config, readModelSafetensors(dir, options)) as Map<string, Float32Array>;
 }
 
-export function loadModelDir(dir: string, options: { via?: ReadPath } = {}): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
+export function loadModelDir(
+  dir: string,
+  options: { via?: ReadPath } = {},
+): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, Float32Array> } {
   const { config, json } = readModelConfig(dir);
   return { config, configJson: json, weights: loadModelWeights(dir, config, options) };
 }
@@ -43,7 +46,9 @@ export type BaseWeightsMode = "resident" | "fp32";
 export function baseWeightsMode(kernelsName: "native" | "reference"): BaseWeightsMode {
   const env = process.env.COOKBOOK_BASE_WEIGHTS;
   if (env !== undefined && env !== "" && env !== "auto" && env !== "fp32") {
-    throw new Error(`COOKBOOK_BASE_WEIGHTS=${JSON.stringify(env)} is not valid; expected "fp32" (float32 base weights) or "auto" (16-bit matrices kept as mapped from the checkpoint, the default)`);
+    throw new Error(
+      `COOKBOOK_BASE_WEIGHTS=${JSON.stringify(env)} is not valid; expected "fp32" (float32 base weights) or "auto" (16-bit matrices kept as mapped from the checkpoint, the default)`,
+    );
   }
   if (env === "fp32" || kernelsName !== "native" || process.platform === "win32") return "fp32";
   return "resident";
@@ -54,7 +59,10 @@ export function baseWeightsMode(kernelsName: "native" | "reference"): BaseWeight
  * over a memory mapping of its file (loading costs the mapping, not a float32 copy of the model);
  * in "fp32" mode, loadModelDir. F32 checkpoints give float32 either way.
  */
-export function loadBaseModelDir(dir: string, mode: BaseWeightsMode): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, BaseArray> } {
+export function loadBaseModelDir(
+  dir: string,
+  mode: BaseWeightsMode,
+): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, BaseArray> } {
   if (mode === "fp32") return loadModelDir(dir);
   const { config, json } = readModelConfig(dir);
   return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir)) };
@@ -82,11 +90,15 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
     out.set(name, t.data);
   }
   if (unexpected.length > 0) {
-    throw new Error(`${dir}: ${unexpected.length} tensor(s) that a ${config.modelType} model with this config.json does not have: ${unexpected.slice(0, 5).join(", ")}${unexpected.length > 5 ? ", ..." : ""}`);
+    throw new Error(
+      `${dir}: ${unexpected.length} tensor(s) that a ${config.modelType} model with this config.json does not have: ${unexpected.slice(0, 5).join(", ")}${unexpected.length > 5 ? ", ..." : ""}`,
+    );
   }
   const missing = [...expected.keys()].filter((n) => !out.has(n));
   if (missing.length > 0) {
-    throw new Error(`${dir}: missing ${missing.length} tensor(s) that config.json requires: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`);
+    throw new Error(
+      `${dir}: missing ${missing.length} tensor(s) that config.json requires: ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ", ..." : ""}`,
+    );
   }
   return out;
 }
@@ -94,7 +106,13 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
   const archs: Record<ModelType, string> = {
-    llama: "LlamaForCausalLM", qwen2: "Qwen2ForCausalLM", qwen3: "Qwen3ForCausalLM", olmo2: "Olmo2ForCausalLM", gemma3_text: "Gemma3ForCausalLM", smollm3: "SmolLM3ForCausalLM", phi3: "Phi3ForCausalLM",
+    llama: "LlamaForCausalLM",
+    qwen2: "Qwen2ForCausalLM",
+    qwen3: "Qwen3ForCausalLM",
+    olmo2: "Olmo2ForCausalLM",
+    gemma3_text: "Gemma3ForCausalLM",
+    smollm3: "SmolLM3ForCausalLM",
+    phi3: "Phi3ForCausalLM",
   };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
@@ -110,13 +128,16 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     hidden_act: "silu",
     rms_norm_eps: config.rmsNormEps,
     rope_theta: config.ropeTheta,
-    rope_scaling: config.ropeScaling === null ? null : {
-      rope_type: "llama3",
-      factor: config.ropeScaling.factor,
-      low_freq_factor: config.ropeScaling.lowFreqFactor,
-      high_freq_factor: config.ropeScaling.highFreqFactor,
-      original_max_position_embeddings: config.ropeScaling.originalMaxPositionEmbeddings,
-    },
+    rope_scaling:
+      config.ropeScaling === null
+        ? null
+        : {
+            rope_type: "llama3",
+            factor: config.ropeScaling.factor,
+            low_freq_factor: config.ropeScaling.lowFreqFactor,
+            high_freq_factor: config.ropeScaling.highFreqFactor,
+            original_max_position_embeddings: config.ropeScaling.originalMaxPositionEmbeddings,
+          },
     max_position_embeddings: config.maxPositionEmbeddings,
     tie_word_embeddings: config.tieWordEmbeddings,
     torch_dtype: "float32",

@@ -348,7 +348,13 @@ export class CheckpointStore {
    * name is a 409 unless `overwrite`; sampler checkpoints have no overwrite flag in the API, so a
    * repeated name replaces the old one.
    */
-  save(modelId: string, kind: CheckpointKind, name: string, payload: CheckpointPayload, options: { overwrite?: boolean; ttlSeconds?: number } = {}): { path: string; sizeBytes: number } {
+  save(
+    modelId: string,
+    kind: CheckpointKind,
+    name: string,
+    payload: CheckpointPayload,
+    options: { overwrite?: boolean; ttlSeconds?: number } = {},
+  ): { path: string; sizeBytes: number } {
     const finalDir = this.checkpointDir(modelId, kind, name);
     const path = formatTinkerPath({ modelId, kind, name });
     const allowReplace = kind === "sampler_weights" || options.overwrite === true;
@@ -470,7 +476,9 @@ export class CheckpointStore {
     const dir = this.checkpointDir(p.modelId, p.kind, p.name);
     if (!existsSync(dir)) this.recoverInterrupted(join(this.runDir(p.modelId), p.kind), p.name);
     if (!existsSync(join(dir, META_FILE)) || this.expireIfDue(dir)) {
-      throw notFound(`checkpoint ${tinkerPath} not found (looked in ${dir}); list this run's checkpoints with the RestClient or \`ls ${this.runDir(p.modelId)}\``);
+      throw notFound(
+        `checkpoint ${tinkerPath} not found (looked in ${dir}); list this run's checkpoints with the RestClient or \`ls ${this.runDir(p.modelId)}\``,
+      );
     }
     return { dir, meta: readJson<CheckpointMeta>(join(dir, META_FILE)) };
   }

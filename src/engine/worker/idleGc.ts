@@ -23,7 +23,10 @@ export class IdleCollector {
   private timer: NodeJS.Timeout | undefined;
   private readonly gc: CollectGarbage | undefined;
 
-  constructor(private readonly quietMs = 500, gc: CollectGarbage | undefined = exposeGc()) {
+  constructor(
+    private readonly quietMs = 500,
+    gc: CollectGarbage | undefined = exposeGc(),
+  ) {
     this.gc = gc;
   }
 

@@ -7,9 +7,7 @@ import type { SampleRequestSpec } from "../sampling/request.ts";
 import type { SampleResult } from "../sampling/scheduler.ts";
 
 /** Where a model's starting weights come from. */
-export type ModelSourceSpec =
-  | { kind: "dir"; dir: string }
-  | { kind: "random"; configJson: Record<string, unknown>; seed: number };
+export type ModelSourceSpec = { kind: "dir"; dir: string } | { kind: "random"; configJson: Record<string, unknown>; seed: number };
 
 export interface CreateModelRequest {
   op: "createModel";
@@ -160,10 +158,7 @@ export interface SerializedError {
   body?: unknown;
 }
 
-export type WorkerMessage =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: SerializedError }
-  | { id: -1; ready: true };
+export type WorkerMessage = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: SerializedError } | { id: -1; ready: true };
 
 /** Unique ArrayBuffers under `value` (typed arrays in objects, arrays and maps), for a transfer list. */
 export function collectTransferables(value: unknown, out: Set<ArrayBuffer> = new Set()): ArrayBuffer[] {

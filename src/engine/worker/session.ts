@@ -65,7 +65,11 @@ export class EngineSession {
   /** Returns the memory of released models and samplers once the worker is quiet (issue 20). */
   readonly collector: IdleCollector;
 
-  constructor(storeDir: string, private readonly kernelChoice?: "native" | "reference", collector: IdleCollector = new IdleCollector()) {
+  constructor(
+    storeDir: string,
+    private readonly kernelChoice?: "native" | "reference",
+    collector: IdleCollector = new IdleCollector(),
+  ) {
     this.store = new CheckpointStore(storeDir);
     this.collector = collector;
   }
@@ -96,7 +100,8 @@ export class EngineSession {
 
   private sampler(samplerId: string): Sampler {
     const s = this.samplerRegistry?.get(samplerId);
-    if (s === undefined) throw new InvalidArgumentError(`sampler ${JSON.stringify(samplerId)} is not loaded in this engine (it was released, or belongs to another process)`);
+    if (s === undefined)
+      throw new InvalidArgumentError(`sampler ${JSON.stringify(samplerId)} is not loaded in this engine (it was released, or belongs to another process)`);
     return s;
   }
 
@@ -127,7 +132,13 @@ export class EngineSession {
       case "forwardBackward": {
         const { model } = this.entry(req.modelId);
         const r = model.forwardBackward(req.batch, req.lossFn, req.lossFnConfig, req.backward);
-        return { logprobs: r.logprobs, logprobWidths: r.logprobWidths, lossSum: r.lossSum, metrics: { ...r.metrics, "loss:sum": r.lossSum }, elementwiseLoss: r.elementwiseLoss };
+        return {
+          logprobs: r.logprobs,
+          logprobWidths: r.logprobWidths,
+          lossSum: r.lossSum,
+          metrics: { ...r.metrics, "loss:sum": r.lossSum },
+          elementwiseLoss: r.elementwiseLoss,
+        };
       }
       case "optimStep": {
         const metrics = this.entry(req.modelId).model.optimStep(req.adam);
@@ -181,11 +192,19 @@ export class EngineSession {
       if (ckpt.meta.is_lora) {
         const baseDir = src.baseDir ?? ckpt.meta.base_model_dir;
         if (baseDir === undefined) {
-          throw new InvalidArgumentError(`checkpoint ${src.path} is a LoRA adapter of ${ckpt.meta.base_model}, which cannot be found locally; put the base model where the engine looks (see docs/embedded-engine.md)`);
+          throw new InvalidArgumentError(
+            `checkpoint ${src.path} is a LoRA adapter of ${ckpt.meta.base_model}, which cannot be found locally; put the base model where the engine looks (see docs/embedded-engine.md)`,
+          );
         }
         if (ckpt.meta.lora === null) throw new InvalidArgumentError(`checkpoint ${src.path}: ${ckpt.dir}/checkpoint.json has is_lora but no lora record`);
         const base = this.baseFor(baseDir);
-        source = { config: base.config, weights: base.weights, baseKey: baseDir, adapter: { rank: ckpt.meta.lora.rank, tensors: ckpt.tensors }, tokenizerDir: baseDir };
+        source = {
+          config: base.config,
+          weights: base.weights,
+          baseKey: baseDir,
+          adapter: { rank: ckpt.meta.lora.rank, tensors: ckpt.tensors },
+          tokenizerDir: baseDir,
+        };
       } else {
         // A full-weight checkpoint is a complete model folder.
         const m = loadBaseModelDir(ckpt.dir, baseWeightsMode(this.kernels().name));
@@ -197,8 +216,11 @@ export class EngineSession {
       if (model.setup.mode === "lora") {
         // Frozen base arrays are shared (they never change); the adapter is copied now.
         source = {
-          config: model.config, weights: model.baseWeights(), baseKey: e.baseKey,
-          adapter: { rank: model.setup.rank, tensors: model.trainableTensors() }, tokenizerDir: e.sourceDir,
+          config: model.config,
+          weights: model.baseWeights(),
+          baseKey: e.baseKey,
+          adapter: { rank: model.setup.rank, tensors: model.trainableTensors() },
+          tokenizerDir: e.sourceDir,
         };
       } else {
         const weights = new Map<string, BaseArray>();
@@ -213,7 +235,9 @@ export class EngineSession {
     } catch (err) {
       this.samplers().remove(req.samplerId);
       this.dropBaseIfUnused(source.baseKey);
-      throw new InvalidArgumentError(`cannot build a sampler from ${src.kind === "checkpoint" ? src.path : src.kind === "base" ? src.dir : `model ${src.modelId}`}: ${(err as Error).message}`);
+      throw new InvalidArgumentError(
+        `cannot build a sampler from ${src.kind === "checkpoint" ? src.path : src.kind === "base" ? src.dir : `model ${src.modelId}`}: ${(err as Error).message}`,
+      );
     }
     return { modelType: source.config.modelType, vocabSize: source.config.vocabSize, contextLength: source.config.maxPositionEmbeddings };
   }
@@ -261,7 +285,13 @@ export class EngineSession {
     };
   }
 
-  private save(modelId: string, kind: "weights" | "sampler_weights", name: string, overwrite: boolean, ttlSeconds?: number): { path: string; sizeBytes: number } {
+  private save(
+    modelId: string,
+    kind: "weights" | "sampler_weights",
+    name: string,
+    overwrite: boolean,
+    ttlSeconds?: number,
+  ): { path: string; sizeBytes: number } {
     const e = this.entry(modelId);
     const { model } = e;
     const opt = kind === "weights" ? model.optimizerState() : undefined;
@@ -288,10 +318,14 @@ export class EngineSession {
     const ckpt = this.store.load(path, { optimizer });
     const isLora = model.setup.mode === "lora";
     if (ckpt.meta.is_lora !== isLora) {
-      throw new InvalidArgumentError(`checkpoint ${path} holds ${ckpt.meta.is_lora ? "LoRA adapter" : "full"} weights but model ${modelId} is a ${isLora ? "LoRA" : "full-weight"} model`);
+      throw new InvalidArgumentError(
+        `checkpoint ${path} holds ${ckpt.meta.is_lora ? "LoRA adapter" : "full"} weights but model ${modelId} is a ${isLora ? "LoRA" : "full-weight"} model`,
+      );
     }
     if (isLora && model.setup.mode === "lora" && ckpt.meta.lora !== null && ckpt.meta.lora.rank !== model.setup.rank) {
-      throw new InvalidArgumentError(`checkpoint ${path} has LoRA rank ${ckpt.meta.lora.rank} but model ${modelId} has rank ${model.setup.rank}; create the training client from the checkpoint instead`);
+      throw new InvalidArgumentError(
+        `checkpoint ${path} has LoRA rank ${ckpt.meta.lora.rank} but model ${modelId} has rank ${model.setup.rank}; create the training client from the checkpoint instead`,
+      );
     }
     try {
       model.loadTrainableTensors(ckpt.tensors);

@@ -33,7 +33,11 @@ export function arithmeticBenchmark(source: string | null): GenerationBenchmark 
       // A fixed shuffle so max_examples takes pairs from the whole grid.
       return seededShuffle(pairs, 1234).map(([x, y]): EvalExample => {
         const p = additionProblem(x, y);
-        return { id: `${x}+${y}`, prompt: [...ARITHMETIC_FEWSHOT_PREFIX.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: p.question }], reference: p.answer };
+        return {
+          id: `${x}+${y}`,
+          prompt: [...ARITHMETIC_FEWSHOT_PREFIX.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: p.question }],
+          reference: p.answer,
+        };
       });
     },
     grade: (response, example) => gradeFirstChunk(response, example.reference),

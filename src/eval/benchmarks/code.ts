@@ -19,7 +19,11 @@ function codeBenchmark(name: string, description: string, loadTasks: (hub: HubOp
       const loaded = await loadTasks(options.hub);
       return loaded.map((task): EvalExample => {
         tasks.set(task.id, task);
-        return { id: task.id, prompt: [{ role: "user", content: task.prompt }], reference: `${task.tests.length} hidden test${task.tests.length === 1 ? "" : "s"}` };
+        return {
+          id: task.id,
+          prompt: [{ role: "user", content: task.prompt }],
+          reference: `${task.tests.length} hidden test${task.tests.length === 1 ? "" : "s"}`,
+        };
       });
     },
     async grade(response, example): Promise<AnswerGrade> {
@@ -36,11 +40,15 @@ function codeBenchmark(name: string, description: string, loadTasks: (hub: HubOp
 /** `mbpp` (google-research-datasets/mbpp, config full, split test) or `mbpp:<hub id or local path>`. */
 export function mbppBenchmark(source: string | null): GenerationBenchmark {
   const path = source ?? "google-research-datasets/mbpp";
-  return codeBenchmark("mbpp", `MBPP (${path}, test split): Python functions checked by their asserts in the sandbox`, (hub) => readMbpp("test", { path, hub }));
+  return codeBenchmark("mbpp", `MBPP (${path}, test split): Python functions checked by their asserts in the sandbox`, (hub) =>
+    readMbpp("test", { path, hub }),
+  );
 }
 
 /** `humaneval` (openai/openai_humaneval, split test) or `humaneval:<hub id or local path>`. */
 export function humanEvalBenchmark(source: string | null): GenerationBenchmark {
   const path = source ?? "openai/openai_humaneval";
-  return codeBenchmark("humaneval", `HumanEval (${path}): complete a Python function, checked by its check() in the sandbox`, (hub) => readHumanEval({ path, hub }));
+  return codeBenchmark("humaneval", `HumanEval (${path}): complete a Python function, checked by its check() in the sandbox`, (hub) =>
+    readHumanEval({ path, hub }),
+  );
 }

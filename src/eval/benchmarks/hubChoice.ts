@@ -18,7 +18,8 @@ export function formatParenChoices(choices: readonly string[]): string {
 const gradeLetter = (response: string, example: EvalExample) => gradeChoice(response, example.reference, example.choices?.length ?? 4);
 
 function letterFor(index: number, numChoices: number, where: string): string {
-  if (!Number.isInteger(index) || index < 0 || index >= numChoices) throw new BenchmarkDataError(`${where}: answer index ${index} is outside 0–${numChoices - 1}`);
+  if (!Number.isInteger(index) || index < 0 || index >= numChoices)
+    throw new BenchmarkDataError(`${where}: answer index ${index} is outside 0–${numChoices - 1}`);
   return CHOICE_LETTERS[index]!;
 }
 
@@ -42,7 +43,9 @@ export function mmluProBenchmark(source: string | null): GenerationBenchmark {
         const qid = r.values["question_id"];
         return {
           id: qid === undefined || qid === null ? String(i) : String(qid),
-          prompt: [{ role: "user", content: `${cellString(r, "question")}\n\n${formatParenChoices(choices)}\n\nAnswer with just the letter (A, B, C, D, etc.).` }],
+          prompt: [
+            { role: "user", content: `${cellString(r, "question")}\n\n${formatParenChoices(choices)}\n\nAnswer with just the letter (A, B, C, D, etc.).` },
+          ],
           reference,
           choices,
           ...(typeof r.values["category"] === "string" ? { group: r.values["category"] } : {}),
@@ -55,12 +58,36 @@ export function mmluProBenchmark(source: string | null): GenerationBenchmark {
 
 /** The 30 subjects (hub configs) of edinburgh-dawg/mmlu-redux. */
 export const MMLU_REDUX_SUBJECTS = [
-  "anatomy", "astronomy", "business_ethics", "clinical_knowledge", "college_chemistry", "college_computer_science",
-  "college_mathematics", "college_medicine", "college_physics", "conceptual_physics", "econometrics", "electrical_engineering",
-  "formal_logic", "global_facts", "high_school_chemistry", "high_school_geography", "high_school_macroeconomics",
-  "high_school_mathematics", "high_school_physics", "high_school_statistics", "high_school_us_history", "human_aging",
-  "logical_fallacies", "machine_learning", "miscellaneous", "philosophy", "professional_accounting", "professional_law",
-  "public_relations", "virology",
+  "anatomy",
+  "astronomy",
+  "business_ethics",
+  "clinical_knowledge",
+  "college_chemistry",
+  "college_computer_science",
+  "college_mathematics",
+  "college_medicine",
+  "college_physics",
+  "conceptual_physics",
+  "econometrics",
+  "electrical_engineering",
+  "formal_logic",
+  "global_facts",
+  "high_school_chemistry",
+  "high_school_geography",
+  "high_school_macroeconomics",
+  "high_school_mathematics",
+  "high_school_physics",
+  "high_school_statistics",
+  "high_school_us_history",
+  "human_aging",
+  "logical_fallacies",
+  "machine_learning",
+  "miscellaneous",
+  "philosophy",
+  "professional_accounting",
+  "professional_law",
+  "public_relations",
+  "virology",
 ] as const;
 
 /**
@@ -93,7 +120,9 @@ export function mmluReduxBenchmark(source: string | null): GenerationBenchmark {
           const choices = cellStringList(r, "choices");
           out.push({
             id: `${subject}/${i}`,
-            prompt: [{ role: "user", content: `${cellString(r, "question")}\n\n${formatParenChoices(choices)}\n\nAnswer with just the letter (A, B, C, or D).` }],
+            prompt: [
+              { role: "user", content: `${cellString(r, "question")}\n\n${formatParenChoices(choices)}\n\nAnswer with just the letter (A, B, C, or D).` },
+            ],
             reference: letterFor(cellInt(r, "answer"), choices.length, `${r.file} row ${r.row}`),
             choices,
             group: subject,
@@ -132,7 +161,12 @@ export function gpqaBenchmark(source: string | null): GenerationBenchmark {
         const rid = r.values["Record ID"];
         return {
           id: typeof rid === "string" && rid !== "" ? rid : String(i),
-          prompt: [{ role: "user", content: `${question}\n\n${formatParenChoices(choices)}\n\nThink step by step, then give your final answer as a single letter (A, B, C, or D).` }],
+          prompt: [
+            {
+              role: "user",
+              content: `${question}\n\n${formatParenChoices(choices)}\n\nThink step by step, then give your final answer as a single letter (A, B, C, or D).`,
+            },
+          ],
           reference: CHOICE_LETTERS[order.indexOf(0)]!,
           choices,
         };

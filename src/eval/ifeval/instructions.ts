@@ -16,7 +16,8 @@ export class InstructionArgsError extends Error {
 function num(args: InstructionArgs, key: string): number {
   const v = args[key];
   const n = typeof v === "bigint" ? Number(v) : typeof v === "string" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isFinite(n)) throw new InstructionArgsError(`"${key}" must be a number, got ${JSON.stringify(typeof v === "bigint" ? String(v) : v)}`);
+  if (typeof n !== "number" || !Number.isFinite(n))
+    throw new InstructionArgsError(`"${key}" must be a number, got ${JSON.stringify(typeof v === "bigint" ? String(v) : v)}`);
   return n;
 }
 
@@ -28,7 +29,8 @@ function str(args: InstructionArgs, key: string): string {
 
 function strList(args: InstructionArgs, key: string): string[] {
   const v = args[key];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw new InstructionArgsError(`"${key}" must be a list of strings, got ${JSON.stringify(v)}`);
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string"))
+    throw new InstructionArgsError(`"${key}" must be a list of strings, got ${JSON.stringify(v)}`);
   return v as string[];
 }
 
@@ -126,7 +128,8 @@ const CHECKERS: Record<string, Checker> = {
   "detectable_content:number_placeholders": (r, a) => (r.match(/\[.*?\]/g) ?? []).length >= num(a, "num_placeholders"),
   "detectable_content:postscript": (r, a) => {
     const marker = str(a, "postscript_marker");
-    const pattern = marker === "P.P.S" ? /\s*p\.\s?p\.\s?s.*$/m : marker === "P.S." ? /\s*p\.\s?s\..*$/m : new RegExp(`\\s*${escapeRegExp(marker.toLowerCase())}.*$`, "m");
+    const pattern =
+      marker === "P.P.S" ? /\s*p\.\s?p\.\s?s.*$/m : marker === "P.S." ? /\s*p\.\s?s\..*$/m : new RegExp(`\\s*${escapeRegExp(marker.toLowerCase())}.*$`, "m");
     return pattern.test(r.toLowerCase());
   },
   "detectable_format:number_bullet_lists": (r, a) => {
@@ -141,7 +144,8 @@ const CHECKERS: Record<string, Checker> = {
     for (const h of r.match(/\*\*[^\n*]*\*\*/g) ?? []) if (h.slice(2, -2).trim() !== "") count++;
     return count >= num(a, "num_highlights");
   },
-  "detectable_format:multiple_sections": (r, a) => r.split(new RegExp(`\\s?${escapeRegExp(str(a, "section_spliter"))}\\s?\\d+\\s?`)).length - 1 >= num(a, "num_sections"),
+  "detectable_format:multiple_sections": (r, a) =>
+    r.split(new RegExp(`\\s?${escapeRegExp(str(a, "section_spliter"))}\\s?\\d+\\s?`)).length - 1 >= num(a, "num_sections"),
   "detectable_format:json_format": (r) => {
     let t = r.trim();
     for (const fence of ["```json", "```Json", "```JSON", "```"]) {
@@ -170,7 +174,12 @@ const CHECKERS: Record<string, Checker> = {
     return valid.length === 2 && valid[0]!.trim() !== valid[1]!.trim();
   },
   "combination:repeat_prompt": (r, a) => r.trim().toLowerCase().startsWith(str(a, "prompt_to_repeat").trim().toLowerCase()),
-  "startend:end_checker": (r, a) => r.trim().replace(/^"+|"+$/g, "").toLowerCase().endsWith(str(a, "end_phrase").trim().toLowerCase()),
+  "startend:end_checker": (r, a) =>
+    r
+      .trim()
+      .replace(/^"+|"+$/g, "")
+      .toLowerCase()
+      .endsWith(str(a, "end_phrase").trim().toLowerCase()),
   "change_case:capital_word_frequency": (r, a) => relation(a, "capital_relation")(wordTokens(r).filter(isUpper).length, num(a, "capital_frequency")),
   "change_case:english_capital": (r) => isUpper(r) && detectLanguage(r) === "en",
   "change_case:english_lowercase": (r) => r.toLowerCase() === r && r.toUpperCase() !== r && detectLanguage(r) === "en",

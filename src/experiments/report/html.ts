@@ -44,7 +44,10 @@ const STATUS_COLOURS: Record<string, string> = { queued: "#777", running: "#0072
 
 function overridesText(overrides: Record<string, unknown>): string {
   return Object.entries(overrides)
-    .map(([k, v]) => `<span class="chip">${escapeHtml(k)}=${escapeHtml(typeof v === "string" ? (v.includes("/") ? `…/${v.split("/").pop()}` : v) : JSON.stringify(v))}</span>`)
+    .map(
+      ([k, v]) =>
+        `<span class="chip">${escapeHtml(k)}=${escapeHtml(typeof v === "string" ? (v.includes("/") ? `…/${v.split("/").pop()}` : v) : JSON.stringify(v))}</span>`,
+    )
     .join(" ");
 }
 
@@ -53,7 +56,13 @@ function runsTable(input: ReportInput, colours: ReadonlyMap<string, string>): st
     const rows = input.metrics.get(r.name) ?? [];
     const key = r.key_metric ?? MAIN_METRIC_KEYS.find((k) => rows.some((row) => numeric(row, k) !== undefined));
     // Evaluation-only rows (the last step's test/nll) may lack the training metric: its last value.
-    const value = key === undefined ? undefined : rows.map((row) => numeric(row, key)).filter((v) => v !== undefined).pop();
+    const value =
+      key === undefined
+        ? undefined
+        : rows
+            .map((row) => numeric(row, key))
+            .filter((v) => v !== undefined)
+            .pop();
     return `<tr><td><span class="swatch" style="background:${colours.get(r.name)}"></span>${escapeHtml(r.name)}</td><td>${escapeHtml(r.recipe)}</td><td><span class="status" style="background:${STATUS_COLOURS[r.status] ?? "#777"}">${r.status}</span>${r.error !== undefined ? `<div class="error">${escapeHtml(r.error)}</div>` : ""}</td><td class="num">${rows[rows.length - 1]?.step ?? "—"}</td><td>${key !== undefined && value !== undefined ? `${escapeHtml(key)} ${value.toPrecision(4)}` : "—"}</td><td class="overrides">${overridesText(r.overrides)}</td></tr>`;
   });
   return `<table class="runs"><thead><tr><th>run</th><th>recipe</th><th>status</th><th>last step</th><th>key metric</th><th>overrides</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
@@ -77,14 +86,22 @@ function comparisonTable(c: Comparison): string {
 function barCharts(c: Comparison, colours: ReadonlyMap<string, string>): string {
   const best = bestValues(c);
   let baselineIndex = 0;
-  const modelColour = new Map(c.models.map((m) => [m.name, m.kind === "baseline" ? BASELINE_COLOURS[baselineIndex++ % BASELINE_COLOURS.length]! : (colours.get(m.name) ?? PALETTE[0]!)]));
+  const modelColour = new Map(
+    c.models.map((m) => [m.name, m.kind === "baseline" ? BASELINE_COLOURS[baselineIndex++ % BASELINE_COLOURS.length]! : (colours.get(m.name) ?? PALETTE[0]!)]),
+  );
   return c.test_sets
     .map((t) =>
       barChartSvg(
         t.name,
         c.models.map((m) => {
           const v = comparisonValue(c, m.name, t.name);
-          return { label: m.name, value: v, colour: modelColour.get(m.name)!, best: isBest(c, best, m.name, t.name), text: v === null ? "—" : formatMetricValue(t.metric, v) };
+          return {
+            label: m.name,
+            value: v,
+            colour: modelColour.get(m.name)!,
+            best: isBest(c, best, m.name, t.name),
+            text: v === null ? "—" : formatMetricValue(t.metric, v),
+          };
         }),
         { note: `${t.metric}, ${t.higher_is_better ? "higher" : "lower"} is better` },
       ),
@@ -95,7 +112,9 @@ function barCharts(c: Comparison, colours: ReadonlyMap<string, string>): string 
 function curves(input: ReportInput, colours: ReadonlyMap<string, string>): string {
   const keys = curveMetrics(input.metrics);
   if (keys.length === 0) return '<p class="empty">No training metrics yet.</p>';
-  const legend = input.state.runs.map((r) => `<span class="legend-item"><span class="swatch" style="background:${colours.get(r.name)}"></span>${escapeHtml(r.name)}</span>`).join("");
+  const legend = input.state.runs
+    .map((r) => `<span class="legend-item"><span class="swatch" style="background:${colours.get(r.name)}"></span>${escapeHtml(r.name)}</span>`)
+    .join("");
   const charts = keys.map((k) => {
     const series: Series[] = input.state.runs.map((r) => ({
       label: r.name,
@@ -129,7 +148,9 @@ td.best{background:#d9f2e3;font-weight:700;color:#0b5a2e}tr.baseline td:first-ch
 export function renderReport(input: ReportInput): string {
   const { state, comparison } = input;
   const colours = runColours(state.runs.map((r) => r.name));
-  const counts = ["done", "running", "queued", "stopped", "failed"].map((s) => [s, state.runs.filter((r) => r.status === s).length] as const).filter(([, n]) => n > 0);
+  const counts = ["done", "running", "queued", "stopped", "failed"]
+    .map((s) => [s, state.runs.filter((r) => r.status === s).length] as const)
+    .filter(([, n]) => n > 0);
   const sections = [
     `<h1>Experiment ${escapeHtml(state.experiment)}</h1>`,
     `<div class="meta">${escapeHtml(state.file)} · batch ${escapeHtml(state.phase)} · ${counts.map(([s, n]) => `${n} ${s}`).join(", ")} · report written ${escapeHtml(input.generatedAt)}</div>`,

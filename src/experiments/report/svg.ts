@@ -64,13 +64,17 @@ export function lineChartSvg(title: string, series: readonly Series[], options: 
   for (const t of niceTicks(x0, x1, 6).filter((t) => Number.isInteger(t) || x1 - x0 < 6)) {
     parts.push(`<text x="${px(t).toFixed(1)}" y="${height - m.bottom + 16}" text-anchor="middle" ${FONT}>${tickLabel(t)}</text>`);
   }
-  parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${height - m.bottom}" stroke="#999"/><line x1="${m.left}" x2="${width - m.right}" y1="${height - m.bottom}" y2="${height - m.bottom}" stroke="#999"/>`);
+  parts.push(
+    `<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${height - m.bottom}" stroke="#999"/><line x1="${m.left}" x2="${width - m.right}" y1="${height - m.bottom}" y2="${height - m.bottom}" stroke="#999"/>`,
+  );
   parts.push(`<text x="${width - m.right}" y="${height - 4}" text-anchor="end" ${FONT}>${escapeHtml(options.xLabel ?? "step")}</text>`);
   for (const s of series) {
     const pts = thin(s.points, 400);
     if (pts.length === 0) continue;
     const d = pts.map((p, i) => `${i === 0 ? "M" : "L"}${px(p[0]).toFixed(1)} ${py(p[1]).toFixed(1)}`).join("");
-    parts.push(`<path class="series" data-run="${escapeHtml(s.label)}" d="${d}" fill="none" stroke="${s.colour}" stroke-width="1.8" stroke-linejoin="round"><title>${escapeHtml(s.label)}</title></path>`);
+    parts.push(
+      `<path class="series" data-run="${escapeHtml(s.label)}" d="${d}" fill="none" stroke="${s.colour}" stroke-width="1.8" stroke-linejoin="round"><title>${escapeHtml(s.label)}</title></path>`,
+    );
     if (pts.length === 1) parts.push(`<circle cx="${px(pts[0]![0]).toFixed(1)}" cy="${py(pts[0]![1]).toFixed(1)}" r="3" fill="${s.colour}"/>`);
   }
   parts.push("</svg>");
@@ -115,7 +119,9 @@ export function barChartSvg(title: string, bars: readonly Bar[], options: { widt
     parts.push(
       `<rect class="bar${b.best ? " best" : ""}" data-model="${escapeHtml(b.label)}" x="${x.toFixed(1)}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${b.colour}"${b.best ? ' stroke="#111" stroke-width="2"' : ""}/>`,
     );
-    parts.push(`<text x="${(x + w + 5).toFixed(1)}" y="${y + 15}" ${FONT}${b.best ? ' font-weight="700" fill="#111"' : ""}>${escapeHtml(b.text)}${b.best ? " ★" : ""}</text>`);
+    parts.push(
+      `<text x="${(x + w + 5).toFixed(1)}" y="${y + 15}" ${FONT}${b.best ? ' font-weight="700" fill="#111"' : ""}>${escapeHtml(b.text)}${b.best ? " ★" : ""}</text>`,
+    );
   });
   parts.push("</svg>");
   return parts.join("");

@@ -12,7 +12,10 @@ export interface DecodedEvent {
 
 class ProtoReader {
   private at = 0;
-  constructor(private readonly b: Uint8Array, private readonly view = new DataView(b.buffer, b.byteOffset, b.byteLength)) {}
+  constructor(
+    private readonly b: Uint8Array,
+    private readonly view = new DataView(b.buffer, b.byteOffset, b.byteLength),
+  ) {}
   get done(): boolean {
     return this.at >= this.b.length;
   }

@@ -18,12 +18,7 @@ import {
 } from "./types.ts";
 
 export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
 function fmt(x: number): string {
@@ -138,9 +133,7 @@ function renderTrajectory(traj: TranscriptTrajectory, idx: number, total: number
       return `<tr><td class="num">${k + 1}</td><td class="num">${modelInputTokenCount(t.ob)}</td><td class="num">${t.ac.tokens.length}</td>${signed(t.reward)}<td>${t.episodeDone ? "yes" : "no"}</td><td>${metrics}</td></tr>`;
     })
     .join("");
-  const logs = traj.transitions
-    .map((t, k) => renderKeyValues(t.logs, `Turn ${k + 1} diagnostics`))
-    .join("");
+  const logs = traj.transitions.map((t, k) => renderKeyValues(t.logs, `Turn ${k + 1} diagnostics`)).join("");
   const adv = advantage === undefined ? "" : `, advantage ${escapeHtml(fmt(advantage))}`;
   return `<details class="traj"${idx === 0 ? " open" : ""}><summary>Trajectory ${idx} — total reward ${escapeHtml(fmt(total))}${adv}</summary>
 <h3>${turns !== undefined ? "Conversation (each turn's reward after it)" : "Response"}</h3>
@@ -157,7 +150,11 @@ function responsePreview(traj: TranscriptTrajectory, decode?: Decode): string {
   const conv = splitConversation(traj);
   let text: string;
   // The policy's turns: everything the env did not write (multi-turn envs may label earlier turns "player").
-  if (conv !== null) text = conv.response.filter((m) => !["user", "system", "tool"].includes(m.role)).map(messageText).join(" | ");
+  if (conv !== null)
+    text = conv.response
+      .filter((m) => !["user", "system", "tool"].includes(m.role))
+      .map(messageText)
+      .join(" | ");
   else if (decode !== undefined) text = traj.transitions.map((t) => decode(t.ac.tokens)).join(" | ");
   else return "";
   const line = text.replace(/\s+/g, " ").trim();
@@ -174,7 +171,9 @@ function renderGroup(g: SummaryGroup, groupIdx: number, decode?: Decode): string
     if (conv !== null) prompt = renderMessages(conv.prompt);
     else if (decode !== undefined && first.transitions.length > 0) prompt = renderText(decode(textTokens(first.transitions[0].ob)));
   }
-  const metricKeys = [...new Set(tg.trajectoriesG.flatMap((t) => t.transitions.flatMap((tr) => Object.keys(tr.metrics))).concat(tg.metricsG.flatMap((m) => Object.keys(m))))].sort();
+  const metricKeys = [
+    ...new Set(tg.trajectoriesG.flatMap((t) => t.transitions.flatMap((tr) => Object.keys(tr.metrics))).concat(tg.metricsG.flatMap((m) => Object.keys(m)))),
+  ].sort();
   const header = `<tr><th>traj</th><th>total reward</th><th>group reward</th>${g.advantagesG ? "<th>advantage</th>" : ""}<th>turns</th><th>ac tokens</th><th>stop</th><th>response</th>${metricKeys.map((k) => `<th>${escapeHtml(k)}</th>`).join("")}</tr>`;
   const rows = tg.trajectoriesG
     .map((traj, i) => {

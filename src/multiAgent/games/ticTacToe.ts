@@ -17,9 +17,14 @@ export interface TicTacToeState {
 }
 
 export const LINES: readonly (readonly [number, number, number])[] = [
-  [0, 1, 2], [3, 4, 5], [6, 7, 8],
-  [0, 3, 6], [1, 4, 7], [2, 5, 8],
-  [0, 4, 8], [2, 4, 6],
+  [0, 1, 2],
+  [3, 4, 5],
+  [6, 7, 8],
+  [0, 3, 6],
+  [1, 4, 7],
+  [2, 5, 8],
+  [0, 4, 8],
+  [2, 4, 6],
 ];
 
 export const MARKS: readonly [Mark, Mark] = ["X", "O"];
@@ -82,7 +87,13 @@ export function parseSquare(text: string): number | null {
  */
 export function renderBoard(state: TicTacToeState): string {
   const rows: string[] = [];
-  for (let r = 0; r < 3; r++) rows.push(state.cells.slice(3 * r, 3 * r + 3).map((c, i) => ` ${c ?? String(3 * r + i + 1)}`).join(""));
+  for (let r = 0; r < 3; r++)
+    rows.push(
+      state.cells
+        .slice(3 * r, 3 * r + 3)
+        .map((c, i) => ` ${c ?? String(3 * r + i + 1)}`)
+        .join(""),
+    );
   return rows.join("\n");
 }
 

@@ -2,7 +2,7 @@
 // evaluation set per test opponent, and warm-up transcripts of random legal games told from each
 // seat's side exactly as the environment tells them.
 import type { MessageCompleter } from "../../completers.ts";
-import { Prng } from "../../data/synthetic/prng.ts";
+import type { Prng } from "../../data/synthetic/prng.ts";
 import type { Message } from "../../renderers/policyRenderer.ts";
 import type { RLDatasetBuilder } from "../../rl/types.ts";
 import type { SoftReplyExample } from "../../supervised/softReply.ts";
@@ -26,7 +26,12 @@ export function newTicTacToe(): GameSetup<TicTacToeState> {
  * An opponent by name; `baseModel` makes the frozen starting policy's completer on first use, and
  * that opponent sees as much of the game as the policy does (`historyTurns`).
  */
-export function ticTacToeOpponent(name: TicTacToeOpponentName, seed: number, baseModel: () => Promise<MessageCompleter>, historyTurns: number | null = null): Opponent<TicTacToeState> {
+export function ticTacToeOpponent(
+  name: TicTacToeOpponentName,
+  seed: number,
+  baseModel: () => Promise<MessageCompleter>,
+  historyTurns: number | null = null,
+): Opponent<TicTacToeState> {
   switch (name) {
     case "random":
       return randomOpponent(seed);
@@ -57,18 +62,28 @@ export function ticTacToeDatasetBuilder(o: TicTacToeDatasetOptions): RLDatasetBu
   if (o.trainOpponent === "self_play" && o.groupSize % 2 !== 0) {
     throw new Error(`tic_tac_toe self-play: group_size=${o.groupSize} must be even (both seats of group_size / 2 games)`);
   }
-  const opponentSeed = (batch: number, group: number, env: number) => ((o.seed * 1_000_003 + batch * 7919 + group * 131 + env) >>> 0);
+  const opponentSeed = (batch: number, group: number, env: number) => (o.seed * 1_000_003 + batch * 7919 + group * 131 + env) >>> 0;
   return {
     async build() {
       const train = new GameDataset(o.numBatches, (batch) =>
         Array.from({ length: o.groupsPerBatch }, (_, group) => {
-          const play = { opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel, o.common.historyTurns ?? null), seat: o.play.seat };
+          const play = {
+            opponent: ticTacToeOpponent(o.play.opponent, opponentSeed(batch, group, 0), o.baseModel, o.common.historyTurns ?? null),
+            seat: o.play.seat,
+          };
           if (o.trainOpponent === "self_play") return new SelfPlayGroupBuilder(newTicTacToe, o.groupSize / 2, o.common, TAGS, play);
           // One seat per group (X in even groups, O in odd): advantages are centred among games of
           // the same seat, since X's games are worth more than O's whatever the moves.
           const name = o.trainOpponent;
           const seats = Array.from({ length: o.groupSize }, () => (group % 2) as Seat);
-          return new VsOpponentGroupBuilder(newTicTacToe, seats, (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null), o.common, TAGS, play);
+          return new VsOpponentGroupBuilder(
+            newTicTacToe,
+            seats,
+            (env) => ticTacToeOpponent(name, opponentSeed(batch, group, env), o.baseModel, o.common.historyTurns ?? null),
+            o.common,
+            TAGS,
+            play,
+          );
         }),
       );
       return { train, test: null };
@@ -77,12 +92,25 @@ export function ticTacToeDatasetBuilder(o: TicTacToeDatasetOptions): RLDatasetBu
 }
 
 /** `games` games against `opponent`, half with the policy as X and half as O, in one batch of groups of 2. */
-export function ticTacToeTestSet(o: { common: SeatCommon; games: number; seed: number; opponent: TicTacToeOpponentName; baseModel: () => Promise<MessageCompleter> }): GameDataset {
+export function ticTacToeTestSet(o: {
+  common: SeatCommon;
+  games: number;
+  seed: number;
+  opponent: TicTacToeOpponentName;
+  baseModel: () => Promise<MessageCompleter>;
+}): GameDataset {
   const groups = Math.ceil(o.games / 2);
   return new GameDataset(1, () =>
     Array.from(
       { length: groups },
-      (_, g) => new VsOpponentGroupBuilder(newTicTacToe, alternatingSeats(2), (env) => ticTacToeOpponent(o.opponent, (o.seed * 7919 + g * 2 + env + 104_729) >>> 0, o.baseModel, o.common.historyTurns ?? null), o.common, [`vs_${o.opponent}`]),
+      (_, g) =>
+        new VsOpponentGroupBuilder(
+          newTicTacToe,
+          alternatingSeats(2),
+          (env) => ticTacToeOpponent(o.opponent, (o.seed * 7919 + g * 2 + env + 104_729) >>> 0, o.baseModel, o.common.historyTurns ?? null),
+          o.common,
+          [`vs_${o.opponent}`],
+        ),
     ),
   );
 }

@@ -97,7 +97,12 @@ export class TwentyQuestions implements TurnGame<TwentyQuestionsState> {
 
   outcomeMetrics(state: TwentyQuestionsState, end: GameEnd, seat: Seat): Metrics {
     if (seat !== 0) return {};
-    return { correct: end.winner === 0 ? 1 : 0, questions: state.asked, out_of_questions: end.reason === "out_of_questions" ? 1 : 0, wrong_guess_end: end.reason === "wrong_guess" ? 1 : 0 };
+    return {
+      correct: end.winner === 0 ? 1 : 0,
+      questions: state.asked,
+      out_of_questions: end.reason === "out_of_questions" ? 1 : 0,
+      wrong_guess_end: end.reason === "wrong_guess" ? 1 : 0,
+    };
   }
 
   systemPrompt(state: TwentyQuestionsState, seat: Seat): string {
@@ -106,7 +111,9 @@ export class TwentyQuestions implements TurnGame<TwentyQuestionsState> {
       return `You are the answerer in twenty questions. The secret is ${state.secret}. Answer each question with Yes or No. If the guess is ${state.secret}, answer Correct.`;
     }
     const guesses = maxGuesses === 1 ? "You get one guess." : maxGuesses === null ? "" : `You get ${maxGuesses} guesses.`;
-    return `Twenty questions. The secret is one of: ${table.nouns.join(", ")}. Ask Yes/No questions like "Is it ${table.attributes[0]}?" about: ${table.attributes.join(", ")}. Then guess with "Guess: <name>". ${guesses} You have ${maxQuestions} turns.`.replace(/\s+/g, " ").trim();
+    return `Twenty questions. The secret is one of: ${table.nouns.join(", ")}. Ask Yes/No questions like "Is it ${table.attributes[0]}?" about: ${table.attributes.join(", ")}. Then guess with "Guess: <name>". ${guesses} You have ${maxQuestions} turns.`
+      .replace(/\s+/g, " ")
+      .trim();
   }
 
   turnPrompt(state: TwentyQuestionsState, seat: Seat, lastMove: MoveRecord | null): string {

@@ -37,10 +37,22 @@ export interface TwentyQuestionsDatasetOptions {
   testGroups: number;
 }
 
-function batchOfSecrets(game: TwentyQuestions, o: TwentyQuestionsDatasetOptions, rng: Prng, groups: number, tag: string): VsOpponentGroupBuilder<TwentyQuestionsState>[] {
+function batchOfSecrets(
+  game: TwentyQuestions,
+  o: TwentyQuestionsDatasetOptions,
+  rng: Prng,
+  groups: number,
+  tag: string,
+): VsOpponentGroupBuilder<TwentyQuestionsState>[] {
   return Array.from({ length: groups }, () => {
     const secret = rng.pick(o.rules.table.nouns);
-    return new VsOpponentGroupBuilder(() => ({ game, initialState: game.initialState(secret) }), Array<0>(o.groupSize).fill(0), () => o.answerer, o.common, [tag]);
+    return new VsOpponentGroupBuilder(
+      () => ({ game, initialState: game.initialState(secret) }),
+      Array<0>(o.groupSize).fill(0),
+      () => o.answerer,
+      o.common,
+      [tag],
+    );
   });
 }
 
@@ -48,8 +60,13 @@ export function twentyQuestionsDatasetBuilder(o: TwentyQuestionsDatasetOptions):
   const game = new TwentyQuestions(o.rules);
   return {
     async build() {
-      const train = new GameDataset(o.numBatches, (batch) => batchOfSecrets(game, o, new Prng((o.seed * 1_000_003 + batch * 7919 + 5) >>> 0), o.groupsPerBatch, "twenty_questions"));
-      const test = o.testGroups > 0 ? new GameDataset(1, () => batchOfSecrets(game, o, new Prng((o.seed * 7919 + 104_729) >>> 0), o.testGroups, "twenty_questions_test")) : null;
+      const train = new GameDataset(o.numBatches, (batch) =>
+        batchOfSecrets(game, o, new Prng((o.seed * 1_000_003 + batch * 7919 + 5) >>> 0), o.groupsPerBatch, "twenty_questions"),
+      );
+      const test =
+        o.testGroups > 0
+          ? new GameDataset(1, () => batchOfSecrets(game, o, new Prng((o.seed * 7919 + 104_729) >>> 0), o.testGroups, "twenty_questions_test"))
+          : null;
       return { train, test };
     },
   };

@@ -42,7 +42,12 @@ export class CodeEnv implements Env {
     const content = messageText(message);
     const code = extractCodeBlock(content);
     let grade: CodeGrade | null = null;
-    if (code !== null) grade = await gradeCode(solutionSource(this.task, code), this.task.tests, { testTimeoutSeconds: this.options.testTimeoutSeconds, setup: this.task.setup, limits: this.options.limits });
+    if (code !== null)
+      grade = await gradeCode(solutionSource(this.task, code), this.task.tests, {
+        testTimeoutSeconds: this.options.testTimeoutSeconds,
+        setup: this.task.setup,
+        limits: this.options.limits,
+      });
     const format = code === null ? 0 : 1;
     const correct = grade?.allPassed === true ? 1 : 0;
     const fraction = grade === null ? 0 : grade.passed / Math.max(1, grade.total);
@@ -66,7 +71,9 @@ export class CodeEnv implements Env {
         task: this.task.id,
         tests: grade === null ? "not run" : `${grade.passed}/${grade.total}`,
         sandbox: grade === null ? "not run" : `${grade.run.status}: ${grade.run.reason}`,
-        ...(grade === null ? {} : { isolation: `network ${grade.run.isolation.network}; filesystem ${grade.run.isolation.filesystem}; ${grade.run.isolation.user}` }),
+        ...(grade === null
+          ? {}
+          : { isolation: `network ${grade.run.isolation.network}; filesystem ${grade.run.isolation.filesystem}; ${grade.run.isolation.user}` }),
         ...(grade !== null && grade.run.isolation.notes.length > 0 ? { not_applied: grade.run.isolation.notes.join("; ") } : {}),
       },
       messages: [...this.conversation(), { ...message, role: message.role || "assistant" }, { role: "environment", name: "tests", content: report }],
@@ -86,5 +93,11 @@ export interface CodeDatasetOptions extends CodeEnvOptions {
 /** Code tasks cut into batches of groups (a trailing partial batch is dropped). */
 export function codeTaskDataset(tasks: readonly CodeTask[], options: CodeDatasetOptions): ProblemListDataset<CodeTask> {
   const { renderer, batchSize, groupSize, datasetName, shuffleSeed, ...env } = options;
-  return new ProblemListDataset(tasks, { batchSize, groupSize, datasetName, shuffleSeed: shuffleSeed ?? null, makeEnv: (task) => new CodeEnv(renderer, task, env) });
+  return new ProblemListDataset(tasks, {
+    batchSize,
+    groupSize,
+    datasetName,
+    shuffleSeed: shuffleSeed ?? null,
+    makeEnv: (task) => new CodeEnv(renderer, task, env),
+  });
 }

@@ -85,8 +85,6 @@ export class ProblemListDataset<P = QAProblem> implements RLDataset {
   getBatch(index: number): EnvGroupBuilder[] {
     if (index < 0 || index >= this.length) throw new RangeError(`batch ${index} out of range (dataset has ${this.length} batches)`);
     const { batchSize, groupSize, makeEnv, datasetName } = this.options;
-    return this.problems
-      .slice(index * batchSize, (index + 1) * batchSize)
-      .map((p) => new ProblemGroupBuilder(() => makeEnv(p), groupSize, datasetName));
+    return this.problems.slice(index * batchSize, (index + 1) * batchSize).map((p) => new ProblemGroupBuilder(() => makeEnv(p), groupSize, datasetName));
   }
 }

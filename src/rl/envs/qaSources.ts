@@ -51,7 +51,8 @@ export async function readGsm8k(split: string, options: HubOptions & { path?: st
   const rows = await readSplitRows({ path: options.path ?? GSM8K_REPO, name: "main", split }, ["question", "answer"], options);
   return rows.map((r) => {
     const reference = gsm8kReference(cellString(r, "answer"));
-    if (reference === null) throw new QAFileError(`${r.file} row ${r.row}: the answer has no "#### <number>" line: ${JSON.stringify(cellString(r, "answer").slice(-80))}`);
+    if (reference === null)
+      throw new QAFileError(`${r.file} row ${r.row}: the answer has no "#### <number>" line: ${JSON.stringify(cellString(r, "answer").slice(-80))}`);
     return { question: cellString(r, "question"), answer: reference };
   });
 }
@@ -65,7 +66,15 @@ export const MATH_SOURCES = {
   polaris: "POLARIS-Project/Polaris-Dataset-53K",
 } as const;
 
-export const HENDRYCKS_MATH_SUBJECTS = ["algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory", "prealgebra", "precalculus"] as const;
+export const HENDRYCKS_MATH_SUBJECTS = [
+  "algebra",
+  "counting_and_probability",
+  "geometry",
+  "intermediate_algebra",
+  "number_theory",
+  "prealgebra",
+  "precalculus",
+] as const;
 
 /** Rows → problems; rows without a usable question or answer are skipped (the cookbook skips them too) and counted. */
 function problemsFrom(rows: DatasetRow[], question: string, answer: (r: DatasetRow) => string | null, where: string): QAProblem[] {
@@ -99,7 +108,11 @@ export async function readHendrycksMath(exclude: readonly QAProblem[], options: 
   for (const subject of HENDRYCKS_MATH_SUBJECTS) {
     for (const split of ["train", "test"]) {
       const rows = await readSplitRows({ path, name: subject, split }, ["problem", "solution"], options);
-      out.push(...problemsFrom(rows, "problem", (r) => mathReference(undefined, r.values["solution"]), `${path} ${subject}/${split}`).filter((p) => !held.has(p.question)));
+      out.push(
+        ...problemsFrom(rows, "problem", (r) => mathReference(undefined, r.values["solution"]), `${path} ${subject}/${split}`).filter(
+          (p) => !held.has(p.question),
+        ),
+      );
     }
   }
   return out;

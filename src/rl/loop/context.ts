@@ -107,7 +107,10 @@ export async function fullBatchMetricsAndSampler(
   timer: StepTimer,
 ): Promise<TrainOutcome> {
   const metrics: Record<string, number> = {};
-  Object.assign(metrics, timer.spanSync("compute_kl_sample_train", () => computeKlSampleTrain(dataD, trainingLogprobsD)));
+  Object.assign(
+    metrics,
+    timer.spanSync("compute_kl_sample_train", () => computeKlSampleTrain(dataD, trainingLogprobsD)),
+  );
   const samplingClient = await samplerAfterStep(ctx, nextStep, timer);
   if (ctx.config.compute_post_kl && dataD.length > 0) {
     Object.assign(metrics, await timer.span("compute_post_kl", () => computePostKl(dataD, samplingClient)));
@@ -127,7 +130,9 @@ export async function doTrainStepAndGetSampler(
   taglistP: string[][],
   timer: StepTimer,
 ): Promise<TrainOutcome> {
-  const prepared = await timer.span("prepare_minibatch", () => prepareMinibatch(groupsP, taglistP, klArgs(ctx), ctx.advantageHook, { iteration: iBatch, logPath: ctx.logPath, decode: ctx.decode }));
+  const prepared = await timer.span("prepare_minibatch", () =>
+    prepareMinibatch(groupsP, taglistP, klArgs(ctx), ctx.advantageHook, { iteration: iBatch, logPath: ctx.logPath, decode: ctx.decode }),
+  );
   const metrics: Record<string, number> = { ...prepared.metrics };
   const logprobsD = await timer.span("train_step", () =>
     trainStep(
@@ -155,7 +160,8 @@ function logRepresentatives(ctx: Ctx, iBatch: number, group: TrajectoryGroup, ad
   const worst = rewards.indexOf(Math.min(...rewards));
   for (const i of best === worst ? [best] : [best, worst]) {
     const { response } = trajectoryText(group.trajectoriesG[i], ctx.decode);
-    const text = response === null ? `(${group.trajectoriesG[i].transitions.reduce((n, t) => n + t.ac.tokens.length, 0)} tokens)` : JSON.stringify(response.slice(0, 400));
+    const text =
+      response === null ? `(${group.trajectoriesG[i].transitions.reduce((n, t) => n + t.ac.tokens.length, 0)} tokens)` : JSON.stringify(response.slice(0, 400));
     ctx.runLog.info(`iteration ${iBatch} group 0 trajectory ${i}: reward ${rewards[i].toFixed(3)}, advantage ${advantagesG[i].toFixed(3)}: ${text}`);
   }
 }

@@ -51,7 +51,13 @@ export async function doSyncTraining(ctx: Ctx): Promise<ModeResult> {
       if (sampled.length !== kept.length) {
         // Report what was sampled, not what survived the filter: otherwise reward and
         // by_group/frac_all_* would describe only the mixed groups.
-        Object.assign(metrics, computeTrajectoryMetrics(sampled.map((k) => k.group), sampled.map((k) => k.tags)));
+        Object.assign(
+          metrics,
+          computeTrajectoryMetrics(
+            sampled.map((k) => k.group),
+            sampled.map((k) => k.tags),
+          ),
+        );
       }
     }
     if (await finishIteration(ctx, iBatch, metrics, timer)) return { stoppedAt: iBatch + 1, bySignal: true };

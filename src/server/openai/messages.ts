@@ -18,16 +18,27 @@ function textOf(m: ChatMessage, index: number): string {
   return m.content
     .map((p, j) => {
       if (p.type === "text" && typeof p["text"] === "string") return p["text"];
-      throw invalidRequest(`messages[${index}].content[${j}] is of type ${JSON.stringify(p.type)}; this server takes text parts only`, `messages[${index}].content`);
+      throw invalidRequest(
+        `messages[${index}].content[${j}] is of type ${JSON.stringify(p.type)}; this server takes text parts only`,
+        `messages[${index}].content`,
+      );
     })
     .join("");
 }
 
 function toMessage(m: ChatMessage, index: number): Message {
   const out: Message = { role: m.role === "developer" ? "system" : m.role, content: textOf(m, index) };
-  if (m.reasoning_content) out.content = [{ type: "thinking", thinking: m.reasoning_content }, { type: "text", text: textOf(m, index) }];
+  if (m.reasoning_content)
+    out.content = [
+      { type: "thinking", thinking: m.reasoning_content },
+      { type: "text", text: textOf(m, index) },
+    ];
   if (m.tool_calls && m.tool_calls.length > 0) {
-    out.tool_calls = m.tool_calls.map((tc) => ({ type: "function", id: tc.id ?? null, function: { name: tc.function.name, arguments: tc.function.arguments } }));
+    out.tool_calls = m.tool_calls.map((tc) => ({
+      type: "function",
+      id: tc.id ?? null,
+      function: { name: tc.function.name, arguments: tc.function.arguments },
+    }));
   }
   if (m.tool_call_id) out.tool_call_id = m.tool_call_id;
   if (m.name) out.name = m.name;

@@ -15,7 +15,7 @@ import type { Call, Handler, Reply, ServerCore } from "../core.ts";
 import { parseJsonBody } from "../http.ts";
 import { modelInputLength } from "../../tinker/modelInput.ts";
 import { conversation, cutAtStop, invalidRequest, replyMessage } from "./messages.ts";
-import { ChatCompletionRequestSchema, CompletionRequestSchema, type ChatCompletionRequest, type CompletionRequest } from "./schemas.ts";
+import { ChatCompletionRequestSchema, CompletionRequestSchema, type ChatCompletionRequest } from "./schemas.ts";
 import { OpenAITargets, type Target } from "./targets.ts";
 
 const DEFAULT_CHAT_MAX_TOKENS = 512;
@@ -44,13 +44,17 @@ function parse<S extends z.ZodType>(call: Call, schema: S): z.output<S> {
 
 const now = (): number => Math.floor(Date.now() / 1000);
 const newId = (prefix: string): string => `${prefix}-${randomBytes(12).toString("hex")}`;
-const stopList = (stop: string | string[] | null | undefined): string[] => (stop === null || stop === undefined ? [] : typeof stop === "string" ? [stop] : stop);
+const stopList = (stop: string | string[] | null | undefined): string[] =>
+  stop === null || stop === undefined ? [] : typeof stop === "string" ? [stop] : stop;
 
 /** max_tokens bounded by what is left of the context window; a prompt that fills it is a 400. */
 function maxTokensFor(target: Target, promptTokens: number, requested: number | null | undefined, fallback: number): number {
   const room = target.contextLength === undefined ? Infinity : target.contextLength - promptTokens;
   if (room <= 0) {
-    throw invalidRequest(`the prompt has ${promptTokens} tokens, which fills ${target.id}'s context window of ${target.contextLength} tokens; shorten the messages`, "messages");
+    throw invalidRequest(
+      `the prompt has ${promptTokens} tokens, which fills ${target.id}'s context window of ${target.contextLength} tokens; shorten the messages`,
+      "messages",
+    );
   }
   return Math.min(requested ?? fallback, room);
 }
@@ -116,19 +120,34 @@ export const chatCompletions: Handler = async (core, call) => {
     const cut = cutAtStop(getTextContent(parsed.message), userStops);
     const msg = replyMessage(parsed.message, cut.text);
     const finish = msg.tool_calls !== undefined ? "tool_calls" : seq.stop_reason === "stop" || cut.stopped ? "stop" : "length";
-    return { index, message: { role: "assistant", ...msg, content: msg.tool_calls !== undefined && cut.text === "" ? null : cut.text }, logprobs: null, finish_reason: finish };
+    return {
+      index,
+      message: { role: "assistant", ...msg, content: msg.tool_calls !== undefined && cut.text === "" ? null : cut.text },
+      logprobs: null,
+      finish_reason: finish,
+    };
   });
   return {
-    json: { ...head, object: "chat.completion", choices, usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } },
+    json: {
+      ...head,
+      object: "chat.completion",
+      choices,
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    },
   };
 };
 
 type Send = (event: unknown) => void;
 
 async function streamChat(
-  target: Target, req: ChatCompletionRequest, prompt: ModelInput, promptTokens: number,
+  target: Target,
+  req: ChatCompletionRequest,
+  prompt: ModelInput,
+  promptTokens: number,
   params: { max_tokens: number; temperature: number; top_p: number; stop: StopCondition; seed?: number },
-  userStops: string[], head: { id: string; created: number; model: string }, send: Send,
+  userStops: string[],
+  head: { id: string; created: number; model: string },
+  send: Send,
 ): Promise<void> {
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): void =>
     send({ ...head, object: "chat.completion.chunk", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
@@ -157,7 +176,13 @@ async function streamChat(
   const result = await streamReply(
     target.sampler,
     prompt,
-    { maxTokens: params.max_tokens, temperature: params.temperature, topP: params.top_p, stop: params.stop, ...(params.seed !== undefined ? { seed: params.seed } : {}) },
+    {
+      maxTokens: params.max_tokens,
+      temperature: params.temperature,
+      topP: params.top_p,
+      stop: params.stop,
+      ...(params.seed !== undefined ? { seed: params.seed } : {}),
+    },
     (tokens) => {
       all.push(...tokens);
       emit(parser.feed(tokens));
@@ -172,16 +197,22 @@ async function streamChat(
   const finish = msg.tool_calls !== undefined ? "tool_calls" : result.stopReason === "stop" || userStopped ? "stop" : "length";
   chunk({}, finish);
   if (req.stream_options?.include_usage === true) {
-    send({ ...head, object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: all.length, total_tokens: promptTokens + all.length } });
+    send({
+      ...head,
+      object: "chat.completion.chunk",
+      choices: [],
+      usage: { prompt_tokens: promptTokens, completion_tokens: all.length, total_tokens: promptTokens + all.length },
+    });
   }
 }
 
 export const completions: Handler = async (core, call) => {
   const req = parse(call, CompletionRequestSchema);
   const target = await targets(core).get(req.model);
-  const tokens = typeof req.prompt === "string" || typeof req.prompt[0] === "string"
-    ? target.tokenizer.encode(typeof req.prompt === "string" ? req.prompt : (req.prompt[0] as string), { addSpecialTokens: true })
-    : (req.prompt as number[]);
+  const tokens =
+    typeof req.prompt === "string" || typeof req.prompt[0] === "string"
+      ? target.tokenizer.encode(typeof req.prompt === "string" ? req.prompt : (req.prompt[0] as string), { addSpecialTokens: true })
+      : (req.prompt as number[]);
   const prompt: ModelInput = { chunks: [{ type: "encoded_text", tokens }] };
   const userStops = stopList(req.stop);
   const eos = target.tokenizer.eosTokenId;
@@ -206,19 +237,35 @@ export const completions: Handler = async (core, call) => {
         send({ ...head, object: "text_completion", choices: [{ text, index: 0, logprobs: null, finish_reason: finish }] });
       let ended = false;
       let count = 0;
-      const result = await streamReply(target.sampler, prompt, { maxTokens: params.max_tokens, temperature: params.temperature, topP: params.top_p, stop: params.stop, ...(params.seed !== undefined ? { seed: params.seed } : {}) }, (chunkTokens) => {
-        const kept = untilEos(chunkTokens);
-        count += chunkTokens.length;
-        ended = kept.ended;
-        const text = decoder.push(kept.tokens);
-        if (text !== "") piece(text);
-        return ended || (userStops.length > 0 && decoder.stopIndex() !== -1);
-      });
+      const result = await streamReply(
+        target.sampler,
+        prompt,
+        {
+          maxTokens: params.max_tokens,
+          temperature: params.temperature,
+          topP: params.top_p,
+          stop: params.stop,
+          ...(params.seed !== undefined ? { seed: params.seed } : {}),
+        },
+        (chunkTokens) => {
+          const kept = untilEos(chunkTokens);
+          count += chunkTokens.length;
+          ended = kept.ended;
+          const text = decoder.push(kept.tokens);
+          if (text !== "") piece(text);
+          return ended || (userStops.length > 0 && decoder.stopIndex() !== -1);
+        },
+      );
       const rest = decoder.flush();
       const stopped = ended || result.stopReason === "stop" || decoder.stopIndex() !== -1;
       piece(rest, stopped ? "stop" : "length");
       if (req.stream_options?.include_usage === true) {
-        send({ ...head, object: "text_completion", choices: [], usage: { prompt_tokens: tokens.length, completion_tokens: count, total_tokens: tokens.length + count } });
+        send({
+          ...head,
+          object: "text_completion",
+          choices: [],
+          usage: { prompt_tokens: tokens.length, completion_tokens: count, total_tokens: tokens.length + count },
+        });
       }
     });
   }
@@ -230,7 +277,14 @@ export const completions: Handler = async (core, call) => {
     const cut = cutAtStop(target.tokenizer.decode(kept.tokens, { skipSpecialTokens: true }), userStops);
     return { text: cut.text, index, logprobs: null, finish_reason: kept.ended || cut.stopped || seq.stop_reason === "stop" ? "stop" : "length" };
   });
-  return { json: { ...head, object: "text_completion", choices, usage: { prompt_tokens: tokens.length, completion_tokens: completionTokens, total_tokens: tokens.length + completionTokens } } };
+  return {
+    json: {
+      ...head,
+      object: "text_completion",
+      choices,
+      usage: { prompt_tokens: tokens.length, completion_tokens: completionTokens, total_tokens: tokens.length + completionTokens },
+    },
+  };
 };
 
 /**

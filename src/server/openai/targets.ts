@@ -62,7 +62,14 @@ export class OpenAITargets {
 
   private async open(model: string): Promise<Target> {
     const notFound = (why: string): HttpError =>
-      new HttpError(404, { error: { message: `model ${JSON.stringify(model)} is not served here: ${why}; GET /v1/models lists what is`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
+      new HttpError(404, {
+        error: {
+          message: `model ${JSON.stringify(model)} is not served here: ${why}; GET /v1/models lists what is`,
+          type: "invalid_request_error",
+          param: "model",
+          code: "model_not_found",
+        },
+      });
     let client: SamplingClient;
     let rendererName: string | null = null;
     if (isTinkerPath(model)) {
@@ -89,7 +96,15 @@ export class OpenAITargets {
     const tokenizer = await getTokenizer(baseModel);
     const name = resolveRendererName(baseModel, rendererName);
     const contextLength = embedded instanceof EmbeddedSamplingClient ? embedded.info.contextLength : undefined;
-    return { id: model, baseModel, sampler: new ScheduledSampler(this.core, client, embedded), tokenizer, renderer: getRenderer(name, tokenizer), rendererName: name, contextLength };
+    return {
+      id: model,
+      baseModel,
+      sampler: new ScheduledSampler(this.core, client, embedded),
+      tokenizer,
+      renderer: getRenderer(name, tokenizer),
+      rendererName: name,
+      contextLength,
+    };
   }
 }
 

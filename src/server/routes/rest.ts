@@ -15,7 +15,8 @@ function intQuery(call: Call, key: string, fallback: number, max: number): numbe
   const raw = call.url.searchParams.get(key);
   if (raw === null) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new HttpError(400, `query parameter ${key}=${JSON.stringify(raw)} is invalid; expected an integer in [0, ${max}]`);
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw new HttpError(400, `query parameter ${key}=${JSON.stringify(raw)} is invalid; expected an integer in [0, ${max}]`);
   return n;
 }
 
@@ -66,12 +67,16 @@ function checkpointPath(call: Call): string {
     // A bare id names its kind with ?checkpoint_type=training|sampler.
     const type = call.url.searchParams.get("checkpoint_type");
     if (type !== "training" && type !== "sampler") {
-      throw new HttpError(400, `checkpoint id ${JSON.stringify(call.params[1])} has no kind; use weights/<name> or sampler_weights/<name>, or pass checkpoint_type=training|sampler`);
+      throw new HttpError(
+        400,
+        `checkpoint id ${JSON.stringify(call.params[1])} has no kind; use weights/<name> or sampler_weights/<name>, or pass checkpoint_type=training|sampler`,
+      );
     }
     kind = type === "training" ? "weights" : "sampler_weights";
     name = call.params[1]!;
   }
-  if (kind !== "weights" && kind !== "sampler_weights") throw new HttpError(400, `checkpoint kind ${JSON.stringify(kind)} is invalid; expected weights or sampler_weights`);
+  if (kind !== "weights" && kind !== "sampler_weights")
+    throw new HttpError(400, `checkpoint kind ${JSON.stringify(kind)} is invalid; expected weights or sampler_weights`);
   try {
     return formatTinkerPath({ modelId: id, kind: kind as CheckpointKind, name });
   } catch (err) {
@@ -100,7 +105,8 @@ function existingCheckpoint(core: Parameters<Handler>[0], call: Call): { path: s
   const path = checkpointPath(call);
   const p = checkTinkerPath(path);
   const store = core.service.store;
-  if (!store.exists(p.modelId, p.kind, p.name)) throw new HttpError(404, `checkpoint ${path} not found; list the run's checkpoints with GET /api/v1/training_runs/${p.modelId}/checkpoints`);
+  if (!store.exists(p.modelId, p.kind, p.name))
+    throw new HttpError(404, `checkpoint ${path} not found; list the run's checkpoints with GET /api/v1/training_runs/${p.modelId}/checkpoints`);
   return { path, dir: store.checkpointDir(p.modelId, p.kind, p.name) };
 }
 

@@ -1,6 +1,12 @@
 // Chat datasets from the Hugging Face hub (or local parquet files): the cookbook's builders over
 // `datasets.load_dataset`, reading the split's parquet files instead.
-import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfig, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder, type SupervisedDatasets } from "../types.ts";
+import {
+  ChatDatasetCommonConfigSchema,
+  type ChatDatasetCommonConfig,
+  type ChatDatasetCommonConfigInput,
+  type SupervisedDatasetBuilder,
+  type SupervisedDatasets,
+} from "../types.ts";
 import { conversationDatasets, rendererFor, SupervisedDatasetFromRows } from "../data.ts";
 import { readParquetConversations } from "./parquet.ts";
 import { resolveDatasetSplitFiles, type HubOptions } from "../../hf/datasets.ts";

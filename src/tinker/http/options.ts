@@ -65,7 +65,14 @@ export interface ResolvedHttpOptions {
 export function resolveHttpOptions(o: HttpClientOptions, clock: Clock): ResolvedHttpOptions {
   const env = o.env ?? process.env;
   const base = o.baseUrl ?? (env["TINKER_BASE_URL"] || DEFAULT_BASE_URL);
-  const tags = o.tags ?? (env["TINKER_TAGS"] ? env["TINKER_TAGS"].split(",").map((t) => t.trim()).filter(Boolean) : []);
+  const tags =
+    o.tags ??
+    (env["TINKER_TAGS"]
+      ? env["TINKER_TAGS"]
+          .split(",")
+          .map((t) => t.trim())
+          .filter(Boolean)
+      : []);
   return {
     baseUrl: base.replace(/\/+$/, ""),
     apiKey: o.apiKey ?? (env["TINKER_API_KEY"] || undefined),

@@ -37,10 +37,7 @@ export class HttpRestClient implements RestClient {
   }
 
   getTrainingRun(trainingRunId: string, accessScope: "owned" | "accessible" = "owned"): Promise<TrainingRun> {
-    return this.ctx.call(
-      { method: "GET", path: `/api/v1/training_runs/${seg(trainingRunId)}`, query: { access_scope: accessScope } },
-      TrainingRunSchema,
-    );
+    return this.ctx.call({ method: "GET", path: `/api/v1/training_runs/${seg(trainingRunId)}`, query: { access_scope: accessScope } }, TrainingRunSchema);
   }
 
   async getTrainingRunByTinkerPath(tinkerPath: string): Promise<TrainingRun> {

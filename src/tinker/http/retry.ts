@@ -78,8 +78,7 @@ export async function sendWithRetries(transport: HttpTransport, req: HttpRequest
     if (res.status === 409) throw transport.statusError(request, res, " (conflict; not retried)");
     const retryable = should === "true" || res.status === 408 || res.status === 429 || res.status >= 500;
     if (!retryable) throw transport.statusError(request, res);
-    const delay =
-      retryAfterMs(res.headers, clock.now()) ?? (res.status === 429 && policy.delayOn429 ? policy.delayOn429() : backoffMs(attempt));
+    const delay = retryAfterMs(res.headers, clock.now()) ?? (res.status === 429 && policy.delayOn429 ? policy.delayOn429() : backoffMs(attempt));
     attempt++;
     if (res.status !== 429 || policy.delayOn429 === undefined) {
       if (clock.now() - start + delay > policy.budgetMs) {

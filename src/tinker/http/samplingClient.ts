@@ -95,7 +95,9 @@ export function alignPromptLogprobs(res: SampleResponse, prompt: ModelInput): Sa
   const align = <T>(list: (T | null)[] | undefined, field: string): (T | null)[] | undefined => {
     if (list === undefined || list.length === n) return list;
     if (list.length === n - 1) return [null, ...list];
-    throw new TinkerError(`sample result: ${field} has ${list.length} entries for a prompt of ${n} tokens; expected ${n} (or ${n - 1} without the leading null)`);
+    throw new TinkerError(
+      `sample result: ${field} has ${list.length} entries for a prompt of ${n} tokens; expected ${n} (or ${n - 1} without the leading null)`,
+    );
   };
   const out: SampleResponse = { ...res };
   const lp = align(res.prompt_logprobs, "prompt_logprobs");

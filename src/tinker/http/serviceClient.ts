@@ -1,12 +1,6 @@
 // ServiceClient over HTTP: the entry point for a hosted Tinker service or a Tinker-compatible
 // server. The session is created lazily, on first training or sampling use (REST needs none).
-import type {
-  CreateLoraTrainingClientOptions,
-  SamplingClient,
-  ServerProbe,
-  ServiceClient,
-  TrainingClient,
-} from "../clients.ts";
+import type { CreateLoraTrainingClientOptions, SamplingClient, ServerProbe, ServiceClient, TrainingClient } from "../clients.ts";
 import { InvalidArgumentError } from "../errors.ts";
 import { isValidLoraRank, LORA_RANK_RULE } from "../loraRank.ts";
 import { isTinkerPath } from "../paths.ts";

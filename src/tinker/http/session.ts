@@ -125,7 +125,12 @@ export class HttpSession {
     const req =
       sessionId === undefined
         ? { method: "GET" as const, path: "/api/v1/healthz", timeoutMs: HEARTBEAT_TIMEOUT_MS }
-        : { method: "POST" as const, path: "/api/v1/session_heartbeat", json: { session_id: sessionId, type: "session_heartbeat" }, timeoutMs: HEARTBEAT_TIMEOUT_MS };
+        : {
+            method: "POST" as const,
+            path: "/api/v1/session_heartbeat",
+            json: { session_id: sessionId, type: "session_heartbeat" },
+            timeoutMs: HEARTBEAT_TIMEOUT_MS,
+          };
     try {
       const res = await this.ctx.transport.send(req);
       if (sessionId !== undefined && res.status === 404) return "session_lost";

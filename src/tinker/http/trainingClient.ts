@@ -83,9 +83,12 @@ export class HttpTrainingClient implements TrainingClient {
   async saveState(name: string, options: { ttlSeconds?: number; overwrite?: boolean } = {}): Promise<TinkerFuture<SaveWeightsResponse>> {
     validateCheckpointName(name);
     return this.op("/api/v1/save_weights", "SaveWeights", SaveWeightsResponseSchema, (seq) =>
-      withOptional({ model_id: this.modelId, path: name, seq_id: seq, overwrite: options.overwrite ?? false, type: "save_weights" }, {
-        ttl_seconds: options.ttlSeconds,
-      }),
+      withOptional(
+        { model_id: this.modelId, path: name, seq_id: seq, overwrite: options.overwrite ?? false, type: "save_weights" },
+        {
+          ttl_seconds: options.ttlSeconds,
+        },
+      ),
     );
   }
 
@@ -130,13 +133,10 @@ export class HttpTrainingClient implements TrainingClient {
   }
 
   async getInfo(): Promise<GetInfoResponse> {
-    const info = await this.ctx.call(
-      { method: "POST", path: "/api/v1/get_info", json: { model_id: this.modelId, type: "get_info" } },
-      GetInfoResponseSchema,
-    );
+    const info = await this.ctx.call({ method: "POST", path: "/api/v1/get_info", json: { model_id: this.modelId, type: "get_info" } }, GetInfoResponseSchema);
     const tok = info.model_data.tokenizer_id;
     // The service may tag tokenizer ids with a ":revision" suffix the tokenizer hub does not know.
-    if (tok !== undefined && tok.includes(":")) info.model_data.tokenizer_id = tok.slice(0, tok.indexOf(":"));
+    if (tok?.includes(":")) info.model_data.tokenizer_id = tok.slice(0, tok.indexOf(":"));
     return info;
   }
 
@@ -213,13 +213,7 @@ export class HttpTrainingClient implements TrainingClient {
     });
   }
 
-  private fwdbwdRequest(
-    data: Datum[],
-    seqId: number,
-    lossFn: LossFnName,
-    lossFnConfig: Record<string, number> | undefined,
-    forwardOnly: boolean,
-  ): HttpRequest {
+  private fwdbwdRequest(data: Datum[], seqId: number, lossFn: LossFnName, lossFnConfig: Record<string, number> | undefined, forwardOnly: boolean): HttpRequest {
     const idempotencyKey = this.ctx.transport.newIdempotencyKey();
     const proto = this.ctx.opts.protoForwardBackward ?? this.ctx.flags.protoWriteFwdbwd;
     if (proto && (!forwardOnly || this.ctx.flags.fwdViaFwdbwd || this.ctx.opts.protoForwardBackward === true)) {
@@ -228,7 +222,12 @@ export class HttpTrainingClient implements TrainingClient {
     }
     const input = withOptional({ data, loss_fn: lossFn }, { loss_fn_config: lossFnConfig });
     if (forwardOnly) {
-      return { method: "POST", path: "/api/v1/forward", json: { forward_input: input, model_id: this.modelId, seq_id: seqId, type: "forward" }, idempotencyKey };
+      return {
+        method: "POST",
+        path: "/api/v1/forward",
+        json: { forward_input: input, model_id: this.modelId, seq_id: seqId, type: "forward" },
+        idempotencyKey,
+      };
     }
     return {
       method: "POST",

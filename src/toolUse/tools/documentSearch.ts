@@ -14,21 +14,23 @@ export type SearchDocument = z.output<typeof SearchDocumentSchema>;
 
 export function readDocuments(file: string): SearchDocument[] {
   const docs: SearchDocument[] = [];
-  readFileSync(file, "utf8").split("\n").forEach((line, idx) => {
-    if (line.trim() === "") return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (err) {
-      throw new Error(`${file}:${idx + 1}: not valid JSON (${(err as Error).message})`);
-    }
-    const parsed = SearchDocumentSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new Error(`${file}:${idx + 1}: key ${JSON.stringify(issue.path.join(".") || "(row)")}: ${issue.message}; expected {"id", "title"?, "text"}`);
-    }
-    docs.push(parsed.data);
-  });
+  readFileSync(file, "utf8")
+    .split("\n")
+    .forEach((line, idx) => {
+      if (line.trim() === "") return;
+      let raw: unknown;
+      try {
+        raw = JSON.parse(line);
+      } catch (err) {
+        throw new Error(`${file}:${idx + 1}: not valid JSON (${(err as Error).message})`);
+      }
+      const parsed = SearchDocumentSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new Error(`${file}:${idx + 1}: key ${JSON.stringify(issue.path.join(".") || "(row)")}: ${issue.message}; expected {"id", "title"?, "text"}`);
+      }
+      docs.push(parsed.data);
+    });
   return docs;
 }
 

@@ -76,7 +76,10 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
   const axis = options.xAxis ?? "step";
   const color = options.color ?? true;
   const plotWidth = Math.max(4, Math.floor(options.width) - CHART_OVERHEAD);
-  const lines = input.map(finitePairs).map((l, i) => ({ ...l, color: input[i].color })).filter((l) => l.x.length > 0);
+  const lines = input
+    .map(finitePairs)
+    .map((l, i) => ({ ...l, color: input[i].color }))
+    .filter((l) => l.x.length > 0);
   if (lines.length === 0) {
     const empty = Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? "  (no data yet)" : ""));
     return { lines: empty, x0: 0, x1: 0, columns: 0 };
@@ -118,9 +121,7 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
     lo -= Math.abs(lo) * 0.05 || 0.5;
     hi += Math.abs(hi) * 0.05 || 0.5;
   }
-  const plotted = asciichart
-    .plot(series, { height: rows - 2, min: lo, max: hi, format: fmtLabel, colors: color ? colors : undefined })
-    .split("\n");
+  const plotted = asciichart.plot(series, { height: rows - 2, min: lo, max: hi, format: fmtLabel, colors: color ? colors : undefined }).split("\n");
   const columns = Math.max(...series.map((s) => s.length));
   const body = plotted.slice(0, rows - 1).map(mergeColorRuns);
   while (body.length < rows - 1) body.push("");

@@ -28,7 +28,9 @@ export function renderSnapshot(input: SnapshotInput): string {
   const elapsed = elapsedSeconds(input.rows);
   const spent = elapsed[elapsed.length - 1] || (m ? ((input.now ?? Date.now()) - Date.parse(m.started_at)) / 1000 : 0);
   const progress = progressOf(input.rows);
-  out.push(`${input.name}  ${input.state.live ? "live" : input.state.status}  ${m?.recipe ?? "?"} · ${kindLabel(input.kind)}${m ? ` · pid ${m.pid} · engine ${m.engine}` : ""}`);
+  out.push(
+    `${input.name}  ${input.state.live ? "live" : input.state.status}  ${m?.recipe ?? "?"} · ${kindLabel(input.kind)}${m ? ` · pid ${m.pid} · engine ${m.engine}` : ""}`,
+  );
   const left = input.state.live ? eta(spent, progress) : undefined;
   out.push(
     `step ${last?.step ?? "–"}  ${progress !== undefined ? progressBar(progress, 32) : ""}  elapsed ${fmtDuration(spent)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}`,
@@ -37,11 +39,21 @@ export function renderSnapshot(input: SnapshotInput): string {
   const grid = gridLayout(charts.length, input.width, charts.length * input.chartRows, Math.min(6, input.chartRows));
   out.push("");
   for (const key of charts.slice(0, Math.max(grid.shown, charts.length))) {
-    out.push(...chartBlock([{ name: input.name, rows: input.rows, elapsed }], { key, width: input.width, rows: input.chartRows, smoothing: input.smoothing, xAxis: "step", color: input.color }));
+    out.push(
+      ...chartBlock([{ name: input.name, rows: input.rows, elapsed }], {
+        key,
+        width: input.width,
+        rows: input.chartRows,
+        smoothing: input.smoothing,
+        xAxis: "step",
+        color: input.color,
+      }),
+    );
     out.push("");
   }
   out.push(`checkpoints (${input.checkpoints.length}):`);
-  for (const c of input.checkpoints.slice(-5)) out.push(`  ${c.name}  ${typeof c.state_path === "string" ? c.state_path : typeof c.sampler_path === "string" ? c.sampler_path : ""}`);
+  for (const c of input.checkpoints.slice(-5))
+    out.push(`  ${c.name}  ${typeof c.state_path === "string" ? c.state_path : typeof c.sampler_path === "string" ? c.sampler_path : ""}`);
   if (input.logLines.length > 0) {
     out.push("logs.log:");
     for (const l of input.logLines) out.push(`  ${l}`);

@@ -23,7 +23,12 @@ export interface GapSegment {
 export function findTokenGaps(r: TranscriptRecord, gaps: ReadonlyMap<string, TokenGapRecord>): TokenGapRecord | undefined {
   const first = r.steps[0];
   if (first?.ob_len === undefined || r.steps.some((s) => s.ac_tokens === undefined)) return undefined;
-  return gaps.get(tokenGapKey(first.ob_len, r.steps.flatMap((s) => s.ac_tokens ?? [])));
+  return gaps.get(
+    tokenGapKey(
+      first.ob_len,
+      r.steps.flatMap((s) => s.ac_tokens ?? []),
+    ),
+  );
 }
 
 /** Visible text of a token piece: whitespace kept readable, newlines shown as ⏎. */

@@ -84,14 +84,27 @@ export class RunTailer extends EventEmitter<{ change: [RunSnapshot] }> {
   private fullReadPending = false;
   snapshot: RunSnapshot;
 
-  constructor(readonly dir: string, options: { tailFirstBytes?: number } = {}) {
+  constructor(
+    readonly dir: string,
+    options: { tailFirstBytes?: number } = {},
+  ) {
     super();
     this.metrics = metricsTailReader(dir);
     this.log = new LogTailReader(join(dir, LOG_FILE), 500);
     this.stdout = new LogTailReader(join(dir, STDOUT_FILE), 200);
     const rows: MetricRow[] = [];
     const elapsed: number[] = [];
-    this.snapshot = { dir, version: 0, rows, elapsed, keys: [], logLines: [], checkpoints: [], state: { status: "idle", live: false }, cache: new SeriesCache(rows, elapsed) };
+    this.snapshot = {
+      dir,
+      version: 0,
+      rows,
+      elapsed,
+      keys: [],
+      logLines: [],
+      checkpoints: [],
+      state: { status: "idle", live: false },
+      cache: new SeriesCache(rows, elapsed),
+    };
     const tailBytes = options.tailFirstBytes ?? TAIL_FIRST_BYTES;
     if (fileSize(join(dir, "metrics.jsonl")) > tailBytes) this.openFromTail(tailBytes);
     this.poll(true);

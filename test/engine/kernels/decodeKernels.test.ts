@@ -20,10 +20,21 @@ test("gemmRowsNT matches the reference gemm for 1..64 rows, odd N and K, alpha a
   const N = native();
   const rng = makeRng(7);
   for (const M of [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 64]) {
-    for (const [n, k] of [[1, 1], [37, 19], [9, 1100], [64, 576], [50, 2049], [13, 4100], [200, 33]]) {
+    for (const [n, k] of [
+      [1, 1],
+      [37, 19],
+      [9, 1100],
+      [64, 576],
+      [50, 2049],
+      [13, 4100],
+      [200, 33],
+    ]) {
       const A = randF32(M * k, rng);
       const W = randF32(n * k, rng);
-      for (const [alpha, beta] of [[1, 0], [0.7, 0.5]]) {
+      for (const [alpha, beta] of [
+        [1, 0],
+        [0.7, 0.5],
+      ]) {
         const C = randF32(M * n, rng);
         const want = Float64Array.from(C);
         R.gemm(false, true, M, n, k, alpha, Float64Array.from(A), Float64Array.from(W), beta, want);
@@ -69,7 +80,10 @@ test("gemmRowsNT: beta 0 ignores NaN in C; a row's result does not depend on the
 
 test("gemmRowsNT and kvStore: wrong sizes and slots are refused with the argument named", () => {
   const N = native();
-  assert.throws(() => N.gemmRowsNT(2, 3, 4, 1, new Float32Array(8), new Float32Array(11), 0, new Float32Array(6)), /gemmRowsNT: argument W has 11 elements but needs at least 12/);
+  assert.throws(
+    () => N.gemmRowsNT(2, 3, 4, 1, new Float32Array(8), new Float32Array(11), 0, new Float32Array(6)),
+    /gemmRowsNT: argument W has 11 elements but needs at least 12/,
+  );
   const k = new Float32Array(2 * 4);
   const cache = new Float32Array(3 * 2 * 5 * 4);
   assert.throws(() => N.kvStore(k, k, cache, cache, Int32Array.of(3), Int32Array.of(0), 1, 2, 4, 5), /kvStore: cacheSlots\[0\] = 3 is outside 0..2/);

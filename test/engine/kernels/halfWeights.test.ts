@@ -40,7 +40,15 @@ function assertSameBits(actual: Float32Array, expected: Float32Array, what: stri
 // Decode-sized (M <= 4: the direct kernel), odd edges of the 6 x 32 tiles and 192-deep K slices,
 // whole 16 x 16 blocks of the transposing B pack, several column stripes, A transposed (packed).
 const SHAPES: [number, number, number][] = [
-  [1, 1, 1], [3, 37, 19], [4, 600, 70], [7, 13, 5], [6, 32, 192], [37, 53, 300], [130, 67, 257], [64, 520, 200], [200, 96, 400],
+  [1, 1, 1],
+  [3, 37, 19],
+  [4, 600, 70],
+  [7, 13, 5],
+  [6, 32, 192],
+  [37, 53, 300],
+  [130, 67, 257],
+  [64, 520, 200],
+  [200, 96, 400],
 ];
 
 test("gemm with 16-bit B: packed kernel gives the bits of its float32 B, and matches the reference", () => {
@@ -55,7 +63,11 @@ test("gemm with 16-bit B: packed kernel gives the bits of its float32 B, and mat
           for (const transB of [false, true]) {
             const A = randF32(M * K, rng);
             const { half, wide } = randHalf(dtype, K * Nn, rng);
-            for (const [alpha, beta] of [[1, 0], [-0.75, 1], [0.5, -2]] as const) {
+            for (const [alpha, beta] of [
+              [1, 0],
+              [-0.75, 1],
+              [0.5, -2],
+            ] as const) {
               const C0 = randF32(M * Nn, rng);
               const what = `${dtype} ${M}x${Nn}x${K} tA=${transA} tB=${transB} alpha=${alpha} beta=${beta}`;
               const got = C0.slice();
@@ -91,7 +103,11 @@ test("gemm with 16-bit B on the OpenBLAS path (blocks widened per thread) matche
   try {
     N.setGemmBackend("openblas");
     for (const dtype of DTYPES) {
-      for (const [M, Nn, K] of [[37, 53, 300], [256, 2100, 96], [64, 520, 2000]] as [number, number, number][]) {
+      for (const [M, Nn, K] of [
+        [37, 53, 300],
+        [256, 2100, 96],
+        [64, 520, 2000],
+      ] as [number, number, number][]) {
         for (const transB of [false, true]) {
           const A = randF32(M * K, rng);
           const { half, wide } = randHalf(dtype, K * Nn, rng);
@@ -114,10 +130,19 @@ test("gemmRowsNT with 16-bit W gives the bits of its float32 W for 1..64 rows (b
   const rng = makeRng(42);
   for (const dtype of DTYPES) {
     for (const M of [1, 2, 4, 5, 16, 17, 33, 64]) {
-      for (const [n, k] of [[1, 1], [37, 19], [13, 4100], [64, 576], [50, 2049]]) {
+      for (const [n, k] of [
+        [1, 1],
+        [37, 19],
+        [13, 4100],
+        [64, 576],
+        [50, 2049],
+      ]) {
         const A = randF32(M * k, rng);
         const { half, wide } = randHalf(dtype, n * k, rng);
-        for (const [alpha, beta] of [[1, 0], [0.7, 0.5]] as const) {
+        for (const [alpha, beta] of [
+          [1, 0],
+          [0.7, 0.5],
+        ] as const) {
           const C0 = randF32(M * n, rng);
           const got = C0.slice();
           N.gemmRowsNT(M, n, k, alpha, A, half, beta, got);
@@ -148,13 +173,22 @@ test("embeddingForward from a 16-bit table equals the widened rows, native and r
     const ref = new Float32Array(ids.length * dim);
     R.embeddingForward(half, ids, ref, ids.length, dim);
     assertSameBits(ref, want, `reference ${dtype}`);
-    assert.throws(() => N.embeddingForward(half, Int32Array.from([50]), new Float32Array(dim), 1, dim), /embeddingForwardHalf: ids\[0\] = 50 is outside the table \(50 rows\)/);
+    assert.throws(
+      () => N.embeddingForward(half, Int32Array.from([50]), new Float32Array(dim), 1, dim),
+      /embeddingForwardHalf: ids\[0\] = 50 is outside the table \(50 rows\)/,
+    );
   }
 });
 
 test("the 16-bit kernels refuse short weight arrays with a clear error", () => {
   const N = native();
   const half = new HalfArray("bf16", new Uint16Array(11));
-  assert.throws(() => N.gemm(false, false, 2, 4, 3, 1, new Float32Array(6), half, 0, new Float32Array(8)), /gemmHalf: argument B has 11 elements but needs at least 12 \(K\*N\)/);
-  assert.throws(() => N.gemmRowsNT(1, 4, 3, 1, new Float32Array(3), half, 0, new Float32Array(4)), /gemmRowsNTHalf: argument W has 11 elements but needs at least 12 \(N\*K\)/);
+  assert.throws(
+    () => N.gemm(false, false, 2, 4, 3, 1, new Float32Array(6), half, 0, new Float32Array(8)),
+    /gemmHalf: argument B has 11 elements but needs at least 12 \(K\*N\)/,
+  );
+  assert.throws(
+    () => N.gemmRowsNT(1, 4, 3, 1, new Float32Array(3), half, 0, new Float32Array(4)),
+    /gemmRowsNTHalf: argument W has 11 elements but needs at least 12 \(N\*K\)/,
+  );
 });

@@ -40,9 +40,17 @@ test("native addon loads and reports its GEMM backends", () => {
 });
 
 const gemmShapes: [number, number, number][] = [
-  [1, 1, 1], [7, 13, 5], [6, 32, 192], [37, 53, 300], [1, 513, 300], [130, 67, 257], [150, 300, 200], [64, 5, 1000],
+  [1, 1, 1],
+  [7, 13, 5],
+  [6, 32, 192],
+  [37, 53, 300],
+  [1, 513, 300],
+  [130, 67, 257],
+  [150, 300, 200],
+  [64, 5, 1000],
   // Transposed A packed in two chunks of K (gemm.cc kPackedABudget); a skinny product done as C^T.
-  [300, 70, 3600], [400, 32, 300],
+  [300, 70, 3600],
+  [400, 32, 300],
 ];
 
 test("gemm matches the reference for every backend, transpose, alpha and beta", () => {
@@ -60,7 +68,18 @@ test("gemm matches the reference for every backend, transpose, alpha and beta", 
           // Rounding bound: |alpha| |A||B| + |beta C|.
           const absAB = new Float64Array(M * Nn);
           R.gemm(transA, transB, M, Nn, K, 1, f64(A).map(Math.abs), f64(B).map(Math.abs), 0, absAB);
-          const combos: (readonly [number, number])[] = big ? [[1, 0], [0.5, -2]] : [[1, 0], [1, 1], [-0.75, 0], [1.5, 1], [0.5, -2]];
+          const combos: (readonly [number, number])[] = big
+            ? [
+                [1, 0],
+                [0.5, -2],
+              ]
+            : [
+                [1, 0],
+                [1, 1],
+                [-0.75, 0],
+                [1.5, 1],
+                [0.5, -2],
+              ];
           for (const [alpha, beta] of combos) {
             const expected = f64(C0);
             R.gemm(transA, transB, M, Nn, K, alpha, f64(A), f64(B), beta, expected);
@@ -70,7 +89,14 @@ test("gemm matches the reference for every backend, transpose, alpha and beta", 
               assert.equal(N.gemmBackend, backend);
               const C = C0.slice();
               N.gemm(transA, transB, M, Nn, K, alpha, A, B, beta, C);
-              assertWithin(C, expected, scale, 2e-6 * Math.sqrt(K + 1), 1e-30, `${backend} gemm ${M}x${Nn}x${K} tA=${transA} tB=${transB} alpha=${alpha} beta=${beta}`);
+              assertWithin(
+                C,
+                expected,
+                scale,
+                2e-6 * Math.sqrt(K + 1),
+                1e-30,
+                `${backend} gemm ${M}x${Nn}x${K} tA=${transA} tB=${transB} alpha=${alpha} beta=${beta}`,
+              );
             }
           }
         }
@@ -87,12 +113,18 @@ test("gemm with beta 0 ignores NaN in C, and K = 0 / M = 0 are handled", () => {
   try {
     for (const backend of N.gemmBackends) {
       N.setGemmBackend(backend);
-      for (const [M, Nn, K] of [[2, 3, 4], [70, 90, 80]]) {
+      for (const [M, Nn, K] of [
+        [2, 3, 4],
+        [70, 90, 80],
+      ]) {
         const A = new Float32Array(M * K).fill(1);
         const B = new Float32Array(K * Nn).fill(2);
         const C = new Float32Array(M * Nn).fill(NaN);
         N.gemm(false, false, M, Nn, K, 1, A, B, 0, C);
-        assert.ok(C.every((c) => c === 2 * K), `${backend}: beta=0 must overwrite NaN (got ${C[0]})`);
+        assert.ok(
+          C.every((c) => c === 2 * K),
+          `${backend}: beta=0 must overwrite NaN (got ${C[0]})`,
+        );
       }
       const C = new Float32Array([3, NaN]);
       N.gemm(false, false, 1, 2, 0, 1, new Float32Array(0), new Float32Array(0), 0, C);
@@ -140,12 +172,21 @@ test("openblas gemm split across the pool by rows, columns and depth matches the
   const rng = makeRng(103);
   // Products big enough to be split (> 8 MFLOP) and shaped so each split is the cheapest one:
   // tall C (rows), wide C (columns), small C with long K (depth, partial sums added at the end).
-  const shapes: [number, number, number][] = [[517, 64, 256], [64, 517, 256], [32, 48, 8200]];
+  const shapes: [number, number, number][] = [
+    [517, 64, 256],
+    [64, 517, 256],
+    [32, 48, 8200],
+  ];
   try {
     N.setGemmBackend("openblas");
     N.setNumThreads(2);
     for (const [M, Nn, K] of shapes) {
-      for (const [transA, transB] of [[false, false], [true, false], [false, true], [true, true]]) {
+      for (const [transA, transB] of [
+        [false, false],
+        [true, false],
+        [false, true],
+        [true, true],
+      ]) {
         const A = randF32(M * K, rng);
         const B = randF32(K * Nn, rng);
         const C0 = randF32(M * Nn, rng);
@@ -170,7 +211,13 @@ test("openblas gemm split across the pool by rows, columns and depth matches the
 test("rmsnorm forward and backward match the reference", () => {
   const N = native();
   const rng = makeRng(102);
-  for (const [rows, dim] of [[1, 1], [5, 7], [3, 64], [33, 577], [300, 576]]) {
+  for (const [rows, dim] of [
+    [1, 1],
+    [5, 7],
+    [3, 64],
+    [33, 577],
+    [300, 576],
+  ]) {
     const x = randF32(rows * dim, rng, 2);
     const w = randF32(dim, rng);
     const out = new Float32Array(rows * dim);
@@ -199,7 +246,11 @@ test("rmsnorm forward and backward match the reference", () => {
 test("rope matches the reference, forward and inverse, at long positions", () => {
   const N = native();
   const rng = makeRng(103);
-  for (const [tokens, heads, headDim] of [[1, 1, 2], [9, 3, 8], [300, 9, 64]]) {
+  for (const [tokens, heads, headDim] of [
+    [1, 1, 2],
+    [9, 3, 8],
+    [300, 9, 64],
+  ]) {
     const half = headDim / 2;
     const invFreq = Float32Array.from({ length: half }, (_, i) => 1 / 500000 ** ((2 * i) / headDim));
     const positions = Int32Array.from({ length: tokens }, () => Math.floor(rng() * 4096));
@@ -317,7 +368,10 @@ test("attentionDecode matches the reference", () => {
     R.attentionDecode(f64(q), f64(kc), f64(vc), outR, lensA, n, heads, kv, d, maxLen, 0.3);
     assertClose(out, outR, 1e-4, 1e-5, `attentionDecode ${heads}/${kv} d=${d}`);
   }
-  assert.throws(() => N.attentionDecode(new Float32Array(4), new Float32Array(8), new Float32Array(8), new Float32Array(4), new Int32Array([3]), 1, 1, 1, 4, 2, 1), /cacheLens\[0\] = 3 must be in 1\.\.maxLen \(2\)/);
+  assert.throws(
+    () => N.attentionDecode(new Float32Array(4), new Float32Array(8), new Float32Array(8), new Float32Array(4), new Int32Array([3]), 1, 1, 1, 4, 2, 1),
+    /cacheLens\[0\] = 3 must be in 1\.\.maxLen \(2\)/,
+  );
 });
 
 test("attentionDecodeSlots matches the reference", () => {
@@ -336,16 +390,20 @@ test("attentionDecodeSlots matches the reference", () => {
   N.attentionDecodeSlots(q, kc, vc, out, slots, lens, n, heads, kv, d, maxLen, 0.125);
   R.attentionDecodeSlots(f64(q), f64(kc), f64(vc), outR, slots, lens, n, heads, kv, d, maxLen, 0.125);
   assertClose(out, outR, 1e-4, 1e-5, "attentionDecodeSlots");
-  assert.throws(() => N.attentionDecodeSlots(q, kc, vc, out, new Int32Array([3]), lens, 1, heads, kv, d, maxLen, 1), /attentionDecodeSlots: cacheSlots\[0\] = 3 is outside 0\.\.2/);
+  assert.throws(
+    () => N.attentionDecodeSlots(q, kc, vc, out, new Int32Array([3]), lens, 1, heads, kv, d, maxLen, 1),
+    /attentionDecodeSlots: cacheSlots\[0\] = 3 is outside 0\.\.2/,
+  );
 });
 
 for (const gate of ["swiglu", "geglu"] as const) {
   test(`${gate} forward and backward match the reference, including saturation${gate === "swiglu" ? " and NaN" : ""}`, () => {
     const N = native();
     const rng = makeRng(gate === "swiglu" ? 106 : 116);
-    const [fwdN, bwdN, fwdR, bwdR] = gate === "swiglu"
-      ? [N.swigluForward, N.swigluBackward, R.swigluForward, R.swigluBackward]
-      : [N.gegluForward, N.gegluBackward, R.gegluForward, R.gegluBackward];
+    const [fwdN, bwdN, fwdR, bwdR] =
+      gate === "swiglu"
+        ? [N.swigluForward, N.swigluBackward, R.swigluForward, R.swigluBackward]
+        : [N.gegluForward, N.gegluBackward, R.gegluForward, R.gegluBackward];
     for (const n of [1, 15, 1000, 100003]) {
       const g = randF32(n, rng, 12);
       const u = randF32(n, rng);
@@ -375,7 +433,12 @@ for (const gate of ["swiglu", "geglu"] as const) {
 test("logprobs forward and backward match the reference, with ignored targets and -inf logits", () => {
   const N = native();
   const rng = makeRng(107);
-  for (const [rows, vocab] of [[1, 1], [5, 7], [4, 1000], [3, 50001]]) {
+  for (const [rows, vocab] of [
+    [1, 1],
+    [5, 7],
+    [4, 1000],
+    [3, 50001],
+  ]) {
     const logits = randF32(rows * vocab, rng, 8);
     const targets = Int32Array.from({ length: rows }, (_, r) => (r === 1 ? -1 : Math.floor(rng() * vocab)));
     if (vocab > 2) {
@@ -444,7 +507,13 @@ test("axpy, sumSquares, add, embedding match the reference", () => {
     assert.ok(Math.abs(ss - R.sumSquares(f64(x), n)) <= 1e-9 * (1 + ss), `sumSquares n=${n}`);
     const out = new Float32Array(n);
     N.add(x, y, out, n);
-    assertClose(out, Float64Array.from(x, (a, i) => Math.fround(a + y[i])), 0, 0, `add n=${n}`);
+    assertClose(
+      out,
+      Float64Array.from(x, (a, i) => Math.fround(a + y[i])),
+      0,
+      0,
+      `add n=${n}`,
+    );
     N.add(x, y, x, n);
     assertClose(x, out, 0, 0, `add in place n=${n}`);
   }
@@ -469,7 +538,9 @@ test("native kernels reject wrong array types and short arrays with a clear erro
   const N = native();
   assert.throws(
     () => N.swigluForward(new Float64Array(4), new Float32Array(4), new Float32Array(4), 4),
-    (err: unknown) => err instanceof TypeError && /swigluForward: argument gate must be a Float32Array \(the native kernels are float32-only\), got Float64Array/.test(err.message),
+    (err: unknown) =>
+      err instanceof TypeError &&
+      /swigluForward: argument gate must be a Float32Array \(the native kernels are float32-only\), got Float64Array/.test(err.message),
   );
   assert.throws(
     () => N.gemm(false, false, 2, 3, 4, 1, new Float32Array(8), new Float32Array(11), 0, new Float32Array(6)),
@@ -479,7 +550,10 @@ test("native kernels reject wrong array types and short arrays with a clear erro
     () => N.attentionForward(new Float32Array(8), new Float32Array(8), new Float32Array(8), new Float32Array(8), null, new Int32Array([0, 2, 1]), 1, 1, 4, 1),
     /seqStarts must be non-decreasing/,
   );
-  assert.throws(() => N.attentionForward(new Float32Array(8), new Float32Array(8), new Float32Array(8), new Float32Array(8), null, new Int32Array([0, 2]), 3, 2, 4, 1), /nHeads \(3\) must be a positive multiple of nKvHeads \(2\)/);
+  assert.throws(
+    () => N.attentionForward(new Float32Array(8), new Float32Array(8), new Float32Array(8), new Float32Array(8), null, new Int32Array([0, 2]), 3, 2, 4, 1),
+    /nHeads \(3\) must be a positive multiple of nKvHeads \(2\)/,
+  );
 });
 
 test("results do not depend on the thread count", () => {

@@ -11,10 +11,19 @@ const FD_ATOL = 1e-8;
 
 test("gemm matches the definition for all transposes, alpha and beta", () => {
   const rng = makeRng(1);
-  for (const [M, N, K_] of [[3, 5, 4], [7, 1, 9], [1, 6, 2], [4, 4, 1]] as const) {
+  for (const [M, N, K_] of [
+    [3, 5, 4],
+    [7, 1, 9],
+    [1, 6, 2],
+    [4, 4, 1],
+  ] as const) {
     for (const transA of [false, true]) {
       for (const transB of [false, true]) {
-        for (const [alpha, beta] of [[1, 0], [0.7, 1], [-1.3, 0.5]] as const) {
+        for (const [alpha, beta] of [
+          [1, 0],
+          [0.7, 1],
+          [-1.3, 0.5],
+        ] as const) {
           const A = randF64(M * K_, rng);
           const B = randF64(K_ * N, rng);
           const C = randF64(M * N, rng);
@@ -118,8 +127,15 @@ test("rope rounds the angle to fp32 like torch", () => {
 
 /** Naive causal GQA attention from the definition, for one packed batch. */
 function naiveAttention(
-  q: Float64Array, k: Float64Array, v: Float64Array, lengths: readonly number[],
-  nHeads: number, nKvHeads: number, d: number, scale: number, window = Infinity,
+  q: Float64Array,
+  k: Float64Array,
+  v: Float64Array,
+  lengths: readonly number[],
+  nHeads: number,
+  nKvHeads: number,
+  d: number,
+  scale: number,
+  window = Infinity,
 ): { out: Float64Array; probs: Float64Array } {
   const starts = seqStartsOf(lengths);
   const total = starts[lengths.length];
@@ -155,7 +171,12 @@ function naiveAttention(
   return { out, probs };
 }
 
-for (const [nHeads, nKvHeads] of [[2, 2], [3, 1], [4, 1], [6, 2]] as const) {
+for (const [nHeads, nKvHeads] of [
+  [2, 2],
+  [3, 1],
+  [4, 1],
+  [6, 2],
+] as const) {
   test(`attention forward/backward, GQA ${nHeads}/${nKvHeads}`, () => {
     const rng = makeRng(10 + nHeads * 7 + nKvHeads);
     const d = 4;
@@ -300,10 +321,25 @@ test("attentionDecodeSlots equals attentionDecode on the chosen slots", () => {
   for (let b = 0; b < n; b++) {
     const s = slots[b];
     const one = new Float64Array(nHeads * d);
-    K.attentionDecode(q.subarray(b * nHeads * d, (b + 1) * nHeads * d), kCache.subarray(s * slotSize, (s + 1) * slotSize), vCache.subarray(s * slotSize, (s + 1) * slotSize), one, lens.subarray(b, b + 1), 1, nHeads, nKvHeads, d, maxLen, 0.5);
+    K.attentionDecode(
+      q.subarray(b * nHeads * d, (b + 1) * nHeads * d),
+      kCache.subarray(s * slotSize, (s + 1) * slotSize),
+      vCache.subarray(s * slotSize, (s + 1) * slotSize),
+      one,
+      lens.subarray(b, b + 1),
+      1,
+      nHeads,
+      nKvHeads,
+      d,
+      maxLen,
+      0.5,
+    );
     assertClose(out.subarray(b * nHeads * d, (b + 1) * nHeads * d), one, 0, 0, `query ${b}`);
   }
-  assert.throws(() => K.attentionDecodeSlots(q, kCache, vCache, out, new Int32Array([3]), lens, 1, nHeads, nKvHeads, d, maxLen, 0.5), /cacheSlots\[0\] = 3 is outside 0\.\.2/);
+  assert.throws(
+    () => K.attentionDecodeSlots(q, kCache, vCache, out, new Int32Array([3]), lens, 1, nHeads, nKvHeads, d, maxLen, 0.5),
+    /cacheSlots\[0\] = 3 is outside 0\.\.2/,
+  );
 });
 
 const GATES = [
@@ -319,7 +355,13 @@ for (const [name, forward, backward, act] of GATES) {
     const u = randF64(n, rng);
     const out = new Float64Array(n);
     forward(g, u, out, n);
-    assertClose(out, g.map((z, i) => act(z) * u[i]), 1e-15, 1e-16, `${name} forward`);
+    assertClose(
+      out,
+      g.map((z, i) => act(z) * u[i]),
+      1e-15,
+      1e-16,
+      `${name} forward`,
+    );
     const R = randF64(n, rng);
     const loss = (): number => {
       forward(g, u, out, n);
@@ -409,12 +451,24 @@ test("axpy, sumSquares, add", () => {
   const y = randF64(13, rng);
   const y0 = y.slice();
   K.axpy(13, -0.3, x, y);
-  assertClose(y, y0.map((b, i) => b - 0.3 * x[i]), 1e-15, 1e-16, "axpy");
+  assertClose(
+    y,
+    y0.map((b, i) => b - 0.3 * x[i]),
+    1e-15,
+    1e-16,
+    "axpy",
+  );
   assert.ok(Math.abs(K.sumSquares(x, 13) - dot(x, x)) < 1e-14);
   assert.equal(K.sumSquares(x, 0), 0);
   const out = new Float64Array(13);
   K.add(x, y, out, 13);
-  assertClose(out, x.map((a, i) => a + y[i]), 0, 0, "add");
+  assertClose(
+    out,
+    x.map((a, i) => a + y[i]),
+    0,
+    0,
+    "add",
+  );
   K.add(x, y, x, 13);
   assertClose(x, out, 0, 0, "add in place");
 });
@@ -427,7 +481,8 @@ test("embedding gather and scatter-add", () => {
   const ids = new Int32Array([4, 0, 4, 2]);
   const out = new Float32Array(ids.length * dim);
   K.embeddingForward(table, ids, out, ids.length, dim);
-  for (let i = 0; i < ids.length; i++) assert.deepEqual(Array.from(out.subarray(i * dim, (i + 1) * dim)), Array.from(table.subarray(ids[i] * dim, (ids[i] + 1) * dim)));
+  for (let i = 0; i < ids.length; i++)
+    assert.deepEqual(Array.from(out.subarray(i * dim, (i + 1) * dim)), Array.from(table.subarray(ids[i] * dim, (ids[i] + 1) * dim)));
   const dout = randF64(ids.length * dim, rng);
   const dtable = new Float64Array(rows * dim).fill(1);
   K.embeddingBackward(dout, ids, dtable, ids.length, dim);

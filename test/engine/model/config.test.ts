@@ -5,10 +5,26 @@ import { expectedTensorShapes, parseModelConfig, shapeSize } from "../../../src/
 import { ropeInvFreq } from "../../../src/engine/model/rope.ts";
 
 const smollm = {
-  architectures: ["LlamaForCausalLM"], model_type: "llama", vocab_size: 49152, hidden_size: 576, intermediate_size: 1536,
-  num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3, head_dim: 64, hidden_act: "silu",
-  rms_norm_eps: 1e-5, rope_theta: 100000, rope_scaling: null, max_position_embeddings: 8192, tie_word_embeddings: true,
-  bos_token_id: 0, eos_token_id: 0, attention_bias: false, mlp_bias: false, torch_dtype: "bfloat16",
+  architectures: ["LlamaForCausalLM"],
+  model_type: "llama",
+  vocab_size: 49152,
+  hidden_size: 576,
+  intermediate_size: 1536,
+  num_hidden_layers: 30,
+  num_attention_heads: 9,
+  num_key_value_heads: 3,
+  head_dim: 64,
+  hidden_act: "silu",
+  rms_norm_eps: 1e-5,
+  rope_theta: 100000,
+  rope_scaling: null,
+  max_position_embeddings: 8192,
+  tie_word_embeddings: true,
+  bos_token_id: 0,
+  eos_token_id: 0,
+  attention_bias: false,
+  mlp_bias: false,
+  torch_dtype: "bfloat16",
 };
 
 describe("parseModelConfig", () => {
@@ -26,13 +42,19 @@ describe("parseModelConfig", () => {
   });
 
   it("qwen2 always has q,k,v biases (not o); qwen3 has q/k norms and head_dim 128 by default", () => {
-    const q2 = parseModelConfig({ ...smollm, model_type: "qwen2", attention_bias: undefined, head_dim: undefined, hidden_size: 896, num_attention_heads: 14, num_key_value_heads: 2 }, "q2");
+    const q2 = parseModelConfig(
+      { ...smollm, model_type: "qwen2", attention_bias: undefined, head_dim: undefined, hidden_size: 896, num_attention_heads: 14, num_key_value_heads: 2 },
+      "q2",
+    );
     assert.equal(q2.headDim, 64);
     const s2 = expectedTensorShapes(q2);
     assert.deepEqual(s2.get("model.layers.0.self_attn.q_proj.bias"), [896]);
     assert.deepEqual(s2.get("model.layers.0.self_attn.v_proj.bias"), [128]);
     assert.ok(!s2.has("model.layers.0.self_attn.o_proj.bias"));
-    const q3 = parseModelConfig({ ...smollm, model_type: "qwen3", head_dim: undefined, hidden_size: 1024, num_attention_heads: 16, num_key_value_heads: 8, eos_token_id: [1, 2] }, "q3");
+    const q3 = parseModelConfig(
+      { ...smollm, model_type: "qwen3", head_dim: undefined, hidden_size: 1024, num_attention_heads: 16, num_key_value_heads: 8, eos_token_id: [1, 2] },
+      "q3",
+    );
     assert.equal(q3.headDim, 128);
     assert.equal(q3.qkNorm, true);
     assert.deepEqual(q3.eosTokenId, [1, 2]);
@@ -43,7 +65,10 @@ describe("parseModelConfig", () => {
   });
 
   it("olmo2: q/k norms over the whole projections, post-norms instead of input norms, eps 1e-5 by default", () => {
-    const o = parseModelConfig({ ...smollm, model_type: "olmo2", head_dim: undefined, rms_norm_eps: undefined, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 16 }, "o");
+    const o = parseModelConfig(
+      { ...smollm, model_type: "olmo2", head_dim: undefined, rms_norm_eps: undefined, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 16 },
+      "o",
+    );
     assert.equal(o.headDim, 128);
     assert.equal(o.rmsNormEps, 1e-5);
     assert.equal(o.qkNormScope, "projection");
@@ -58,9 +83,18 @@ describe("parseModelConfig", () => {
 
   it("gemma3_text: layer types, per-type rope bases, (1 + w) norms, embedding and score scales; unsupported options refused", () => {
     const base = {
-      model_type: "gemma3_text", vocab_size: 262144, hidden_size: 640, intermediate_size: 2048, num_hidden_layers: 3,
-      num_attention_heads: 4, num_key_value_heads: 1, head_dim: 256, query_pre_attn_scalar: 256, sliding_window: 512,
-      layer_types: ["sliding_attention", "sliding_attention", "full_attention"], hidden_activation: "gelu_pytorch_tanh",
+      model_type: "gemma3_text",
+      vocab_size: 262144,
+      hidden_size: 640,
+      intermediate_size: 2048,
+      num_hidden_layers: 3,
+      num_attention_heads: 4,
+      num_key_value_heads: 1,
+      head_dim: 256,
+      query_pre_attn_scalar: 256,
+      sliding_window: 512,
+      layer_types: ["sliding_attention", "sliding_attention", "full_attention"],
+      hidden_activation: "gelu_pytorch_tanh",
       rope_parameters: { full_attention: { rope_type: "default", rope_theta: 1000000 }, sliding_attention: { rope_type: "default", rope_theta: 10000 } },
     };
     const g = parseModelConfig(base, "g");
@@ -79,15 +113,23 @@ describe("parseModelConfig", () => {
     assert.deepEqual(s.get("model.layers.0.self_attn.q_norm.weight"), [256]);
     assert.ok(!s.has("lm_head.weight"));
     // Older configs: no layer_types (every 6th layer global) and the legacy rope fields.
-    const old = parseModelConfig({ ...base, num_hidden_layers: 7, layer_types: undefined, rope_parameters: undefined, rope_theta: 5e5, rope_local_base_freq: 2e4 }, "old");
+    const old = parseModelConfig(
+      { ...base, num_hidden_layers: 7, layer_types: undefined, rope_parameters: undefined, rope_theta: 5e5, rope_local_base_freq: 2e4 },
+      "old",
+    );
     assert.deepEqual(old.slidingLayers, [true, true, true, true, true, false, true]);
     assert.equal(old.ropeTheta, 5e5);
     assert.equal(old.ropeThetaLocal, 2e4);
-    assert.throws(() => parseModelConfig({ ...base, final_logit_softcapping: 30 }, "/g/config.json"), /\/g\/config.json: field "final_logit_softcapping" must be null \(logit soft-capping is not implemented\), got 30/);
+    assert.throws(
+      () => parseModelConfig({ ...base, final_logit_softcapping: 30 }, "/g/config.json"),
+      /\/g\/config.json: field "final_logit_softcapping" must be null \(logit soft-capping is not implemented\), got 30/,
+    );
     assert.throws(() => parseModelConfig({ ...base, layer_types: ["full_attention"] }, "g"), /field "layer_types" must be a list of 3/);
     assert.throws(() => parseModelConfig({ ...base, hidden_activation: "gelu" }, "g"), /field "hidden_activation" must be "gelu_pytorch_tanh", got "gelu"/);
-    assert.throws(() => parseModelConfig({ ...base, rope_parameters: { ...base.rope_parameters, full_attention: { rope_type: "linear", factor: 8 } } }, "g"),
-      /field "rope_parameters.full_attention.rope_type" must be "default"/);
+    assert.throws(
+      () => parseModelConfig({ ...base, rope_parameters: { ...base.rope_parameters, full_attention: { rope_type: "linear", factor: 8 } } }, "g"),
+      /field "rope_parameters.full_attention.rope_type" must be "default"/,
+    );
   });
 
   it("smollm3: NoPE layers from no_rope_layers (or every 4th by default), rope theta 2e6 and tied embeddings by default, optional sliding window", () => {
@@ -117,11 +159,20 @@ describe("parseModelConfig", () => {
   });
 
   it("errors name the source and the field", () => {
-    assert.throws(() => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"), /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3".*got "gpt2"/);
+    assert.throws(
+      () => parseModelConfig({ ...smollm, model_type: "gpt2" }, "/m/config.json"),
+      /\/m\/config.json: field "model_type" must be one of "llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3".*got "gpt2"/,
+    );
     assert.throws(() => parseModelConfig({ ...smollm, hidden_size: undefined }, "x.json"), /x.json: required field "hidden_size" is missing/);
     assert.throws(() => parseModelConfig({ ...smollm, num_hidden_layers: 2.5 }, "x.json"), /field "num_hidden_layers" must be an integer >= 1, got 2.5/);
-    assert.throws(() => parseModelConfig({ ...smollm, num_key_value_heads: 4 }, "x.json"), /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/);
-    assert.throws(() => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "yarn", factor: 4 } }, "x.json"), /field "rope_scaling.rope_type" must be "llama3" or "default"/);
+    assert.throws(
+      () => parseModelConfig({ ...smollm, num_key_value_heads: 4 }, "x.json"),
+      /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/,
+    );
+    assert.throws(
+      () => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "yarn", factor: 4 } }, "x.json"),
+      /field "rope_scaling.rope_type" must be "llama3" or "default"/,
+    );
     assert.throws(() => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "llama3", factor: 4 } }, "x.json"), /rope_scaling.low_freq_factor/);
     assert.throws(() => parseModelConfig({ ...smollm, mlp_bias: true }, "x.json"), /field "mlp_bias" must be false/);
     assert.throws(() => parseModelConfig({ ...smollm, hidden_act: "gelu" }, "x.json"), /field "hidden_act" must be "silu"/);
@@ -133,12 +184,15 @@ describe("ropeInvFreq", () => {
   it("is 1/theta^(2i/d), and llama3 scaling keeps high, divides low and blends middle frequencies", () => {
     const base = parseModelConfig({ ...smollm, head_dim: 8, num_attention_heads: 72, num_key_value_heads: 24, rope_theta: 100 }, "x");
     const plain = ropeInvFreq(base);
-    assert.deepEqual(Array.from(plain).map((x) => Number(x.toPrecision(6))), [1, 0.316228, 0.1, 0.0316228]);
+    assert.deepEqual(
+      Array.from(plain).map((x) => Number(x.toPrecision(6))),
+      [1, 0.316228, 0.1, 0.0316228],
+    );
     const scaled = ropeInvFreq({ ...base, ropeScaling: { type: "llama3", factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 32 } });
     assert.equal(scaled[0], plain[0]);
     // wavelength 2π/0.316 = 19.87 lies between 32/4 and 32/1: smooth = (32/19.87 - 1)/3.
     const smooth = (32 / ((2 * Math.PI) / plain[1]) - 1) / 3;
-    assert.ok(Math.abs(scaled[1] - ((1 - smooth) * plain[1] / 8 + smooth * plain[1])) < 1e-7);
+    assert.ok(Math.abs(scaled[1] - (((1 - smooth) * plain[1]) / 8 + smooth * plain[1])) < 1e-7);
     assert.ok(Math.abs(scaled[2] - plain[2] / 8) < 1e-9);
     assert.ok(Math.abs(scaled[3] - plain[3] / 8) < 1e-9);
   });

@@ -22,29 +22,55 @@ describe("forwardBackward input errors leave the model usable", () => {
   const good = inputsFor(tinyBatch(config), "cross_entropy");
   const rl = inputsFor(tinyBatch(config), "ppo");
   const cases: Array<[string, () => [SequenceInput[], string], RegExp]> = [
-    ["input token outside the vocabulary", () => {
-      const b = good.map((d) => ({ ...d, inputTokens: Int32Array.from(d.inputTokens) }));
-      b[1].inputTokens[2] = 23;
-      return [b, "cross_entropy"];
-    }, /datum 1: model_input token\[2\] = 23 is outside the vocabulary \(ids 0\.\.22, vocab_size 23\)/],
-    ["negative target token", () => [withInput(good, 0, "target_tokens", Int32Array.from([1, 2, -1, 3, 4])), "cross_entropy"],
-      /datum 0: target_tokens\[2\] = -1 is outside the vocabulary/],
+    [
+      "input token outside the vocabulary",
+      () => {
+        const b = good.map((d) => ({ ...d, inputTokens: Int32Array.from(d.inputTokens) }));
+        b[1].inputTokens[2] = 23;
+        return [b, "cross_entropy"];
+      },
+      /datum 1: model_input token\[2\] = 23 is outside the vocabulary \(ids 0\.\.22, vocab_size 23\)/,
+    ],
+    [
+      "negative target token",
+      () => [withInput(good, 0, "target_tokens", Int32Array.from([1, 2, -1, 3, 4])), "cross_entropy"],
+      /datum 0: target_tokens\[2\] = -1 is outside the vocabulary/,
+    ],
     ["unknown loss", () => [good, "mse"], /unknown loss function "mse"; known: cross_entropy, importance_sampling, ppo, cispo, dro/],
-    ["missing weights for cross_entropy", () => [withInput(good, 1, "weights", undefined), "cross_entropy"],
-      /datum 1: loss cross_entropy needs loss input "weights" \(given: target_tokens\)/],
+    [
+      "missing weights for cross_entropy",
+      () => [withInput(good, 1, "weights", undefined), "cross_entropy"],
+      /datum 1: loss cross_entropy needs loss input "weights" \(given: target_tokens\)/,
+    ],
     ["missing advantages for ppo", () => [withInput(rl, 0, "advantages", undefined), "ppo"], /datum 0: loss ppo needs loss input "advantages"/],
-    ["length mismatch", () => [withInput(good, 0, "weights", new Float32Array(4)), "cross_entropy"],
-      /datum 0: loss input "weights" has length 4 but model_input has 5 tokens/],
-    ["a key the loss does not use", () => [withInput(good, 0, "advantages", new Float32Array(5)), "cross_entropy"],
-      /datum 0: loss input "advantages" is not used by cross_entropy; it accepts target_tokens, weights/],
-    ["non-finite values", () => [withInput(rl, 1, "logprobs", Float32Array.from([0, Number.NaN, 0])), "ppo"],
-      /datum 1: loss input "logprobs"\[1\] is NaN, expected a finite number/],
-    ["sequence longer than max_position_embeddings", () => {
-      const n = 65;
-      return [[{ inputTokens: new Int32Array(n), lossInputs: { target_tokens: new Int32Array(n), weights: new Float32Array(n) } }], "cross_entropy"];
-    }, /datum 0: 65 tokens exceed the model's max_position_embeddings \(64\)/],
-    ["empty datum", () => [[{ inputTokens: new Int32Array(0), lossInputs: { target_tokens: new Int32Array(0), weights: new Float32Array(0) } }], "cross_entropy"],
-      /datum 0: model_input is empty/],
+    [
+      "length mismatch",
+      () => [withInput(good, 0, "weights", new Float32Array(4)), "cross_entropy"],
+      /datum 0: loss input "weights" has length 4 but model_input has 5 tokens/,
+    ],
+    [
+      "a key the loss does not use",
+      () => [withInput(good, 0, "advantages", new Float32Array(5)), "cross_entropy"],
+      /datum 0: loss input "advantages" is not used by cross_entropy; it accepts target_tokens, weights/,
+    ],
+    [
+      "non-finite values",
+      () => [withInput(rl, 1, "logprobs", Float32Array.from([0, Number.NaN, 0])), "ppo"],
+      /datum 1: loss input "logprobs"\[1\] is NaN, expected a finite number/,
+    ],
+    [
+      "sequence longer than max_position_embeddings",
+      () => {
+        const n = 65;
+        return [[{ inputTokens: new Int32Array(n), lossInputs: { target_tokens: new Int32Array(n), weights: new Float32Array(n) } }], "cross_entropy"];
+      },
+      /datum 0: 65 tokens exceed the model's max_position_embeddings \(64\)/,
+    ],
+    [
+      "empty datum",
+      () => [[{ inputTokens: new Int32Array(0), lossInputs: { target_tokens: new Int32Array(0), weights: new Float32Array(0) } }], "cross_entropy"],
+      /datum 0: model_input is empty/,
+    ],
   ];
   for (const [name, make, pattern] of cases) {
     it(name, () => {
@@ -55,7 +81,10 @@ describe("forwardBackward input errors leave the model usable", () => {
       const expected = model.forwardBackward(good, "cross_entropy", undefined, false);
       const [batch, loss] = make();
       assert.throws(() => model.forwardBackward(batch, loss as LossFnName, undefined, true), pattern);
-      assert.deepEqual(model.parameters().map((p) => Float64Array.from(p.grad ?? [])), gradsBefore);
+      assert.deepEqual(
+        model.parameters().map((p) => Float64Array.from(p.grad ?? [])),
+        gradsBefore,
+      );
       assert.deepEqual(model.forwardBackward(good, "cross_entropy", undefined, false), expected);
     });
   }
@@ -73,8 +102,10 @@ describe("create and load errors", () => {
   it("rank must be a power of two, and something must be trained", () => {
     assert.throws(() => EngineModel.create(config, weights, { ...LORA_ALL, rank: 6 }, referenceKernels), /LoRA rank must be a positive power of two .* got 6/);
     assert.throws(() => EngineModel.create(config, weights, { ...LORA_ALL, rank: 0 }, referenceKernels), /got 0/);
-    assert.throws(() => EngineModel.create(config, weights, { ...LORA_ALL, trainAttn: false, trainMlp: false, trainUnembed: false }, referenceKernels),
-      /at least one of train_attn, train_mlp, train_unembed must be true/);
+    assert.throws(
+      () => EngineModel.create(config, weights, { ...LORA_ALL, trainAttn: false, trainMlp: false, trainUnembed: false }, referenceKernels),
+      /at least one of train_attn, train_mlp, train_unembed must be true/,
+    );
   });
 
   it("weights: missing, wrongly sized and unexpected tensors are named", () => {
@@ -83,11 +114,16 @@ describe("create and load errors", () => {
     assert.throws(() => EngineModel.create(config, missing, LORA_ALL, referenceKernels), /1 tensor\(s\) missing .*model\.layers\.1\.mlp\.up_proj\.weight/);
     const wrong = new Map(weights);
     wrong.set("model.layers.0.self_attn.k_proj.weight", new Float32Array(10));
-    assert.throws(() => EngineModel.create(config, wrong, LORA_ALL, referenceKernels),
-      /"model\.layers\.0\.self_attn\.k_proj\.weight" has 10 elements, expected shape \[8, 12\] \(96 elements\)/);
+    assert.throws(
+      () => EngineModel.create(config, wrong, LORA_ALL, referenceKernels),
+      /"model\.layers\.0\.self_attn\.k_proj\.weight" has 10 elements, expected shape \[8, 12\] \(96 elements\)/,
+    );
     const extra = new Map(weights);
     extra.set("model.layers.0.self_attn.q_proj.bias", new Float32Array(16));
-    assert.throws(() => EngineModel.create(config, extra, LORA_ALL, referenceKernels), /unexpected tensor\(s\) for a llama model: model\.layers\.0\.self_attn\.q_proj\.bias/);
+    assert.throws(
+      () => EngineModel.create(config, extra, LORA_ALL, referenceKernels),
+      /unexpected tensor\(s\) for a llama model: model\.layers\.0\.self_attn\.q_proj\.bias/,
+    );
   });
 
   it("a tied checkpoint may still carry lm_head.weight, and rotary buffers are ignored", () => {

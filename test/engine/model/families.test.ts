@@ -25,7 +25,10 @@ interface Reference {
   logprobs_bf16_weights: number[];
 }
 
-const families = readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.endsWith("-bf16")).map((e) => e.name).sort();
+const families = readdirSync(ROOT, { withFileTypes: true })
+  .filter((e) => e.isDirectory() && !e.name.endsWith("-bf16"))
+  .map((e) => e.name)
+  .sort();
 
 function trainingLogprobs(dir: string, kernels: Kernels, tokens: number[]): Float32Array {
   const { config, weights } = loadModelDir(dir);
@@ -80,7 +83,10 @@ for (const family of families) {
     const k = getKernels();
     if (k.name !== "native") return t.skip("the resident path needs the native addon");
     const { config, weights } = loadBaseModelDir(join(ROOT, `${family}-bf16`), "resident");
-    assert.ok([...weights.values()].some((w) => w instanceof HalfArray), "no matrix was kept in 16 bits");
+    assert.ok(
+      [...weights.values()].some((w) => w instanceof HalfArray),
+      "no matrix was kept in 16 bits",
+    );
     const model = EngineModel.create(config, weights, { mode: "lora", rank: 2, seed: 1, trainAttn: true, trainMlp: true, trainUnembed: false }, k);
     const tokens = ref.tokens;
     const input = {

@@ -4,9 +4,7 @@ import { describe, it } from "node:test";
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 import { resolveLoss, tokenLoss } from "../../../src/engine/model/losses.ts";
 import type { SequenceInput } from "../../../src/engine/model/model.ts";
-import {
-  FULL, LLAMA3_SCALED, LORA_ALL, gradCheck, inputsFor, makeModel64, randomizeTrainable, tinyBatch, tinyConfig,
-} from "./helpers.ts";
+import { FULL, LLAMA3_SCALED, LORA_ALL, gradCheck, inputsFor, makeModel64, randomizeTrainable, tinyBatch, tinyConfig } from "./helpers.ts";
 
 const PROJS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"];
 const FUSED_PROJS = ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"];
@@ -19,15 +17,28 @@ describe("full-mode gradients (float64 finite differences)", () => {
     ["llama attention_bias: o_proj bias too", tinyConfig("llama", { attentionBias: true }), ["model.layers.0.self_attn.o_proj.bias"]],
     ["qwen3: q_norm and k_norm", tinyConfig("qwen3"), ["model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight"]],
     ["llama3 rope scaling", LLAMA3_SCALED, ["model.layers.0.self_attn.q_proj.weight"]],
-    ["olmo2: post-norms and q/k norms over the whole projection", tinyConfig("olmo2"), [
-      "model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight", "model.layers.0.post_feedforward_layernorm.weight",
-    ]],
-    ["gemma3: (1 + w) sandwich norms, sliding and global layers, GELU-tanh, scaled tied embeddings", tinyConfig("gemma3_text"), [
-      "model.layers.0.pre_feedforward_layernorm.weight", "model.layers.1.post_feedforward_layernorm.weight",
-      "model.layers.0.self_attn.q_norm.weight", "model.embed_tokens.weight", "model.norm.weight",
-    ]],
+    [
+      "olmo2: post-norms and q/k norms over the whole projection",
+      tinyConfig("olmo2"),
+      ["model.layers.0.self_attn.q_norm.weight", "model.layers.1.self_attn.k_norm.weight", "model.layers.0.post_feedforward_layernorm.weight"],
+    ],
+    [
+      "gemma3: (1 + w) sandwich norms, sliding and global layers, GELU-tanh, scaled tied embeddings",
+      tinyConfig("gemma3_text"),
+      [
+        "model.layers.0.pre_feedforward_layernorm.weight",
+        "model.layers.1.post_feedforward_layernorm.weight",
+        "model.layers.0.self_attn.q_norm.weight",
+        "model.embed_tokens.weight",
+        "model.norm.weight",
+      ],
+    ],
     ["smollm3: a NoPE layer with a sliding window", tinyConfig("smollm3"), ["model.layers.1.self_attn.k_proj.weight"]],
-    ["phi3: fused qkv_proj and gate_up_proj, sliding window", tinyConfig("phi3"), ["model.layers.1.self_attn.qkv_proj.weight", "model.layers.0.mlp.gate_up_proj.weight"]],
+    [
+      "phi3: fused qkv_proj and gate_up_proj, sliding window",
+      tinyConfig("phi3"),
+      ["model.layers.1.self_attn.qkv_proj.weight", "model.layers.0.mlp.gate_up_proj.weight"],
+    ],
   ];
   for (const [name, config, mustInclude] of cases) {
     it(name, () => {
@@ -35,7 +46,11 @@ describe("full-mode gradients (float64 finite differences)", () => {
       const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
       assert.equal(checked.length, model.parameters().length);
       for (const n of mustInclude) assert.ok(checked.includes(n), `${n} was not checked`);
-      for (const p of config.fusedProjections === true ? FUSED_PROJS : PROJS) assert.ok(checked.some((n) => n.endsWith(`${p}.weight`)), `${p} not checked`);
+      for (const p of config.fusedProjections === true ? FUSED_PROJS : PROJS)
+        assert.ok(
+          checked.some((n) => n.endsWith(`${p}.weight`)),
+          `${p} not checked`,
+        );
       assert.ok(checked.includes("model.layers.1.post_attention_layernorm.weight"));
       if (config.normPlacement !== "post") assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
     });
@@ -60,9 +75,13 @@ describe("LoRA gradients (float64 finite differences)", () => {
       const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
       const projs = config.fusedProjections === true ? FUSED_PROJS : PROJS;
       assert.equal(checked.length, 2 * (projs.length * config.numLayers + 1));
-      for (const p of projs) for (const ab of ["lora_A", "lora_B"]) {
-        assert.ok(checked.some((n) => n.includes(p) && n.includes(ab)), `${p} ${ab} not checked`);
-      }
+      for (const p of projs)
+        for (const ab of ["lora_A", "lora_B"]) {
+          assert.ok(
+            checked.some((n) => n.includes(p) && n.includes(ab)),
+            `${p} ${ab} not checked`,
+          );
+        }
       assert.ok(checked.includes("base_model.model.lm_head.lora_A.weight"));
       assert.ok(checked.includes("base_model.model.lm_head.lora_B.weight"));
     });
@@ -114,14 +133,16 @@ describe("loss gradients (float64 finite differences, LoRA model)", () => {
           const resolved = resolveLoss(loss, cfg);
           let zero = 0;
           let nonzero = 0;
-          batch.forEach((d, s) => lps[s].forEach((lp, i) => {
-            const t = tokenLoss(resolved, lp, { weight: 1, advantage: d.lossInputs.advantages[i], samplerLogprob: d.lossInputs.logprobs[i] });
-            const ratio = Math.exp(lp - d.lossInputs.logprobs[i]);
-            const clipped = ratio < resolved.clipLow || ratio > resolved.clipHigh;
-            if (clipped) zero++;
-            else nonzero++;
-            if (loss === "ppo" && t.dlp === 0) assert.ok(clipped);
-          }));
+          batch.forEach((d, s) =>
+            lps[s].forEach((lp, i) => {
+              const t = tokenLoss(resolved, lp, { weight: 1, advantage: d.lossInputs.advantages[i], samplerLogprob: d.lossInputs.logprobs[i] });
+              const ratio = Math.exp(lp - d.lossInputs.logprobs[i]);
+              const clipped = ratio < resolved.clipLow || ratio > resolved.clipHigh;
+              if (clipped) zero++;
+              else nonzero++;
+              if (loss === "ppo" && t.dlp === 0) assert.ok(clipped);
+            }),
+          );
           assert.ok(zero >= 2 && nonzero >= 2, `clipped ${zero}, unclipped ${nonzero}`);
         }
       }

@@ -43,8 +43,16 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
  * (1 + w) sandwich norms, GELU-tanh MLP, scaled embeddings, query_pre_attn_scalar != head_dim.
  */
 const GEMMA3_TINY: Partial<ModelConfig> = {
-  qkNorm: true, normPlacement: "sandwich", normOffset: true, hiddenAct: "gelu_tanh", embedScale: Math.fround(Math.sqrt(12)),
-  queryPreAttnScalar: 6, slidingLayers: [true, false], slidingWindow: 2, ropeThetaLocal: 100, tieWordEmbeddings: true,
+  qkNorm: true,
+  normPlacement: "sandwich",
+  normOffset: true,
+  hiddenAct: "gelu_tanh",
+  embedScale: Math.fround(Math.sqrt(12)),
+  queryPreAttnScalar: 6,
+  slidingLayers: [true, false],
+  slidingWindow: 2,
+  ropeThetaLocal: 100,
+  tieWordEmbeddings: true,
 };
 
 /**
@@ -156,8 +164,10 @@ export function gradCheck(model: EngineModel, batch: SequenceInput[], opts: Grad
     const numeric = (fp - fm) / (2 * h);
     assert.ok(Math.abs(numeric) > 1e-7, `${t.name}: the loss does not depend on this tensor (numeric derivative ${numeric}); the check would be vacuous`);
     const scale = Math.max(Math.abs(numeric), Math.abs(analytic));
-    assert.ok(Math.abs(numeric - analytic) <= rtol * scale + atol,
-      `${t.name}: directional derivative analytic ${analytic} vs numeric ${numeric} (rel diff ${Math.abs(numeric - analytic) / scale})`);
+    assert.ok(
+      Math.abs(numeric - analytic) <= rtol * scale + atol,
+      `${t.name}: directional derivative analytic ${analytic} vs numeric ${numeric} (rel diff ${Math.abs(numeric - analytic) / scale})`,
+    );
     for (let e = 0; e < Math.min(entries, data.length); e++) {
       const i = Math.floor(rng() * data.length);
       data[i] = orig[i] + h;

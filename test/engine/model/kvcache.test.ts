@@ -29,8 +29,13 @@ describe("KV-cache incremental forward (float64)", () => {
     const fullA = naiveLogits(config, weights, seqA);
     const fullB = naiveLogits(config, weights, seqB);
     // Prefill 4 tokens of A and 2 of B in one call, asking for the last row of each.
-    const pre = model.forwardIncremental(cache, Int32Array.from([...seqA.slice(0, 4), ...seqB.slice(0, 2)]),
-      Int32Array.from([0, 1, 2, 3, 0, 1]), Int32Array.from([0, 0, 0, 0, 1, 1]), Int32Array.from([3, 5]));
+    const pre = model.forwardIncremental(
+      cache,
+      Int32Array.from([...seqA.slice(0, 4), ...seqB.slice(0, 2)]),
+      Int32Array.from([0, 1, 2, 3, 0, 1]),
+      Int32Array.from([0, 0, 0, 0, 1, 1]),
+      Int32Array.from([3, 5]),
+    );
     assertRowClose(row(pre, 0), fullA[3], "A prefill");
     assertRowClose(row(pre, 1), fullB[1], "B prefill");
     assert.deepEqual(Array.from(cache.lengths), [4, 2]);
@@ -53,7 +58,12 @@ describe("KV-cache incremental forward (float64)", () => {
     const expected = naiveLogits({ ...config, tieWordEmbeddings: false }, mergeLora(weights, t, 2), seqA);
     const cache = model.createKvCache(8, 1);
     const slots = new Int32Array(seqA.length);
-    const out = model.forwardIncremental(cache, Int32Array.from(seqA), Int32Array.from(seqA, (_, i) => i), slots);
+    const out = model.forwardIncremental(
+      cache,
+      Int32Array.from(seqA),
+      Int32Array.from(seqA, (_, i) => i),
+      slots,
+    );
     for (let i = 0; i < seqA.length; i++) {
       for (let j = 0; j < V; j++) assert.ok(Math.abs(out[i * V + j] - expected[i][j]) < 1e-9, `row ${i} logit ${j}`);
     }
@@ -73,9 +83,18 @@ describe("KV-cache incremental forward (float64)", () => {
   it("rejects gaps, bad slots and out-of-cache positions", () => {
     const model = EngineModel.create(config, tinyWeights(config), FULL, referenceKernels, { dtype: "float64" });
     const cache = model.createKvCache(4, 1);
-    assert.throws(() => model.forwardIncremental(cache, Int32Array.from([1]), Int32Array.from([1]), Int32Array.from([0])), /positions\[0\] = 1 for slot 0 leaves a gap/);
-    assert.throws(() => model.forwardIncremental(cache, Int32Array.from([1]), Int32Array.from([0]), Int32Array.from([1])), /cacheSlots\[0\] = 1 is outside 0\.\.0/);
-    assert.throws(() => model.forwardIncremental(cache, Int32Array.from([99]), Int32Array.from([0]), Int32Array.from([0])), /tokens\[0\] = 99 is outside the vocabulary/);
+    assert.throws(
+      () => model.forwardIncremental(cache, Int32Array.from([1]), Int32Array.from([1]), Int32Array.from([0])),
+      /positions\[0\] = 1 for slot 0 leaves a gap/,
+    );
+    assert.throws(
+      () => model.forwardIncremental(cache, Int32Array.from([1]), Int32Array.from([0]), Int32Array.from([1])),
+      /cacheSlots\[0\] = 1 is outside 0\.\.0/,
+    );
+    assert.throws(
+      () => model.forwardIncremental(cache, Int32Array.from([99]), Int32Array.from([0]), Int32Array.from([0])),
+      /tokens\[0\] = 99 is outside the vocabulary/,
+    );
     assert.throws(() => model.createKvCache(100, 1), /exceeds the model's max_position_embeddings \(64\)/);
     assert.equal(cache.lengths[0], 0);
   });

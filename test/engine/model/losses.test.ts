@@ -69,7 +69,11 @@ describe("tokenLoss", () => {
   it("every loss's dlp matches a central difference of its loss (where differentiable)", () => {
     for (const name of LOSS_FUNCTIONS) {
       const loss = resolveLoss(name, undefined);
-      for (const [lp, A, q] of [[-1.2, 0.7, -1.3], [-0.5, -1.1, -0.4], [-3, 2, -2.9]]) {
+      for (const [lp, A, q] of [
+        [-1.2, 0.7, -1.3],
+        [-0.5, -1.1, -0.4],
+        [-3, 2, -2.9],
+      ]) {
         const inputs = { weight: 0.8, advantage: A, samplerLogprob: q };
         const h = 1e-6;
         const num = (tokenLoss(loss, lp + h, inputs).loss - tokenLoss(loss, lp - h, inputs).loss) / (2 * h);

@@ -77,15 +77,25 @@ function unfused(c: ModelConfig, w: Weights): Weights {
     const fusedW = get(w, `${name}.weight`);
     let r0 = 0;
     for (const [part, rows] of parts) {
-      out.set(part, Array.from({ length: rows * D }, (_, i) => fusedW[r0 * D + i]));
+      out.set(
+        part,
+        Array.from({ length: rows * D }, (_, i) => fusedW[r0 * D + i]),
+      );
       r0 += rows;
     }
   };
   for (let l = 0; l < c.numLayers; l++) {
     const a = `model.layers.${l}.self_attn`;
     const m = `model.layers.${l}.mlp`;
-    split(`${a}.qkv_proj`, [[`${a}.q_proj.weight`, H * d], [`${a}.k_proj.weight`, Hkv * d], [`${a}.v_proj.weight`, Hkv * d]]);
-    split(`${m}.gate_up_proj`, [[`${m}.gate_proj.weight`, F], [`${m}.up_proj.weight`, F]]);
+    split(`${a}.qkv_proj`, [
+      [`${a}.q_proj.weight`, H * d],
+      [`${a}.k_proj.weight`, Hkv * d],
+      [`${a}.v_proj.weight`, Hkv * d],
+    ]);
+    split(`${m}.gate_up_proj`, [
+      [`${m}.gate_proj.weight`, F],
+      [`${m}.up_proj.weight`, F],
+    ]);
   }
   return out;
 }

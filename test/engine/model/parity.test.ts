@@ -26,7 +26,12 @@ function assertParity(config: ModelConfig, model: EngineModel, naiveWeights: Map
   // Full float64 logits through the cache path of the same layers: exact to rounding.
   const tokens = batch[0].inputTokens;
   const cache = model.createKvCache(tokens.length, 1);
-  const logits = model.forwardIncremental(cache, tokens, Int32Array.from(tokens, (_, i) => i), new Int32Array(tokens.length));
+  const logits = model.forwardIncremental(
+    cache,
+    tokens,
+    Int32Array.from(tokens, (_, i) => i),
+    new Int32Array(tokens.length),
+  );
   const expected = naiveLogits(naiveConfig, naiveWeights, Array.from(tokens));
   const V = config.vocabSize;
   expected.forEach((row, i) => row.forEach((z, j) => assert.ok(Math.abs(logits[i * V + j] - z) < 1e-10, `logit [${i}, ${j}]: ${logits[i * V + j]} vs ${z}`)));

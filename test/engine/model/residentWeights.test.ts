@@ -84,7 +84,14 @@ async function compare(config: ModelConfig, resident: Map<string, BaseArray>, fl
     same(rl!.slice(1) as number[], fl!.slice(1) as number[], tol, `${what}: sampler prompt logprobs (${n} tokens)`);
   }
   const scheduler = new DecodeScheduler();
-  const spec = { prompt: tokens(6, config.vocabSize, 4), numSamples: 5, params: { max_tokens: 8, temperature: 1, seed: 11 }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0 };
+  const spec = {
+    prompt: tokens(6, config.vocabSize, 4),
+    numSamples: 5,
+    params: { max_tokens: 8, temperature: 1, seed: 11 },
+    promptLogprobs: false,
+    topkPromptLogprobs: 0,
+    fallbackSeed: 0,
+  };
   const [rs, fs] = await Promise.all(samplers.map((s) => scheduler.submit(s, resolveSampleRequest(spec, s.limits))));
   rs!.sequences.forEach((seq, i) => {
     if (tol === "bits") assert.deepEqual(seq.tokens, fs!.sequences[i]!.tokens, `${what}: sampled tokens of sample ${i}`);
@@ -111,8 +118,27 @@ test("the shipped tiny model (bf16): 16-bit resident base gives the float32 path
 test("random Llama-, Qwen3- and Qwen2-shaped bf16 checkpoints: resident and float32 paths agree bit for bit", async () => {
   const shapes: Record<string, Record<string, unknown>> = {
     llama: { hidden_size: 72, intermediate_size: 136, num_attention_heads: 6, num_key_value_heads: 2, head_dim: 12, vocab_size: 300 },
-    qwen3: { model_type: "qwen3", architectures: ["Qwen3ForCausalLM"], hidden_size: 64, intermediate_size: 96, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, vocab_size: 257 },
-    qwen2: { model_type: "qwen2", architectures: ["Qwen2ForCausalLM"], hidden_size: 48, intermediate_size: 80, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 12, vocab_size: 200, tie_word_embeddings: true },
+    qwen3: {
+      model_type: "qwen3",
+      architectures: ["Qwen3ForCausalLM"],
+      hidden_size: 64,
+      intermediate_size: 96,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 16,
+      vocab_size: 257,
+    },
+    qwen2: {
+      model_type: "qwen2",
+      architectures: ["Qwen2ForCausalLM"],
+      hidden_size: 48,
+      intermediate_size: 80,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 12,
+      vocab_size: 200,
+      tie_word_embeddings: true,
+    },
   };
   for (const [name, overrides] of Object.entries(shapes)) {
     const { dir, cleanup } = tempDir();

@@ -90,10 +90,21 @@ describe("soft-target cross_entropy ([N, K] targets)", () => {
     const soft = model.forwardBackward(batch, "cross_entropy", undefined, false);
     // log-probs of every vocabulary entry at each position, from V one-target forwards
     const n = 3;
-    const all = Array.from({ length: V }, (_, v) => model.forwardBackward([{
-      inputTokens: batch[0].inputTokens,
-      lossInputs: { target_tokens: new Int32Array(n).fill(v), weights: new Float32Array(n).fill(1) },
-    }], "cross_entropy", undefined, false).logprobs[0]);
+    const all = Array.from(
+      { length: V },
+      (_, v) =>
+        model.forwardBackward(
+          [
+            {
+              inputTokens: batch[0].inputTokens,
+              lossInputs: { target_tokens: new Int32Array(n).fill(v), weights: new Float32Array(n).fill(1) },
+            },
+          ],
+          "cross_entropy",
+          undefined,
+          false,
+        ).logprobs[0],
+    );
     let expected = 0;
     for (let i = 0; i < n; i++) {
       let z = 0;
@@ -139,7 +150,10 @@ describe("soft-target cross_entropy ([N, K] targets)", () => {
   it("rejects several targets for RL losses, missing weights and mismatched shapes", () => {
     const model = makeModel64(config, LORA_ALL);
     const [d] = softBatch([3], [2]);
-    const withRl: SequenceInput = { ...d, lossInputs: { target_tokens: d.lossInputs.target_tokens, logprobs: new Float32Array(3), advantages: new Float32Array(3) } };
+    const withRl: SequenceInput = {
+      ...d,
+      lossInputs: { target_tokens: d.lossInputs.target_tokens, logprobs: new Float32Array(3), advantages: new Float32Array(3) },
+    };
     assert.throws(() => model.forwardBackward([withRl], "importance_sampling", undefined, false), /shape \[3, 2\]; only cross_entropy takes several targets/);
     const noWeights: SequenceInput = { ...d, lossInputs: { target_tokens: d.lossInputs.target_tokens } };
     assert.throws(() => model.forwardBackward([noWeights], "cross_entropy", undefined, false), /needs loss input "weights"/);
@@ -166,11 +180,33 @@ describe("wire conversion of [N, K] loss inputs", () => {
 
   it("rejects weights whose column count differs from target_tokens', and [N, K] advantages", () => {
     const base = { model_input: { chunks: [{ type: "encoded_text" as const, tokens: [1, 2] }] } };
-    assert.throws(() => datumToSequenceInput({ ...base, loss_fn_inputs: {
-      target_tokens: tensorDataFromInt64([4, 5, 6, 7], [2, 2]), weights: tensorDataFromFloat32([1, 1]),
-    } }, 0), /weights has 1 column\(s\) but target_tokens has 2/);
-    assert.throws(() => datumToSequenceInput({ ...base, loss_fn_inputs: {
-      target_tokens: tensorDataFromInt64([4, 5]), advantages: tensorDataFromFloat32([1, 1, 1, 1], [2, 2]),
-    } }, 0), /advantages has shape \[2, 2\]; the embedded engine takes advantages of shape \[N\]/);
+    assert.throws(
+      () =>
+        datumToSequenceInput(
+          {
+            ...base,
+            loss_fn_inputs: {
+              target_tokens: tensorDataFromInt64([4, 5, 6, 7], [2, 2]),
+              weights: tensorDataFromFloat32([1, 1]),
+            },
+          },
+          0,
+        ),
+      /weights has 1 column\(s\) but target_tokens has 2/,
+    );
+    assert.throws(
+      () =>
+        datumToSequenceInput(
+          {
+            ...base,
+            loss_fn_inputs: {
+              target_tokens: tensorDataFromInt64([4, 5]),
+              advantages: tensorDataFromFloat32([1, 1, 1, 1], [2, 2]),
+            },
+          },
+          0,
+        ),
+      /advantages has shape \[2, 2\]; the embedded engine takes advantages of shape \[N\]/,
+    );
   });
 });

@@ -30,7 +30,10 @@ describe("loss values and sum semantics", () => {
     const model = makeModel64(config, LORA_ALL);
     const batch = inputsFor(tinyBatch(config), "cross_entropy");
     const out = model.forwardBackward(batch, "cross_entropy", undefined, false);
-    assert.deepEqual(out.logprobs.map((l) => l.length), [5, 3]);
+    assert.deepEqual(
+      out.logprobs.map((l) => l.length),
+      [5, 3],
+    );
     let expected = 0;
     batch.forEach((d, s) => d.lossInputs.weights.forEach((w, i) => (expected += -w * out.logprobs[s][i])));
     assert.ok(Math.abs(out.lossSum - expected) < 1e-5, `${out.lossSum} vs ${expected}`);
@@ -58,7 +61,12 @@ describe("loss values and sum semantics", () => {
     model.zeroGrad();
     const two = model.forwardBackward([d, d], "cross_entropy", undefined, true);
     assert.ok(Math.abs(two.lossSum - 2 * one.lossSum) < 1e-12 * Math.abs(one.lossSum));
-    assertArraysClose(grads(model), g1.map((g) => g.map((x) => 2 * x)), 1e-10, "doubled gradients");
+    assertArraysClose(
+      grads(model),
+      g1.map((g) => g.map((x) => 2 * x)),
+      1e-10,
+      "doubled gradients",
+    );
   });
 
   it("two forward_backward calls accumulate the same gradients as one call on the union", () => {
@@ -118,7 +126,7 @@ describe("optimStep", () => {
       const norm = Math.sqrt(ss);
       // Clip on the second step only, at half the norm.
       const a = { ...adam, grad_clip_norm: t === 2 ? norm / 2 : 0 };
-      const scale = t === 2 ? (norm / 2) / (norm + 1e-6) : 1;
+      const scale = t === 2 ? norm / 2 / (norm + 1e-6) : 1;
       const metrics = model.optimStep(a);
       assert.ok(Math.abs(metrics["grad_norm:mean"] - norm) < 1e-12 * norm);
       assert.equal(metrics["learning_rate:mean"], 0.01);
@@ -130,7 +138,10 @@ describe("optimStep", () => {
           v[j][i] = ve;
           assert.ok(Math.abs(after[j].data[i] - pe) <= 1e-12 * (1 + Math.abs(pe)), `step ${t} ${after[j].name}[${i}]: ${after[j].data[i]} vs ${pe}`);
         }
-        assert.ok((after[j].grad ?? []).every((x) => x === 0), "gradients are zeroed after the step");
+        assert.ok(
+          (after[j].grad ?? []).every((x) => x === 0),
+          "gradients are zeroed after the step",
+        );
       }
     }
     const state = model.optimizerState();
@@ -146,8 +157,14 @@ describe("optimStep", () => {
 
   it("rejects bad Adam parameters without changing anything", () => {
     const model = makeModel64(config, LORA_ALL);
-    assert.throws(() => model.optimStep({ learning_rate: -1, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 }), /adam_params.learning_rate must be a finite number >= 0, got -1/);
-    assert.throws(() => model.optimStep({ learning_rate: 1e-3, beta1: 1, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 }), /adam_params.beta1 must be in \[0, 1\)/);
+    assert.throws(
+      () => model.optimStep({ learning_rate: -1, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 }),
+      /adam_params.learning_rate must be a finite number >= 0, got -1/,
+    );
+    assert.throws(
+      () => model.optimStep({ learning_rate: 1e-3, beta1: 1, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 0 }),
+      /adam_params.beta1 must be in \[0, 1\)/,
+    );
     assert.equal(model.optimizerState().step, 0);
   });
 });
@@ -246,11 +263,20 @@ describe("learning", () => {
     for (const setup of [FULL, { ...LORA_ALL, rank: 4 }] as TrainableSetup[]) {
       const model = EngineModel.create(config, EngineModel.randomWeights(config, 3, { std: 0.1 }), setup, referenceKernels);
       const seq = [1, 5, 9, 2, 7, 7, 3, 11, 4];
-      const batch: SequenceInput[] = [{
-        inputTokens: Int32Array.from(seq.slice(0, -1)),
-        lossInputs: { target_tokens: Int32Array.from(seq.slice(1)), weights: new Float32Array(seq.length - 1).fill(1) },
-      }];
-      const adam: ResolvedAdamParams = { learning_rate: setup.mode === "full" ? 1e-2 : 2e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0, grad_clip_norm: 1 };
+      const batch: SequenceInput[] = [
+        {
+          inputTokens: Int32Array.from(seq.slice(0, -1)),
+          lossInputs: { target_tokens: Int32Array.from(seq.slice(1)), weights: new Float32Array(seq.length - 1).fill(1) },
+        },
+      ];
+      const adam: ResolvedAdamParams = {
+        learning_rate: setup.mode === "full" ? 1e-2 : 2e-2,
+        beta1: 0.9,
+        beta2: 0.95,
+        eps: 1e-8,
+        weight_decay: 0,
+        grad_clip_norm: 1,
+      };
       const first = model.forwardBackward(batch, "cross_entropy", undefined, true).lossSum;
       model.optimStep(adam);
       for (let i = 0; i < 40; i++) {

@@ -15,11 +15,22 @@ import { DecodeScheduler, computePromptLogprobs, type SampleResult } from "../..
 import { randomTokens, tinyConfigJson } from "../helpers.ts";
 
 // Wide enough that products take the kernels' real paths (vectors, several blocks, tails).
-const config = parseModelConfig(tinyConfigJson({ vocab_size: 300, hidden_size: 72, intermediate_size: 136, num_hidden_layers: 2, max_position_embeddings: 256 }), "tiny");
+const config = parseModelConfig(
+  tinyConfigJson({ vocab_size: 300, hidden_size: 72, intermediate_size: 136, num_hidden_layers: 2, max_position_embeddings: 256 }),
+  "tiny",
+);
 const weights = EngineModel.randomWeights(config, 21, { std: 0.08 });
 
 function spec(prompt: number[], numSamples: number, seed: number, maxTokens: number, extra: Partial<SampleRequestSpec> = {}): SampleRequestSpec {
-  return { prompt: Int32Array.from(prompt), numSamples, params: { max_tokens: maxTokens, temperature: 1, seed }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0, ...extra };
+  return {
+    prompt: Int32Array.from(prompt),
+    numSamples,
+    params: { max_tokens: maxTokens, temperature: 1, seed },
+    promptLogprobs: false,
+    topkPromptLogprobs: 0,
+    fallbackSeed: 0,
+    ...extra,
+  };
 }
 
 function sameSamples(batched: SampleResult["sequences"], alone: SampleResult["sequences"], what: string): void {
@@ -31,7 +42,10 @@ function sameSamples(batched: SampleResult["sequences"], alone: SampleResult["se
   });
 }
 
-for (const [name, kernels] of [["native", loadNativeKernels()], ["reference", referenceKernels]] as [string, Kernels][]) {
+for (const [name, kernels] of [
+  ["native", loadNativeKernels()],
+  ["reference", referenceKernels],
+] as [string, Kernels][]) {
   test(`${name} kernels: 1, 4 and 16 samples of a request decode token for token like each sample alone`, async () => {
     const reg = new SamplerRegistry(kernels);
     const s = reg.add("a", { config, weights, adapter: null });
@@ -39,10 +53,12 @@ for (const [name, kernels] of [["native", loadNativeKernels()], ["reference", re
     const prompt = randomTokens(11, 5).map((t) => t % config.vocabSize);
     for (const n of [4, 16]) {
       const batched = await sched.submit(s, resolveSampleRequest(spec(prompt, n, 300, 24), s.limits));
-      const alone = await Promise.all(Array.from({ length: n }, async (_, i) => {
-        const r = await new DecodeScheduler().submit(s, resolveSampleRequest(spec(prompt, 1, 300 + i, 24), s.limits));
-        return r.sequences[0];
-      }));
+      const alone = await Promise.all(
+        Array.from({ length: n }, async (_, i) => {
+          const r = await new DecodeScheduler().submit(s, resolveSampleRequest(spec(prompt, 1, 300 + i, 24), s.limits));
+          return r.sequences[0];
+        }),
+      );
       sameSamples(batched.sequences, alone, `${n} samples`);
       assert.ok(new Set(batched.sequences.map((q) => q.tokens.join(","))).size > n / 2, "the samples differ from each other");
     }
@@ -78,7 +94,10 @@ for (const [name, kernels] of [["native", loadNativeKernels()], ["reference", re
     const s = reg.add("a", { config, weights, adapter: null });
     const sched = new DecodeScheduler();
     const stop = Array.from({ length: Math.floor(config.vocabSize / 6) }, (_, i) => i * 6);
-    const r = await sched.submit(s, resolveSampleRequest(spec(randomTokens(6, 3), 16, 41, 30, { params: { max_tokens: 30, temperature: 1, seed: 41, stop } }), s.limits));
+    const r = await sched.submit(
+      s,
+      resolveSampleRequest(spec(randomTokens(6, 3), 16, 41, 30, { params: { max_tokens: 30, temperature: 1, seed: 41, stop } }), s.limits),
+    );
     const lengths = r.sequences.map((q) => q.tokens.length);
     assert.ok(new Set(lengths).size > 2, `samples stopped at different lengths: ${lengths}`);
     for (const q of r.sequences) {
@@ -86,6 +105,10 @@ for (const [name, kernels] of [["native", loadNativeKernels()], ["reference", re
       if (q.stop_reason === "stop") assert.equal(stopAt, q.tokens.length - 1, `a stopped sample ends at its first stop token: ${q.tokens}`);
       else assert.deepEqual([q.stop_reason, stopAt, q.tokens.length], ["length", -1, 30]);
     }
-    assert.equal(sched.stats.tokens, lengths.reduce((a, n) => a + n - 1, 0), "no decode rows for samples that had stopped");
+    assert.equal(
+      sched.stats.tokens,
+      lengths.reduce((a, n) => a + n - 1, 0),
+      "no decode rows for samples that had stopped",
+    );
   });
 }

@@ -36,7 +36,7 @@ test("sampled logprobs are the temperature-scaled log-softmax; pairwise differen
     }
     // The cookbook's check (validate_temperature_logprobs): log p_T(i) - log p_T(j) = (log p_1(i) - log p_1(j)) / T.
     const [a, b] = [seen[0], seen.find((s) => s.token !== seen[0].token) ?? seen[1]];
-    assert.ok(Math.abs((a.logprob - b.logprob) - (raw[a.token] - raw[b.token]) / T) < 1e-9);
+    assert.ok(Math.abs(a.logprob - b.logprob - (raw[a.token] - raw[b.token]) / T) < 1e-9);
   }
 });
 
@@ -56,7 +56,10 @@ test("top_k keeps exactly the k most likely tokens", () => {
   assert.deepEqual(support(z, { temperature: 1, topK: 5, topP: 1 }), order.slice(0, 5));
   const seen = new Set<number>();
   for (let i = 0; i < 500; i++) seen.add(chooseToken(z, { temperature: 2, topK: 5, topP: 1 }, uniformAt(1, i)).token);
-  assert.ok([...seen].every((t) => allowed.has(t)), `sampled outside the top 5: ${[...seen]}`);
+  assert.ok(
+    [...seen].every((t) => allowed.has(t)),
+    `sampled outside the top 5: ${[...seen]}`,
+  );
   assert.equal(seen.size, 5, "a high temperature reaches every kept token");
   assert.equal(chooseToken(z, { temperature: 1, topK: 1, topP: 1 }, 0.999).token, order[0]);
 });
@@ -68,7 +71,10 @@ test("top_p keeps the smallest prefix whose exclusive cumulative probability is 
   assert.deepEqual(support(z, { temperature: 1, topK: -1, topP: 0.81 }), [0, 1, 2]);
   // Many near-equal tokens land in one bucket; the rule still applies token by token.
   const flat = Float32Array.from({ length: 1000 }, (_, i) => 1 - i * 1e-6);
-  assert.deepEqual(support(flat, { temperature: 1, topK: -1, topP: 0.0105 }), Array.from({ length: 11 }, (_, i) => i));
+  assert.deepEqual(
+    support(flat, { temperature: 1, topK: -1, topP: 0.0105 }),
+    Array.from({ length: 11 }, (_, i) => i),
+  );
   assert.deepEqual(support(z, { temperature: 1, topK: -1, topP: 0.01 }), [0], "the first token is always kept");
   // Large vocabulary: the candidate filter must not change the answer.
   const big = randomLogits(5000, 4, 6);
@@ -81,7 +87,10 @@ test("top_p keeps the smallest prefix whose exclusive cumulative probability is 
     expected.push(id);
     acc += probs[id];
   }
-  assert.deepEqual(support(big, { temperature: 1.3, topK: -1, topP: 0.9 }), [...expected].sort((a, b) => a - b));
+  assert.deepEqual(
+    support(big, { temperature: 1.3, topK: -1, topP: 0.9 }),
+    [...expected].sort((a, b) => a - b),
+  );
   // top-k then top-p renormalised over the k kept.
   assert.deepEqual(support(z, { temperature: 1, topK: 2, topP: 0.6 }), [0]);
   assert.deepEqual(support(z, { temperature: 1, topK: 2, topP: 0.7 }), [0, 1]);
@@ -93,7 +102,10 @@ test("prompt logprob helpers: raw log-softmax and sorted top-k", () => {
   assert.ok(Math.abs(rawLogprob(z, 7) - raw[7]) < 1e-9);
   const top = topLogprobs(z, 3);
   const order = Array.from(z.keys()).sort((a, b) => z[b] - z[a]);
-  assert.deepEqual(top.map(([id]) => id), order.slice(0, 3));
+  assert.deepEqual(
+    top.map(([id]) => id),
+    order.slice(0, 3),
+  );
   top.forEach(([id, lp]) => assert.ok(Math.abs(lp - raw[id]) < 1e-9));
 });
 

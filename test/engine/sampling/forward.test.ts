@@ -30,10 +30,19 @@ for (const variant of [
   { name: "olmo2 (post-norms, whole-projection q/k norms)", json: tinyConfigJson({ model_type: "olmo2" }) },
   {
     name: "gemma3_text (sliding and global layers, (1 + w) norms, GELU-tanh)",
-    json: tinyConfigJson({ model_type: "gemma3_text", hidden_act: undefined, sliding_window: 4, layer_types: ["sliding_attention", "full_attention"], query_pre_attn_scalar: 6 }),
+    json: tinyConfigJson({
+      model_type: "gemma3_text",
+      hidden_act: undefined,
+      sliding_window: 4,
+      layer_types: ["sliding_attention", "full_attention"],
+      query_pre_attn_scalar: 6,
+    }),
   },
   { name: "smollm3 (a NoPE layer)", json: tinyConfigJson({ model_type: "smollm3", no_rope_layers: [0, 1] }) },
-  { name: "phi3 (fused projections, LoRA on the fused matrices, sliding window)", json: tinyConfigJson({ model_type: "phi3", head_dim: undefined, sliding_window: 5 }) },
+  {
+    name: "phi3 (fused projections, LoRA on the fused matrices, sliding window)",
+    json: tinyConfigJson({ model_type: "phi3", head_dim: undefined, sliding_window: 5 }),
+  },
 ]) {
   test(`prompt logprobs through the KV cache equal the training forward (${variant.name}, trained LoRA merged)`, () => {
     const config = parseModelConfig(variant.json, "tiny");
@@ -53,7 +62,12 @@ for (const variant of [
     // An untrained adapter (B = 0) leaves the base model exactly.
     const base = inferenceModel(buildInferenceWeights(config, weights, null), k);
     const fresh = EngineModel.create(config, weights, { mode: "full", seed: 0 }, k);
-    close(computePromptLogprobs(base, Int32Array.from(tokens)).slice(1), fresh.forwardBackward([ceInput(tokens)], "cross_entropy", undefined, false).logprobs[0], 2e-4, "base");
+    close(
+      computePromptLogprobs(base, Int32Array.from(tokens)).slice(1),
+      fresh.forwardBackward([ceInput(tokens)], "cross_entropy", undefined, false).logprobs[0],
+      2e-4,
+      "base",
+    );
   });
 }
 

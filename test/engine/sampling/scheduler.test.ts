@@ -16,7 +16,14 @@ const config = parseModelConfig(tinyConfigJson(), "tiny");
 const weights = EngineModel.randomWeights(config, 13);
 
 function spec(prompt: number[], numSamples: number, seed: number, maxTokens = 6): SampleRequestSpec {
-  return { prompt: Int32Array.from(prompt), numSamples, params: { max_tokens: maxTokens, temperature: 1, seed }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0 };
+  return {
+    prompt: Int32Array.from(prompt),
+    numSamples,
+    params: { max_tokens: maxTokens, temperature: 1, seed },
+    promptLogprobs: false,
+    topkPromptLogprobs: 0,
+    fallbackSeed: 0,
+  };
 }
 
 test("concurrent requests decode in one batch per step; results do not depend on the company", async () => {
@@ -73,7 +80,12 @@ test("consecutive snapshots of a training model keep no merged copy and decode l
   const reg = new SamplerRegistry(referenceKernels);
   const setup = { mode: "lora", rank: 2, seed: 1, trainAttn: true, trainMlp: true, trainUnembed: true } as const;
   const model = EngineModel.create(config, weights, setup, referenceKernels);
-  const train = [{ inputTokens: Int32Array.from(randomTokens(10, 5)), lossInputs: { target_tokens: Int32Array.from(randomTokens(10, 6)), weights: new Float32Array(10).fill(1) } }];
+  const train = [
+    {
+      inputTokens: Int32Array.from(randomTokens(10, 5)),
+      lossInputs: { target_tokens: Int32Array.from(randomTokens(10, 6)), weights: new Float32Array(10).fill(1) },
+    },
+  ];
   const step = (): void => {
     model.forwardBackward(train, "cross_entropy", undefined, true);
     model.optimStep({ learning_rate: 0.05, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0, grad_clip_norm: 0 });
@@ -100,9 +112,15 @@ test("consecutive snapshots of a training model keep no merged copy and decode l
     for (let i = 1; i < got.length; i++) assert.ok(Math.abs((got[i] as number) - (want[i] as number)) < 1e-5, `${id} logprob ${i}: ${got[i]} vs ${want[i]}`);
     const a = await sched.submit(s, resolveSampleRequest(spec([...prompt], 2, 7, 8), s.limits));
     const b = await sched.submit(merged, resolveSampleRequest(spec([...prompt], 2, 7, 8), merged.limits));
-    assert.deepEqual(a.sequences.map((x) => x.tokens), b.sequences.map((x) => x.tokens), `${id}: sampled tokens`);
+    assert.deepEqual(
+      a.sequences.map((x) => x.tokens),
+      b.sequences.map((x) => x.tokens),
+      `${id}: sampled tokens`,
+    );
     for (let q = 0; q < a.sequences.length; q++) {
-      a.sequences[q].logprobs.forEach((lp, i) => assert.ok(Math.abs(lp - b.sequences[q].logprobs[i]) < 1e-4, `${id} sample ${q} token ${i}: ${lp} vs ${b.sequences[q].logprobs[i]}`));
+      a.sequences[q].logprobs.forEach((lp, i) =>
+        assert.ok(Math.abs(lp - b.sequences[q].logprobs[i]) < 1e-4, `${id} sample ${q} token ${i}: ${lp} vs ${b.sequences[q].logprobs[i]}`),
+      );
     }
     reg.remove(`${id}-merged`);
     snapshots.push({ s, logprobs: got });
@@ -136,5 +154,9 @@ test("a sample that stops is not decoded further while the request's other sampl
     assert.equal(q.logprobs.length, q.tokens.length);
   }
   // The first token of every sample comes from the prefill; each later token is one decode row.
-  assert.equal(sched.stats.tokens, lengths.reduce((a, n) => a + n - 1, 0), "no decode rows for samples that had stopped");
+  assert.equal(
+    sched.stats.tokens,
+    lengths.reduce((a, n) => a + n - 1, 0),
+    "no decode rows for samples that had stopped",
+  );
 });

@@ -21,13 +21,30 @@ let oracle: EngineModel;
 function writeTinyTokenizer(dir: string): void {
   const vocab: Record<string, number> = {};
   for (let i = 0; i < TINY_VOCAB; i++) vocab[String.fromCharCode(33 + i)] = i;
-  writeFileSync(join(dir, "tokenizer.json"), JSON.stringify({
-    version: "1.0", truncation: null, padding: null, added_tokens: [], normalizer: null,
-    pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
-    post_processor: null,
-    decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
-    model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
-  }));
+  writeFileSync(
+    join(dir, "tokenizer.json"),
+    JSON.stringify({
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: [],
+      normalizer: null,
+      pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+      post_processor: null,
+      decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: false,
+        byte_fallback: false,
+        vocab,
+        merges: [],
+      },
+    }),
+  );
   writeFileSync(join(dir, "tokenizer_config.json"), JSON.stringify({ tokenizer_class: "PreTrainedTokenizer" }));
 }
 const text = (tokens: number[]): string => tokens.map((t) => String.fromCharCode(33 + t)).join("");
@@ -40,7 +57,8 @@ before(() => {
   const base = loadModelDir(modelDir);
   oracle = EngineModel.create(base.config, base.weights, { mode: "full", seed: 0 }, referenceKernels);
   svc = createEmbeddedServiceClient({
-    storeDir: join(root.dir, "store"), kernels: "reference",
+    storeDir: join(root.dir, "store"),
+    kernels: "reference",
     resolve: { env: { HF_HUB_OFFLINE: "1", HF_HOME: join(root.dir, "hf"), COOKBOOK_HOME: root.dir }, fixturesDir: join(root.dir, "fixtures") },
   });
 });
@@ -100,7 +118,17 @@ test("sampled logprobs are log_softmax(z / T) of the training forward's logits",
 test("computeLogprobs and prompt logprobs equal the training forward's logprobs; top-k prompt logprobs are sorted", async () => {
   const sc = await svc.createSamplingClient({ baseModel: modelDir });
   const tokens = randomTokens(10, 5);
-  const expected = oracle.forwardBackward([{ inputTokens: Int32Array.from(tokens.slice(0, -1)), lossInputs: { target_tokens: Int32Array.from(tokens.slice(1)), weights: new Float32Array(9).fill(1) } }], "cross_entropy", undefined, false).logprobs[0];
+  const expected = oracle.forwardBackward(
+    [
+      {
+        inputTokens: Int32Array.from(tokens.slice(0, -1)),
+        lossInputs: { target_tokens: Int32Array.from(tokens.slice(1)), weights: new Float32Array(9).fill(1) },
+      },
+    ],
+    "cross_entropy",
+    undefined,
+    false,
+  ).logprobs[0];
   const lp = await sc.computeLogprobs(mi(tokens));
   assert.equal(lp.length, 10);
   assert.equal(lp[0], null);
@@ -112,8 +140,14 @@ test("computeLogprobs and prompt logprobs equal the training forward's logprobs;
   assert.equal(topk[0], null);
   for (let t = 1; t < 10; t++) {
     const all = nextLogprobs(tokens.slice(0, t));
-    const order = all.map((x, i) => [i, x] as const).sort((a, b) => b[1] - a[1]).slice(0, 3);
-    assert.deepEqual(topk[t]!.map(([id]) => id), order.map(([id]) => id));
+    const order = all
+      .map((x, i) => [i, x] as const)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3);
+    assert.deepEqual(
+      topk[t]!.map(([id]) => id),
+      order.map(([id]) => id),
+    );
     topk[t]!.forEach(([, x], j) => assert.ok(Math.abs(x - order[j][1]) < 1e-4));
   }
 });
@@ -121,11 +155,17 @@ test("computeLogprobs and prompt logprobs equal the training forward's logprobs;
 test("top_k and top_p restrict the support", async () => {
   const sc = await svc.createSamplingClient({ baseModel: modelDir });
   const lp = nextLogprobs(PROMPT);
-  const order = lp.map((x, i) => [i, x] as const).sort((a, b) => b[1] - a[1]).map(([i]) => i);
+  const order = lp
+    .map((x, i) => [i, x] as const)
+    .sort((a, b) => b[1] - a[1])
+    .map(([i]) => i);
   const firsts = async (params: Parameters<SamplingClient["sample"]>[2]): Promise<Set<number>> =>
     new Set(tokensOf(await sc.sample(mi(PROMPT), 48, { ...params, max_tokens: 1 })).map((t) => t[0]));
   const k3 = await firsts({ temperature: 5, top_k: 3, seed: 1 });
-  assert.ok([...k3].every((t) => order.slice(0, 3).includes(t)), `top_k=3 sampled ${[...k3]}`);
+  assert.ok(
+    [...k3].every((t) => order.slice(0, 3).includes(t)),
+    `top_k=3 sampled ${[...k3]}`,
+  );
   assert.equal(k3.size, 3);
   assert.deepEqual([...(await firsts({ temperature: 5, top_p: 1e-6, seed: 2 }))], [order[0]]);
   const free = await firsts({ temperature: 5, seed: 3 });
@@ -162,7 +202,10 @@ test("seeding: sample i of a request uses seed + i, whatever the batch around it
   assert.ok(new Set(four.map((t) => t.join())).size > 1, "the samples of one request differ");
   // Four concurrent requests of one sample (batched together by the scheduler) with seeds 100..103.
   const concurrent = await Promise.all([0, 1, 2, 3].map((i) => sc.sample(mi(PROMPT), 1, { ...params, seed: 100 + i })));
-  assert.deepEqual(concurrent.map((r) => r.sequences[0].tokens), four);
+  assert.deepEqual(
+    concurrent.map((r) => r.sequences[0].tokens),
+    four,
+  );
   // One at a time, and mixed with an unrelated request of another prompt.
   for (let i = 0; i < 4; i++) {
     const [alone] = await Promise.all([sc.sample(mi(PROMPT), 1, { ...params, seed: 100 + i }), sc.sample(mi(randomTokens(3, 9)), 3, { max_tokens: 12 })]);
@@ -252,7 +295,10 @@ test("bad requests fail with clear errors and the engine keeps working", async (
     [() => svc.createSamplingClient({}), /needs modelPath/],
     [() => svc.createSamplingClient({ modelPath: "tinker://nope/sampler_weights/x" }), /not found/],
   ];
-  for (const [call, message] of cases) await assert.rejects(call, (err: Error) => err instanceof InvalidArgumentError || message.test(err.message) ? (assert.match(err.message, message), true) : false);
+  for (const [call, message] of cases)
+    await assert.rejects(call, (err: Error) =>
+      err instanceof InvalidArgumentError || message.test(err.message) ? assert.match(err.message, message) === undefined : false,
+    );
   const ok = await sc.sample(mi(PROMPT), 2, { max_tokens: 3, temperature: 0 });
   assert.equal(ok.sequences.length, 2);
   // A model without a tokenizer cannot use stop strings, and says so.

@@ -12,9 +12,7 @@ export interface RecordedRequest {
   json(): Record<string, unknown>;
 }
 
-export type Reply =
-  | { status?: number; json?: unknown; body?: Uint8Array | string; headers?: Record<string, string> }
-  | "drop";
+export type Reply = { status?: number; json?: unknown; body?: Uint8Array | string; headers?: Record<string, string> } | "drop";
 
 export interface FakeServer {
   url: string;
@@ -23,10 +21,7 @@ export interface FakeServer {
 }
 
 /** Every request is answered by `handler`; past `maxRequests` the server answers 403 so runaway loops end. */
-export async function startFakeServer(
-  handler: (req: RecordedRequest) => Reply | Promise<Reply>,
-  maxRequests = 200,
-): Promise<FakeServer> {
+export async function startFakeServer(handler: (req: RecordedRequest) => Reply | Promise<Reply>, maxRequests = 200): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -44,8 +39,7 @@ export async function startFakeServer(
       };
       requests.push(rec);
       const answer = async (): Promise<void> => {
-        const reply: Reply =
-          requests.length > maxRequests ? { status: 403, json: { detail: "fake server request budget exceeded" } } : await handler(rec);
+        const reply: Reply = requests.length > maxRequests ? { status: 403, json: { detail: "fake server request budget exceeded" } } : await handler(rec);
         if (reply === "drop") {
           req.socket.destroy();
           return;

@@ -19,7 +19,8 @@ export class FakeTinker {
   readonly futures = new Map<string, unknown>();
   private pendingOnce = new Set<string>();
   private nextRequest = 1;
-  private samplingSessions = 0;
+  /** Sampling sessions created (a test can check how many a client opened). */
+  samplingSessions = 0;
 
   constructor(private readonly o: FakeTinkerOptions = {}) {}
 
@@ -41,7 +42,13 @@ export class FakeTinker {
           ? { status: 404, json: { detail: "Not Found" } }
           : { json: this.o.clientConfig };
       case "POST /api/v1/create_session":
-        return { json: { session_id: "sess", info_message: "welcome", ...(this.o.skyrl ? { warning_message: null, error_message: null, type: "create_session" } : {}) } };
+        return {
+          json: {
+            session_id: "sess",
+            info_message: "welcome",
+            ...(this.o.skyrl ? { warning_message: null, error_message: null, type: "create_session" } : {}),
+          },
+        };
       case "POST /api/v1/session_heartbeat":
         return { status: this.o.heartbeatStatus?.() ?? 200, json: { type: "session_heartbeat" } };
       case "GET /api/v1/get_server_capabilities":
@@ -128,7 +135,11 @@ export class FakeTinker {
         }
         if (req.method === "GET" && req.path.endsWith("/checkpoints")) {
           if (this.o.skyrl) {
-            return { json: { checkpoints: [{ checkpoint_id: "s1", checkpoint_type: "sampler", time: "2026-11-26T10:00:00", tinker_path: "tinker://m/sampler_weights/s1" }] } };
+            return {
+              json: {
+                checkpoints: [{ checkpoint_id: "s1", checkpoint_type: "sampler", time: "2026-11-26T10:00:00", tinker_path: "tinker://m/sampler_weights/s1" }],
+              },
+            };
           }
           return { json: { checkpoints: [{ checkpoint_id: "weights/a", checkpoint_type: "training", time: "t", tinker_path: "tinker://m/weights/a" }] } };
         }

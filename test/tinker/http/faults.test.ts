@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { TrainingClient } from "../../../src/tinker/clients.ts";
 import type { Datum } from "../../../src/tinker/types.ts";
 import { ceDatum, client, makeEnv, randomTokens, serve, type Env, type Served } from "../../server/helpers.ts";
-import { startProxy, type Exchange, type Fault, type Proxy } from "./proxy.ts";
+import { startProxy, type Exchange, type Fault, type Proxy as FaultProxy } from "./proxy.ts";
 
 let env: Env;
 let served: Served;
@@ -57,8 +57,8 @@ const FAULTS: Record<string, Record<number, Fault>> = {
 test("training through 429, 503, a reset upload, a hung request and a lost answer gives the clean run's numbers", async () => {
   const clean = client(served.server.url);
   const seen: Record<string, number> = {};
-  let proxy: Proxy | undefined;
-  const faulty = async (): Promise<Proxy> =>
+  let proxy: FaultProxy | undefined;
+  const faulty = async (): Promise<FaultProxy> =>
     startProxy(served.server.url, (req) => {
       const n = seen[req.path] ?? 0;
       seen[req.path] = n + 1;
@@ -79,11 +79,18 @@ test("training through 429, 503, a reset upload, a hung request and a lost answe
     // Every fault really happened, and the request it hit was sent again under the same
     // idempotency key until the server's answer got through.
     const faulted = proxy.exchanges.filter((e) => e.fault !== undefined);
-    assert.deepEqual(faulted.map((e) => `${e.path} ${e.fault}`).sort(), Object.entries(FAULTS).flatMap(([p, f]) => Object.values(f).map((x) => `${p} ${x.kind}`)).sort());
+    assert.deepEqual(
+      faulted.map((e) => `${e.path} ${e.fault}`).sort(),
+      Object.entries(FAULTS)
+        .flatMap(([p, f]) => Object.values(f).map((x) => `${p} ${x.kind}`))
+        .sort(),
+    );
     for (const f of faulted.filter((e) => e.path !== "/api/v1/retrieve_future")) {
       const key = f.requestHeaders["x-idempotency-key"];
       assert.ok(typeof key === "string" && key.length > 0, `${f.path} ${f.fault}: no idempotency key`);
-      const answered: Exchange | undefined = proxy.exchanges.find((e) => e.index > f.index && e.requestHeaders["x-idempotency-key"] === key && e.status === 200);
+      const answered: Exchange | undefined = proxy.exchanges.find(
+        (e) => e.index > f.index && e.requestHeaders["x-idempotency-key"] === key && e.status === 200,
+      );
       assert.ok(answered !== undefined, `${f.path} ${f.fault} (exchange ${f.index}) was never sent again successfully`);
       assert.deepEqual(answered.requestBody, f.fault === "reset_upload" ? answered.requestBody : f.requestBody, "the retry carries the same body");
     }

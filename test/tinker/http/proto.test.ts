@@ -1,10 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  decodeForwardBackwardOutput,
-  decodeSampleResponse,
-  encodeForwardBackwardRequest,
-} from "../../../src/tinker/http/proto/messages.ts";
+import { decodeForwardBackwardOutput, decodeSampleResponse, encodeForwardBackwardRequest } from "../../../src/tinker/http/proto/messages.ts";
 import { hex } from "./fakeServer.ts";
 
 // Expected bytes are derived by hand from the field numbers in docs/protocol.md#protobuf-messages. A tag byte is
@@ -24,7 +20,8 @@ test("encode ForwardBackwardRequest", () => {
     lossFnConfig: { a: 0.5 },
     forwardOnly: true,
   });
-  const expected = hex(`
+  const expected = hex(
+    `
     0a 01 6d                      # 1 model_id (LEN 1) "m"
     10 03                         # 2 seq_id varint 3
     1a 20                         # 3 data: Datum, 32 bytes
@@ -42,7 +39,8 @@ test("encode ForwardBackwardRequest", () => {
       0a 01 61                    #   entry.1 key "a"
       11 000000000000e03f         #   entry.2 (wire type 1) double 0.5
     30 01                         # 6 forward_only true
-  `.replace(/#.*$/gm, ""));
+  `.replace(/#.*$/gm, ""),
+  );
   assert.equal(Buffer.from(bytes).toString("hex"), Buffer.from(expected).toString("hex"));
 });
 
@@ -53,7 +51,8 @@ test("encode omits proto3 defaults and writes int64 tensors as 8-byte values", (
     data: [{ model_input: { chunks: [] }, loss_fn_inputs: { t: { data: [2], dtype: "int64" } } }],
     lossFn: "ppo",
   });
-  const expected = hex(`
+  const expected = hex(
+    `
     1a 16                       # 3 data: Datum, 22 bytes (no model_id, no seq_id)
       12 14                     #   Datum.2 map entry, 20 bytes
         0a 01 74                #     key "t"
@@ -62,7 +61,8 @@ test("encode omits proto3 defaults and writes int64 tensors as 8-byte values", (
           18 02                 #       dtype INT64 = 2
           22 01 01              #       shape [1] (data length when absent)
     22 03 70706f                # 4 loss_fn "ppo"; no config, no forward_only
-  `.replace(/#.*$/gm, ""));
+  `.replace(/#.*$/gm, ""),
+  );
   assert.equal(Buffer.from(bytes).toString("hex"), Buffer.from(expected).toString("hex"));
 });
 
@@ -80,7 +80,8 @@ test("image_asset_pointer chunks cannot be encoded", () => {
 });
 
 test("decode SampleResponse", () => {
-  const bytes = hex(`
+  const bytes = hex(
+    `
     0a 12                         # 1 sequences: SampledSequence, 18 bytes
       08 01                       #   1 stop_reason LENGTH = 1
       12 08 05000000 06000000     #   2 tokens int32 LE [5, 6]
@@ -92,7 +93,8 @@ test("decode SampleResponse", () => {
       18 02                       #   3 k = 2
       20 02                       #   4 prompt_length = 2
     20 03                         # 4 prompt_cache_hit_tokens = 3
-  `.replace(/#.*$/gm, ""));
+  `.replace(/#.*$/gm, ""),
+  );
   assert.deepEqual(decodeSampleResponse(bytes), {
     type: "sample",
     sequences: [{ stop_reason: "length", tokens: [5, 6], logprobs: [-0.5] }],
@@ -103,7 +105,8 @@ test("decode SampleResponse", () => {
 });
 
 test("decode ForwardBackwardOutput with a BatchedTensor", () => {
-  const bytes = hex(`
+  const bytes = hex(
+    `
     0a 04 6d3a4345                # 1 loss_fn_output_type "m:CE" → keep "CE"
     12 34                         # 2 loss_fn_outputs: ArrayRecord, 52 bytes
       12 30                       #   2 fields map entry, 48 bytes
@@ -116,13 +119,11 @@ test("decode ForwardBackwardOutput with a BatchedTensor", () => {
     1a 13                         # 3 metrics map entry, 19 bytes
       0a 08 6c6f73733a73756d      #   key "loss:sum"
       11 0000000000001840         #   double 6.0
-  `.replace(/#.*$/gm, ""));
+  `.replace(/#.*$/gm, ""),
+  );
   assert.deepEqual(decodeForwardBackwardOutput(bytes), {
     loss_fn_output_type: "CE",
-    loss_fn_outputs: [
-      { lp: { data: [-1], dtype: "float32", shape: [1] } },
-      { lp: { data: [-2, -3], dtype: "float32", shape: [2] } },
-    ],
+    loss_fn_outputs: [{ lp: { data: [-1], dtype: "float32", shape: [1] } }, { lp: { data: [-2, -3], dtype: "float32", shape: [2] } }],
     metrics: { "loss:sum": 6 },
   });
 });

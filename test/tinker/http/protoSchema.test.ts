@@ -32,9 +32,20 @@ const DATA: Datum[] = [
 ];
 
 test("ForwardBackwardRequest written by our codec reads back field for field in protobufjs, and the reverse", () => {
-  const bytes = encodeForwardBackwardRequest({ modelId: "m-1", seqId: 7, data: DATA, lossFn: "ppo", lossFnConfig: { clip_low_threshold: 0.8 }, forwardOnly: true });
+  const bytes = encodeForwardBackwardRequest({
+    modelId: "m-1",
+    seqId: 7,
+    data: DATA,
+    lossFn: "ppo",
+    lossFnConfig: { clip_low_threshold: 0.8 },
+    forwardOnly: true,
+  });
   const m = Request.toObject(Request.decode(bytes), { longs: Number, enums: Number }) as {
-    modelId: string; seqId: number; lossFn: string; forwardOnly: boolean; lossFnConfig: Record<string, number>;
+    modelId: string;
+    seqId: number;
+    lossFn: string;
+    forwardOnly: boolean;
+    lossFnConfig: Record<string, number>;
     data: { modelInput: { encodedText: { tokens: Uint8Array } }[]; lossFnInputs: Record<string, { dense: Uint8Array; dtype: number; shape: number[] }> }[];
   };
   assert.equal(m.modelId, "m-1");
@@ -49,7 +60,19 @@ test("ForwardBackwardRequest written by our codec reads back field for field in 
   assert.deepEqual([floats32(w.dense), w.dtype], [[0, 1, 0.5], 1]);
 
   // protobufjs writes, our server side reads.
-  const other = Request.encode(Request.fromObject({ modelId: "m-2", seqId: 3, lossFn: "cross_entropy", data: [{ modelInput: [{ encodedText: { tokens: new Uint8Array(new Int32Array([5, 6]).buffer) } }], lossFnInputs: { weights: { dense: new Uint8Array(new Float32Array([1, 2]).buffer), dtype: 1, shape: [2] } } }] })).finish();
+  const other = Request.encode(
+    Request.fromObject({
+      modelId: "m-2",
+      seqId: 3,
+      lossFn: "cross_entropy",
+      data: [
+        {
+          modelInput: [{ encodedText: { tokens: new Uint8Array(new Int32Array([5, 6]).buffer) } }],
+          lossFnInputs: { weights: { dense: new Uint8Array(new Float32Array([1, 2]).buffer), dtype: 1, shape: [2] } },
+        },
+      ],
+    }),
+  ).finish();
   const d = decodeForwardBackwardRequest(other);
   assert.equal(d.modelId, "m-2");
   assert.equal(d.seqId, 3);
@@ -58,16 +81,33 @@ test("ForwardBackwardRequest written by our codec reads back field for field in 
 });
 
 test("ForwardBackwardOutput and SampleResponse: our encodings read in protobufjs; protobufjs encodings decode with ours", () => {
-  const out = { loss_fn_output_type: "CrossEntropyLossReturn", loss_fn_outputs: [{ logprobs: { data: [-1, -2], dtype: "float32" as const } }, { logprobs: { data: [-3], dtype: "float32" as const } }], metrics: { "loss:sum": 6 } };
-  const o = Output.toObject(Output.decode(encodeForwardBackwardOutput(out)), { longs: Number }) as { lossFnOutputType: string; metrics: Record<string, number>; lossFnOutputs: { numDatums: number; fields: Record<string, { data: Uint8Array; offsets: Uint8Array }> }[] };
+  const out = {
+    loss_fn_output_type: "CrossEntropyLossReturn",
+    loss_fn_outputs: [{ logprobs: { data: [-1, -2], dtype: "float32" as const } }, { logprobs: { data: [-3], dtype: "float32" as const } }],
+    metrics: { "loss:sum": 6 },
+  };
+  const o = Output.toObject(Output.decode(encodeForwardBackwardOutput(out)), { longs: Number }) as {
+    lossFnOutputType: string;
+    metrics: Record<string, number>;
+    lossFnOutputs: { numDatums: number; fields: Record<string, { data: Uint8Array; offsets: Uint8Array }> }[];
+  };
   assert.equal(o.lossFnOutputType, "CrossEntropyLossReturn");
   assert.deepEqual(o.metrics, { "loss:sum": 6 });
-  assert.equal(o.lossFnOutputs.reduce((n, r) => n + r.numDatums, 0), 2);
+  assert.equal(
+    o.lossFnOutputs.reduce((n, r) => n + r.numDatums, 0),
+    2,
+  );
   assert.deepEqual(floats32(o.lossFnOutputs[0]!.fields["logprobs"]!.data), [-1, -2, -3]);
-  assert.deepEqual(decodeForwardBackwardOutput(Output.encode(Output.fromObject(o)).finish()).loss_fn_outputs.map((r) => r["logprobs"]!.data), [[-1, -2], [-3]]);
+  assert.deepEqual(
+    decodeForwardBackwardOutput(Output.encode(Output.fromObject(o)).finish()).loss_fn_outputs.map((r) => r["logprobs"]!.data),
+    [[-1, -2], [-3]],
+  );
 
   const sample = { sequences: [{ stop_reason: "length" as const, tokens: [4, 5], logprobs: [-0.5, -0.25] }], prompt_logprobs: [null, -1.5] };
-  const s = Sample.toObject(Sample.decode(encodeSampleResponse(sample)), { enums: Number }) as { sequences: { stopReason: number; tokens: Uint8Array; logprobs: Uint8Array }[]; promptLogprobs: Uint8Array };
+  const s = Sample.toObject(Sample.decode(encodeSampleResponse(sample)), { enums: Number }) as {
+    sequences: { stopReason: number; tokens: Uint8Array; logprobs: Uint8Array }[];
+    promptLogprobs: Uint8Array;
+  };
   assert.equal(s.sequences[0]!.stopReason, 1);
   assert.deepEqual(ints32(s.sequences[0]!.tokens), [4, 5]);
   assert.deepEqual(floats32(s.sequences[0]!.logprobs), [-0.5, -0.25]);

@@ -95,18 +95,23 @@ export async function startProxy(upstream: string, plan: (req: ProxyRequest) => 
         res.end(body);
         return;
       }
-      forward(ex, req.headers, (status, headers, body) => {
-        if (fault?.kind === "lose_answer") {
-          req.socket.destroy();
-          return;
-        }
-        if (clientGone) return;
-        ex.status = status;
-        ex.responseHeaders = headers;
-        ex.responseBody = body;
-        res.writeHead(status, headers);
-        res.end(body);
-      }, () => req.socket.destroy());
+      forward(
+        ex,
+        req.headers,
+        (status, headers, body) => {
+          if (fault?.kind === "lose_answer") {
+            req.socket.destroy();
+            return;
+          }
+          if (clientGone) return;
+          ex.status = status;
+          ex.responseHeaders = headers;
+          ex.responseBody = body;
+          res.writeHead(status, headers);
+          res.end(body);
+        },
+        () => req.socket.destroy(),
+      );
     });
   });
   server.on("connection", (s) => {

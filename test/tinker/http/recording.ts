@@ -116,7 +116,10 @@ export function replayer(recorded: RecordedExchange[], rewrite: (text: string) =
     answer(req) {
       const query = req.query.toString();
       const isJsonBody = (req.headers["content-type"] ?? "").includes("json") && req.body.length > 0;
-      const asRecorded = { request: isJsonBody ? (JSON.parse(req.body.toString("utf8")) as unknown) : undefined, request_b64: isJsonBody || req.body.length === 0 ? undefined : req.body.toString("base64") };
+      const asRecorded = {
+        request: isJsonBody ? (JSON.parse(req.body.toString("utf8")) as unknown) : undefined,
+        request_b64: isJsonBody || req.body.length === 0 ? undefined : req.body.toString("base64"),
+      };
       const what = `${req.method} ${req.path}${query ? `?${query}` : ""}`;
       if (req.path === "/api/v1/retrieve_future") {
         const id = (asRecorded.request as { request_id?: string } | undefined)?.request_id ?? "";

@@ -68,7 +68,13 @@ const DOCUMENTED: Record<keyof typeof RESPONSE_SCHEMAS, Json> = {
     type: "sample",
     sequences: [{ stop_reason: "stop", tokens: [5, 6], logprobs: [-0.1, -0.2] }],
     prompt_logprobs: [null, -1.5],
-    topk_prompt_logprobs: [null, [[3, -0.1], [4, -2.5]]],
+    topk_prompt_logprobs: [
+      null,
+      [
+        [3, -0.1],
+        [4, -2.5],
+      ],
+    ],
     prompt_cache_hit_tokens: 1,
   },
   WeightsInfo: { base_model: "Qwen/Qwen3-4B", is_lora: true, lora_rank: 32, train_unembed: false, train_mlp: true, train_attn: true },
@@ -156,7 +162,11 @@ test("every response schema has a documented shape to test, and every http modul
   assert.deepEqual(Object.keys(DOCUMENTED).sort(), Object.keys(RESPONSE_SCHEMAS).sort());
   const dir = join(import.meta.dirname, "../../../src/tinker/http");
   for (const f of readdirSync(dir).filter((n) => n.endsWith(".ts"))) {
-    assert.doesNotMatch(readFileSync(join(dir, f), "utf8"), /z\.object\(/, `${f} declares its own response schema; add it to RESPONSE_SCHEMAS in src/tinker/types.ts`);
+    assert.doesNotMatch(
+      readFileSync(join(dir, f), "utf8"),
+      /z\.object\(/,
+      `${f} declares its own response schema; add it to RESPONSE_SCHEMAS in src/tinker/types.ts`,
+    );
   }
 });
 

@@ -71,7 +71,10 @@ test("x-should-retry overrides the status rules", async () => {
 });
 
 test("retries stop when the time budget is spent", async () => {
-  const r = await run(Array.from({ length: 10 }, () => ({ status: 503 })), { budgetMs: 10_000 });
+  const r = await run(
+    Array.from({ length: 10 }, () => ({ status: 503 })),
+    { budgetMs: 10_000 },
+  );
   assert.equal(r.result.ok, false);
   assert.deepEqual(r.clock.sleeps, [1000, 2000, 4000]);
   assert.match((r.result as { e: Error }).e.message, /HTTP 503.*gave up after retrying for 7 s/);

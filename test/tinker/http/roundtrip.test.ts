@@ -10,7 +10,11 @@ const KEY = "tml-roundtrip-secret";
 
 async function withClient(
   opts: FakeTinkerOptions,
-  body: (c: HttpServiceClient, fake: FakeTinker, env: { clock: FakeClock; logger: MemoryLogger; states: string[]; requests: { path: string; headers: Record<string, unknown> }[] }) => Promise<void>,
+  body: (
+    c: HttpServiceClient,
+    fake: FakeTinker,
+    env: { clock: FakeClock; logger: MemoryLogger; states: string[]; requests: { path: string; headers: Record<string, unknown> }[] },
+  ) => Promise<void>,
 ): Promise<void> {
   const fake = new FakeTinker(opts);
   const server = await startFakeServer(fake.handler, 300);
@@ -74,12 +78,14 @@ test("create → forward_backward → optim_step → save → sample round trip 
 
     // Training requests carry seq_ids 1, 2, … in arrival order; samples count from 0 per sampler.
     const training = fake.seqLog.filter((s) => s.modelId === "sess:train:0");
-    assert.deepEqual(training.map((s) => s.seqId), [1, 2, 3, 4, 5]);
-    assert.deepEqual(fake.seqLog.filter((s) => s.path === "/api/v1/asample").map((s) => `${s.modelId}#${s.seqId}`), [
-      "samp-0#0",
-      "samp-0#1",
-      "eph-1#0",
-    ]);
+    assert.deepEqual(
+      training.map((s) => s.seqId),
+      [1, 2, 3, 4, 5],
+    );
+    assert.deepEqual(
+      fake.seqLog.filter((s) => s.path === "/api/v1/asample").map((s) => `${s.modelId}#${s.seqId}`),
+      ["samp-0#0", "samp-0#1", "eph-1#0"],
+    );
     assert.ok(env.states.includes("active"));
     assert.ok(env.logger.lines.some((l) => l.includes("welcome")));
     const sampleReq = env.requests.find((r) => r.path === "/api/v1/asample")!;
@@ -94,11 +100,17 @@ test("chunked forward_backward merges outputs and metrics; forward uses /forward
     const opt = await tc.optimStep({});
     const out = await fb.result();
     await opt.result();
-    assert.deepEqual(out.loss_fn_outputs.map((o) => o["logprobs"]!.data.length), [1, 2, 3]);
+    assert.deepEqual(
+      out.loss_fn_outputs.map((o) => o["logprobs"]!.data.length),
+      [1, 2, 3],
+    );
     assert.equal(out.metrics["loss:sum"], 3);
     // chunk sizes 2 and 1: mean of (2, 1) weighted by datums = (2·2 + 1·1) / 3
     assert.equal(out.metrics["datums:mean"], 5 / 3);
-    const fwdbwd = fake.seqLog.filter((s) => s.path === "/api/v1/forward_backward").map((s) => s.seqId).sort();
+    const fwdbwd = fake.seqLog
+      .filter((s) => s.path === "/api/v1/forward_backward")
+      .map((s) => s.seqId)
+      .sort();
     assert.deepEqual(fwdbwd, [1, 2]);
     assert.equal(fake.seqLog.find((s) => s.path === "/api/v1/optim_step")!.seqId, 3);
     assert.equal(fake.seqLog.at(-1)!.path, "/api/v1/optim_step");
@@ -191,7 +203,6 @@ test("argument errors are clear", async () => {
     await assert.rejects(tc.forwardBackward([], "cross_entropy"), /data is empty/);
   });
 });
-
 
 test("sampling backpressure: 429 waits 1 s and resubmits the same seq_id; 410 resubmits the request", async () => {
   const fake = new FakeTinker({});

@@ -23,7 +23,13 @@ function tarHeader(name: string, size: number, type: "0" | "5"): Buffer {
   put("0000000\0", 108, 8);
   put("0000000\0", 116, 8);
   put(`${size.toString(8).padStart(11, "0")}\0`, 124, 12);
-  put(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, "0")}\0`, 136, 12);
+  put(
+    `${Math.floor(Date.now() / 1000)
+      .toString(8)
+      .padStart(11, "0")}\0`,
+    136,
+    12,
+  );
   put(type, 156, 1);
   put("ustar\0", 257, 6);
   put("00", 263, 2);
@@ -44,7 +50,9 @@ function skyrlArchive(files: Record<string, Buffer>): Buffer {
   return gzipSync(Buffer.concat(parts));
 }
 
-const ADAPTER_CONFIG = Buffer.from(JSON.stringify({ peft_type: "LORA", r: 4, lora_alpha: 32, target_modules: ["q_proj"], base_model_name_or_path: "/models/tiny" }));
+const ADAPTER_CONFIG = Buffer.from(
+  JSON.stringify({ peft_type: "LORA", r: 4, lora_alpha: 32, target_modules: ["q_proj"], base_model_name_or_path: "/models/tiny" }),
+);
 // A LoRA tensor pair in safetensors layout: an 8-byte header length, the JSON header, the data.
 function adapterWeights(): Buffer {
   const header = JSON.stringify({
@@ -58,9 +66,12 @@ function adapterWeights(): Buffer {
 
 async function skyrlArchiveServer(archive: Buffer): Promise<FakeServer> {
   return startFakeServer((req): Reply => {
-    if (req.path === "/api/v1/weights_info") return { status: 400, json: { detail: "Invalid tinker path format. Expected: tinker://model_id/weights/checkpoint_id" } };
-    if (req.path === "/api/v1/training_runs/m/checkpoints/final/archive") return { status: 302, headers: { location: `http://${req.headers.host}/api/v1/training_runs/m/checkpoints/final/download` } };
-    if (req.path === "/api/v1/training_runs/m/checkpoints/final/download") return { status: 200, body: archive, headers: { "content-type": "application/octet-stream" } };
+    if (req.path === "/api/v1/weights_info")
+      return { status: 400, json: { detail: "Invalid tinker path format. Expected: tinker://model_id/weights/checkpoint_id" } };
+    if (req.path === "/api/v1/training_runs/m/checkpoints/final/archive")
+      return { status: 302, headers: { location: `http://${req.headers.host}/api/v1/training_runs/m/checkpoints/final/download` } };
+    if (req.path === "/api/v1/training_runs/m/checkpoints/final/download")
+      return { status: 200, body: archive, headers: { "content-type": "application/octet-stream" } };
     if (req.path.startsWith("/api/v1/training_runs/m/checkpoints/weights/")) return { status: 405, json: { detail: "Method Not Allowed" } };
     return { status: 404, json: { detail: `no route ${req.path}` } };
   });
@@ -77,7 +88,10 @@ test("download unpacks SkyRL's sampler archive (with its '/' entry) and refuses 
     const { dir } = await downloadCheckpoint(c.createRestClient(), "tinker://m/final", join(root, "ok"));
     assert.deepEqual(readdirSync(dir).sort(), ["adapter_config.json", "adapter_model.safetensors"]);
     // The training checkpoint has no archive there: the error says so and what to use instead.
-    await assert.rejects(downloadCheckpoint(c.createRestClient(), "tinker://m/weights/final", join(root, "state")), /HTTP 405.*archives sampler checkpoints only.*sampler checkpoint of the same name/);
+    await assert.rejects(
+      downloadCheckpoint(c.createRestClient(), "tinker://m/weights/final", join(root, "state")),
+      /HTTP 405.*archives sampler checkpoints only.*sampler checkpoint of the same name/,
+    );
   } finally {
     await c.close();
     await good.close();
@@ -109,7 +123,10 @@ test("export finds a SkyRL sampler checkpoint although weights_info refuses its 
       files.dispose();
     }
     // A training checkpoint's 400 from weights_info is not waved through.
-    await assert.rejects(locateCheckpoint("tinker://m/weights/final", { baseUrl: server.url, env: { COOKBOOK_HOME: root }, storeDir: join(root, "store") }), /HTTP 400/);
+    await assert.rejects(
+      locateCheckpoint("tinker://m/weights/final", { baseUrl: server.url, env: { COOKBOOK_HOME: root }, storeDir: join(root, "store") }),
+      /HTTP 400/,
+    );
   } finally {
     await server.close();
     rmSync(root, { recursive: true, force: true });

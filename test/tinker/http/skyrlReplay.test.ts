@@ -63,7 +63,10 @@ test("the SkyRL recordings are there and hold what this test is about", () => {
   assert.ok(answered(rl, "/api/v1/retrieve_future", "path").includes(null), "a null path (ephemeral sampler save)");
   // Named sampler saves come back as tinker://<id>/<name>, without the sampler_weights segment.
   const paths = answered(sl, "/api/v1/retrieve_future", "path").filter((p): p is string => typeof p === "string");
-  assert.ok(paths.some((p) => /^tinker:\/\/[^/]+\/[^/]+$/.test(p)), `a two-segment sampler path among ${paths.join(", ")}`);
+  assert.ok(
+    paths.some((p) => /^tinker:\/\/[^/]+\/[^/]+$/.test(p)),
+    `a two-segment sampler path among ${paths.join(", ")}`,
+  );
   // DPO's reference is the base model, never a sampler checkpoint of the model it trains (SkyRL
   // samples those with the current weights), and the recorded run learned.
   const dpo = JSON.parse(readFileSync(join(FIXTURES, "dpo.run.json"), "utf8")) as RecordedRun;
@@ -85,20 +88,29 @@ for (const file of runs) {
       const args = run.args.map((a) => (a.startsWith("model_name=") ? `model_name=${model}` : a));
       // Not spawnSync: the fake server answers from this process's event loop.
       const child = await new Promise<{ status: number | null; stderr: string }>((done) => {
-        const p = spawn(process.execPath, [BIN, "run", run.recipe, `base_url=${server.url}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", "server_wait_seconds=0", ...args], {
-          cwd: REPO,
-          env: { ...process.env, COOKBOOK_HOME: join(root, "home"), FORCE_COLOR: "0", TINKER_API_KEY: "" },
-          stdio: ["ignore", "ignore", "pipe"],
-        });
+        const p = spawn(
+          process.execPath,
+          [BIN, "run", run.recipe, `base_url=${server.url}`, `log_path=${logDir}`, "behavior_if_log_dir_exists=delete", "server_wait_seconds=0", ...args],
+          {
+            cwd: REPO,
+            env: { ...process.env, COOKBOOK_HOME: join(root, "home"), FORCE_COLOR: "0", TINKER_API_KEY: "" },
+            stdio: ["ignore", "ignore", "pipe"],
+          },
+        );
         let stderr = "";
         p.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
         p.once("exit", (status) => done({ status, stderr }));
       });
-      assert.equal(child.status, 0, `cookbook run ${run.recipe} against the replay failed:\n${child.stderr.slice(-3000)}\nunanswered: ${replay.unanswered.join("\n")}`);
+      assert.equal(
+        child.status,
+        0,
+        `cookbook run ${run.recipe} against the replay failed:\n${child.stderr.slice(-3000)}\nunanswered: ${replay.unanswered.join("\n")}`,
+      );
       assert.deepEqual(replay.unanswered, []);
       assert.deepEqual(readJsonl(join(logDir, "metrics.jsonl")).map(untimed), run.metrics.map(untimed));
       // Records that name the served model (DPO's reference_base_model) name it as this checkout does.
-      const localModel = (v: unknown): unknown => JSON.parse(JSON.stringify(v).split(JSON.stringify(run.served_model).slice(1, -1)).join(JSON.stringify(model).slice(1, -1)));
+      const localModel = (v: unknown): unknown =>
+        JSON.parse(JSON.stringify(v).split(JSON.stringify(run.served_model).slice(1, -1)).join(JSON.stringify(model).slice(1, -1)));
       assert.deepEqual(readJsonl(join(logDir, "checkpoints.jsonl")), localModel(run.checkpoints));
       assert.deepEqual(
         replay.unused().map((e) => `${e.method} ${e.path} ${JSON.stringify(e.request)} ${e.status} ${JSON.stringify(e.response).slice(0, 100)}`),

@@ -63,7 +63,10 @@ function fingerprint() {
 
 function pkgConfig(args) {
   try {
-    return execFileSync("pkg-config", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim().split(/\s+/).filter(Boolean);
+    return execFileSync("pkg-config", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
   } catch {
     return null;
   }

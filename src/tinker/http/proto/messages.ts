@@ -7,15 +7,7 @@
 // request (bench/protoCodec.ts) neither is clearly faster, and this keeps number arrays packed
 // straight into the bytes fields without an intermediate message object.
 import { InvalidArgumentError } from "../../errors.ts";
-import type {
-  Datum,
-  ForwardBackwardOutput,
-  LossFnName,
-  ModelInputChunk,
-  SampledSequence,
-  SampleResponse,
-  TensorData,
-} from "../../types.ts";
+import type { Datum, ForwardBackwardOutput, LossFnName, ModelInputChunk, SampledSequence, SampleResponse, TensorData } from "../../types.ts";
 import {
   getBytes,
   getDouble,
@@ -84,22 +76,14 @@ function encodeChunk(c: ModelInputChunk, index: number): ProtoWriter {
     if (c.expected_tokens !== undefined) img.varint(3, c.expected_tokens);
     return w.message(2, img);
   }
-  throw new InvalidArgumentError(
-    `datum ${index}: chunk type "${c.type}" cannot be sent in a protobuf forward_backward request; use JSON or inline the image`,
-  );
+  throw new InvalidArgumentError(`datum ${index}: chunk type "${c.type}" cannot be sent in a protobuf forward_backward request; use JSON or inline the image`);
 }
 
 function encodeTensor(td: TensorData): ProtoWriter {
   const w = new ProtoWriter();
   const pack = (values: number[]): Uint8Array => (td.dtype === "int64" ? writeInt64s(values) : writeFloat32s(values));
   if (td.sparse_crow_indices !== undefined && td.sparse_col_indices !== undefined) {
-    w.message(
-      2,
-      new ProtoWriter()
-        .bytes(1, pack(td.data))
-        .bytes(2, writeInt64s(td.sparse_crow_indices))
-        .bytes(3, writeInt64s(td.sparse_col_indices)),
-    );
+    w.message(2, new ProtoWriter().bytes(1, pack(td.data)).bytes(2, writeInt64s(td.sparse_crow_indices)).bytes(3, writeInt64s(td.sparse_col_indices)));
   } else {
     w.bytes(1, pack(td.data));
   }
@@ -301,7 +285,6 @@ function decodeTensor(m: ProtoMessage, what: string): TensorData {
   const v = values(dense ?? new Uint8Array());
   return { data: v.data, dtype: v.isInt ? "int64" : "float32", shape: shape.length > 0 ? shape : [v.data.length] };
 }
-
 
 /**
  * ForwardBackwardOutput with its per-datum outputs as ArrayRecords. Consecutive datums with the

@@ -50,13 +50,59 @@ export function screen<R extends Route>(entry: ScreenEntry<R>): ScreenEntry {
 export const SCREENS: readonly ScreenEntry[] = [
   screen<HomeRoute>({ name: "home", component: Home, keyScope: "home", shared: ["list"], title: "recipes and runs", bindings: HOME_KEYS }),
   screen<LaunchRoute>({ name: "launch", component: Launch, keyScope: "launch", shared: ["list"], title: "launch form", bindings: LAUNCH_KEYS }),
-  screen<DashboardRoute>({ name: "dashboard", component: Dashboard, keyScope: "dashboard", shared: ["list", "run"], paneKey: "1", title: "charts dashboard", bindings: DASHBOARD_KEYS }),
-  screen<TranscriptsRoute>({ name: "transcripts", component: Transcripts, keyScope: "transcripts", shared: ["list", "run"], paneKey: "2", title: "transcripts", bindings: TRANSCRIPTS_KEYS }),
-  screen<TimingRoute>({ name: "timing", component: Timing, keyScope: "timing", shared: ["list", "run"], paneKey: "3", title: "timing breakdown", bindings: TIMING_KEYS }),
-  screen<CheckpointsRoute>({ name: "checkpoints", component: Checkpoints, keyScope: "checkpoints", shared: ["list", "run"], paneKey: "4", title: "checkpoints", bindings: CHECKPOINTS_KEYS }),
+  screen<DashboardRoute>({
+    name: "dashboard",
+    component: Dashboard,
+    keyScope: "dashboard",
+    shared: ["list", "run"],
+    paneKey: "1",
+    title: "charts dashboard",
+    bindings: DASHBOARD_KEYS,
+  }),
+  screen<TranscriptsRoute>({
+    name: "transcripts",
+    component: Transcripts,
+    keyScope: "transcripts",
+    shared: ["list", "run"],
+    paneKey: "2",
+    title: "transcripts",
+    bindings: TRANSCRIPTS_KEYS,
+  }),
+  screen<TimingRoute>({
+    name: "timing",
+    component: Timing,
+    keyScope: "timing",
+    shared: ["list", "run"],
+    paneKey: "3",
+    title: "timing breakdown",
+    bindings: TIMING_KEYS,
+  }),
+  screen<CheckpointsRoute>({
+    name: "checkpoints",
+    component: Checkpoints,
+    keyScope: "checkpoints",
+    shared: ["list", "run"],
+    paneKey: "4",
+    title: "checkpoints",
+    bindings: CHECKPOINTS_KEYS,
+  }),
   screen<EvalsRoute>({ name: "evals", component: Evals, keyScope: "evals", shared: ["list"], title: "eval results", bindings: EVALS_KEYS }),
-  screen<BatchRoute>({ name: "batch", component: Batch, keyScope: "batch", shared: ["list"], title: "batches: runs, key metrics, comparison (cookbook batch)", bindings: BATCH_KEYS }),
-  screen<PlayRoute>({ name: "play", component: Play, keyScope: "play", shared: [], title: "play an environment by hand (every key types; esc leaves)", bindings: [] }),
+  screen<BatchRoute>({
+    name: "batch",
+    component: Batch,
+    keyScope: "batch",
+    shared: ["list"],
+    title: "batches: runs, key metrics, comparison (cookbook batch)",
+    bindings: BATCH_KEYS,
+  }),
+  screen<PlayRoute>({
+    name: "play",
+    component: Play,
+    keyScope: "play",
+    shared: [],
+    title: "play an environment by hand (every key types; esc leaves)",
+    bindings: [],
+  }),
 ];
 
 const PANE_PREFIX = "pane:";
@@ -79,7 +125,11 @@ function paneBindings(screens: readonly ScreenEntry[]): ScopedBinding[] {
 }
 
 export function buildKeymap(screens: readonly ScreenEntry[]): Keymap {
-  const table: ScopedBinding[] = [...SHARED_BINDINGS, ...paneBindings(screens), ...screens.flatMap((s) => s.bindings.map((b) => ({ ...b, scope: s.keyScope })))];
+  const table: ScopedBinding[] = [
+    ...SHARED_BINDINGS,
+    ...paneBindings(screens),
+    ...screens.flatMap((s) => s.bindings.map((b) => ({ ...b, scope: s.keyScope }))),
+  ];
   return new Keymap(table, new Map(screens.map((s) => [s.name, { own: s.keyScope, shared: s.shared }])));
 }
 

@@ -22,14 +22,22 @@ function PendingLine({ pending, width }: { pending: PendingLaunch; width: number
   const alive = isPidAlive(pending.pid);
   const name = basename(pending.file);
   if (alive) {
-    return <Text color={theme.warn} wrap="truncate">{`launched cookbook batch ${name} (pid ${pending.pid}): waiting for its batch.json…  output in ${shortPath(pending.logFile)}`.slice(0, width)}</Text>;
+    return (
+      <Text color={theme.warn} wrap="truncate">
+        {`launched cookbook batch ${name} (pid ${pending.pid}): waiting for its batch.json…  output in ${shortPath(pending.logFile)}`.slice(0, width)}
+      </Text>
+    );
   }
   const tail = readLaunchLog(pending.logFile, 3);
   return (
     <>
-      <Text color={theme.error} wrap="truncate">{`cookbook batch ${name} (pid ${pending.pid}) ended before writing batch.json; ${shortPath(pending.logFile)} ends with:`.slice(0, width)}</Text>
+      <Text color={theme.error} wrap="truncate">
+        {`cookbook batch ${name} (pid ${pending.pid}) ended before writing batch.json; ${shortPath(pending.logFile)} ends with:`.slice(0, width)}
+      </Text>
       {tail.map((l, i) => (
-        <Text key={i} color={theme.error} wrap="truncate">{`  ${l}`.slice(0, width)}</Text>
+        <Text key={i} color={theme.error} wrap="truncate">
+          {`  ${l}`.slice(0, width)}
+        </Text>
       ))}
     </>
   );
@@ -67,7 +75,10 @@ export function Batch({ route, rows, width }: { route: BatchRoute; rows: number;
           {`Batches  ${batches.length} under ${roots}`}
         </Text>
         {batches.length === 0 ? (
-          <Text color={theme.muted} wrap="truncate">{`  no batches yet: n launches an experiment file (cookbook batch <file>); batches appear here from their batch.json`}</Text>
+          <Text
+            color={theme.muted}
+            wrap="truncate"
+          >{`  no batches yet: n launches an experiment file (cookbook batch <file>); batches appear here from their batch.json`}</Text>
         ) : (
           <BatchList batches={batches} cursor={s.batchCursor} rows={Math.max(1, bodyRows - 2)} width={width} />
         )}
@@ -90,7 +101,10 @@ export function Batch({ route, rows, width }: { route: BatchRoute; rows: number;
         <ComparisonTable comparison={view.comparison} rows={comparisonRows} width={width} />
       ) : (
         <Text color={view.comparisonError !== undefined ? theme.error : theme.muted} wrap="truncate">
-          {view.comparisonError ?? (phase === "evaluating" ? "evaluating every run and baseline on the test sets: the comparison appears when it ends" : "no comparison yet (written after training and evaluation)")}
+          {view.comparisonError ??
+            (phase === "evaluating"
+              ? "evaluating every run and baseline on the test sets: the comparison appears when it ends"
+              : "no comparison yet (written after training and evaluation)")}
         </Text>
       )}
       {pending}

@@ -47,7 +47,12 @@ export function BatchHeader({ view, width }: { view: BatchView; width: number })
           {`Batch ${state?.experiment ?? shortPath(view.dir)}  `}
         </Text>
         <Text color={batchPhaseColor(listing)}>{`${view.live ? "● " : ""}${phaseLabel(listing)}`}</Text>
-        <Text color={theme.muted}>{fit(`  ${state?.pid !== undefined ? `pid ${state.pid}  ` : ""}${countsLabel(counts)}  file ${state === undefined ? "–" : shortPath(state.file)}`, Math.max(0, width - 30))}</Text>
+        <Text color={theme.muted}>
+          {fit(
+            `  ${state?.pid !== undefined ? `pid ${state.pid}  ` : ""}${countsLabel(counts)}  file ${state === undefined ? "–" : shortPath(state.file)}`,
+            Math.max(0, width - 30),
+          )}
+        </Text>
       </Text>
       {view.error !== undefined || state?.error !== undefined ? (
         <Text color={theme.error} wrap="truncate">
@@ -122,7 +127,9 @@ export function ComparisonTable({ comparison, rows, width }: { comparison: Compa
           ))}
         </Text>
       ))}
-      {shown.length < grid.rows.length ? <Text color={theme.muted}>{`  … ${grid.rows.length - shown.length} more models (comparison.md has them all)`}</Text> : null}
+      {shown.length < grid.rows.length ? (
+        <Text color={theme.muted}>{`  … ${grid.rows.length - shown.length} more models (comparison.md has them all)`}</Text>
+      ) : null}
     </>
   );
 }
@@ -139,7 +146,9 @@ export function LaunchBox({ dialog, files, rows, width }: { dialog: LaunchDialog
       </Text>
       {matches.length === 0 ? (
         <Text color={theme.muted} wrap="truncate">
-          {dialog.text.trim() === "" ? "  no experiment files (*.ts, *.json, *.yaml) in the experiments roots: type a path" : `  enter launches ${dialog.text.trim()}`}
+          {dialog.text.trim() === ""
+            ? "  no experiment files (*.ts, *.json, *.yaml) in the experiments roots: type a path"
+            : `  enter launches ${dialog.text.trim()}`}
         </Text>
       ) : (
         matches.slice(start, start + listRows).map((f, i) => (

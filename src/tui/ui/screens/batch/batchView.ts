@@ -7,7 +7,13 @@ import { sparkline } from "../../../core/chart.ts";
 import { fit, fmtAge, fmtNum } from "../../../core/format.ts";
 import { theme } from "../../../core/palette.ts";
 
-const RUN_STATUS_COLORS: Record<BatchRunStatus, string> = { queued: theme.muted, running: theme.ok, done: theme.accent, failed: theme.error, stopped: theme.warn };
+const RUN_STATUS_COLORS: Record<BatchRunStatus, string> = {
+  queued: theme.muted,
+  running: theme.ok,
+  done: theme.accent,
+  failed: theme.error,
+  stopped: theme.warn,
+};
 
 export function runStatusColor(status: BatchRunStatus): string {
   return RUN_STATUS_COLORS[status];
@@ -46,7 +52,8 @@ export function batchListLines(batches: readonly BatchListing[], width: number):
   const compareW = 8;
   const ageW = 12;
   const runsW = Math.max(10, width - phaseW - nameW - compareW - ageW - 4);
-  const line = (c: [string, string, string, string, string]): string => `${fit(c[0], phaseW)}${fit(c[1], nameW)} ${fit(c[2], runsW)} ${fit(c[3], compareW)} ${c[4]}`.slice(0, width);
+  const line = (c: [string, string, string, string, string]): string =>
+    `${fit(c[0], phaseW)}${fit(c[1], nameW)} ${fit(c[2], runsW)} ${fit(c[3], compareW)} ${c[4]}`.slice(0, width);
   return {
     header: line(["phase", "experiment", "runs", "compare", "updated"]),
     row: (i) => {
@@ -65,13 +72,24 @@ export function runLines(runs: readonly BatchRunView[], width: number): TableLin
   const metricW = width >= 100 ? 22 : 16;
   const latestW = 10;
   const trendW = Math.max(0, Math.min(30, width - statusW - nameW - recipeW - stepW - metricW - latestW - 7));
-  const line = (c: string[]): string => `${fit(c[0]!, statusW)}${fit(c[1]!, nameW)} ${fit(c[2]!, recipeW)} ${fit(c[3]!, stepW)} ${fit(c[4]!, metricW)} ${fit(c[5]!, latestW)} ${c[6]!}`.trimEnd().slice(0, width);
+  const line = (c: string[]): string =>
+    `${fit(c[0]!, statusW)}${fit(c[1]!, nameW)} ${fit(c[2]!, recipeW)} ${fit(c[3]!, stepW)} ${fit(c[4]!, metricW)} ${fit(c[5]!, latestW)} ${c[6]!}`
+      .trimEnd()
+      .slice(0, width);
   return {
     header: line(["status", "run", "recipe", "step", "key metric", "latest", trendW > 0 ? "trend" : ""]),
     row: (i) => {
       const r = runs[i]!;
       const trend = r.status === "failed" && r.error !== undefined ? `error: ${r.error.split("\n")[0]}` : sparkline(r.spark, trendW);
-      return line([r.status, r.name, r.recipe, r.lastStep === undefined ? "–" : String(r.lastStep), r.metric ?? "–", r.latest === undefined ? "–" : fmtNum(r.latest), trend]);
+      return line([
+        r.status,
+        r.name,
+        r.recipe,
+        r.lastStep === undefined ? "–" : String(r.lastStep),
+        r.metric ?? "–",
+        r.latest === undefined ? "–" : fmtNum(r.latest),
+        trend,
+      ]);
     },
   };
 }

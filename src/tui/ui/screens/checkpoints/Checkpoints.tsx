@@ -43,7 +43,12 @@ export function Checkpoints({ route, rows, width }: { route: CheckpointsRoute; r
         </Text>
       ))}
       {s.confirm ? (
-        <TypedConfirm title={`Delete checkpoint ${s.confirm.name} (${(confirmCkpt && checkpointPath(confirmCkpt)) ?? "no path"})?`} word={s.confirm.name} typed={s.confirm.typed} error={s.confirm.error} />
+        <TypedConfirm
+          title={`Delete checkpoint ${s.confirm.name} (${(confirmCkpt && checkpointPath(confirmCkpt)) ?? "no path"})?`}
+          word={s.confirm.name}
+          typed={s.confirm.typed}
+          error={s.confirm.error}
+        />
       ) : null}
       {s.chat ? <ChatPane chat={s.chat} options={s.options} rows={chatRows} width={width} /> : null}
     </Box>

@@ -6,7 +6,12 @@ export type ChatOptionKey = keyof ChatSamplingOptions;
 
 export const CHAT_OPTION_KEYS: readonly ChatOptionKey[] = ["temperature", "topP", "maxTokens", "systemPrompt"];
 
-export const CHAT_OPTION_LABELS: Record<ChatOptionKey, string> = { temperature: "temperature", topP: "top-p", maxTokens: "max tokens", systemPrompt: "system prompt" };
+export const CHAT_OPTION_LABELS: Record<ChatOptionKey, string> = {
+  temperature: "temperature",
+  topP: "top-p",
+  maxTokens: "max tokens",
+  systemPrompt: "system prompt",
+};
 
 export const DEFAULT_CHAT_OPTIONS: ChatSamplingOptions = { temperature: 0.7, topP: 1, maxTokens: 128, systemPrompt: "" };
 
@@ -44,5 +49,7 @@ export function setChatOption(o: ChatSamplingOptions, key: ChatOptionKey, text: 
 
 /** `temperature 0.7 · top-p 1 · max tokens 128 · system prompt (none)` */
 export function chatOptionsSummary(o: ChatSamplingOptions): string {
-  return CHAT_OPTION_KEYS.map((k) => `${CHAT_OPTION_LABELS[k]} ${k === "systemPrompt" ? (o.systemPrompt ? JSON.stringify(o.systemPrompt) : "(none)") : o[k]}`).join(" · ");
+  return CHAT_OPTION_KEYS.map(
+    (k) => `${CHAT_OPTION_LABELS[k]} ${k === "systemPrompt" ? (o.systemPrompt ? JSON.stringify(o.systemPrompt) : "(none)") : o[k]}`,
+  ).join(" · ");
 }

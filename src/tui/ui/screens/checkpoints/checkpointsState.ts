@@ -64,7 +64,7 @@ export function confirmReady(s: CheckpointsState): boolean {
 /** The message Enter would send, or undefined (empty line, or a reply still coming). */
 export function pendingMessage(s: CheckpointsState): string | undefined {
   const c = s.chat;
-  if (!c || c.focus !== "input" || c.editingOption !== undefined || c.status === SAMPLING || c.input.trim() === "") return undefined;
+  if (c?.focus !== "input" || c.editingOption !== undefined || c.status === SAMPLING || c.input.trim() === "") return undefined;
   return c.input;
 }
 
@@ -104,7 +104,17 @@ export function checkpointsReducer(s: CheckpointsState, a: CheckpointsAction): C
     case "closeConfirm":
       return { ...s, confirm: undefined };
     case "openChat":
-      return { ...s, chat: { ckptName: a.ckptName, history: [], input: "", status: "type a message, enter sends, tab: sampling options, esc closes", focus: "input", optionCursor: 0 } };
+      return {
+        ...s,
+        chat: {
+          ckptName: a.ckptName,
+          history: [],
+          input: "",
+          status: "type a message, enter sends, tab: sampling options, esc closes",
+          focus: "input",
+          optionCursor: 0,
+        },
+      };
     case "closeChat":
       return { ...s, chat: undefined };
     case "type":

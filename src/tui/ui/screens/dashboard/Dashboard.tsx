@@ -98,7 +98,12 @@ export function Dashboard({ route, rows, width }: { route: DashboardRoute; rows:
         )}
       </Text>
       {picker ? (
-        <PickerPane picker={picker} items={pickerItems} isOn={(item) => (picker.kind === "metric" ? charts.includes(item) : overlays.includes(item))} rows={pickerRows} />
+        <PickerPane
+          picker={picker}
+          items={pickerItems}
+          isOn={(item) => (picker.kind === "metric" ? charts.includes(item) : overlays.includes(item))}
+          rows={pickerRows}
+        />
       ) : null}
       {s.showLog ? <LogPane lines={snap.logLines} rows={logRows} width={width} /> : null}
     </Box>

@@ -48,7 +48,9 @@ export function DashboardHeader({ runDir, snap, overlays, state, cursorStep, wid
         </Text>
         {"  "}
         <Text color={statusColor(snap.state.status)}>{snap.state.live ? "● live" : snap.state.status}</Text>
-        <Text color={theme.muted}>{`  ${m?.recipe ?? "?"} · ${kindLabel(snap.kind)}${m ? ` · pid ${m.pid} · ${m.engine}` : ""}${overlays.length ? " · overlay: " : ""}`}</Text>
+        <Text
+          color={theme.muted}
+        >{`  ${m?.recipe ?? "?"} · ${kindLabel(snap.kind)}${m ? ` · pid ${m.pid} · ${m.engine}` : ""}${overlays.length ? " · overlay: " : ""}`}</Text>
         {overlays.map((dir, i) => (
           <Text key={dir} color={runColorName(i + 1)}>{`${basename(dir)} `}</Text>
         ))}
@@ -56,7 +58,9 @@ export function DashboardHeader({ runDir, snap, overlays, state, cursorStep, wid
       <Text wrap="truncate">
         {`step ${lastStep ?? "–"}  `}
         {progress !== undefined ? progressBar(progress, Math.min(40, Math.max(12, width - 60))) : ""}
-        <Text color={theme.muted}>{`  elapsed ${fmtDuration(elapsed)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}  x:${state.xAxis}  ${smoothingLabel(state)}${cursorStep !== undefined ? `  cursor step ${cursorStep} (t: transcripts)` : ""}${snap.partial ? "  · reading earlier rows…" : ""}`}</Text>
+        <Text
+          color={theme.muted}
+        >{`  elapsed ${fmtDuration(elapsed)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}  x:${state.xAxis}  ${smoothingLabel(state)}${cursorStep !== undefined ? `  cursor step ${cursorStep} (t: transcripts)` : ""}${snap.partial ? "  · reading earlier rows…" : ""}`}</Text>
       </Text>
     </>
   );

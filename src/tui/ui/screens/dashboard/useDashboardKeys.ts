@@ -22,7 +22,16 @@ export interface DashboardKeysInput {
   configCount: number;
 }
 
-export function useDashboardKeys({ runDir, state: s, dispatch, snap, charts, pickerItems, cursorStep, configCount }: DashboardKeysInput): ScreenKeyHandler<DashboardCommand> {
+export function useDashboardKeys({
+  runDir,
+  state: s,
+  dispatch,
+  snap,
+  charts,
+  pickerItems,
+  cursorStep,
+  configCount,
+}: DashboardKeysInput): ScreenKeyHandler<DashboardCommand> {
   const services = useServices();
   const actions = useUIActions();
   const picker = s.picker;
@@ -69,7 +78,14 @@ export function useDashboardKeys({ runDir, state: s, dispatch, snap, charts, pic
         dispatch({ type: "openPicker", kind: "metric", typing: cmd === "filter" });
         return true;
       case "overlay":
-        dispatch({ type: "openPicker", kind: "overlay", typing: false, choices: listRuns(services.logRoot).map((r) => r.dir).filter((d) => d !== runDir) });
+        dispatch({
+          type: "openPicker",
+          kind: "overlay",
+          typing: false,
+          choices: listRuns(services.logRoot)
+            .map((r) => r.dir)
+            .filter((d) => d !== runDir),
+        });
         return true;
       case "cursorLeft":
       case "cursorRight":

@@ -58,7 +58,15 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
   }, [root, s.diff, runs]);
 
   const count =
-    s.level === "results" ? results.length : s.level === "compare" ? comparison.length : s.level === "examples" ? shown.length : s.level === "diff" ? Math.max(1, diffLines.length - listRows + 1) : Math.max(1, detail.length - listRows + 1);
+    s.level === "results"
+      ? results.length
+      : s.level === "compare"
+        ? comparison.length
+        : s.level === "examples"
+          ? shown.length
+          : s.level === "diff"
+            ? Math.max(1, diffLines.length - listRows + 1)
+            : Math.max(1, detail.length - listRows + 1);
   const under = results[Math.min(s.resultCursor, results.length - 1)];
   useScreenKeys<EvalsCommand>({
     capturing: false,
@@ -104,7 +112,12 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
       <Box flexDirection="column">
         <Text bold color={theme.accent} wrap="truncate">{`Evals  ${s.diff.a} (A) vs ${s.diff.b} (B), example by example`}</Text>
         {diffLines.slice(scroll, scroll + listRows + 1).map((l, i) => (
-          <Text key={scroll + i} wrap="truncate" bold={/^\S/.test(l) && !l.startsWith("A =") && !l.startsWith("B =")} color={l.startsWith("  regressions") ? theme.error : l.startsWith("  improvements") ? theme.ok : undefined}>
+          <Text
+            key={scroll + i}
+            wrap="truncate"
+            bold={/^\S/.test(l) && !l.startsWith("A =") && !l.startsWith("B =")}
+            color={l.startsWith("  regressions") ? theme.error : l.startsWith("  improvements") ? theme.ok : undefined}
+          >
             {l}
           </Text>
         ))}
@@ -113,12 +126,15 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
   }
 
   if (s.level === "results" || s.level === "compare") {
-    const markedNote = s.marked !== undefined ? `  ·  A = ${s.marked} (d compares it with the run under the cursor)` : "  ·  m marks a run as A for a comparison";
+    const markedNote =
+      s.marked !== undefined ? `  ·  A = ${s.marked} (d compares it with the run under the cursor)` : "  ·  m marks a run as A for a comparison";
     const title = s.level === "results" ? `Evals  ${results.length} results in ${root}${markedNote}` : `Evals  models side by side per benchmark (${root})`;
     if (results.length === 0) {
       return (
         <Box flexDirection="column">
-          <Text bold color={theme.accent}>{title}</Text>
+          <Text bold color={theme.accent}>
+            {title}
+          </Text>
           <Text color={theme.muted}>{`no eval results yet: run  cookbook eval tiny-chat arithmetic`}</Text>
         </Box>
       );
@@ -127,7 +143,9 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
       const start = windowStart(s.compareCursor, comparison.length, listRows + 1);
       return (
         <Box flexDirection="column">
-          <Text bold color={theme.accent} wrap="truncate">{title}</Text>
+          <Text bold color={theme.accent} wrap="truncate">
+            {title}
+          </Text>
           {comparison.slice(start, start + listRows + 1).map((l, i) => (
             <Text key={start + i} wrap="truncate" bold={!l.startsWith(" ")} inverse={start + i === s.compareCursor}>
               {l}
@@ -141,8 +159,12 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
     const start = windowStart(cursor, results.length, listRows);
     return (
       <Box flexDirection="column">
-        <Text bold color={theme.accent} wrap="truncate">{title}</Text>
-        <Text color={theme.muted} wrap="truncate">{table.header}</Text>
+        <Text bold color={theme.accent} wrap="truncate">
+          {title}
+        </Text>
+        <Text color={theme.muted} wrap="truncate">
+          {table.header}
+        </Text>
         {table.lines.slice(start, start + listRows).map((l, i) => (
           <Text key={start + i} wrap="truncate" inverse={start + i === cursor}>
             {l}
@@ -159,7 +181,9 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
     return (
       <Box flexDirection="column">
         <Text bold color={theme.accent} wrap="truncate">{`${openTitle}  examples ${shown.length}/${records.length}  filter: ${s.filter}`}</Text>
-        <Text color={theme.muted} wrap="truncate">{EXAMPLE_HEADER}</Text>
+        <Text color={theme.muted} wrap="truncate">
+          {EXAMPLE_HEADER}
+        </Text>
         {shown.length === 0 ? <Text color={theme.muted}>{"  no example matches the filter"}</Text> : null}
         {shown.slice(start, start + listRows).map((r, i) => (
           <Text key={r.example_id} wrap="truncate" inverse={start + i === cursor} color={r.error !== undefined ? theme.warn : undefined}>
@@ -172,9 +196,17 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
   const scroll = Math.min(s.detailScroll, Math.max(0, detail.length - listRows));
   return (
     <Box flexDirection="column">
-      <Text bold color={theme.accent} wrap="truncate">{`${openTitle}  example ${Math.min(s.exampleCursor, shown.length - 1) + 1}/${shown.length}  lines ${scroll + 1}-${Math.min(detail.length, scroll + listRows + 1)}/${detail.length}`}</Text>
+      <Text
+        bold
+        color={theme.accent}
+        wrap="truncate"
+      >{`${openTitle}  example ${Math.min(s.exampleCursor, shown.length - 1) + 1}/${shown.length}  lines ${scroll + 1}-${Math.min(detail.length, scroll + listRows + 1)}/${detail.length}`}</Text>
       {detail.slice(scroll, scroll + listRows + 1).map((l, i) => (
-        <Text key={scroll + i} wrap="truncate" color={l.startsWith("──") ? (l.includes("CORRECT") ? theme.ok : l.includes("WRONG") ? theme.error : theme.accent) : undefined}>
+        <Text
+          key={scroll + i}
+          wrap="truncate"
+          color={l.startsWith("──") ? (l.includes("CORRECT") ? theme.ok : l.includes("WRONG") ? theme.error : theme.accent) : undefined}
+        >
           {l}
         </Text>
       ))}

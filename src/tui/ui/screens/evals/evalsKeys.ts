@@ -6,7 +6,12 @@ export const EVALS_KEYS = [
   { id: "evalsCompare", keys: ["tab", "c"], description: "Results list ↔ models side by side per benchmark", hint: "compare" },
   { id: "evalsFilter", keys: ["f"], description: "Examples: show all, wrong, right or failed ones", hint: "filter" },
   { id: "evalsMark", keys: ["m"], description: "Mark the run under the cursor as A (again: unmark)", hint: "mark A" },
-  { id: "evalsDiff", keys: ["d"], description: "Compare run A with the run under the cursor example by example: regressions and improvements (cookbook eval --compare)", hint: "diff" },
+  {
+    id: "evalsDiff",
+    keys: ["d"],
+    description: "Compare run A with the run under the cursor example by example: regressions and improvements (cookbook eval --compare)",
+    hint: "diff",
+  },
 ] as const satisfies readonly Binding[];
 
 /** Every command the evals screen receives: its own bindings' and those of the scopes it shares. */

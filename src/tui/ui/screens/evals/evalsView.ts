@@ -71,7 +71,8 @@ export function resultTableLines(rows: readonly ResultRow[], width: number): { h
   const whenW = 17;
   const modelW = Math.max(12, Math.min(44, width - benchW - scoreW - statusW - whenW - 24));
   const extraW = Math.max(0, width - benchW - scoreW - statusW - whenW - modelW - 5);
-  const line = (c: string[]) => `${fit(c[0]!, statusW)} ${fit(c[1]!, benchW)} ${fit(c[2]!, modelW)} ${fit(c[3]!, scoreW)} ${fit(c[4]!, whenW)} ${fit(c[5]!, extraW)}`.trimEnd();
+  const line = (c: string[]) =>
+    `${fit(c[0]!, statusW)} ${fit(c[1]!, benchW)} ${fit(c[2]!, modelW)} ${fit(c[3]!, scoreW)} ${fit(c[4]!, whenW)} ${fit(c[5]!, extraW)}`.trimEnd();
   return {
     header: line(["status", "benchmark", "model", "score", "when", "details"]),
     lines: rows.map((r) => line([r.status, r.benchmark, r.model, r.score, r.createdAt.replace("T", " ").slice(0, 16), r.extra])),
@@ -129,7 +130,12 @@ export function exampleLine(r: TrajectoryRecord, width: number): string {
   const c = exampleCorrectness(r);
   const mark = r.error !== undefined ? "!" : r.nll_weight !== undefined ? "·" : c === 1 ? "✓" : c === 0 ? "✗" : "~";
   const lastUser = [...r.prompt].reverse().find((m) => m.role === "user");
-  const got = r.error !== undefined ? "error" : r.nll_weight !== undefined ? `nll ${(r.nll_sum! / Math.max(1, r.nll_weight)).toFixed(3)}` : (r.samples[0]?.extracted ?? "—");
+  const got =
+    r.error !== undefined
+      ? "error"
+      : r.nll_weight !== undefined
+        ? `nll ${(r.nll_sum! / Math.max(1, r.nll_weight)).toFixed(3)}`
+        : (r.samples[0]?.extracted ?? "—");
   const head = `${String(r.index).padStart(4)} ${mark}  ref ${fit(r.reference || "—", 10)} got ${fit(String(got), 10)} │ `;
   return `${head}${oneLine(lastUser === undefined ? "" : contentText(lastUser.content))}`.slice(0, Math.max(10, width));
 }
@@ -156,7 +162,9 @@ export function exampleDetailLines(r: TrajectoryRecord, width: number): string[]
   r.samples.forEach((s, i) => {
     const grade = s.correct ? "CORRECT" : "WRONG";
     const score = s.score !== undefined ? `  judge score ${(s.score * 10).toFixed(1)}/10` : "";
-    lines.push(`── sample ${i + 1}/${r.samples.length}: ${grade}  extracted: ${s.extracted ?? "—"}${score}  (${s.num_tokens ?? "?"} tokens, ${s.stop_reason ?? "?"})`);
+    lines.push(
+      `── sample ${i + 1}/${r.samples.length}: ${grade}  extracted: ${s.extracted ?? "—"}${score}  (${s.num_tokens ?? "?"} tokens, ${s.stop_reason ?? "?"})`,
+    );
     lines.push(...wrap(s.response, "  "));
     if (s.judge_explanation !== undefined) {
       lines.push("  judge:");

@@ -32,10 +32,35 @@ export function Home({ route, rows, width }: { route: HomeRoute; rows: number; w
         </Text>
         <Text color={theme.muted}>{`  log root ${services.logRoot}  ·  engine ${services.engineLabel}`}</Text>
       </Text>
-      <RecipeMenu recipes={services.recipes} cursor={s.recipeCursor} active={s.pane === "recipes"} rows={recipeRows} width={width} engineLabel={services.engineLabel} />
+      <RecipeMenu
+        recipes={services.recipes}
+        cursor={s.recipeCursor}
+        active={s.pane === "recipes"}
+        rows={recipeRows}
+        width={width}
+        engineLabel={services.engineLabel}
+      />
       <Text> </Text>
-      <RunsTable runs={runs} shown={shown} cursor={s.runCursor} active={s.pane === "runs"} filter={s.filter} filtering={s.filtering} rows={runRows} width={width} logRoot={services.logRoot} />
-      {s.dialog ? <TypedConfirm title={`Delete run directory ${s.dialog.dir}?`} word={s.dialog.name} typed={s.dialog.typed} refusal={s.dialog.refusal} error={s.dialog.error} /> : null}
+      <RunsTable
+        runs={runs}
+        shown={shown}
+        cursor={s.runCursor}
+        active={s.pane === "runs"}
+        filter={s.filter}
+        filtering={s.filtering}
+        rows={runRows}
+        width={width}
+        logRoot={services.logRoot}
+      />
+      {s.dialog ? (
+        <TypedConfirm
+          title={`Delete run directory ${s.dialog.dir}?`}
+          word={s.dialog.name}
+          typed={s.dialog.typed}
+          refusal={s.dialog.refusal}
+          error={s.dialog.error}
+        />
+      ) : null}
     </Box>
   );
 }

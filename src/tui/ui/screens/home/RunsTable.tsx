@@ -28,7 +28,10 @@ export interface RunsTableProps {
 
 export function RunsTable({ runs, shown, cursor, active, filter, filtering, rows, width, logRoot }: RunsTableProps): ReactNode {
   const start = windowStart(cursor, shown.length, rows);
-  const cols = runColumns(width, runs.some((r) => r.evals !== ""));
+  const cols = runColumns(
+    width,
+    runs.some((r) => r.evals !== ""),
+  );
   return (
     <>
       <Text bold color={active ? theme.accent : undefined} wrap="truncate">
@@ -65,7 +68,16 @@ export function runColumns(width: number, hasEvals = false): { header: string; r
   const evalsW = wide && hasEvals ? Math.max(0, Math.min(34, width - used - 12)) : 0;
   const sparkW = wide ? Math.max(0, Math.min(30, width - used - (evalsW > 0 ? evalsW + 1 : 0) - 1)) : 0;
   const cell = (text: string, w: number): string => (w > 0 ? `${fit(text, w)} ` : "");
-  const header = fit("status", 10) + cell("run", nameW) + cell("recipe", recipeW) + cell("model", modelW) + cell("step", stepW) + cell("key metric", metricW) + cell("trend", sparkW) + cell("evals", evalsW) + "age";
+  const header =
+    fit("status", 10) +
+    cell("run", nameW) +
+    cell("recipe", recipeW) +
+    cell("model", modelW) +
+    cell("step", stepW) +
+    cell("key metric", metricW) +
+    cell("trend", sparkW) +
+    cell("evals", evalsW) +
+    "age";
   const row = (r: RunRow): string => {
     const metric = r.keyMetric ? `${r.keyMetric}=${fmtNum(r.metrics[r.keyMetric] as number)}` : "";
     return (

@@ -7,7 +7,12 @@ export const HOME_KEYS = [
   { ...COMMON.filter, description: "Filter the runs (name, recipe, status, model)" },
   { id: "refresh", keys: ["R"], description: "Refresh the runs list" },
   { id: "playRecipe", keys: ["p"], description: "Play the selected RL recipe's environment by hand: you are the policy (cookbook play)", hint: "play" },
-  { id: "openBatches", keys: ["B"], description: "Batches: launch an experiment file, follow its runs, overlay them, see the comparison (cookbook batch)", hint: "batches" },
+  {
+    id: "openBatches",
+    keys: ["B"],
+    description: "Batches: launch an experiment file, follow its runs, overlay them, see the comparison (cookbook batch)",
+    hint: "batches",
+  },
   { id: "openEvals", keys: ["E"], description: "Eval results: scores, models side by side, graded examples (cookbook eval)", hint: "evals" },
   COMMON.stopRun,
   COMMON.resumeRun,

@@ -30,7 +30,10 @@ export function useHomeKeys({ state: s, dispatch, shown, refresh, rows }: HomeKe
 
   const onRun = (fn: (run: RunRow) => void | Promise<void>): boolean => {
     if (!selectedRun) actions.error("no run selected");
-    else Promise.resolve().then(() => fn(selectedRun)).catch((err: Error) => actions.error(err.message));
+    else
+      Promise.resolve()
+        .then(() => fn(selectedRun))
+        .catch((err: Error) => actions.error(err.message));
     return true;
   };
 

@@ -51,7 +51,9 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
         const e = await measureEstimate(f.recipe, args, config);
         const wall = e.wallSeconds === null ? "?" : e.wallSeconds < 90 ? `${e.wallSeconds.toFixed(0)} s` : `${(e.wallSeconds / 60).toFixed(1)} min`;
         const cost = e.costUsd !== undefined ? ` · ≈ $${e.costUsd.toFixed(2)}` : "";
-        setEstimate({ text: `estimate: ${e.steps ?? "?"} steps × ${e.stepSeconds?.toFixed(2) ?? "?"} s ≈ ${wall} · ${e.tokensPerStep === null ? "?" : Math.round(e.tokensPerStep)} tokens/step${cost}` });
+        setEstimate({
+          text: `estimate: ${e.steps ?? "?"} steps × ${e.stepSeconds?.toFixed(2) ?? "?"} s ≈ ${wall} · ${e.tokensPerStep === null ? "?" : Math.round(e.tokensPerStep)} tokens/step${cost}`,
+        });
       } catch (err) {
         setEstimate({ text: `estimate failed: ${(err as Error).message}`, error: true });
       }
@@ -88,7 +90,8 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
       else if (cmd === "submit" || (cmd === "open" && row?.kind === "launch")) launch(form);
       else if (cmd === "estimate") runEstimate(form);
       else if (cmd === "open" && row) dispatch({ type: "activate", row });
-      else if (["up", "down", "top", "bottom", "pageUp", "pageDown"].includes(cmd)) dispatch({ type: "move", cmd, count: rowsList.length, page: Math.max(1, rows - 6) });
+      else if (["up", "down", "top", "bottom", "pageUp", "pageDown"].includes(cmd))
+        dispatch({ type: "move", cmd, count: rowsList.length, page: Math.max(1, rows - 6) });
       else return false;
       return true;
     },
@@ -112,7 +115,10 @@ export function Launch({ route, rows, width }: { route: LaunchRoute; rows: numbe
       </Text>
       {s.filtering || form.filter ? (
         <Text color={theme.accent} wrap="truncate">
-          {fit(`/ ${form.filter}${s.filtering ? "▏" : ""}  (${rowsList.filter((r) => r.kind === "field").length} of ${form.fields.length} fields${s.filtering ? "; enter keeps, esc clears" : "; esc clears"})`, width)}
+          {fit(
+            `/ ${form.filter}${s.filtering ? "▏" : ""}  (${rowsList.filter((r) => r.kind === "field").length} of ${form.fields.length} fields${s.filtering ? "; enter keeps, esc clears" : "; esc clears"})`,
+            width,
+          )}
         </Text>
       ) : null}
       {rowsList.slice(start, start + listRows).map((r, i) => (

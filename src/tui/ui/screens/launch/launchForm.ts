@@ -57,7 +57,10 @@ export function makeForm(recipe: string, schema: z.ZodObject, logPath: string, p
 
 /** Whether a field's name matches the filter: every space-separated word is part of its path. */
 export function matchesFilter(field: ConfigField, filter: string): boolean {
-  const words = filter.toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+  const words = filter
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w.length > 0);
   const path = field.path.toLowerCase();
   return words.every((w) => path.includes(w));
 }

@@ -22,7 +22,11 @@ interface Line {
   bold?: boolean;
 }
 
-type Phase = { kind: "loading" } | { kind: "error"; message: string } | { kind: "playing"; session: PlaySession; rendererName: string } | { kind: "done"; session: PlaySession; summary: string };
+type Phase =
+  | { kind: "loading" }
+  | { kind: "error"; message: string }
+  | { kind: "playing"; session: PlaySession; rendererName: string }
+  | { kind: "done"; session: PlaySession; summary: string };
 
 export function Play({ route, rows, width }: { route: PlayRoute; rows: number; width: number }): ReactNode {
   const services = useServices();
@@ -33,7 +37,8 @@ export function Play({ route, rows, width }: { route: PlayRoute; rows: number; w
   const [busy, setBusy] = useState(false);
 
   const say = (more: Line[]): void => setLines((l) => [...l, ...more]);
-  const textLines = (text: string, color?: string): Line[] => text.split("\n").flatMap((t) => wrapText(t, Math.max(10, width - 2)).map((w) => ({ text: w, color })));
+  const textLines = (text: string, color?: string): Line[] =>
+    text.split("\n").flatMap((t) => wrapText(t, Math.max(10, width - 2)).map((w) => ({ text: w, color })));
 
   useEffect(() => {
     let live = true;
@@ -56,8 +61,16 @@ export function Play({ route, rows, width }: { route: PlayRoute; rows: number; w
     say(textLines(`you: ${text}`, theme.assistant));
     try {
       const step = await session.act(text);
-      const metrics = Object.entries(step.metrics).map(([k, v]) => `${k}=${formatValue(v)}`).join(" ");
-      say([{ text: `⟶ reward ${formatValue(step.reward)}${metrics ? `  ${metrics}` : ""}`, color: step.reward > 0 ? theme.ok : step.reward < 0 ? theme.error : theme.muted, bold: true }]);
+      const metrics = Object.entries(step.metrics)
+        .map(([k, v]) => `${k}=${formatValue(v)}`)
+        .join(" ");
+      say([
+        {
+          text: `⟶ reward ${formatValue(step.reward)}${metrics ? `  ${metrics}` : ""}`,
+          color: step.reward > 0 ? theme.ok : step.reward < 0 ? theme.error : theme.muted,
+          bold: true,
+        },
+      ]);
       if (step.done) {
         const s = await session.summary();
         const group = s.groupReward === null ? "" : ` + group reward ${formatValue(s.groupReward)}`;

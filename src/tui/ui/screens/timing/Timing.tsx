@@ -29,7 +29,8 @@ export function Timing({ route, rows, width }: { route: TimingRoute; rows: numbe
     onCommand: (cmd) => {
       if (cmd === "cursorLeft") dispatch({ type: "left", last });
       else if (cmd === "cursorRight") dispatch({ type: "right", last });
-      else if (cmd === "jumpTranscripts") actions.push({ name: "transcripts", runDir: route.runDir, step: typeof row?.step === "number" ? row.step : undefined });
+      else if (cmd === "jumpTranscripts")
+        actions.push({ name: "transcripts", runDir: route.runDir, step: typeof row?.step === "number" ? row.step : undefined });
       else return false;
       return true;
     },
@@ -39,7 +40,10 @@ export function Timing({ route, rows, width }: { route: TimingRoute; rows: numbe
   const lines = renderTimingBars(b, width);
   return (
     <Box flexDirection="column">
-      <Text bold color={theme.accent}>{`Timing  step ${String(row.step)}${s.idx === undefined ? " (latest, following)" : ""}  total ${b.total !== undefined ? fmtDuration(b.total) + ` (${b.total.toFixed(3)}s)` : "–"}  ${b.entries.length} spans`}</Text>
+      <Text
+        bold
+        color={theme.accent}
+      >{`Timing  step ${String(row.step)}${s.idx === undefined ? " (latest, following)" : ""}  total ${b.total !== undefined ? fmtDuration(b.total) + ` (${b.total.toFixed(3)}s)` : "–"}  ${b.entries.length} spans`}</Text>
       {lines.length === 0 ? <Text color={theme.muted}>this step logged no time/* metrics</Text> : null}
       {lines.slice(0, rows - 1).map((l, i) => (
         <Text key={i} wrap="truncate" color={i === 0 ? theme.warn : undefined}>

@@ -16,13 +16,21 @@ interface Line {
 
 /** The prompt on one line without special tokens or the trailing generation header, for the list. */
 export function promptPreview(prompt: string): string {
-  return prompt.replace(/<\|[^|>]*\|>/g, "").replace(/\s*Assistant:\s*$/, "").replace(/\s+/g, " ").trim();
+  return prompt
+    .replace(/<\|[^|>]*\|>/g, "")
+    .replace(/\s*Assistant:\s*$/, "")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 export function pairDetailLines(p: DpoPairsByStep["pairs"][number], width: number): Line[] {
   const margin = pairMargin(p);
   const lines: Line[] = [
-    { text: `pair ${p.pair}  margin ${fmtNum(margin)}  ${margin > 0 ? "✓ prefers the chosen reply" : "✗ prefers the rejected reply"}`, bold: true, color: margin > 0 ? theme.ok : theme.error },
+    {
+      text: `pair ${p.pair}  margin ${fmtNum(margin)}  ${margin > 0 ? "✓ prefers the chosen reply" : "✗ prefers the rejected reply"}`,
+      bold: true,
+      color: margin > 0 ? theme.ok : theme.error,
+    },
     { text: "prompt:", bold: true, color: roleColor("user") },
   ];
   for (const l of wrapText(p.prompt, width - 2)) lines.push({ text: `  ${l}`, color: roleColor("user") });
@@ -33,7 +41,21 @@ export function pairDetailLines(p: DpoPairsByStep["pairs"][number], width: numbe
   return lines;
 }
 
-export function PairsView({ byStep, stepIdx, cursor, scroll, rows, width }: { byStep: readonly DpoPairsByStep[]; stepIdx: number; cursor: number; scroll: number; rows: number; width: number }): ReactNode {
+export function PairsView({
+  byStep,
+  stepIdx,
+  cursor,
+  scroll,
+  rows,
+  width,
+}: {
+  byStep: readonly DpoPairsByStep[];
+  stepIdx: number;
+  cursor: number;
+  scroll: number;
+  rows: number;
+  width: number;
+}): ReactNode {
   const current = byStep[Math.min(stepIdx, byStep.length - 1)]!;
   const pairs = current.pairs;
   const selected = pairs[Math.min(cursor, pairs.length - 1)];

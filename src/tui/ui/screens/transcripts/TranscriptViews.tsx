@@ -45,7 +45,10 @@ function tokenGapBlock(rec: TokenGapRecord, width: number): Line[] {
 
 export function detailLines(r: TranscriptRecord, width: number, gaps?: ReadonlyMap<string, TokenGapRecord>): Line[] {
   const lines: Line[] = [];
-  lines.push({ text: `group ${r.group_idx} traj ${r.traj_idx}  reward ${fmtNum(r.total_reward)} (final ${fmtNum(r.final_reward)})  advantage ${fmtNum(r.advantage)}`, bold: true });
+  lines.push({
+    text: `group ${r.group_idx} traj ${r.traj_idx}  reward ${fmtNum(r.total_reward)} (final ${fmtNum(r.final_reward)})  advantage ${fmtNum(r.advantage)}`,
+    bold: true,
+  });
   const meta = [
     r.tags.length ? `tags ${r.tags.join(",")}` : "",
     r.stop_reason ? `stop ${r.stop_reason}` : "",
@@ -62,7 +65,10 @@ export function detailLines(r: TranscriptRecord, width: number, gaps?: ReadonlyM
   if (metrics.length) for (const l of wrapText(`metrics: ${metrics.join("  ")}`, width)) lines.push({ text: l, color: theme.muted });
   for (const s of r.steps) {
     const sm = Object.entries(s.metrics).map(([k, v]) => `${k}=${fmtNum(v)}`);
-    lines.push({ text: `turn ${s.step_idx}: ob ${s.ob_len ?? "?"} ac ${s.ac_len ?? "?"} reward ${fmtNum(s.reward)}${sm.length ? "  " + sm.join(" ") : ""}`, color: theme.muted });
+    lines.push({
+      text: `turn ${s.step_idx}: ob ${s.ob_len ?? "?"} ac ${s.ac_len ?? "?"} reward ${fmtNum(s.reward)}${sm.length ? "  " + sm.join(" ") : ""}`,
+      color: theme.muted,
+    });
   }
   const gapRecord = gaps !== undefined ? findTokenGaps(r, gaps) : undefined;
   if (gapRecord !== undefined) lines.push(...tokenGapBlock(gapRecord, width));
@@ -81,13 +87,31 @@ export function detailLines(r: TranscriptRecord, width: number, gaps?: ReadonlyM
     for (const st of r.steps) {
       for (const m of st.messages ?? []) pushMessage(m.role, m.text);
       const reward = st.reward ?? Number.NaN;
-      lines.push({ text: `  ⟶ turn ${st.step_idx} reward ${fmtNum(reward)}${st.episode_done ? "  (episode done)" : ""}`, color: reward > 0 ? theme.ok : reward < 0 ? theme.error : theme.muted, bold: true });
+      lines.push({
+        text: `  ⟶ turn ${st.step_idx} reward ${fmtNum(reward)}${st.episode_done ? "  (episode done)" : ""}`,
+        color: reward > 0 ? theme.ok : reward < 0 ? theme.error : theme.muted,
+        bold: true,
+      });
     }
   }
   return lines;
 }
 
-export function ListView({ shown, cursor, scroll, rows, width, gaps }: { shown: readonly TranscriptRecord[]; cursor: number; scroll: number; rows: number; width: number; gaps?: ReadonlyMap<string, TokenGapRecord> }): ReactNode {
+export function ListView({
+  shown,
+  cursor,
+  scroll,
+  rows,
+  width,
+  gaps,
+}: {
+  shown: readonly TranscriptRecord[];
+  cursor: number;
+  scroll: number;
+  rows: number;
+  width: number;
+  gaps?: ReadonlyMap<string, TokenGapRecord>;
+}): ReactNode {
   const selected = shown[Math.min(cursor, shown.length - 1)];
   const narrow = width < 100;
   const listW = narrow ? width : Math.min(44, Math.floor(width * 0.35));
@@ -113,7 +137,13 @@ export function ListView({ shown, cursor, scroll, rows, width, gaps }: { shown: 
     <Box flexDirection="column" width={detailW} height={detailRows}>
       {detail.slice(scroll, scroll + detailRows).map((l, i) => (
         <Text key={i} color={l.color} bold={l.bold} wrap="truncate">
-          {l.segments ? l.segments.map((g, j) => <Text key={j} color={g.color}>{g.text}</Text>) : l.text}
+          {l.segments
+            ? l.segments.map((g, j) => (
+                <Text key={j} color={g.color}>
+                  {g.text}
+                </Text>
+              ))
+            : l.text}
         </Text>
       ))}
     </Box>
@@ -138,7 +168,10 @@ export function TournamentTableView({ table, selected, width }: { table: Tournam
   const shown = table.members.slice(0, Math.max(1, Math.floor((width - 34) / cell)));
   return (
     <Box flexDirection="column">
-      <Text bold wrap="truncate">{`tournament (wins − losses against each opponent)${shown.length < table.members.length ? `, ${shown.length} of ${table.members.length} columns fit` : ""}`}</Text>
+      <Text
+        bold
+        wrap="truncate"
+      >{`tournament (wins − losses against each opponent)${shown.length < table.members.length ? `, ${shown.length} of ${table.members.length} columns fit` : ""}`}</Text>
       <Text color={theme.muted} wrap="truncate">
         {fit("", 6) + shown.map((j) => fit(`vs#${j}`, cell)).join("") + fit("W−L", 8) + fit("fmt", 5) + "reward"}
       </Text>
@@ -162,7 +195,19 @@ export function TournamentTableView({ table, selected, width }: { table: Tournam
   );
 }
 
-export function GroupView({ records, selected, scroll, rows, width }: { records: readonly TranscriptRecord[]; selected: TranscriptRecord; scroll: number; rows: number; width: number }): ReactNode {
+export function GroupView({
+  records,
+  selected,
+  scroll,
+  rows,
+  width,
+}: {
+  records: readonly TranscriptRecord[];
+  selected: TranscriptRecord;
+  scroll: number;
+  rows: number;
+  width: number;
+}): ReactNode {
   const members = records.filter((r) => r.group_idx === selected.group_idx).sort((a, b) => a.traj_idx - b.traj_idx);
   const colW = Math.max(16, Math.floor(width / Math.max(1, Math.min(members.length, Math.floor(width / 16)))));
   const visible = members.slice(0, Math.floor(width / colW));
@@ -176,7 +221,11 @@ export function GroupView({ records, selected, scroll, rows, width }: { records:
       <Box flexDirection="row">
         {visible.map((r) => (
           <Box key={r.traj_idx} flexDirection="column" width={colW}>
-            <Text bold color={r.traj_idx === selected.traj_idx ? theme.accent : undefined} wrap="truncate">{`#${r.traj_idx} r=${fmtNum(r.total_reward)} a=${fmtNum(r.advantage)}`}</Text>
+            <Text
+              bold
+              color={r.traj_idx === selected.traj_idx ? theme.accent : undefined}
+              wrap="truncate"
+            >{`#${r.traj_idx} r=${fmtNum(r.total_reward)} a=${fmtNum(r.advantage)}`}</Text>
             {wrapText(r.response ?? "(no text)", colW - 2)
               .slice(scroll, scroll + Math.max(1, rows - 4 - tableRows))
               .map((l, i) => (
@@ -204,11 +253,24 @@ export function HistogramView({ h, total, cursor, width }: { h: Histogram; total
   );
 }
 
-export function ExamplesView({ examples, cursor, rows, width }: { examples: readonly TrainingExample[]; cursor: number; rows: number; width: number }): ReactNode {
+export function ExamplesView({
+  examples,
+  cursor,
+  rows,
+  width,
+}: {
+  examples: readonly TrainingExample[];
+  cursor: number;
+  rows: number;
+  width: number;
+}): ReactNode {
   const ex = examples[Math.min(cursor, examples.length - 1)];
   return (
     <Box flexDirection="column">
-      <Text bold color={theme.accent}>{`Training examples  ${cursor + 1}/${examples.length}  step ${ex.step}  (green trained, yellow context, red negative)`}</Text>
+      <Text
+        bold
+        color={theme.accent}
+      >{`Training examples  ${cursor + 1}/${examples.length}  step ${ex.step}  (green trained, yellow context, red negative)`}</Text>
       <Box width={width} height={rows - 1} overflow="hidden">
         <Text wrap="wrap">
           {ex.segments.map((s, i) => (

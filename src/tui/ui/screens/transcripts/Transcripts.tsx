@@ -6,7 +6,15 @@
 // their tournament table in the group view.
 import { type ReactNode, useMemo, useReducer } from "react";
 import { Box, Text } from "ink";
-import { iterationForStep, listIterations, readDpoPairs, readTokenGaps, readTrainingExamples, readTranscripts, withGroupAdvantages } from "../../../../runs/index.ts";
+import {
+  iterationForStep,
+  listIterations,
+  readDpoPairs,
+  readTokenGaps,
+  readTrainingExamples,
+  readTranscripts,
+  withGroupAdvantages,
+} from "../../../../runs/index.ts";
 import { fit, fmtNum } from "../../../core/format.ts";
 import { binRange, histogram } from "../../../core/histogram.ts";
 import { theme } from "../../../core/palette.ts";
@@ -35,7 +43,10 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
   const current = iterations[Math.min(s.iterIdx ?? iterations.length - 1, iterations.length - 1)];
   const here = current ? iterations.indexOf(current) : -1;
   const base = current?.summaries[0] ?? "train";
-  const records = useMemo(() => (current ? withGroupAdvantages(readTranscripts(runDir, current.iteration, base)) : []), [runDir, current?.iteration, base, current?.summaries.length]);
+  const records = useMemo(
+    () => (current ? withGroupAdvantages(readTranscripts(runDir, current.iteration, base)) : []),
+    [runDir, current?.iteration, base, current?.summaries.length],
+  );
   const shown = useMemo(() => selectTranscripts(records, s.sort, effectiveFilter(s)), [records, s]);
   // On-policy distillation: the teacher's log-prob of every sampled token, beside the summaries.
   const gaps = useMemo(() => (current ? readTokenGaps(runDir, current.iteration, base) : new Map()), [runDir, current?.iteration, base, snap.version]);
@@ -62,18 +73,27 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
     capturing: s.typing,
     onRaw: (input, key) => dispatch({ type: "type", input, key }),
     onCommand: (cmd) => {
-      const count = s.view === "histogram" ? hist.counts.length : iterations.length > 0 ? shown.length : dpoPairs.length > 0 ? (dpoPairs[pairStepIdx]?.pairs.length ?? 0) : examples.length;
+      const count =
+        s.view === "histogram"
+          ? hist.counts.length
+          : iterations.length > 0
+            ? shown.length
+            : dpoPairs.length > 0
+              ? (dpoPairs[pairStepIdx]?.pairs.length ?? 0)
+              : examples.length;
       if (cmd === "pageDown" || cmd === "pageUp") dispatch({ type: "scroll", by: (cmd === "pageDown" ? 1 : -1) * Math.max(1, rows - 6) });
       else if (MOVES.includes(cmd)) dispatch({ type: "move", cmd, count });
       else if ((cmd === "prevIteration" || cmd === "nextIteration") && iterations.length === 0 && dpoPairs.length > 0) {
         dispatch({ type: "iteration", direction: cmd === "prevIteration" ? -1 : 1, current: pairStepIdx, count: dpoPairs.length });
-      } else if (cmd === "prevIteration" || cmd === "nextIteration") dispatch({ type: "iteration", direction: cmd === "prevIteration" ? -1 : 1, current: here, count: iterations.length });
+      } else if (cmd === "prevIteration" || cmd === "nextIteration")
+        dispatch({ type: "iteration", direction: cmd === "prevIteration" ? -1 : 1, current: here, count: iterations.length });
       else if (cmd === "sortReward") dispatch({ type: "sort" });
       else if (cmd === "filter") dispatch({ type: "startTyping" });
       else if (cmd === "groupView") dispatch({ type: "toggleView", view: "group" });
       else if (cmd === "histogram") dispatch({ type: "toggleView", view: "histogram" });
       else if (cmd === "binFilter" || (cmd === "open" && s.view === "histogram")) applyBin();
-      else if (cmd === "open") actions.info(selected ? `group ${selected.group_idx} traj ${selected.traj_idx}: PgUp/PgDn scroll the detail` : "nothing selected");
+      else if (cmd === "open")
+        actions.info(selected ? `group ${selected.group_idx} traj ${selected.traj_idx}: PgUp/PgDn scroll the detail` : "nothing selected");
       else if (cmd === "back" && backHandled(s)) dispatch({ type: "back" });
       else return false;
       return true;

@@ -7,7 +7,12 @@ export const TRANSCRIPTS_KEYS = [
   { id: "prevIteration", keys: ["h", "left", "["], description: "Previous iteration (DPO runs: previous evaluation's pairs)", hint: "iter" },
   { id: "nextIteration", keys: ["l", "right", "]"], description: "Next iteration (DPO runs: next evaluation's pairs)" },
   { id: "sortReward", keys: ["s"], description: "Sort: reward ↓, reward ↑, index", hint: "sort" },
-  { id: "groupView", keys: ["w"], description: "Group view: all trajectories of the selected group side by side (pairwise RL: with its tournament table)", hint: "group" },
+  {
+    id: "groupView",
+    keys: ["w"],
+    description: "Group view: all trajectories of the selected group side by side (pairwise RL: with its tournament table)",
+    hint: "group",
+  },
   { id: "histogram", keys: ["H"], description: "Reward histogram of the iteration (j/k pick a bin)", hint: "histogram" },
   { id: "binFilter", keys: ["b"], description: "Filter transcripts to the reward bin selected in the histogram (esc clears)", hint: "bin filter" },
 ] as const satisfies readonly Binding[];
