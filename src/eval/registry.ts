@@ -6,7 +6,7 @@ import { arithmeticBenchmark } from "./benchmarks/arithmetic.ts";
 import { aimeBenchmark, gsm8kBenchmark, math500Benchmark } from "./benchmarks/hubMath.ts";
 import { gpqaBenchmark, mmluProBenchmark, mmluReduxBenchmark } from "./benchmarks/hubChoice.ts";
 import { ifevalBenchmark } from "./benchmarks/ifeval.ts";
-import { humanEvalBenchmark, mbppBenchmark } from "./benchmarks/code.ts";
+import { humanEvalBenchmark, liveCodeBenchBenchmark, mbppBenchmark } from "./benchmarks/code.ts";
 import { chatNllBenchmark, multipleChoiceBenchmark, qaJsonlBenchmark } from "./benchmarks/jsonlFiles.ts";
 
 export interface BenchmarkEntry {
@@ -91,6 +91,14 @@ const BENCHMARKS = new Map<string, BenchmarkEntry>([
       description: "HumanEval, Python checked by its check() in the sandbox (pass@k)",
       source: "hub id or local parquet (default openai/openai_humaneval)",
       make: humanEvalBenchmark,
+    },
+  ],
+  [
+    "livecodebench",
+    {
+      description: "LiveCodeBench code generation, Python checked by its public and private tests in the sandbox (pass@k)",
+      source: "hub id or local parquet (default livecodebench/code_generation_lite)",
+      make: liveCodeBenchBenchmark,
     },
   ],
   ["qa", { description: "any {question, answer} JSONL, math grading (or an LLM judge)", source: "JSONL file (required)", make: qaJsonlBenchmark }],

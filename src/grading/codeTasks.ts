@@ -5,6 +5,7 @@
 // function). Hub ids go through src/hf (local folder, HF cache, then the hub); errors name the
 // file and line or row.
 import { readFileSync } from "node:fs";
+import { inflateSync } from "node:zlib";
 import { parquetReadObjects } from "hyparquet";
 import { resolveDatasetSplitFiles, type HubOptions } from "../hf/datasets.ts";
 import type { CodeTest } from "./code.ts";
@@ -231,6 +232,79 @@ export async function readMbpp(split: string, options: { path?: string; config?:
       ...(setup !== "" ? { setup } : {}),
       source: where,
     };
+  });
+}
+
+export const LIVECODEBENCH_REPO = "livecodebench/code_generation_lite";
+
+/**
+ * The one pickled value LiveCodeBench stores: a str, pickled by Python (protocol 2 to 5), holding
+ * JSON. Only the opcodes that spell a single str are read; anything else is refused by name.
+ */
+export function unpickleString(bytes: Uint8Array, where: string): string {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  let value: string | null = null;
+  const take = (n: number): Uint8Array => {
+    if (at + n > bytes.length) throw new CodeTaskError(`${where}: the pickle ends early`);
+    const out = bytes.subarray(at, at + n);
+    at += n;
+    return out;
+  };
+  const text = (n: number): string => new TextDecoder("utf-8", { fatal: true }).decode(take(n));
+  for (;;) {
+    const op = take(1)[0]!;
+    if (op === 0x80)
+      at += 1; // PROTO
+    else if (op === 0x95)
+      at += 8; // FRAME
+    else if (op === 0x94)
+      continue; // MEMOIZE
+    else if (op === 0x8c)
+      value = text(take(1)[0]!); // SHORT_BINUNICODE
+    else if (op === 0x58)
+      value = text(view.getUint32(take(4).byteOffset - bytes.byteOffset, true)); // BINUNICODE
+    else if (op === 0x8d)
+      value = text(Number(view.getBigUint64(take(8).byteOffset - bytes.byteOffset, true))); // BINUNICODE8
+    else if (op === 0x2e)
+      break; // STOP
+    else throw new CodeTaskError(`${where}: pickle opcode 0x${op.toString(16)} is not part of a pickled str (expected LiveCodeBench's encoded test list)`);
+  }
+  if (value === null) throw new CodeTaskError(`${where}: the pickle holds no str`);
+  return value;
+}
+
+/** LiveCodeBench's `private_test_cases`: JSON, pickled, zlib-compressed and base64-encoded (or plain JSON in older rows). */
+export function decodeLiveCodeBenchTests(encoded: string, where: string): unknown {
+  const trimmed = encoded.trim();
+  if (trimmed.startsWith("[") || trimmed === "") return trimmed === "" ? [] : JSON.parse(trimmed);
+  let json: string;
+  try {
+    json = unpickleString(inflateSync(Buffer.from(trimmed, "base64")), where);
+  } catch (err) {
+    if (err instanceof CodeTaskError) throw err;
+    throw new CodeTaskError(`${where}: private_test_cases is neither JSON nor base64 zlib (${(err as Error).message})`);
+  }
+  return JSON.parse(json);
+}
+
+/**
+ * LiveCodeBench code generation (code_generation_lite, split test): the statement with its
+ * starter code in the LiveCodeBench prompt; the public and the private tests are all hidden tests.
+ */
+export async function readLiveCodeBench(options: { path?: string; hub?: HubOptions } = {}): Promise<CodeTask[]> {
+  const path = options.path ?? LIVECODEBENCH_REPO;
+  const rows = await parquetRows(path, null, "test", options.hub ?? {});
+  return rows.map(({ where, values }) => {
+    const statement = text(values, "question_content", where);
+    const publicTests = jsonish(values["public_test_cases"]);
+    const privateTests =
+      typeof values["private_test_cases"] === "string" ? decodeLiveCodeBenchTests(values["private_test_cases"], `${where} private_test_cases`) : [];
+    const all = [...(Array.isArray(publicTests) ? publicTests : []), ...(Array.isArray(privateTests) ? privateTests : [])];
+    const tests = normalizeDeepcoderTests(all, values["metadata"]);
+    if (tests.length === 0) throw new CodeTaskError(`${where}: no usable tests in public_test_cases / private_test_cases`);
+    const starter = typeof values["starter_code"] === "string" ? values["starter_code"] : null;
+    return { id: String(values["question_id"] ?? where), prompt: codePrompt(statement, starter), tests, source: where };
   });
 }
 

@@ -146,6 +146,52 @@ test("MBPP and HumanEval in cookbook eval: graded in the sandbox from local parq
   }
 });
 
+test("LiveCodeBench in cookbook eval: stdin programs and LeetCode functions graded in the sandbox, private tests included", async () => {
+  const s = recipeSandbox("code-lcb");
+  try {
+    const dir = join(s.root, "lcb");
+    mkdirSync(join(dir, "data"), { recursive: true });
+    // The private tests as LiveCodeBench stores them, made by Python: base64(zlib(pickle(json))).
+    const privateStdin = "eJxrYJlaxQABPWXR1UqZeQWlJUpWCkpGCsYxeUo6Ckr5pSVQIVOIQElqcUlJZUEqSKi4JCUzT6lWRwFJp6GBgq4Jul4znHpjp+gBALTqJsw=";
+    const privateFunctional = "eJxrYJnqyAABPbbR1UqZeQWlJUpWCkrmMXkWSjoKSvmlJVARQ1MQvyS1uKSksiAVJJJWmpdckpmfl5ijVBs7RQ8A+UkWCQ==";
+    writeFileSync(
+      join(dir, "data", "test-00000-of-00001.parquet"),
+      parquet({
+        question_id: ["abc001_a", "lc-add"],
+        question_content: ["Read two integers and print their sum.", "Return a + b."],
+        starter_code: ["", "class Solution:\n    def add(self, a: int, b: int) -> int:\n        "],
+        public_test_cases: [
+          JSON.stringify([{ input: "1 1\n", output: "2\n", testtype: "stdin" }]),
+          JSON.stringify([{ input: "1\n2", output: "3", testtype: "functional" }]),
+        ],
+        private_test_cases: [privateStdin, privateFunctional],
+        metadata: ["{}", JSON.stringify({ func_name: "add" })],
+      }),
+    );
+    const lcb = resolveBenchmark(`livecodebench:${dir}`);
+    const run = (stdinReply: string, leetcodeReply: string) =>
+      runBenchmark({
+        benchmark: lcb,
+        config: resolveBenchmarkConfig(lcb.defaults, { concurrency: 2 }),
+        samplingClient: new ScriptedSampler((p) => (p.includes("class Solution") ? leetcodeReply : stdinReply)),
+        renderer: fakeRenderer,
+      });
+    const right = await run(
+      "```python\na, b = map(int, input().split())\nprint(a + b)\n```",
+      "```python\nclass Solution:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n```",
+    );
+    assert.equal(right.metrics["accuracy"], 1);
+    // Right on the public test only (1 + 1 = 2 = 2 * 1): the private tests catch it.
+    const publicOnly = await run(
+      "```python\na, b = map(int, input().split())\nprint(2 * a)\n```",
+      "```python\nclass Solution:\n    def add(self, a: int, b: int) -> int:\n        return 3\n```",
+    );
+    assert.equal(publicOnly.metrics["accuracy"], 0);
+  } finally {
+    s.cleanup();
+  }
+});
+
 test("code_rl trains on the embedded engine: warm-up, RL steps, evaluation, per-test transcripts", { timeout: 300_000 }, async () => {
   const s = recipeSandbox("code-rl");
   try {
@@ -168,7 +214,12 @@ test("code_rl trains on the embedded engine: warm-up, RL steps, evaluation, per-
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as Record<string, number>);
-    assert.equal(rows.length, 2);
+    // Two steps, then the evaluation of the final weights at step 2.
+    assert.deepEqual(
+      rows.map((r) => r["step"]),
+      [0, 1, 2],
+    );
+    assert.ok("test/env/all/correct" in rows[2]!);
     for (const key of ["env/all/reward/total", "env/all/format", "env/all/tests_passed", "env/all/sandbox/not_run", "test/env/all/correct"])
       assert.ok(key in rows[0]!, `${key} in metrics`);
     const iter = readdirSync(logDir)

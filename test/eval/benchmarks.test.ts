@@ -131,7 +131,7 @@ test("question/answer JSONL and registry errors", async () => {
   assert.equal(resolveBenchmark(`qa:${file}`).name, "qa_qa");
   assert.throws(
     () => resolveBenchmark("gsm9k"),
-    /unknown benchmark "gsm9k".*known: arithmetic, gsm8k, math500, aime_2024, aime_2025, aime, aime_2026, mmlu_pro, mmlu_redux, gpqa, ifeval, mbpp, humaneval, qa, mc, nll/,
+    /unknown benchmark "gsm9k".*known: arithmetic, gsm8k, math500, aime_2024, aime_2025, aime, aime_2026, mmlu_pro, mmlu_redux, gpqa, ifeval, mbpp, humaneval, livecodebench, qa, mc, nll/,
   );
   assert.throws(() => resolveBenchmark("qa"), /qa needs a file: qa:<path to \.jsonl>/);
 });

@@ -9,12 +9,15 @@ import { parquetWriteBuffer } from "hyparquet-writer";
 import { describeGrade, extractCodeBlock, parseHarnessOutput } from "../../src/grading/code.ts";
 import {
   codePrompt,
+  decodeLiveCodeBenchTests,
   normalizeDeepcoderTests,
   readCodeTasksJsonl,
   readHumanEval,
+  readLiveCodeBench,
   readMbpp,
   shortCodePrompt,
   solutionSource,
+  unpickleString,
   type CodeTask,
 } from "../../src/grading/codeTasks.ts";
 import { startFakeHub } from "../hub/fakeHub.ts";
@@ -147,6 +150,59 @@ test("MBPP and HumanEval from the (fake) hub the cookbook's way", async () => {
     assert.equal(h!.id, "HumanEval/0");
     assert.deepEqual(h!.tests, [{ kind: "assert", code: "def check(candidate):\n    assert candidate(1) == 2\n\n\ncheck(inc)\n" }]);
     assert.ok(hub.requests.some((r) => r.includes("openai_humaneval")));
+  } finally {
+    await hub.close();
+  }
+});
+
+// Made by Python 3.11: base64(zlib.compress(pickle.dumps(json.dumps(tests)))) with the default
+// protocol (4), as LiveCodeBench stores its private tests.
+const PICKLED_STDIN = "eJxrYJlaxQABPWXR1UqZeQWlJUpWCkpGCsYxeUo6Ckr5pSVQIVOIQElqcUlJZUEqSKi4JCUzT6lWRwFJp6GBgq4Jul4znHpjp+gBALTqJsw=";
+const PICKLED_FUNCTIONAL = "eJxrYJnqyAABPbbR1UqZeQWlJUpWCkrmMXkWSjoKSvmlJVARQ1MQvyS1uKSksiAVJJJWmpdckpmfl5ijVBs7RQ8A+UkWCQ==";
+
+test("LiveCodeBench's private tests: pickled by Python, compressed and base64-encoded, read back", () => {
+  assert.deepEqual(decodeLiveCodeBenchTests(PICKLED_STDIN, "row 0"), [
+    { input: "2 3\n", output: "5\n", testtype: "stdin" },
+    { input: "10 -4\n", output: "6\n", testtype: "stdin" },
+  ]);
+  assert.deepEqual(decodeLiveCodeBenchTests('[{"input": "1", "output": "1", "testtype": "stdin"}]', "row 1"), [{ input: "1", output: "1", testtype: "stdin" }]);
+  // A pickle of something other than a str (here an int: protocol 4, BININT1 5) is refused by name.
+  assert.throws(() => unpickleString(Uint8Array.from([0x80, 0x04, 0x4b, 0x05, 0x2e]), "row 2"), /row 2: pickle opcode 0x4b is not part of a pickled str/);
+  assert.throws(() => decodeLiveCodeBenchTests("bm90IHpsaWI=", "row 3"), /row 3.*neither JSON nor base64 zlib/);
+});
+
+test("LiveCodeBench from the (fake) hub: public and private tests, stdin programs and LeetCode functions", async () => {
+  const lcb = parquet({
+    question_id: ["abc001_a", "lc-add"],
+    question_title: ["Sum", "Add"],
+    question_content: ["Read two integers and print their sum.", "Return a + b."],
+    platform: ["atcoder", "leetcode"],
+    starter_code: ["", "class Solution:\n    def add(self, a: int, b: int) -> int:\n        "],
+    public_test_cases: [
+      JSON.stringify([{ input: "1 1\n", output: "2\n", testtype: "stdin" }]),
+      JSON.stringify([{ input: "1\n2", output: "3", testtype: "functional" }]),
+    ],
+    private_test_cases: [PICKLED_STDIN, PICKLED_FUNCTIONAL],
+    metadata: ["{}", JSON.stringify({ func_name: "add" })],
+  });
+  const hub = await startFakeHub({
+    datasets: { "livecodebench/code_generation_lite": { sha: "3".repeat(40), files: { "data/test-00000-of-00001.parquet": lcb } } },
+  });
+  try {
+    const env = { HF_ENDPOINT: hub.url, HF_HOME: mkdtempSync(join(tmpdir(), "hfhome-")) };
+    const [stdin, leetcode] = await readLiveCodeBench({ hub: { env, log: () => undefined } });
+    assert.equal(stdin!.id, "abc001_a");
+    assert.deepEqual(stdin!.tests, [
+      { kind: "stdin_stdout", input: "1 1\n", output: "2\n" },
+      { kind: "stdin_stdout", input: "2 3\n", output: "5\n" },
+      { kind: "stdin_stdout", input: "10 -4\n", output: "6\n" },
+    ]);
+    assert.match(stdin!.prompt, /Read the inputs from stdin/);
+    assert.deepEqual(leetcode!.tests, [
+      { kind: "functional", fn: "add", input: "1\n2", output: "3" },
+      { kind: "functional", fn: "add", input: "7\n8", output: "15" },
+    ]);
+    assert.match(leetcode!.prompt, /starter code[\s\S]*class Solution:/);
   } finally {
     await hub.close();
   }

@@ -1,8 +1,8 @@
-// Code benchmarks (docs/code-rl.md#benchmarks): MBPP and HumanEval. A reply's last fenced code
+// Code benchmarks (docs/code-rl.md#benchmarks): MBPP, HumanEval and LiveCodeBench. A reply's last fenced code
 // block runs against the problem's tests in the sandbox (src/grading/code.ts); an example is
 // correct when every test passes, so accuracy is pass@1 (pass@k with num_samples > 1).
 import { extractCodeBlock, gradeCode } from "../../grading/code.ts";
-import { readHumanEval, readMbpp, solutionSource, type CodeTask } from "../../grading/codeTasks.ts";
+import { readHumanEval, readLiveCodeBench, readMbpp, solutionSource, type CodeTask } from "../../grading/codeTasks.ts";
 import type { AnswerGrade } from "../../grading/index.ts";
 import type { HubOptions } from "../../hf/datasets.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark } from "../benchmark.ts";
@@ -50,5 +50,15 @@ export function humanEvalBenchmark(source: string | null): GenerationBenchmark {
   const path = source ?? "openai/openai_humaneval";
   return codeBenchmark("humaneval", `HumanEval (${path}): complete a Python function, checked by its check() in the sandbox`, (hub) =>
     readHumanEval({ path, hub }),
+  );
+}
+
+/** `livecodebench` (livecodebench/code_generation_lite, split test) or `livecodebench:<hub id or local path>`. */
+export function liveCodeBenchBenchmark(source: string | null): GenerationBenchmark {
+  const path = source ?? "livecodebench/code_generation_lite";
+  return codeBenchmark(
+    "livecodebench",
+    `LiveCodeBench code generation (${path}): stdin programs and LeetCode functions checked by public and private tests in the sandbox`,
+    (hub) => readLiveCodeBench({ path, hub }),
   );
 }
