@@ -6,8 +6,8 @@
 // file and line or row.
 import { readFileSync } from "node:fs";
 import { inflateSync } from "node:zlib";
-import { parquetReadObjects } from "hyparquet";
-import { resolveDatasetSplitFiles, type HubOptions } from "../hf/datasets.ts";
+import type { HubOptions } from "../hf/datasets.ts";
+import { readSplitRows } from "../hf/parquetRows.ts";
 import type { CodeTest } from "./code.ts";
 
 export interface CodeTask {
@@ -114,20 +114,10 @@ export function readCodeTasksJsonl(path: string, style: CodePromptStyle = "lcb")
   return out;
 }
 
+/** A split's rows, each with where it came from (errors name the file and row). */
 async function parquetRows(path: string, name: string | null, split: string, hub: HubOptions): Promise<{ where: string; values: Record<string, unknown> }[]> {
-  const files = await resolveDatasetSplitFiles({ path, name, split }, hub);
-  const out: { where: string; values: Record<string, unknown> }[] = [];
-  for (const file of files) {
-    const buf = readFileSync(file);
-    let rows: Record<string, unknown>[];
-    try {
-      rows = await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) });
-    } catch (err) {
-      throw new CodeTaskError(`${file}: cannot read rows (${(err as Error).message})`);
-    }
-    rows.forEach((values, row) => out.push({ where: `${file} row ${row}`, values }));
-  }
-  return out;
+  const rows = await readSplitRows({ path, name, split }, undefined, hub);
+  return rows.map((r) => ({ where: `${r.file} row ${r.row}`, values: r.values }));
 }
 
 function text(values: Record<string, unknown>, key: string, where: string): string {

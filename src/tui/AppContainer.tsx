@@ -4,6 +4,7 @@
 // quit, run panes). The keymap and the panes come from the screen registry.
 import { type ReactNode, useCallback, useMemo, useReducer, useRef } from "react";
 import { type Key, useApp, useInput } from "ink";
+import { NO_KEY } from "./keys/keymap.ts";
 import { type Route, appReducer, currentScreen, initialState } from "./state/app.ts";
 import {
   type ScreenKeyHandler,
@@ -27,23 +28,6 @@ export interface AppContainerProps {
   registry?: ScreenRegistry;
   children: ReactNode;
 }
-
-const NO_KEY: Key = {
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageDown: false,
-  pageUp: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-} as Key;
 
 /** A chunk of plain characters as separate key presses (CR/LF as Enter, DEL as Backspace). */
 export function splitKeys(input: string, key: Key): [string, Key][] {

@@ -2,7 +2,7 @@
 // views: the comparison grid with each test set's best marked, phase labels and run rows.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Key } from "ink";
+import { keyPress } from "../../src/tui/keys/keymap.ts";
 import type { BatchRunView } from "../../src/experiments/batches.ts";
 import type { BatchState, Comparison } from "../../src/experiments/state.ts";
 import {
@@ -15,24 +15,7 @@ import {
 } from "../../src/tui/ui/screens/batch/batchState.ts";
 import { comparisonGrid, countsLabel, phaseLabel, runLines } from "../../src/tui/ui/screens/batch/batchView.ts";
 
-const key = (k: Partial<Key> = {}): Key =>
-  ({
-    upArrow: false,
-    downArrow: false,
-    leftArrow: false,
-    rightArrow: false,
-    pageDown: false,
-    pageUp: false,
-    return: false,
-    escape: false,
-    ctrl: false,
-    shift: false,
-    tab: false,
-    backspace: false,
-    delete: false,
-    meta: false,
-    ...k,
-  }) as Key;
+const key = keyPress;
 
 test("cursors move within the list shown; enter opens a batch; esc closes the dialog, then the batch", () => {
   let s = initialBatchScreen();

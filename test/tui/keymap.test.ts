@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Key } from "ink";
+import { keyPress, NO_KEY } from "../../src/tui/keys/keymap.ts";
 import { appReducer, currentScreen, initialState } from "../../src/tui/state/app.ts";
 import { splitKeys } from "../../src/tui/AppContainer.tsx";
 import { editText, moveCursor, windowStart } from "../../src/tui/core/textEdit.ts";
@@ -8,38 +9,22 @@ import { KEYMAP, SCREENS, paneTarget } from "../../src/tui/ui/screens/registry.t
 
 const resolveCommand = (screen: string, input: string, key: Key): string | undefined => KEYMAP.resolve(screen, input, key);
 
-const none = {
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageDown: false,
-  pageUp: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-} as Key;
-const k = (over: Partial<Key>): Key => ({ ...none, ...over });
+const k = keyPress;
 
 test("keys resolve per screen, screen bindings before shared ones", () => {
-  assert.equal(resolveCommand("home", "q", none), "quit");
+  assert.equal(resolveCommand("home", "q", NO_KEY), "quit");
   assert.equal(resolveCommand("home", "", k({ escape: true })), "back");
-  assert.equal(resolveCommand("home", "j", none), "down");
+  assert.equal(resolveCommand("home", "j", NO_KEY), "down");
   assert.equal(resolveCommand("home", "", k({ downArrow: true })), "down");
-  assert.equal(resolveCommand("dashboard", "h", none), "cursorLeft");
-  assert.equal(resolveCommand("transcripts", "h", none), "prevIteration");
+  assert.equal(resolveCommand("dashboard", "h", NO_KEY), "cursorLeft");
+  assert.equal(resolveCommand("transcripts", "h", NO_KEY), "prevIteration");
   assert.equal(resolveCommand("checkpoints", "", k({ return: true })), "chat");
   assert.equal(resolveCommand("dashboard", "", k({ return: true })), "open");
-  assert.equal(resolveCommand("dashboard", "2", none), "pane:transcripts");
+  assert.equal(resolveCommand("dashboard", "2", NO_KEY), "pane:transcripts");
   assert.equal(paneTarget("pane:transcripts"), "transcripts");
-  assert.equal(resolveCommand("home", "2", none), undefined);
+  assert.equal(resolveCommand("home", "2", NO_KEY), undefined);
   assert.equal(resolveCommand("launch", "s", k({ ctrl: true })), "submit");
-  assert.equal(resolveCommand("home", "z", none), undefined);
+  assert.equal(resolveCommand("home", "z", NO_KEY), undefined);
 });
 
 test("no two bindings share a key within the same scope", () => {
@@ -52,9 +37,9 @@ test("no two bindings share a key within the same scope", () => {
 
 test("while typing only in-text bindings resolve", () => {
   assert.equal(KEYMAP.resolve("checkpoints", "", k({ tab: true }), true), "chatFocus");
-  assert.equal(KEYMAP.resolve("checkpoints", "q", none, true), undefined);
+  assert.equal(KEYMAP.resolve("checkpoints", "q", NO_KEY, true), undefined);
   assert.equal(KEYMAP.resolve("checkpoints", "", k({ escape: true }), true), undefined);
-  assert.equal(KEYMAP.resolve("checkpoints", "q", none, false), "quit");
+  assert.equal(KEYMAP.resolve("checkpoints", "q", NO_KEY, false), "quit");
 });
 
 test("help and footer are rendered from the keymap", () => {
@@ -104,7 +89,7 @@ test("app reducer: stack push/replace/pop, help, messages, overlays", () => {
 });
 
 test("chunked input is split into single key presses", () => {
-  const keys = splitKeys("jj\r\x15\x7f", none);
+  const keys = splitKeys("jj\r\x15\x7f", NO_KEY);
   assert.deepEqual(
     keys.map(([i]) => i),
     ["j", "j", "", "u", ""],
@@ -116,7 +101,7 @@ test("chunked input is split into single key presses", () => {
 });
 
 test("text editing and cursor movement helpers", () => {
-  assert.equal(editText("ab", "c", none), "abc");
+  assert.equal(editText("ab", "c", NO_KEY), "abc");
   assert.equal(editText("ab", "", k({ backspace: true })), "a");
   assert.equal(editText("ab", "u", k({ ctrl: true })), "");
   assert.equal(editText("ab", "", k({ return: true })), "ab");

@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Key } from "ink";
+import { keyPress, NO_KEY } from "../../src/tui/keys/keymap.ts";
 import { EMA_WEIGHTS, stepEmaWeight } from "../../src/tui/core/dashboard.ts";
 import { binRange, histogram } from "../../src/tui/core/histogram.ts";
 import { configEntries } from "../../src/tui/core/runConfig.ts";
@@ -26,25 +27,9 @@ import { chatMessages } from "../../src/tui/services/sampler.ts";
 import { z } from "zod";
 import type { TranscriptRecord } from "../../src/runs/index.ts";
 
-const none = {
-  upArrow: false,
-  downArrow: false,
-  leftArrow: false,
-  rightArrow: false,
-  pageDown: false,
-  pageUp: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  shift: false,
-  tab: false,
-  backspace: false,
-  delete: false,
-  meta: false,
-} as Key;
-const k = (over: Partial<Key>): Key => ({ ...none, ...over });
+const k = keyPress;
 const typeText = <S, A>(reduce: (s: S, a: A) => S, s: S, text: string, mk: (input: string, key: Key) => A): S =>
-  [...text].reduce((acc, c) => reduce(acc, mk(c, none)), s);
+  [...text].reduce((acc, c) => reduce(acc, mk(c, NO_KEY)), s);
 
 test("home: panes, cursors, filter typing and the delete dialog", () => {
   let s = initialHome(true);
@@ -64,13 +49,13 @@ test("home: panes, cursors, filter typing and the delete dialog", () => {
   assert.equal(homeReducer(s, { type: "clearFilter" }).filter, "");
   s = homeReducer(s, { type: "openDialog", dialog: { dir: "/r/x", name: "x", typed: "" } });
   assert.equal(dialogConfirmed(s.dialog), false);
-  s = homeReducer(s, { type: "type", input: "x", key: none });
+  s = homeReducer(s, { type: "type", input: "x", key: NO_KEY });
   assert.equal(dialogConfirmed(s.dialog), true);
   assert.equal(s.filter, "rl", "typing in the dialog leaves the filter alone");
   const refused = homeReducer(homeReducer(s, { type: "openDialog", dialog: { dir: "/r/y", name: "y", typed: "", refusal: "live" } }), {
     type: "type",
     input: "y",
-    key: none,
+    key: NO_KEY,
   });
   assert.equal(dialogConfirmed(refused.dialog), false, "a refused dialog takes no text");
   assert.equal(homeReducer(s, { type: "type", input: "", key: k({ escape: true }) }).dialog, undefined);
@@ -89,7 +74,7 @@ test("launch: enter cycles options and the if-exists choice, edits text fields, 
   s = launchReducer(s, { type: "activate", row: { kind: "field", field: lr } });
   assert.equal(s.editing?.text, "0.1");
   s = launchReducer(s, { type: "type", input: "", key: k({ backspace: true }) });
-  s = launchReducer(s, { type: "type", input: "5", key: none });
+  s = launchReducer(s, { type: "type", input: "5", key: NO_KEY });
   assert.equal(s.form!.values.lr, "0.1", "not committed while typing");
   const cancelled = launchReducer(s, { type: "type", input: "", key: k({ escape: true }) });
   assert.deepEqual([cancelled.editing, cancelled.form!.values.lr], [undefined, "0.1"]);
@@ -125,7 +110,7 @@ test("dashboard: EMA weight steps within 0.6–0.99 and turns smoothing on; pane
   s = dashboardReducer(s, { type: "toggleMetric", key: "time/x", charted: false });
   assert.deepEqual(chartKeys(s, ["loss", "lr"]), ["lr", "time/x"]);
   s = dashboardReducer(s, { type: "openPicker", kind: "overlay", typing: true, choices: ["/a", "/b"] });
-  s = dashboardReducer(s, { type: "pickerType", input: "b", key: none });
+  s = dashboardReducer(s, { type: "pickerType", input: "b", key: NO_KEY });
   assert.deepEqual([s.picker?.filter, s.picker?.choices], ["b", ["/a", "/b"]]);
   s = dashboardReducer(s, { type: "pickerType", input: "", key: k({ return: true }) });
   assert.equal(s.picker?.typing, false);
@@ -224,7 +209,7 @@ test("checkpoints: confirm, chat messages, and the chat's sampling options", () 
   s = checkpointsReducer(s, { type: "move", cmd: "top", count: 0 });
   s = checkpointsReducer(s, { type: "editOption" });
   s = checkpointsReducer(s, { type: "type", input: "u", key: k({ ctrl: true }) });
-  s = checkpointsReducer(s, { type: "type", input: "3", key: none });
+  s = checkpointsReducer(s, { type: "type", input: "3", key: NO_KEY });
   s = checkpointsReducer(s, { type: "type", input: "", key: k({ return: true }) });
   assert.match(s.chat?.status ?? "", /temperature: expected 0 to 2, got 3/);
   assert.equal(s.options.temperature, 0.8, "a refused value changes nothing");

@@ -62,6 +62,29 @@ export type ListCommand = SharedCommand<"list">;
 /** Commands of run screens: stop, checkpoint now, and `pane:<screen>` switches. */
 export type RunCommand = SharedCommand<"run"> | `pane:${string}`;
 
+/** No key held: the base of every synthesised key press (pasted characters, tests). */
+export const NO_KEY: Key = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+} as Key;
+
+/** A key press: NO_KEY with the given flags set. */
+export function keyPress(flags: Partial<Key> = {}): Key {
+  return { ...NO_KEY, ...flags };
+}
+
 const NAMED: Record<string, (k: Key) => boolean> = {
   escape: (k) => k.escape,
   return: (k) => k.return,
