@@ -21,7 +21,7 @@ import { conversationToDatum } from "../../src/supervised/common.ts";
 import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { SupervisedDatasetFromRows } from "../../src/supervised/data.ts";
 import { main as supervisedMain } from "../../src/supervised/train.ts";
-import { readJsonlRows } from "./data.ts";
+import { readQAJsonl } from "../../src/rl/envs/qaSources.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 import { samplerSource, withTrainingRun } from "../../src/training/run.ts";
@@ -62,7 +62,7 @@ async function main(config: OffPolicyDistillationConfig, context?: RecipeContext
       const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), tokenizer);
       const teacher = await createTeacher(samplerSource(run, config), config.teacher);
       try {
-        const rows = readJsonlRows(config.dataset_path).slice(0, config.num_examples);
+        const rows = readQAJsonl(config.dataset_path).slice(0, config.num_examples);
         const hard: Datum[] = rows.map((r) =>
           conversationToDatum(
             [...ARITHMETIC_FEWSHOT, { role: "user", content: r.question }, { role: "assistant", content: r.answer }],
