@@ -18,7 +18,7 @@ import {
 import type { SamplingClient } from "../tinker/clients.ts";
 import type { Datum } from "../tinker/types.ts";
 import type { TokenGapRecord } from "../log/transcripts/tokenGaps.ts";
-import { mapWithConcurrency } from "./concurrency.ts";
+import { mapWithConcurrency } from "../async/concurrency.ts";
 
 export const DATASET_TAG_PREFIX = "dataset_";
 

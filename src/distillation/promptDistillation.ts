@@ -9,7 +9,7 @@ import type { Renderer } from "../renderers/base.ts";
 import type { Message } from "../renderers/types.ts";
 import type { SamplingClientEvaluator } from "../eval/evaluators.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
-import { mapWithConcurrency } from "./concurrency.ts";
+import { mapWithConcurrency } from "../async/concurrency.ts";
 
 export interface GreedyOptions {
   maxTokens: number;

@@ -23,7 +23,7 @@ import { positionOf, resumeStep } from "../training/position.ts";
 import { frozenStartingWeights } from "../training/startingWeights.ts";
 import { EXITED, finalEvaluationDue, runSynchronousSteps, type LoopResult } from "../training/cadence.ts";
 import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
-import { mapWithConcurrency } from "./concurrency.ts";
+import { mapWithConcurrency } from "../async/concurrency.ts";
 import type { SdftPrompts } from "./sdftData.ts";
 import { readAsTeacher, sdftDatum } from "./sdftStep.ts";
 

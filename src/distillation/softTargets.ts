@@ -7,7 +7,7 @@ import type { SamplingClient } from "../tinker/clients.ts";
 import { appendTokens, modelInputLength } from "../tinker/modelInput.ts";
 import { tensorDataFromFloat32, tensorDataFromInt64, tensorDataToNumbers, tensorShape } from "../tinker/tensorData.ts";
 import type { Datum, ModelInput } from "../tinker/types.ts";
-import { mapWithConcurrency } from "./concurrency.ts";
+import { mapWithConcurrency } from "../async/concurrency.ts";
 
 /** One position's [token, logprob] pairs, or null where the teacher has none (the first token). */
 export type TopKRow = readonly (readonly [number, number])[] | null;

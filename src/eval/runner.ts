@@ -12,6 +12,7 @@ import type { LLMJudge } from "./judge.ts";
 import { meanPassAtK, reportedKs } from "./passAtK.ts";
 import type { EvalRenderer } from "./renderer.ts";
 import { finishedExamples, type SampleRecord, type TrajectoryRecord } from "./store.ts";
+import { mapWithConcurrency } from "../async/concurrency.ts";
 
 /** Where finished examples go and come back from (the eval store, or memory for inline evals). */
 export interface TrajectorySink {
@@ -72,18 +73,6 @@ function withTimeout<T>(promise: Promise<T>, seconds: number, what: string): Pro
     timer = setTimeout(() => reject(new Error(`${what} timed out after ${seconds}s`)), seconds * 1000);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Runs `work` over items with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
 
 function lastUserText(example: EvalExample): string {
@@ -231,7 +220,7 @@ export async function runBenchmark(options: RunBenchmarkOptions): Promise<Benchm
       errors,
     });
   report();
-  await pool(todo, config.concurrency, async ({ e, index }) => {
+  await mapWithConcurrency(todo, Math.max(1, config.concurrency), async ({ e, index }) => {
     const record: TrajectoryRecord = { example_id: e.id, index, prompt: promptOf(e), reference: "reference" in e ? e.reference : "", samples: [] };
     try {
       if (benchmark.kind === "nll") {

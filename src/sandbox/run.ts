@@ -10,7 +10,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, write
 import { availableParallelism, homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { randomInt } from "node:crypto";
-import { Semaphore } from "../tinker/http/semaphore.ts";
+import { Semaphore } from "../async/concurrency.ts";
 import { NAMESPACE_SCRIPT, SANDBOX_MARKER, findExecutable, namespaceArgs, sandboxCapabilities, tasksOfUser } from "./capabilities.ts";
 
 export type SandboxLanguage = "python" | "node";

@@ -2,7 +2,7 @@
 // toy vocabulary.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { mapWithConcurrency } from "../../src/distillation/concurrency.ts";
+import { mapWithConcurrency } from "../../src/async/concurrency.ts";
 import { sdftAdvantages, sdftSoftTargets, sdftTeacherMessages } from "../../src/distillation/sdft.ts";
 import { softTargetDatum, softTargetsFromTopK, type TopKRow } from "../../src/distillation/softTargets.ts";
 import { resolveLoss, tokenLoss } from "../../src/engine/model/losses.ts";

@@ -6,7 +6,7 @@ import { modelInputLength } from "../modelInput.ts";
 import { SampleResponseSchema, SamplingParamsSchema, type ModelInput, type SampleResponse, type SamplingParams } from "../types.ts";
 import { parseResponse, type HttpContext } from "./context.ts";
 import { decodeSampleResponse } from "./proto/messages.ts";
-import type { Semaphore } from "./semaphore.ts";
+import type { Semaphore } from "../../async/concurrency.ts";
 import type { HttpRequest } from "./transport.ts";
 
 /** Prompts up to this size wait 1 s after a backpressure 429, bigger ones 5 s. */

@@ -16,7 +16,7 @@ import { HttpContext, parseResponse } from "./context.ts";
 import { resolveHttpOptions, type HttpClientOptions } from "./options.ts";
 import { HttpRestClient } from "./restClient.ts";
 import { HttpSamplingClient } from "./samplingClient.ts";
-import { Semaphore } from "./semaphore.ts";
+import { Semaphore } from "../../async/concurrency.ts";
 import { HttpSession } from "./session.ts";
 import { HttpTrainingClient, submitFutureRequest, withOptional, type SamplerFactory } from "./trainingClient.ts";
 
