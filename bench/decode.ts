@@ -21,7 +21,7 @@ import { EngineModel } from "../src/engine/model/model.ts";
 import { inferenceModel } from "../src/engine/sampling/forward.ts";
 import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
 import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/scheduler.ts";
-import { buildInferenceWeights, type InferenceWeights, type Projection } from "../src/engine/sampling/weights.ts";
+import { buildInferenceWeights, layerProjections, type InferenceWeights, type Projection } from "../src/engine/sampling/weights.ts";
 import { asBase, baseKindArg } from "./lib/bf16Base.ts";
 
 const argv = process.argv.slice(2);
@@ -96,7 +96,7 @@ const handle: SamplerHandle = {
 function bytesPerStep(iw: InferenceWeights): number {
   const p = (x: Projection): number => x.weight.byteLength + (x.lora === null ? 0 : x.lora.a.byteLength + x.lora.b.byteLength);
   let n = p(iw.head);
-  for (const l of iw.layers) for (const x of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) n += p(x);
+  for (const l of iw.layers) for (const x of layerProjections(l)) n += p(x);
   return n;
 }
 const stepBytes = bytesPerStep(w);
