@@ -30,6 +30,7 @@ const CLI = join(ROOT_DIR, "bin", "cookbook.js");
 const MAKE = join(ROOT_DIR, "scripts", "makeFamilyFixtures.py");
 const PEFT_STEPS = join(import.meta.dirname, "peftSteps.py");
 const SCORE = join(ROOT_DIR, "test-e2e", "export", "scoreExports.py");
+// FAMILIES=a,b (environment) runs a subset while working on one family.
 const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe"];
 const RANK = 4;
 const ADAM = { learning_rate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0.01, grad_clip_norm: 0 };

@@ -21,12 +21,12 @@ from transformers import AutoModelForCausalLM
 request = json.load(sys.stdin)
 torch.manual_seed(0)
 base = AutoModelForCausalLM.from_pretrained(request["model_dir"], dtype=torch.float32, attn_implementation="eager")
-has_experts = any(name.endswith("mlp.experts") for name, _ in base.named_modules())
-# With experts, PEFT would also wrap the fused expert tensors whose names match (see above): exclude them.
-exclude = r".*\.experts(\..*)?$" if has_experts else None
-config = LoraConfig(
-    r=request["rank"], lora_alpha=request["alpha"], lora_dropout=0.0, target_modules=request["targets"], exclude_modules=exclude, bias="none"
-)
+targets = request["targets"]
+if any(name.endswith("mlp.experts") for name, _ in base.named_modules()):
+    # Given leaf names, PEFT would wrap the fused expert tensors whose names match instead (see
+    # above): name the linear layers themselves.
+    targets = [n for n, m in base.named_modules() if isinstance(m, torch.nn.Linear) and n.split(".")[-1] in targets]
+config = LoraConfig(r=request["rank"], lora_alpha=request["alpha"], lora_dropout=0.0, target_modules=targets, bias="none")
 model = get_peft_model(base, config)
 model.train()
 scale = request["alpha"] / request["rank"]
@@ -113,6 +113,11 @@ for step in range(request["steps"]):
     optimizer.zero_grad()
     loss = loss_sum()
     loss.backward()
+    # An expert no token chose has no gradient; it still takes its AdamW step (decay, moments), as
+    # it does in the engine and in PEFT's fused expert tensors.
+    for p in params.values():
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
     losses.append(loss.item())
     if step == 0:
         grads = {n: p.grad.detach().flatten().tolist() for n, p in params.items()}
