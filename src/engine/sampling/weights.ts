@@ -236,7 +236,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
 }
 
 /** Every projection of a layer: attention, dense MLP or every expert. */
-export function layerProjections(l: InferenceLayer): Projection[] {
+function layerProjections(l: InferenceLayer): Projection[] {
   const out: Projection[] = [l.q, l.k, l.v, l.o];
   for (const p of [l.gate, l.up, l.down]) if (p !== null) out.push(p);
   for (const e of l.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
