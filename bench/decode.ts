@@ -1,7 +1,7 @@
 // Decoding speed of the embedded sampler on a random model of a real shape (default SmolLM2-135M:
 // hidden 576, 30 layers, 9 heads / 3 KV heads, ffn 1536, vocab 49152, tied; `--shape llama-3.2-1b`
 // (or `llama-1b`) for Llama-3.2-1B: hidden 2048, 16 layers, 32 / 8 heads, ffn 8192, vocab 128256,
-// tied, llama3 RoPE scaling; `qwen3-0.6b` too):
+// tied, llama3 RoPE scaling; `qwen3-0.6b` and `qwen3-30b-a3b-2l`, two layers of Qwen3-30B-A3B, too):
 //   1. the machine's memory read bandwidth (sum of squares over 1 GiB on every core);
 //   2. tokens/s decoding 1, 4 and 16 samples of one request (16-token prompt, --tokens each,
 //      temperature 1), the per-token speed-up of 4 and 16 over 1, and for one sample the weight
@@ -92,11 +92,20 @@ const handle: SamplerHandle = {
   decoder: () => Promise.reject(new Error("no tokenizer")),
 };
 
-/** Bytes of weights one decode step reads whatever the batch: every projection, its adapter, the head. */
+/**
+ * Bytes of weights one decode step of one sample reads: every projection (of a mixture of experts,
+ * the router and k of the E experts, as an average), its adapter, the head.
+ */
 function bytesPerStep(iw: InferenceWeights): number {
   const p = (x: Projection): number => x.weight.byteLength + (x.lora === null ? 0 : x.lora.a.byteLength + x.lora.b.byteLength);
+  const moe = iw.config.moe;
   let n = p(iw.head);
-  for (const l of iw.layers) for (const x of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) n += p(x);
+  for (const l of iw.layers) {
+    for (const x of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) if (x !== null) n += p(x);
+    if (l.moe === null || moe === undefined) continue;
+    n += l.moe.router.byteLength;
+    for (const e of l.moe.experts) n += ((p(e.gate) + p(e.up) + p(e.down)) * moe.topK) / moe.numExperts;
+  }
   return n;
 }
 const stepBytes = bytesPerStep(w);

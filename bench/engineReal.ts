@@ -6,7 +6,7 @@
 // own process; printed: step time (wall, CPU), peak memory (VmHWM, model included), the step-0
 // loss of both (the same weights and B = 0, so they must agree), and the GEMM-bound limit.
 // Needs ~8 GB (Qwen3-0.6B) and ~14 GB (Llama-3.2-1B) free; run it alone:
-//   flock /tmp/heavy.lock npm run bench:engine_real [-- --shape qwen3-0.6b|llama-3.2-1b --steps 2 --no-peft --threads 2 --base bf16|fp32]
+//   flock /tmp/heavy.lock npm run bench:engine_real [-- --shape qwen3-0.6b|llama-3.2-1b|qwen3-30b-a3b-2l --steps 2 --no-peft --threads 2 --base bf16|fp32]
 // --threads n: our pool and torch alike (see bench/engine.ts).
 import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";

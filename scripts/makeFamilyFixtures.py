@@ -76,6 +76,22 @@ FAMILIES = {
         rope_theta=10000.0,
         tie_word_embeddings=False,
     ),
+    # Six experts, two per token with renormalised weights (Qwen3-30B-A3B's norm_topk_prob), every
+    # layer sparse as in the released models (PEFT 0.21 does not adapt the dense MLP of a mixed
+    # model on transformers 5; the engine's mixed layers are checked in test/engine/model).
+    "qwen3_moe": dict(
+        TINY,
+        model_type="qwen3_moe",
+        num_hidden_layers=3,
+        head_dim=8,
+        num_experts=6,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        norm_topk_prob=True,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+    ),
 }
 
 
@@ -97,6 +113,14 @@ def logprobs(model, tokens):
         logits = model(input_ids=torch.tensor([tokens])).logits[0].double()
     lp = torch.log_softmax(logits, dim=-1)
     return [lp[i, tokens[i + 1]].item() for i in range(len(tokens) - 1)]
+
+
+def routing(model, tokens):
+    """Mixture of experts: each sparse layer's chosen experts per token, as transformers' router picks them."""
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([tokens]), output_router_logits=True)
+    k = model.config.num_experts_per_tok
+    return [torch.topk(torch.softmax(logits.float(), dim=-1), k, dim=-1).indices.tolist() for logits in out.router_logits]
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
@@ -125,6 +149,8 @@ def build(family, out_dir, vocab, tokenizer_from=None):
         "tokens": tokens,
         "logprobs": logprobs(model, tokens),
     }
+    if getattr(config, "num_experts_per_tok", None):
+        reference["routing"] = routing(model, tokens)
     # The bf16 copy: the weights rounded to bf16, scored in fp32 (what the resident path computes).
     bf16_dir = os.path.join(out_dir, f"{family}-bf16")
     model.to(torch.bfloat16).save_pretrained(bf16_dir, safe_serialization=True)

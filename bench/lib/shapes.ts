@@ -54,6 +54,26 @@ export const BENCH_SHAPES = {
     attentionBias: false,
     qkNorm: false,
   },
+  // Qwen3-30B-A3B's layer (128 experts of width 768, 8 per token, renormalised; 32 / 4 heads of
+  // 128) and its vocabulary, with 2 of its 48 layers: a step costs 2/48 of the real model's layers.
+  "qwen3-30b-a3b-2l": {
+    modelType: "qwen3_moe",
+    vocabSize: 151936,
+    hiddenSize: 2048,
+    intermediateSize: 6144,
+    numLayers: 2,
+    numHeads: 32,
+    numKvHeads: 4,
+    headDim: 128,
+    rmsNormEps: 1e-6,
+    ropeTheta: 1000000,
+    ropeScaling: null,
+    maxPositionEmbeddings: 40960,
+    tieWordEmbeddings: false,
+    attentionBias: false,
+    qkNorm: true,
+    moe: { numExperts: 128, topK: 8, normTopkProb: true, expertIntermediateSize: 768, sparseLayers: [true, true], routerAuxLossCoef: 0.001 },
+  },
 } satisfies Record<string, ModelConfig>;
 
 export type BenchShapeName = keyof typeof BENCH_SHAPES;
@@ -72,17 +92,23 @@ export function benchShape(name: string): ModelConfig {
  * causal attention (scores and values, forward 2 products, backward 4, over the causal half).
  */
 export function loraStepFlops(c: ModelConfig, T: number, len: number, rank: number): { dense: number; lora: number; attention: number } {
-  const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d, numLayers: L, vocabSize: V } = c;
+  const { hiddenSize: D, numHeads: H, numKvHeads: Hkv, headDim: d, numLayers: L, vocabSize: V } = c;
+  // A mixture of experts costs, per token, its k experts and the router.
+  const moe = c.moe;
+  const F = moe === undefined ? c.intermediateSize : moe.expertIntermediateSize;
+  const mlpCopies = moe === undefined ? 1 : moe.topK;
   const linears: [number, number][] = [
     [D, H * d],
     [D, Hkv * d],
     [D, Hkv * d],
     [H * d, D],
-    [D, F],
-    [D, F],
-    [F, D],
+    ...Array.from({ length: mlpCopies }, (): [number, number][] => [
+      [D, F],
+      [D, F],
+      [F, D],
+    ]).flat(),
   ];
-  let params = V * D;
+  let params = V * D + (moe === undefined ? 0 : L * D * moe.numExperts);
   let inOut = D + V;
   for (const [i, o] of linears) {
     params += L * i * o;

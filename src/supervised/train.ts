@@ -238,6 +238,8 @@ async function finishBatch(loop: Loop, submitted: SubmittedBatch): Promise<void>
   const { step } = submitted.position;
   const [fwdBwd, optim] = await timer.span("step", async () => [await submitted.fwdBwd.result(), await submitted.optim.result()] as const);
   if (optim.metrics !== undefined) Object.assign(metrics, optim.metrics);
+  // A mixture-of-experts model's load balance (the embedded engine's moe_aux_loss, moe_expert_load_max).
+  for (const [key, value] of Object.entries(fwdBwd.metrics)) if (key.startsWith("moe_")) metrics[key.split(":")[0]!] = value;
   const logprobs = fwdBwd.loss_fn_outputs.map((o) => {
     const lp = o["logprobs"];
     if (lp === undefined) throw new Error("forward_backward returned no logprobs for cross_entropy");

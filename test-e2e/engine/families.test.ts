@@ -30,7 +30,8 @@ const CLI = join(ROOT_DIR, "bin", "cookbook.js");
 const MAKE = join(ROOT_DIR, "scripts", "makeFamilyFixtures.py");
 const PEFT_STEPS = join(import.meta.dirname, "peftSteps.py");
 const SCORE = join(ROOT_DIR, "test-e2e", "export", "scoreExports.py");
-const FAMILIES = ["olmo2", "gemma3_text", "smollm3", "phi3"];
+// FAMILIES=a,b (environment) runs a subset while working on one family.
+const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe"];
 const RANK = 4;
 const ADAM = { learning_rate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0.01, grad_clip_norm: 0 };
 
@@ -174,6 +175,16 @@ for (const family of FAMILIES) {
       .map((l) => JSON.parse(l) as Record<string, number>);
     const nll = metrics.filter((m) => m.train_mean_nll !== undefined).map((m) => m.train_mean_nll!);
     assert.ok(nll.length >= 8 && nll.at(-1)! < nll[0]! - 1, `train_mean_nll did not fall: ${nll.join(", ")}`);
+    if (family === "qwen3_moe") {
+      // The load-balancing metrics are logged every step: k (2) when balanced, up to E (6) when not.
+      const aux = metrics.filter((m) => m.moe_aux_loss !== undefined).map((m) => m.moe_aux_loss!);
+      assert.equal(aux.length, nll.length);
+      assert.ok(
+        aux.every((a) => a >= 2 - 1e-6 && a <= 6),
+        `moe_aux_loss out of range: ${aux.join(", ")}`,
+      );
+      assert.ok(metrics.some((m) => (m.moe_expert_load_max ?? 0) >= 1));
+    }
     const records = readFileSync(join(logPath, "checkpoints.jsonl"), "utf8")
       .trim()
       .split("\n")

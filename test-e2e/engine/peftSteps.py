@@ -3,22 +3,81 @@ folder in transformers + PEFT, from LoRA weights the engine chose. Reads on stdi
 {"model_dir", "rank", "alpha", "targets": [module names], "init": {peft name: [floats]},
  "batch": [{"tokens", "targets", "weights"}], "adam": {lr, beta1, beta2, eps, weight_decay}, "steps"};
 prints {"losses": [...], "grads": {name: [...]}, "final": {name: [...]}} as JSON (gradients of the
-first step; names as the engine spells them, without PEFT's ".default")."""
+first step; names as the engine spells them, without PEFT's ".default").
+
+Mixture-of-experts models: transformers 5 stores a layer's experts fused (gate_up_proj [E, 2I, D],
+down_proj [E, D, I]), which PEFT's target_modules cannot reach one expert at a time, while the
+engine adapts each expert's gate_proj / up_proj / down_proj like a dense MLP's. Those adapters are
+applied here by plain torch autograd, W_e + scale·B_e·A_e inside the experts' forward; everything
+else is PEFT's."""
 import json
 import sys
 
 import torch
+import torch.nn.functional as F
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM
 
 request = json.load(sys.stdin)
 torch.manual_seed(0)
 base = AutoModelForCausalLM.from_pretrained(request["model_dir"], dtype=torch.float32, attn_implementation="eager")
-config = LoraConfig(r=request["rank"], lora_alpha=request["alpha"], lora_dropout=0.0, target_modules=request["targets"], bias="none")
+targets = request["targets"]
+if any(name.endswith("mlp.experts") for name, _ in base.named_modules()):
+    # Given leaf names, PEFT would wrap the fused expert tensors whose names match instead (see
+    # above): name the linear layers themselves.
+    targets = [n for n, m in base.named_modules() if isinstance(m, torch.nn.Linear) and n.split(".")[-1] in targets]
+config = LoraConfig(r=request["rank"], lora_alpha=request["alpha"], lora_dropout=0.0, target_modules=targets, bias="none")
 model = get_peft_model(base, config)
 model.train()
+scale = request["alpha"] / request["rank"]
 
 params = {}
+
+
+def adapt_experts(name, module):
+    """Per-expert LoRA leaves (initialised from the engine's values) and a forward that uses them."""
+    size = module.intermediate_dim
+    loras = []
+    for e in range(module.num_experts):
+        pair = {}
+        for proj in ("gate_proj", "up_proj", "down_proj"):
+            for which in ("lora_A", "lora_B"):
+                key = f"{name}.{e}.{proj}.{which}.weight"
+                if key not in request["init"]:
+                    raise SystemExit(f"the engine's adapter has no {key}")
+                out_dim = module.hidden_dim if proj == "down_proj" else size
+                in_dim = size if proj == "down_proj" else module.hidden_dim
+                shape = (request["rank"], in_dim) if which == "lora_A" else (out_dim, request["rank"])
+                t = torch.tensor(request["init"][key], dtype=torch.float32).reshape(shape).requires_grad_(True)
+                params[key] = t
+                pair[(proj, which)] = t
+        loras.append(pair)
+
+    def lora(x, e, proj):
+        return scale * F.linear(F.linear(x, loras[e][(proj, "lora_A")]), loras[e][(proj, "lora_B")])
+
+    def forward(hidden_states, top_k_index, top_k_weights):
+        final = torch.zeros_like(hidden_states)
+        for e in range(module.num_experts):
+            token_idx, pos = torch.where(top_k_index == e)
+            if len(token_idx) == 0:
+                continue
+            x = hidden_states[token_idx]
+            w = module.gate_up_proj[e]
+            gate = F.linear(x, w[:size]) + lora(x, e, "gate_proj")
+            up = F.linear(x, w[size:]) + lora(x, e, "up_proj")
+            h = module.act_fn(gate) * up
+            y = F.linear(h, module.down_proj[e]) + lora(h, e, "down_proj")
+            final.index_add_(0, token_idx, y * top_k_weights[token_idx, pos, None])
+        return final
+
+    module.forward = forward
+
+
+for name, module in model.named_modules():
+    if name.endswith("mlp.experts") and isinstance(getattr(module, "gate_up_proj", None), torch.nn.Parameter):
+        adapt_experts(name, module)
+
 for name, p in model.named_parameters():
     if not p.requires_grad:
         continue
@@ -54,6 +113,11 @@ for step in range(request["steps"]):
     optimizer.zero_grad()
     loss = loss_sum()
     loss.backward()
+    # An expert no token chose has no gradient; it still takes its AdamW step (decay, moments), as
+    # it does in the engine and in PEFT's fused expert tensors.
+    for p in params.values():
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
     losses.append(loss.item())
     if step == 0:
         grads = {n: p.grad.detach().flatten().tolist() for n, p in params.items()}

@@ -10,7 +10,7 @@
 // elementwise kernels do.
 import type { FloatArray } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
-import type { LayerParams, ModelParams } from "./params.ts";
+import { layerLinears, type LayerParams, type ModelParams } from "./params.ts";
 import { allocFloat, type Dtype, type Linear } from "./tensor.ts";
 
 export interface LoraActs {
@@ -49,6 +49,48 @@ export interface LayerActivations {
   hr: LoraActs;
   /** Softmax probabilities saved by the forward pass (kernel layout), or null: recompute. */
   probs: FloatArray | null;
+  /** Mixture-of-experts models: the sparse block's routing and expert activations (unused by dense layers). */
+  moe: MoeActivations | null;
+}
+
+/**
+ * What a mixture-of-experts block keeps for its backward pass (moe.ts). Each token's k choices are
+ * "assignments" a = t·K + k; the experts' rows are the assignments grouped by expert, in token order.
+ */
+export interface MoeActivations {
+  /** Router softmax probabilities, [T, E]. */
+  probs: FloatArray;
+  /** Chosen expert of each assignment, [T·K], and its weight in the block's output. */
+  chosen: Int32Array;
+  weights: FloatArray;
+  /** The assignment of each grouped row, [T·K]; expert e owns rows [offsets[e], offsets[e+1]). */
+  order: Int32Array;
+  offsets: Int32Array;
+  /** Per grouped row: gate and up pre-activations [T·K, Fe], and the expert's output [T·K, D]. */
+  gate: FloatArray;
+  up: FloatArray;
+  y: FloatArray;
+  /** LoRA x·Aᵀ of the experts' projections per grouped row, [T·K, rank] (null without expert adapters). */
+  hrGate: FloatArray | null;
+  hrUp: FloatArray | null;
+  hrDown: FloatArray | null;
+}
+
+/** A mixture-of-experts block's temporaries, shared by all layers (the gradient ones empty when not training). */
+export interface MoeScratch {
+  /** The block's input gathered per grouped row, [T·K, D]. */
+  xg: FloatArray;
+  /** SwiGLU outputs per grouped row, [T·K, Fe]. */
+  act: FloatArray;
+  /** Router logits [T, E]; in the backward pass their gradient. */
+  logits: FloatArray;
+  dy: FloatArray;
+  dxg: FloatArray;
+  dact: FloatArray;
+  dgate: FloatArray;
+  dup: FloatArray;
+  /** Gradient wrt each assignment's weight, [T·K]. */
+  dw: FloatArray;
 }
 
 export interface Scratch {
@@ -72,6 +114,7 @@ export interface Scratch {
   dgate: FloatArray;
   dup: FloatArray;
   dhr: FloatArray;
+  moe: MoeScratch | null;
 }
 
 export interface BatchActivations {
@@ -99,11 +142,66 @@ export interface HeadBuffers {
 /** Saved attention probabilities of all layers may take this much; above it they are recomputed. */
 export const PROBS_BUDGET_BYTES = 256 * 1024 * 1024;
 
-function loraBuf(dtype: Dtype, lin: Linear, T: number): FloatArray | null {
-  return lin.lora === null ? null : allocFloat(dtype, T * lin.lora.rank);
+function loraBuf(dtype: Dtype, lin: Linear | null, T: number): FloatArray | null {
+  return lin === null || lin.lora === null ? null : allocFloat(dtype, T * lin.lora.rank);
 }
 
-function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number, probsSize: number): LayerActivations {
+/** The rank of the experts' adapters (0 when they have none). */
+function expertRank(params: ModelParams): number {
+  for (const l of params.layers) if (l.moe !== null) return l.moe.experts[0]?.gate.lora?.rank ?? 0;
+  return 0;
+}
+
+function allocMoe(dtype: Dtype, config: ModelConfig, T: number, rank: number): MoeActivations | null {
+  const moe = config.moe;
+  if (moe === undefined || !moe.sparseLayers.includes(true)) return null;
+  const A = T * moe.topK;
+  const hr = (): FloatArray | null => (rank > 0 ? allocFloat(dtype, A * rank) : null);
+  return {
+    probs: allocFloat(dtype, T * moe.numExperts),
+    chosen: new Int32Array(A),
+    weights: allocFloat(dtype, A),
+    order: new Int32Array(A),
+    offsets: new Int32Array(moe.numExperts + 1),
+    gate: allocFloat(dtype, A * moe.expertIntermediateSize),
+    up: allocFloat(dtype, A * moe.expertIntermediateSize),
+    y: allocFloat(dtype, A * config.hiddenSize),
+    hrGate: hr(),
+    hrUp: hr(),
+    hrDown: hr(),
+  };
+}
+
+function allocMoeScratch(dtype: Dtype, config: ModelConfig, T: number, training: boolean): MoeScratch | null {
+  const moe = config.moe;
+  if (moe === undefined || !moe.sparseLayers.includes(true)) return null;
+  const A = T * moe.topK;
+  const D = config.hiddenSize;
+  const Fe = moe.expertIntermediateSize;
+  const g = (n: number): FloatArray => allocFloat(dtype, training ? n : 0);
+  return {
+    xg: allocFloat(dtype, A * D),
+    act: allocFloat(dtype, A * Fe),
+    logits: allocFloat(dtype, T * moe.numExperts),
+    dy: g(A * D),
+    dxg: g(A * D),
+    dact: g(A * Fe),
+    dgate: g(A * Fe),
+    dup: g(A * Fe),
+    dw: g(A),
+  };
+}
+
+/** `sparse`: the buffers will serve a mixture-of-experts layer (with adapters of rank `expertLoraRank`). */
+function allocLayer(
+  dtype: Dtype,
+  config: ModelConfig,
+  p: LayerParams,
+  T: number,
+  probsSize: number,
+  sparse: boolean,
+  expertLoraRank: number,
+): LayerActivations {
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const qk = config.qkNorm;
   const post = (n: number): FloatArray | null => (p.attnOutNorm !== null || p.mlpOutNorm !== null ? allocFloat(dtype, n) : null);
@@ -135,12 +233,13 @@ function allocLayer(dtype: Dtype, config: ModelConfig, p: LayerParams, T: number
       down: loraBuf(dtype, p.down, T),
     },
     probs: probsSize > 0 ? allocFloat(dtype, probsSize) : null,
+    moe: sparse ? allocMoe(dtype, config, T, expertLoraRank) : null,
   };
 }
 
 function maxRank(params: ModelParams): number {
   let r = params.head.lora?.rank ?? 0;
-  for (const l of params.layers) for (const lin of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) r = Math.max(r, lin.lora?.rank ?? 0);
+  for (const l of params.layers) for (const lin of layerLinears(l)) r = Math.max(r, lin.lora?.rank ?? 0);
   return r;
 }
 
@@ -176,6 +275,7 @@ export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelPar
     dup: g(T * F),
     // LoRA backward scratch, also used for the head's chunks (never larger than T rows).
     dhr: allocFloat(dtype, T * Math.max(1, maxRank(params))),
+    moe: allocMoeScratch(dtype, config, T, training),
   };
 }
 
@@ -208,14 +308,21 @@ export function allocActivations(dtype: Dtype, config: ModelConfig, params: Mode
     const bytes = dtype === "float32" ? 4 : 8;
     const keepProbs = L * probsSize * bytes <= PROBS_BUDGET_BYTES;
     for (let l = 0; l <= L; l++) residual.push(allocFloat(dtype, T * D));
-    for (let l = 0; l < L; l++) layers.push(allocLayer(dtype, config, params.layers[l], T, keepProbs ? probsSize : 0));
+    for (let l = 0; l < L; l++)
+      layers.push(allocLayer(dtype, config, params.layers[l], T, keepProbs ? probsSize : 0, params.layers[l].moe !== null, expertRank(params)));
   } else {
     // Ping-pong the residual stream and share one layer's buffers (layer 0's LoRA ranks suffice:
-    // every adapted projection of a model has the same rank).
+    // every adapted projection of a model has the same rank; the dense MLP's come from the first
+    // layer that has one, as a mixture-of-experts model's layer 0 may not).
     const a = allocFloat(dtype, T * D);
     const b = allocFloat(dtype, T * D);
     for (let l = 0; l <= L; l++) residual.push(l % 2 === 0 ? a : b);
-    const shared = L > 0 ? allocLayer(dtype, config, params.layers[0], T, 0) : null;
+    let shared: LayerActivations | null = null;
+    if (L > 0) {
+      const dense = params.layers.find((p) => p.gate !== null) ?? params.layers[0];
+      const template = { ...params.layers[0], gate: dense.gate, up: dense.up, down: dense.down };
+      shared = allocLayer(dtype, config, template, T, 0, true, expertRank(params));
+    }
     for (let l = 0; l < L; l++) layers.push(shared as LayerActivations);
   }
   return { T, residual, layers, scratch: allocScratch(dtype, config, params, seqStarts, training), head: null };

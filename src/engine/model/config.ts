@@ -1,6 +1,6 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
 // (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
-// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3; anything the maths here does not implement
+// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3 / qwen3_moe; anything the maths here does not implement
 // (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
@@ -11,7 +11,7 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
-export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3"] as const;
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe"] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 
 export interface ModelConfig {
@@ -66,8 +66,45 @@ export interface ModelConfig {
   fusedProjections?: boolean;
   /** Per layer: false where the layer applies no rotary embedding (SmolLM3's NoPE layers); absent means all rope. */
   ropeLayers?: boolean[];
+  /** Mixture of experts (Qwen3-MoE): the sparse MLP blocks and their routing. */
+  moe?: MoeConfig;
   bosTokenId?: number;
   eosTokenId?: number | number[];
+}
+
+/**
+ * A sparse MLP block (docs/numerics.md#mixture-of-experts): a router (mlp.gate, [E, D]) picks the
+ * top-k of E SwiGLU experts (mlp.experts.<e>.{gate,up,down}_proj, width expertIntermediateSize)
+ * per token by softmax probability, and the block outputs their sum weighted by those
+ * probabilities (renormalised to sum 1 over the k when normTopkProb).
+ */
+export interface MoeConfig {
+  numExperts: number;
+  topK: number;
+  normTopkProb: boolean;
+  expertIntermediateSize: number;
+  /** Per layer: true where the MLP is the sparse block, false where it is the dense MLP (intermediateSize). */
+  sparseLayers: boolean[];
+  /** The load-balancing loss's coefficient in transformers (router_aux_loss_coef); only reported, never trained on. */
+  routerAuxLossCoef: number;
+}
+
+/** Whether layer `l`'s MLP is a mixture of experts. */
+export function layerIsMoe(config: ModelConfig, l: number): boolean {
+  return config.moe?.sparseLayers[l] === true;
+}
+
+export const EXPERT_PROJECTIONS = ["gate_proj", "up_proj", "down_proj"] as const;
+export type ExpertProjection = (typeof EXPERT_PROJECTIONS)[number];
+
+/** The HF module name of expert `e`'s projection in layer `l` (its weight is `<prefix>.weight`). */
+export function expertPrefix(layer: number, expert: number, proj: ExpertProjection): string {
+  return `model.layers.${layer}.mlp.experts.${expert}.${proj}`;
+}
+
+/** The router's weight, [numExperts, hidden]. */
+export function routerName(layer: number): string {
+  return `model.layers.${layer}.mlp.gate.weight`;
 }
 
 /** The attention scores' scale: query_pre_attn_scalar^-0.5 (Gemma) or head_dim^-0.5. */
@@ -218,9 +255,19 @@ const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = {
   gemma3_text: 131072,
   smollm3: 32768,
   phi3: 4096,
+  qwen3_moe: 32768,
 };
 /** transformers' rms_norm_eps default per family. */
-const DEFAULT_RMS_EPS: Record<ModelType, number> = { llama: 1e-6, qwen2: 1e-6, qwen3: 1e-6, olmo2: 1e-5, gemma3_text: 1e-6, smollm3: 1e-6, phi3: 1e-5 };
+const DEFAULT_RMS_EPS: Record<ModelType, number> = {
+  llama: 1e-6,
+  qwen2: 1e-6,
+  qwen3: 1e-6,
+  olmo2: 1e-5,
+  gemma3_text: 1e-6,
+  smollm3: 1e-6,
+  phi3: 1e-5,
+  qwen3_moe: 1e-6,
+};
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
 export function parseModelConfig(json: unknown, source: string): ModelConfig {
@@ -292,11 +339,12 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
     tieWordEmbeddings: r.bool("tie_word_embeddings", gemma || smollm3),
     attentionBias,
-    qkNorm: modelType === "qwen3" || modelType === "olmo2" || gemma,
+    qkNorm: modelType === "qwen3" || modelType === "qwen3_moe" || modelType === "olmo2" || gemma,
   };
   if (gemma) parseGemma(json, r, config);
   if (smollm3) parseSmolLM3(json, r, config);
   if (modelType === "phi3") parsePhi3(json, r, config);
+  if (modelType === "qwen3_moe") parseQwen3Moe(json, r, config);
   if (modelType === "olmo2") {
     config.qkNormScope = "projection";
     config.normPlacement = "post";
@@ -356,6 +404,32 @@ function parsePhi3(json: Json, r: FieldReader, config: ModelConfig): void {
   }
 }
 
+/** Qwen3-MoE's experts, router and which layers are sparse (mlp_only_layers, decoder_sparse_step). */
+function parseQwen3Moe(json: Json, r: FieldReader, config: ModelConfig): void {
+  const L = config.numLayers;
+  // transformers writes num_local_experts (num_experts is its alias); hub files say num_experts.
+  const expertsField = json.num_experts !== undefined && json.num_experts !== null ? "num_experts" : "num_local_experts";
+  const numExperts = r.int(expertsField, 128, 0);
+  const topK = r.int("num_experts_per_tok", 8);
+  const only: unknown = json.mlp_only_layers ?? [];
+  if (!Array.isArray(only) || only.some((x) => typeof x !== "number" || !Number.isInteger(x) || x < 0 || x >= L)) {
+    r.fail("mlp_only_layers", `a list of layer indices in [0, ${L})`, only);
+  }
+  const step = r.int("decoder_sparse_step", 1);
+  const sparseLayers = Array.from({ length: L }, (_, l) => !only.includes(l) && numExperts > 0 && (l + 1) % step === 0);
+  if (numExperts > 0 && topK > numExperts) r.fail("num_experts_per_tok", `at most num_experts (${numExperts})`, topK);
+  const coef = json.router_aux_loss_coef ?? 0.001;
+  if (typeof coef !== "number" || !Number.isFinite(coef) || coef < 0) r.fail("router_aux_loss_coef", "a number >= 0", coef);
+  config.moe = {
+    numExperts,
+    topK,
+    normTopkProb: r.bool("norm_topk_prob", false),
+    expertIntermediateSize: r.int("moe_intermediate_size", 768),
+    sparseLayers,
+    routerAuxLossCoef: coef,
+  };
+}
+
 /** SmolLM3's NoPE layers (no_rope_layers: 1 = rope, 0 = none) and its optional sliding window. */
 function parseSmolLM3(json: Json, r: FieldReader, config: ModelConfig): void {
   const L = config.numLayers;
@@ -410,6 +484,7 @@ export function expectedTensorShapes(config: ModelConfig): Map<string, number[]>
   shapes.set("model.embed_tokens.weight", [V, D]);
   for (let l = 0; l < config.numLayers; l++) {
     for (const proj of storedProjections(config)) {
+      if (layerIsMoe(config, l) && !isAttentionProjection(proj)) continue;
       const shape = projectionShape(config, proj);
       shapes.set(`${projectionPrefix(l, proj)}.weight`, shape);
       if (projectionHasBias(config, proj)) shapes.set(`${projectionPrefix(l, proj)}.bias`, [shape[0]]);
@@ -420,6 +495,16 @@ export function expectedTensorShapes(config: ModelConfig): Map<string, number[]>
       shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [kw]);
     }
     for (const name of Object.values(layerNormNames(config, l))) if (name !== null) shapes.set(name, [D]);
+    const moe = config.moe;
+    if (moe !== undefined && layerIsMoe(config, l)) {
+      const Fe = moe.expertIntermediateSize;
+      shapes.set(routerName(l), [moe.numExperts, D]);
+      for (let e = 0; e < moe.numExperts; e++) {
+        shapes.set(`${expertPrefix(l, e, "gate_proj")}.weight`, [Fe, D]);
+        shapes.set(`${expertPrefix(l, e, "up_proj")}.weight`, [Fe, D]);
+        shapes.set(`${expertPrefix(l, e, "down_proj")}.weight`, [D, Fe]);
+      }
+    }
   }
   shapes.set("model.norm.weight", [D]);
   if (!config.tieWordEmbeddings) shapes.set("lm_head.weight", [V, D]);

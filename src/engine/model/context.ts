@@ -1,6 +1,7 @@
 // What every layer function needs about the current batch besides its own parameters.
 import type { FloatArray, Kernels } from "../kernels/types.ts";
 import { layerUsesRope, layerWindow, type ModelConfig } from "./config.ts";
+import type { RoutingStats } from "./moe.ts";
 import type { Tensor } from "./tensor.ts";
 
 export interface BatchContext {
@@ -20,6 +21,8 @@ export interface BatchContext {
   readonly rope: boolean;
   /** The array an RMSNorm kernel multiplies by for a norm tensor (norms.ts). */
   readonly normWeight: (t: Tensor) => FloatArray;
+  /** Mixture-of-experts models: where the pass's sparse blocks count their routing (null: not counted). */
+  readonly routing: RoutingStats | null;
 }
 
 /** Frequencies for the model's global and (when the family has them) sliding-window layers. */

@@ -107,6 +107,7 @@ export class EngineModel {
       return { logprobs, lossSum: 0, metrics: { "loss:sum": 0 }, elementwiseLoss };
     }
     const result = forwardBackwardPass(this.pass, packed, loss, backward);
+    const metrics = { "loss:sum": 0, ...(result.routing?.metrics() ?? {}) };
     let lossSum = 0;
     for (let t = 0; t < packed.T; t++) lossSum += result.losses[t];
     for (let s = 0; s < batch.length; s++) {
@@ -115,9 +116,10 @@ export class EngineModel {
       logprobs.push(datumLogprobs(result, packed.width, a, b, batch[s].targetWidth ?? 1));
       elementwiseLoss.push(Float32Array.from(result.losses.subarray(a, b)));
     }
-    if (packed.width === 1) return { logprobs, lossSum, metrics: { "loss:sum": lossSum }, elementwiseLoss };
+    metrics["loss:sum"] = lossSum;
+    if (packed.width === 1) return { logprobs, lossSum, metrics, elementwiseLoss };
     const logprobWidths = batch.map((d) => d.targetWidth ?? 1);
-    return { logprobs, logprobWidths, lossSum, metrics: { "loss:sum": lossSum }, elementwiseLoss };
+    return { logprobs, logprobWidths, lossSum, metrics, elementwiseLoss };
   }
 
   /** AdamW on the accumulated gradients (global-norm clipped when grad_clip_norm > 0), then zero them. */

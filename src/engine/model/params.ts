@@ -6,12 +6,15 @@ import {
   ATTENTION_PROJECTIONS,
   MLP_PROJECTIONS,
   expectedTensorShapes,
+  expertPrefix,
   isAttentionProjection,
+  layerIsMoe,
   layerNormNames,
   projectionHasBias,
   projectionPrefix,
   projectionShape,
   qkNormWidths,
+  routerName,
   shapeSize,
   type ModelConfig,
   type ProjectionName,
@@ -43,9 +46,33 @@ export interface LayerParams {
   readonly postNorm: Tensor | null;
   /** Norm of the MLP's output before the residual add (olmo2). */
   readonly mlpOutNorm: Tensor | null;
+  /** The dense MLP's projections; null in a mixture-of-experts layer. */
+  readonly gate: Linear | null;
+  readonly up: Linear | null;
+  readonly down: Linear | null;
+  /** The sparse MLP block of a mixture-of-experts layer, else null. */
+  readonly moe: MoeParams | null;
+}
+
+/** One SwiGLU expert (or a dense MLP): gate, up [F, D] and down [D, F]. */
+export interface ExpertParams {
   readonly gate: Linear;
   readonly up: Linear;
   readonly down: Linear;
+}
+
+/** A mixture-of-experts MLP: the router [E, D] (never LoRA-adapted, as PEFT's targets leave mlp.gate alone) and the experts. */
+export interface MoeParams {
+  readonly router: WeightTensor;
+  readonly experts: ExpertParams[];
+}
+
+/** Every linear layer of a decoder layer (attention, dense MLP or every expert). */
+export function layerLinears(p: LayerParams): Linear[] {
+  const out: Linear[] = [p.q, p.k, p.v, p.o];
+  for (const lin of [p.gate, p.up, p.down]) if (lin !== null) out.push(lin);
+  for (const e of p.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
+  return out;
 }
 
 export interface ModelParams {
@@ -174,14 +201,35 @@ function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: numb
 function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Linear {
   const prefix = projectionPrefix(layer, proj);
   const [outDim, inDim] = projectionShape(ctx.config, proj);
-  const weight = matrixTensor(ctx, `${prefix}.weight`, [outDim, inDim]);
   const bias = projectionHasBias(ctx.config, proj) ? vectorTensor(ctx, `${prefix}.bias`, [outDim]) : null;
+  return adaptedLinear(ctx, prefix, outDim, inDim, bias, isAttentionProjection(proj));
+}
+
+/** The linear layer `<prefix>.weight` ([outDim, inDim]) with its adapter when the setup trains its kind. */
+function adaptedLinear(ctx: BuildContext, prefix: string, outDim: number, inDim: number, bias: Tensor | null, attention: boolean): Linear {
+  const weight = matrixTensor(ctx, `${prefix}.weight`, [outDim, inDim]);
   let lora: LoraAdapter | null = null;
   const s = ctx.setup;
-  if (s.mode === "lora") {
-    if (isAttentionProjection(proj) ? s.trainAttn : s.trainMlp) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
-  }
+  if (s.mode === "lora" && (attention ? s.trainAttn : s.trainMlp)) lora = makeLora(ctx, prefix, inDim, outDim, s.rank);
   return { inDim, outDim, weight, bias, lora };
+}
+
+/** The router and experts of a mixture-of-experts layer; each expert's projections adapt as the dense MLP's would. */
+function moeParams(ctx: BuildContext, l: number): MoeParams {
+  const moe = ctx.config.moe;
+  if (moe === undefined) throw new Error("moeParams: the config has no experts");
+  const { hiddenSize: D } = ctx.config;
+  const Fe = moe.expertIntermediateSize;
+  const router = matrixTensor(ctx, routerName(l), [moe.numExperts, D]);
+  const experts: ExpertParams[] = [];
+  for (let e = 0; e < moe.numExperts; e++) {
+    experts.push({
+      gate: adaptedLinear(ctx, expertPrefix(l, e, "gate_proj"), Fe, D, null, false),
+      up: adaptedLinear(ctx, expertPrefix(l, e, "up_proj"), Fe, D, null, false),
+      down: adaptedLinear(ctx, expertPrefix(l, e, "down_proj"), D, Fe, null, false),
+    });
+  }
+  return { router, experts };
 }
 
 /** Row views of a tensor (rows [r0, r1) of [rows, width]), sharing its data and gradient. */
@@ -242,9 +290,11 @@ export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>
     const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
     const attnOutNorm = norm(names.attnOut);
     const postNorm = norm(names.mlpIn);
-    const [gate, up, down] = mlpProjections(ctx, l);
+    const sparse = layerIsMoe(config, l);
+    const [gate, up, down] = sparse ? [null, null, null] : mlpProjections(ctx, l);
+    const moe = sparse ? moeParams(ctx, l) : null;
     const mlpOutNorm = norm(names.mlpOut);
-    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, mlpOutNorm });
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm });
   }
   const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);

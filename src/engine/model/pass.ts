@@ -10,6 +10,7 @@ import { layerContext, type BatchContext, type RopeTables } from "./context.ts";
 import { headForwardLoss, type HeadResult } from "./head.ts";
 import type { ResolvedLoss } from "./losses.ts";
 import { mlpBlockBackward, mlpBlockForward } from "./mlp.ts";
+import { RoutingStats } from "./moe.ts";
 import { NormWeights, normTensors } from "./norms.ts";
 import type { ModelParams } from "./params.ts";
 import { ropeInvFreq } from "./rope.ts";
@@ -50,6 +51,7 @@ export function batchContext(m: PassInputs, T: number, positions: Int32Array, se
     window: 0,
     rope: true,
     normWeight: (t) => m.norms.get(t),
+    routing: null,
   };
 }
 
@@ -60,10 +62,17 @@ export function scaleEmbeddings(config: ModelConfig, x: FloatArray, n: number): 
   for (let i = 0; i < n; i++) x[i] *= s;
 }
 
-export function forwardBackwardPass(m: PassInputs, batch: PackedBatch, loss: ResolvedLoss, backward: boolean): HeadResult {
+/** A pass's head result and, for mixture-of-experts models, its routing statistics. */
+export interface PassResult extends HeadResult {
+  routing: RoutingStats | null;
+}
+
+/** `keepRouting`: the result's routing statistics keep every sparse layer's chosen experts (tests). */
+export function forwardBackwardPass(m: PassInputs, batch: PackedBatch, loss: ResolvedLoss, backward: boolean, keepRouting = false): PassResult {
   const { k, dtype, config, params } = m;
   const T = batch.T;
-  const c = batchContext(m, T, batch.positions, batch.seqStarts);
+  const routing = config.moe !== undefined ? new RoutingStats(config.moe, keepRouting) : null;
+  const c: BatchContext = { ...batchContext(m, T, batch.positions, batch.seqStarts), routing };
   const rope: RopeTables = m;
   const acts =
     m.arena !== undefined ? m.arena.get(dtype, config, params, batch.seqStarts, backward) : allocActivations(dtype, config, params, batch.seqStarts, backward);
@@ -91,5 +100,5 @@ export function forwardBackwardPass(m: PassInputs, batch: PackedBatch, loss: Res
       k.embeddingBackward(sc.dres, batch.tokens, params.embed.grad, T, D);
     }
   }
-  return result;
+  return { ...result, routing };
 }

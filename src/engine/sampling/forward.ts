@@ -5,9 +5,11 @@
 // which equals causal attention over each sequence.
 import type { Kernels } from "../kernels/types.ts";
 import { attentionScale, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
+import { gatedForward } from "../model/gated.ts";
+import { combineExperts, forEachBusyExpert, gatherRows, groupByExpert, routeTokens } from "../model/moe.ts";
 import { scaleEmbeddings } from "../model/pass.ts";
 import { ropeInvFreq } from "../model/rope.ts";
-import { project, type InferenceWeights } from "./weights.ts";
+import { project, type InferenceMoe, type InferenceWeights } from "./weights.ts";
 
 /** Per layer K (after RoPE) and V as [slots, Hkv, maxLen, d], the layout attentionDecodeSlots reads. */
 export class KvCache {
@@ -105,6 +107,7 @@ export class ForwardScratch {
   readonly lora: Float32Array;
   readonly lens: Int32Array;
   readonly out: Float32Array;
+  readonly moe: InferenceMoeScratch | null;
 
   constructor(
     c: ModelConfig,
@@ -129,7 +132,66 @@ export class ForwardScratch {
     this.lora = new Float32Array(n * maxRank);
     this.lens = new Int32Array(n);
     this.out = new Float32Array(n * D);
+    this.moe = c.moe?.sparseLayers.includes(true) ? new InferenceMoeScratch(c, n) : null;
   }
+}
+
+/** A mixture-of-experts block's buffers for `rows` tokens (A = rows·k assignments). */
+class InferenceMoeScratch {
+  readonly logits: Float32Array;
+  readonly probs: Float32Array;
+  readonly chosen: Int32Array;
+  readonly weights: Float32Array;
+  readonly order: Int32Array;
+  readonly offsets: Int32Array;
+  readonly xg: Float32Array;
+  readonly gate: Float32Array;
+  readonly up: Float32Array;
+  readonly y: Float32Array;
+
+  constructor(c: ModelConfig, rows: number) {
+    const moe = c.moe;
+    if (moe === undefined) throw new Error("InferenceMoeScratch: the config has no experts");
+    const A = rows * moe.topK;
+    const Fe = moe.expertIntermediateSize;
+    this.logits = new Float32Array(rows * moe.numExperts);
+    this.probs = new Float32Array(rows * moe.numExperts);
+    this.chosen = new Int32Array(A);
+    this.weights = new Float32Array(A);
+    this.order = new Int32Array(A);
+    this.offsets = new Int32Array(moe.numExperts + 1);
+    this.xg = new Float32Array(A * c.hiddenSize);
+    this.gate = new Float32Array(A * Fe);
+    this.up = new Float32Array(A * Fe);
+    this.y = new Float32Array(A * c.hiddenSize);
+  }
+}
+
+/** out [n, D] = the sparse block on xin [n, D], routed as in training (model/moe.ts). */
+function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: number, out: Float32Array, sc: ForwardScratch): void {
+  const c = m.weights.config;
+  const k = m.kernels;
+  const moe = c.moe;
+  const ms = sc.moe;
+  if (moe === undefined || ms === null) throw new Error("mixture-of-experts layer without its buffers");
+  const D = c.hiddenSize;
+  const { numExperts: E, topK: K, expertIntermediateSize: Fe } = moe;
+  const A = n * K;
+  project(k, { weight: p.router, lora: null }, xin, n, E, D, ms.logits, sc.lora);
+  routeTokens(moe, ms.logits, n, ms.probs, ms.chosen, ms.weights);
+  groupByExpert(ms.chosen, A, E, ms.order, ms.offsets);
+  gatherRows(xin, ms.order, A, K, D, ms.xg);
+  forEachBusyExpert(ms.offsets, E, (e, r0, rows) => {
+    const ex = p.experts[e];
+    const x = ms.xg.subarray(r0 * D, (r0 + rows) * D);
+    const gate = ms.gate.subarray(r0 * Fe, (r0 + rows) * Fe);
+    const up = ms.up.subarray(r0 * Fe, (r0 + rows) * Fe);
+    project(k, ex.gate, x, rows, Fe, D, gate, sc.lora);
+    project(k, ex.up, x, rows, Fe, D, up, sc.lora);
+    gatedForward(c, k, gate, up, gate, rows * Fe);
+    project(k, ex.down, gate, rows, D, Fe, ms.y.subarray(r0 * D, (r0 + rows) * D), sc.lora);
+  });
+  combineExperts(ms.y, ms.weights, ms.order, A, K, D, out, n);
 }
 
 function scratchFor(m: InferenceModel, n: number): ForwardScratch {
@@ -213,11 +275,13 @@ export function forwardHidden(
       k.rmsnormForward(x, p.postNorm, xn, rstd, n, D, eps);
       xin = xn;
     }
-    project(k, p.gate, xin, n, F, D, gate, lora);
-    project(k, p.up, xin, n, F, D, up, lora);
-    if (c.hiddenAct === "gelu_tanh") k.gegluForward(gate, up, gate, n * F);
-    else k.swigluForward(gate, up, gate, n * F);
-    project(k, p.down, gate, n, D, F, tmp, lora);
+    if (p.moe !== null) moeForward(m, p.moe, xin, n, tmp, sc);
+    else if (p.gate !== null && p.up !== null && p.down !== null) {
+      project(k, p.gate, xin, n, F, D, gate, lora);
+      project(k, p.up, xin, n, F, D, up, lora);
+      gatedForward(c, k, gate, up, gate, n * F);
+      project(k, p.down, gate, n, D, F, tmp, lora);
+    } else throw new Error(`layer ${l}: neither a dense MLP nor experts`);
     if (p.mlpOutNorm !== null) k.rmsnormForward(tmp, p.mlpOutNorm, tmp, rstd, n, D, eps);
     k.add(x, tmp, x, n * D);
   }

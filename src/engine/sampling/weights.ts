@@ -9,10 +9,13 @@ import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS,
   MLP_PROJECTIONS,
+  expertPrefix,
+  layerIsMoe,
   layerNormNames,
   projectionHasBias,
   projectionPrefix,
   projectionShape,
+  routerName,
   type ModelConfig,
   type ProjectionName,
 } from "../model/config.ts";
@@ -49,9 +52,17 @@ export interface InferenceLayer {
   attnOutNorm: Float32Array | null;
   postNorm: Float32Array | null;
   mlpOutNorm: Float32Array | null;
-  gate: Projection;
-  up: Projection;
-  down: Projection;
+  /** The dense MLP; null in a mixture-of-experts layer. */
+  gate: Projection | null;
+  up: Projection | null;
+  down: Projection | null;
+  moe: InferenceMoe | null;
+}
+
+/** A mixture-of-experts layer's router [E, D] and experts (model/moe.ts routes the same way). */
+export interface InferenceMoe {
+  router: BaseArray;
+  experts: { gate: Projection; up: Projection; down: Projection }[];
 }
 
 export interface InferenceWeights {
@@ -167,7 +178,26 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
     const [q, kk, v, o] = fused
       ? [...splitProjection(proj(l, "qkv_proj"), D, [H * d, Hkv * d, Hkv * d]), proj(l, "o_proj")]
       : ATTENTION_PROJECTIONS.map((p) => proj(l, p));
-    const [gate, up, down] = fused ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")] : MLP_PROJECTIONS.map((p) => proj(l, p));
+    const sparse = layerIsMoe(config, l);
+    let dense: (Projection | null)[] = [null, null, null];
+    if (!sparse) dense = fused ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")] : MLP_PROJECTIONS.map((p) => proj(l, p));
+    const [gate, up, down] = dense;
+    let moe: InferenceMoe | null = null;
+    if (sparse && config.moe !== undefined) {
+      const Fe = config.moe.expertIntermediateSize;
+      const expert = (e: number, p: "gate_proj" | "up_proj" | "down_proj", outDim: number, inDim: number): Projection => {
+        const prefix = expertPrefix(l, e, p);
+        return projection(need(base, `${prefix}.weight`), prefix, outDim, inDim, adapter, used);
+      };
+      moe = {
+        router: need(base, routerName(l)),
+        experts: Array.from({ length: config.moe.numExperts }, (_, e) => ({
+          gate: expert(e, "gate_proj", Fe, D),
+          up: expert(e, "up_proj", Fe, D),
+          down: expert(e, "down_proj", D, Fe),
+        })),
+      };
+    }
     const norms = layerNormNames(config, l);
     layers.push({
       inputNorm: norm(norms.attnIn),
@@ -187,6 +217,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       gate,
       up,
       down,
+      moe,
     });
   }
   const embed = need(base, "model.embed_tokens.weight");
@@ -202,6 +233,14 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   }
   const maxRank = adapter !== null && used.size > 0 ? adapter.rank : 0;
   return { config, embed, layers, finalNorm: needNorm(config, base, "model.norm.weight"), head, maxRank };
+}
+
+/** Every projection of a layer: attention, dense MLP or every expert. */
+function layerProjections(l: InferenceLayer): Projection[] {
+  const out: Projection[] = [l.q, l.k, l.v, l.o];
+  for (const p of [l.gate, l.up, l.down]) if (p !== null) out.push(p);
+  for (const e of l.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
+  return out;
 }
 
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
@@ -224,7 +263,7 @@ export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>):
       count(p.lora.b);
     }
   };
-  for (const l of w.layers) for (const p of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) countProjection(p);
+  for (const l of w.layers) for (const p of layerProjections(l)) countProjection(p);
   countProjection(w.head);
   return n;
 }

@@ -113,6 +113,7 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     gemma3_text: "Gemma3ForCausalLM",
     smollm3: "SmolLM3ForCausalLM",
     phi3: "Phi3ForCausalLM",
+    qwen3_moe: "Qwen3MoeForCausalLM",
   };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
@@ -167,6 +168,16 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
       json.sliding_window = config.slidingWindow;
       json.layer_types = config.slidingLayers.map((s) => (s ? "sliding_attention" : "full_attention"));
     }
+  }
+  const moe = config.moe;
+  if (moe !== undefined) {
+    json.num_experts = moe.numExperts;
+    json.num_experts_per_tok = moe.topK;
+    json.norm_topk_prob = moe.normTopkProb;
+    json.moe_intermediate_size = moe.expertIntermediateSize;
+    json.decoder_sparse_step = 1;
+    json.mlp_only_layers = moe.sparseLayers.flatMap((sparse, l) => (sparse ? [] : [l]));
+    json.router_aux_loss_coef = moe.routerAuxLossCoef;
   }
   if (config.bosTokenId !== undefined) json.bos_token_id = config.bosTokenId;
   if (config.eosTokenId !== undefined) json.eos_token_id = config.eosTokenId;

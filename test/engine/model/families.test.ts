@@ -11,7 +11,11 @@ import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import type { Kernels } from "../../../src/engine/kernels/types.ts";
 import { loadBaseModelDir, loadModelDir, modelConfigToHfJson } from "../../../src/engine/storage/loadModel.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
+import { packBatch } from "../../../src/engine/model/batch.ts";
+import { resolveLoss } from "../../../src/engine/model/losses.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
+import { buildParams } from "../../../src/engine/model/params.ts";
+import { forwardBackwardPass, passInputs } from "../../../src/engine/model/pass.ts";
 import { inferenceModel } from "../../../src/engine/sampling/forward.ts";
 import { computePromptLogprobs } from "../../../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights } from "../../../src/engine/sampling/weights.ts";
@@ -48,7 +52,39 @@ function worst(got: ArrayLike<number | null>, expected: number[]): number {
 }
 
 test("every family in the engine has a fixture", () => {
-  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "smollm3"]);
+  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "qwen3_moe", "smollm3"]);
+});
+
+test("qwen3_moe: every token goes to the experts transformers' router chose, in its order", () => {
+  const dir = join(ROOT, "qwen3_moe");
+  const ref = JSON.parse(readFileSync(join(dir, "reference.json"), "utf8")) as Reference & { routing: number[][][] };
+  const { config, weights } = loadModelDir(dir);
+  const moe = config.moe;
+  assert.ok(moe?.normTopkProb && moe.sparseLayers.join() === "true,true,true");
+  const params = buildParams(config, weights, { mode: "full", seed: 0 }, "float32");
+  const loss = resolveLoss("cross_entropy", undefined);
+  const input = {
+    inputTokens: Int32Array.from(ref.tokens),
+    lossInputs: { target_tokens: Int32Array.from(ref.tokens), weights: new Float32Array(ref.tokens.length).fill(1) },
+  };
+  const result = forwardBackwardPass(passInputs(getKernels(), "float32", config, params), packBatch([input], loss, config), loss, false, true);
+  const choices = result.routing?.choices ?? [];
+  assert.equal(choices.length, ref.routing.length);
+  const K = moe.topK;
+  choices.forEach((chosen, layer) => {
+    const ours = ref.tokens.map((_, t) => Array.from(chosen.subarray(t * K, (t + 1) * K)));
+    assert.deepEqual(ours, ref.routing[layer], `sparse layer ${layer}`);
+  });
+  // The load-balancing metrics of transformers' load_balancing_loss_func, from the same choices.
+  const metrics = result.routing?.metrics() ?? {};
+  assert.ok((metrics["moe_aux_loss:mean"] ?? 0) > K * 0.99, `aux loss ${metrics["moe_aux_loss:mean"]}`);
+  let busiest = 0;
+  for (const layer of ref.routing) {
+    const counts = new Array<number>(moe.numExperts).fill(0);
+    for (const row of layer) for (const e of row) counts[e]++;
+    busiest = Math.max(busiest, ...counts);
+  }
+  assert.ok(metrics["moe_expert_load_max:max"]! >= (busiest * moe.numExperts) / (ref.tokens.length * 2 * K) - 1e-9);
 });
 
 for (const family of families) {

@@ -35,6 +35,18 @@ describe("full-mode gradients (float64 finite differences)", () => {
     ],
     ["smollm3: a NoPE layer with a sliding window", tinyConfig("smollm3"), ["model.layers.1.self_attn.k_proj.weight"]],
     [
+      "qwen3_moe: the router and every expert of a sparse layer, a dense layer, q/k norms",
+      tinyConfig("qwen3_moe"),
+      ["model.layers.0.mlp.gate.weight", "model.layers.0.mlp.experts.2.down_proj.weight", "model.layers.1.mlp.up_proj.weight"],
+    ],
+    [
+      "qwen3_moe with norm_topk_prob false",
+      tinyConfig("qwen3_moe", {
+        moe: { numExperts: 3, topK: 2, normTopkProb: false, expertIntermediateSize: 6, sparseLayers: [true, true], routerAuxLossCoef: 0 },
+      }),
+      ["model.layers.1.mlp.gate.weight", "model.layers.0.mlp.experts.1.up_proj.weight"],
+    ],
+    [
       "phi3: fused qkv_proj and gate_up_proj, sliding window",
       tinyConfig("phi3"),
       ["model.layers.1.self_attn.qkv_proj.weight", "model.layers.0.mlp.gate_up_proj.weight"],
@@ -84,6 +96,22 @@ describe("LoRA gradients (float64 finite differences)", () => {
         }
       assert.ok(checked.includes("base_model.model.lm_head.lora_A.weight"));
       assert.ok(checked.includes("base_model.model.lm_head.lora_B.weight"));
+    });
+  }
+
+  for (const normTopkProb of [true, false]) {
+    it(`qwen3_moe (norm_topk_prob ${normTopkProb}): every expert's A and B, the dense layer's and the attention's; gradients reach earlier layers through the router`, () => {
+      const base = tinyConfig("qwen3_moe");
+      const config = { ...base, moe: { ...(base.moe as NonNullable<ModelConfig["moe"]>), normTopkProb } };
+      const model = makeModel64(config, LORA_ALL);
+      randomizeTrainable(model, 5);
+      const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
+      // Layer 0: 4 attention + 3 experts × 3; layer 1: 4 attention + 3 dense; lm_head.
+      assert.equal(checked.length, 2 * (4 + 9 + 4 + 3 + 1));
+      for (let e = 0; e < 3; e++)
+        for (const p of ["gate_proj", "up_proj", "down_proj"])
+          assert.ok(checked.includes(`base_model.model.model.layers.0.mlp.experts.${e}.${p}.lora_A.weight`), `expert ${e} ${p}`);
+      assert.ok(!checked.some((n) => n.includes("mlp.gate.")), "the router carries no adapter");
     });
   }
 

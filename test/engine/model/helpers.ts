@@ -27,12 +27,16 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
     maxPositionEmbeddings: 64,
     tieWordEmbeddings: false,
     attentionBias: modelType === "qwen2",
-    qkNorm: modelType === "qwen3" || modelType === "olmo2",
+    qkNorm: modelType === "qwen3" || modelType === "qwen3_moe" || modelType === "olmo2",
     ...(modelType === "olmo2" ? { qkNormScope: "projection" as const, normPlacement: "post" as const } : {}),
     ...(modelType === "gemma3_text" ? GEMMA3_TINY : {}),
     // SmolLM3: layer 1 has no rotary embedding and slides over 3 keys.
     // Phi-3: fused qkv_proj and gate_up_proj, every layer sliding over 3 keys.
     ...(modelType === "phi3" ? { fusedProjections: true, slidingLayers: [true, true], slidingWindow: 3 } : {}),
+    // Qwen3-MoE: layer 0 routes each token to 2 of 3 experts (every expert gets tokens), layer 1 is dense.
+    ...(modelType === "qwen3_moe"
+      ? { moe: { numExperts: 3, topK: 2, normTopkProb: true, expertIntermediateSize: 6, sparseLayers: [true, false], routerAuxLossCoef: 0.001 } }
+      : {}),
     ...(modelType === "smollm3" ? { ropeLayers: [true, false], slidingLayers: [false, true], slidingWindow: 3, tieWordEmbeddings: true } : {}),
     ...overrides,
   };

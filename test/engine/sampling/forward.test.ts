@@ -40,6 +40,17 @@ for (const variant of [
   },
   { name: "smollm3 (a NoPE layer)", json: tinyConfigJson({ model_type: "smollm3", no_rope_layers: [0, 1] }) },
   {
+    name: "qwen3_moe (top-2 of 4 experts with LoRA on each, a dense layer)",
+    json: tinyConfigJson({
+      model_type: "qwen3_moe",
+      num_experts: 4,
+      num_experts_per_tok: 2,
+      moe_intermediate_size: 6,
+      norm_topk_prob: true,
+      mlp_only_layers: [1],
+    }),
+  },
+  {
     name: "phi3 (fused projections, LoRA on the fused matrices, sliding window)",
     json: tinyConfigJson({ model_type: "phi3", head_dim: undefined, sliding_window: 5 }),
   },

@@ -102,8 +102,8 @@ test("consecutive snapshots of a training model keep no merged copy and decode l
     for (const t of adapter.values()) adapterBytes += t.byteLength;
     assert.equal(s.residentBytes, adapterBytes, `${id} holds its adapter factors and no merged matrix`);
     inf.weights.layers.forEach((l, i) => {
-      assert.equal(l.down.weight, weights.get(`model.layers.${i}.mlp.down_proj.weight`), "projections use the shared base arrays");
-      assert.ok(l.down.lora !== null, "and carry their adapter");
+      assert.equal(l.down?.weight, weights.get(`model.layers.${i}.mlp.down_proj.weight`), "projections use the shared base arrays");
+      assert.ok(l.down !== null && l.down.lora !== null, "and carry their adapter");
     });
     // Same numbers as decoding with a merged copy (what snapshots built before).
     const merged = reg.add(`${id}-merged`, { config, weights: mergedCopy(model.baseWeights(), adapter, 2), adapter: null });

@@ -1,0 +1,267 @@
+// The sparse MLP block of mixture-of-experts families (docs/numerics.md#mixture-of-experts):
+// router logits x·Wᵣᵀ, a softmax over the experts, the top-k experts of each token with their
+// probabilities as weights (renormalised over the k when norm_topk_prob), and the weighted sum of
+// those experts' SwiGLU outputs. Routing is a pure function of the logits (ties go to the lower
+// expert index), so training, the KV-cache sampler and transformers pick the same experts.
+// The routing choice itself has no gradient; the weights do, through the softmax into x and Wᵣ.
+import type { FloatArray } from "../kernels/types.ts";
+import type { MoeActivations, MoeScratch } from "./activations.ts";
+import type { MoeConfig } from "./config.ts";
+import type { BatchContext } from "./context.ts";
+import { gatedBackward, gatedForward } from "./gated.ts";
+import { linearBackward, linearForward } from "./linear.ts";
+import type { MoeParams } from "./params.ts";
+
+/**
+ * For T rows of router logits [T, E]: probs = softmax (overwrites `probs`), and each row's top-k
+ * experts in `chosen` [T·K] (descending probability, lower index first on ties) with their weights.
+ */
+export function routeTokens(moe: MoeConfig, logits: FloatArray, T: number, probs: FloatArray, chosen: Int32Array, weights: FloatArray): void {
+  const { numExperts: E, topK: K, normTopkProb } = moe;
+  for (let t = 0; t < T; t++) {
+    const row = t * E;
+    let max = Number.NEGATIVE_INFINITY;
+    for (let e = 0; e < E; e++) max = Math.max(max, logits[row + e]);
+    let sum = 0;
+    for (let e = 0; e < E; e++) {
+      const v = Math.exp(logits[row + e] - max);
+      probs[row + e] = v;
+      sum += v;
+    }
+    for (let e = 0; e < E; e++) probs[row + e] /= sum;
+    let picked = 0;
+    for (let k = 0; k < K; k++) {
+      let best = -1;
+      for (let e = 0; e < E; e++) {
+        if (best >= 0 && probs[row + e] <= probs[row + best]) continue;
+        let taken = false;
+        for (let j = 0; j < k; j++) taken ||= chosen[t * K + j] === e;
+        if (!taken) best = e;
+      }
+      chosen[t * K + k] = best;
+      weights[t * K + k] = probs[row + best];
+      picked += probs[row + best];
+    }
+    if (normTopkProb) for (let k = 0; k < K; k++) weights[t * K + k] /= picked;
+  }
+}
+
+/**
+ * Groups the A = T·K assignments by expert (a counting sort, token order within an expert):
+ * order[i] is the assignment of grouped row i, expert e owns rows [offsets[e], offsets[e+1]).
+ */
+export function groupByExpert(chosen: Int32Array, A: number, E: number, order: Int32Array, offsets: Int32Array): void {
+  offsets.fill(0);
+  for (let a = 0; a < A; a++) offsets[chosen[a] + 1]++;
+  for (let e = 0; e < E; e++) offsets[e + 1] += offsets[e];
+  const next = Int32Array.from(offsets.subarray(0, E));
+  for (let a = 0; a < A; a++) order[next[chosen[a]]++] = a;
+}
+
+/** xg[i] = x[token of order[i]] for the A grouped rows, rows of width D. */
+export function gatherRows(x: FloatArray, order: Int32Array, A: number, K: number, D: number, xg: FloatArray): void {
+  for (let i = 0; i < A; i++) {
+    const t = (order[i] / K) | 0;
+    xg.set(x.subarray(t * D, (t + 1) * D), i * D);
+  }
+}
+
+/**
+ * out[t] = Σ over t's assignments of weight·y (out [T, D] overwritten). Grouped rows are in
+ * ascending expert order, the order in which transformers adds the experts' contributions.
+ */
+export function combineExperts(y: FloatArray, weights: FloatArray, order: Int32Array, A: number, K: number, D: number, out: FloatArray, T: number): void {
+  out.fill(0, 0, T * D);
+  for (let i = 0; i < A; i++) {
+    const a = order[i];
+    const t = (a / K) | 0;
+    const w = weights[a];
+    const o = t * D;
+    const r = i * D;
+    for (let j = 0; j < D; j++) out[o + j] += w * y[r + j];
+  }
+}
+
+/** Expert load of one pass, summed over its sparse layers (transformers' load_balancing_loss_func). */
+export class RoutingStats {
+  /** Assignments per expert. */
+  readonly counts: Float64Array;
+  /** Router probability per expert, summed over tokens. */
+  readonly probSums: Float64Array;
+  /** Token rows routed (tokens × sparse layers). */
+  rows = 0;
+  /** When kept (tests): each sparse layer's chosen experts [T·K], in layer order. */
+  readonly choices: Int32Array[] | null;
+
+  constructor(
+    readonly moe: MoeConfig,
+    keepChoices = false,
+  ) {
+    this.counts = new Float64Array(moe.numExperts);
+    this.probSums = new Float64Array(moe.numExperts);
+    this.choices = keepChoices ? [] : null;
+  }
+
+  add(probs: FloatArray, chosen: Int32Array, T: number): void {
+    const E = this.moe.numExperts;
+    this.choices?.push(Int32Array.from(chosen.subarray(0, T * this.moe.topK)));
+    for (let a = 0; a < T * this.moe.topK; a++) this.counts[chosen[a]]++;
+    for (let t = 0; t < T; t++) for (let e = 0; e < E; e++) this.probSums[e] += probs[t * E + e];
+    this.rows += T;
+  }
+
+  /**
+   * moe_aux_loss: transformers' load-balancing loss E·Σₑ fₑ·Pₑ (fₑ assignments per row, Pₑ mean
+   * probability; k when balanced), before its router_aux_loss_coef. moe_expert_load_max: the
+   * busiest expert's share of assignments over an even share (1 when balanced, E/k at worst).
+   */
+  metrics(): Record<string, number> {
+    if (this.rows === 0) return {};
+    const { numExperts: E, topK: K } = this.moe;
+    let aux = 0;
+    let busiest = 0;
+    for (let e = 0; e < E; e++) {
+      aux += (this.counts[e] / this.rows) * (this.probSums[e] / this.rows);
+      busiest = Math.max(busiest, this.counts[e]);
+    }
+    return { "moe_aux_loss:mean": aux * E, "moe_expert_load_max:max": (busiest * E) / (this.rows * K) };
+  }
+}
+
+function rowsOf(a: FloatArray, r0: number, n: number, width: number): FloatArray {
+  return a.subarray(r0 * width, (r0 + n) * width);
+}
+
+function rowsOrNull(a: FloatArray | null, r0: number, n: number, width: number): FloatArray | null {
+  return a === null ? null : a.subarray(r0 * width, (r0 + n) * width);
+}
+
+/** Calls fn for each expert that got tokens, with its first grouped row and its row count. */
+export function forEachBusyExpert(offsets: Int32Array, E: number, fn: (e: number, r0: number, n: number) => void): void {
+  for (let e = 0; e < E; e++) {
+    const n = offsets[e + 1] - offsets[e];
+    if (n > 0) fn(e, offsets[e], n);
+  }
+}
+
+/** Views of rows [r0, r0 + n) of the grouped buffers an expert reads and writes. */
+function expertRows(la: MoeActivations, sc: MoeScratch, r0: number, n: number, D: number, Fe: number) {
+  return { gate: rowsOf(la.gate, r0, n, Fe), up: rowsOf(la.up, r0, n, Fe), act: rowsOf(sc.act, r0, n, Fe), xg: rowsOf(sc.xg, r0, n, D) };
+}
+
+function moeOf(c: BatchContext): MoeConfig {
+  const moe = c.config.moe;
+  if (moe === undefined) throw new Error("mixture-of-experts block in a model whose config has no experts");
+  return moe;
+}
+
+/** out [T, D] = the block's output for its input xin [T, D]; saves what the backward pass needs in la. */
+export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, la: MoeActivations, sc: MoeScratch, out: FloatArray, ones: FloatArray): void {
+  const { k, T } = c;
+  const moe = moeOf(c);
+  const D = c.config.hiddenSize;
+  const { numExperts: E, topK: K, expertIntermediateSize: Fe } = moe;
+  const A = T * K;
+  k.gemm(false, true, T, E, D, 1, xin, p.router.data, 0, sc.logits);
+  routeTokens(moe, sc.logits, T, la.probs, la.chosen, la.weights);
+  c.routing?.add(la.probs, la.chosen, T);
+  groupByExpert(la.chosen, A, E, la.order, la.offsets);
+  gatherRows(xin, la.order, A, K, D, sc.xg);
+  const rank = expertRank(p);
+  forEachBusyExpert(la.offsets, E, (e, r0, n) => {
+    const ex = p.experts[e];
+    const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, Fe);
+    linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, rank), ones);
+    linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, rank), ones);
+    gatedForward(c.config, k, gate, up, act, n * Fe);
+    linearForward(k, ex.down, act, n, rowsOf(la.y, r0, n, D), rowsOrNull(la.hrDown, r0, n, rank), ones);
+  });
+  combineExperts(la.y, la.weights, la.order, A, K, D, out, T);
+}
+
+function expertRank(p: MoeParams): number {
+  return p.experts[0]?.gate.lora?.rank ?? 0;
+}
+
+/**
+ * From dOut [T, D] (gradient wrt the block's output): the experts' and router's parameter
+ * gradients (+=) and dxin [T, D] (overwritten), the gradient wrt the block's input.
+ */
+export function moeBlockBackward(
+  c: BatchContext,
+  p: MoeParams,
+  xin: FloatArray,
+  la: MoeActivations,
+  sc: MoeScratch,
+  dOut: FloatArray,
+  dxin: FloatArray,
+  dhr: FloatArray,
+  ones: FloatArray,
+): void {
+  const { k, T } = c;
+  const moe = moeOf(c);
+  const D = c.config.hiddenSize;
+  const { numExperts: E, topK: K, expertIntermediateSize: Fe } = moe;
+  const A = T * K;
+  // Each grouped row's output gradient is its weight times the token's; each weight's gradient is dOut·y.
+  for (let i = 0; i < A; i++) {
+    const a = la.order[i];
+    const t = (a / K) | 0;
+    const w = la.weights[a];
+    let dw = 0;
+    for (let j = 0; j < D; j++) {
+      const g = dOut[t * D + j];
+      dw += g * la.y[i * D + j];
+      sc.dy[i * D + j] = w * g;
+    }
+    sc.dw[a] = dw;
+  }
+  gatherRows(xin, la.order, A, K, D, sc.xg);
+  const rank = expertRank(p);
+  forEachBusyExpert(la.offsets, E, (e, r0, n) => {
+    const ex = p.experts[e];
+    const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, Fe);
+    const dact = rowsOf(sc.dact, r0, n, Fe);
+    const dgate = rowsOf(sc.dgate, r0, n, Fe);
+    const dup = rowsOf(sc.dup, r0, n, Fe);
+    const dxg = rowsOf(sc.dxg, r0, n, D);
+    gatedForward(c.config, k, gate, up, act, n * Fe);
+    linearBackward(k, ex.down, act, n, rowsOrNull(la.hrDown, r0, n, rank), rowsOf(sc.dy, r0, n, D), dact, 0, dhr, ones);
+    gatedBackward(c.config, k, dact, gate, up, dgate, dup, n * Fe);
+    linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, rank), dgate, dxg, 0, dhr, ones);
+    linearBackward(k, ex.up, xg, n, rowsOrNull(la.hrUp, r0, n, rank), dup, dxg, 1, dhr, ones);
+  });
+  dxin.fill(0, 0, T * D);
+  for (let i = 0; i < A; i++) {
+    const t = (la.order[i] / K) | 0;
+    for (let j = 0; j < D; j++) dxin[t * D + j] += sc.dxg[i * D + j];
+  }
+  routerLogitsBackward(moe, la, sc.dw, T, sc.logits);
+  k.gemm(false, false, T, D, E, 1, sc.logits, p.router.data, 1, dxin);
+  if (p.router.grad !== null) k.gemm(true, false, E, D, T, 1, sc.logits, xin, 1, p.router.grad);
+}
+
+/** dlogits [T, E] (overwritten) from the weights' gradients dw [T·K], through the renormalisation and the softmax. */
+export function routerLogitsBackward(moe: MoeConfig, la: MoeActivations, dw: FloatArray, T: number, dlogits: FloatArray): void {
+  const { numExperts: E, topK: K, normTopkProb } = moe;
+  for (let t = 0; t < T; t++) {
+    const row = t * E;
+    dlogits.fill(0, row, row + E);
+    // dlogits first holds the gradient wrt the chosen probabilities.
+    if (normTopkProb) {
+      // w_k = p_k / S with S = Σ_j p_j: dp_k = (dw_k − Σ_j dw_j·w_j) / S.
+      let S = 0;
+      let dot = 0;
+      for (let j = 0; j < K; j++) {
+        S += la.probs[row + la.chosen[t * K + j]];
+        dot += dw[t * K + j] * la.weights[t * K + j];
+      }
+      for (let j = 0; j < K; j++) dlogits[row + la.chosen[t * K + j]] = (dw[t * K + j] - dot) / S;
+    } else {
+      for (let j = 0; j < K; j++) dlogits[row + la.chosen[t * K + j]] = dw[t * K + j];
+    }
+    let g = 0;
+    for (let e = 0; e < E; e++) g += dlogits[row + e] * la.probs[row + e];
+    for (let e = 0; e < E; e++) dlogits[row + e] = la.probs[row + e] * (dlogits[row + e] - g);
+  }
+}
