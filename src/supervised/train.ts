@@ -154,7 +154,7 @@ async function runSupervised(
   if (finalEvaluationDue(config.eval_every, evaluators.length)) {
     const timer = new StepTimer();
     const metrics = await timer.span("evals", () => runEvaluators(evaluators, trainingClient));
-    run.metrics.logMetrics({ ...metrics, ...timer.metrics() }, endStep);
+    run.metrics.logStep(metrics, endStep, timer);
   }
   await recordSave(loop, await loop.checkpoints.enqueue("final", positionState(positionOf(endStep, nBatches), loop.elapsedTokens)));
   run.log.info("training completed");
@@ -268,7 +268,7 @@ async function finishBatch(loop: Loop, submitted: SubmittedBatch): Promise<void>
 }
 
 function logStep(loop: Loop, step: number, metrics: EvalMetrics, timer: StepTimer): void {
-  loop.run.metrics.logMetrics({ ...metrics, ...timer.metrics() }, step);
+  loop.run.metrics.logStep(metrics, step, timer);
 }
 
 async function recordSave(loop: Loop, save: PendingSave, settled?: SavedPaths): Promise<void> {
