@@ -49,7 +49,7 @@ export const configSchema = overrideDefaults(
       .number()
       .int()
       .min(0)
-      .default(250)
+      .default(60)
       .describe("Supervised steps teaching the grader model the addition demo's rubric before RL (0 = use the grader as it is; only for the demo data)"),
     grader_warmup_batch_size: z.number().int().positive().default(16).describe("Grader warm-up examples per step"),
     grader_warmup_learning_rate: z.number().positive().default(5e-3).describe("Grader warm-up peak learning rate (linear decay)"),
