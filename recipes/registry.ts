@@ -73,6 +73,18 @@ export const recipes: RecipeEntry[] = [
     load: () => import("./code_rl/index.ts"),
   },
   {
+    name: "search_tool",
+    description:
+      "Search-R1 style RL: answer questions about a shipped invented world by calling a local BM25 search over its documents (after a warm-up that teaches the call), graded by exact match",
+    load: () => import("./search_tool/index.ts"),
+  },
+  {
+    name: "rubric",
+    description:
+      "Rubric RL: a grader model scores each reply against rubric items (any model, checkpoint or server; default the cookbook's addition demo with a grader warmed up to grade it), verdicts in the transcripts",
+    load: () => import("./rubric/index.ts"),
+  },
+  {
     name: "guess_number",
     description: "Multi-turn RL: guess a hidden number from higher/lower replies of a scripted user",
     load: () => import("./guess_number/index.ts"),

@@ -12,13 +12,24 @@ import { readDeepMath, readGsm8k, readHendrycksMath, readMath500, readPolaris, r
 import type { Message, RLRenderer } from "../../src/renderers/policyRenderer.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
 import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
+import { interleavedRLDatasetBuilder } from "../../src/rl/mixture.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
+const MathEnvSchema = z.enum(["arithmetic", "file", "gsm8k", "math", "deepmath", "polaris"]);
+
 export const configSchema = overrideDefaults(
   RLConfigSchema.extend({
-    env: z.enum(["arithmetic", "file", "gsm8k", "math", "deepmath", "polaris"]).default("arithmetic").describe("Problem source"),
+    env: MathEnvSchema.default("arithmetic").describe("Problem source"),
+    mixture: z
+      .array(z.object({ env: MathEnvSchema, weight: z.number().positive() }))
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe(
+        'Instead of env: a weighted mixture of sources, e.g. [{"env":"arithmetic","weight":3},{"env":"file","weight":1}]; each group comes from one source, metrics per source under env/<source>/',
+      ),
     dataset_path: z.string().default(fixtureDataPath("arithmetic.jsonl")).describe("env=file: JSONL of {question, answer}"),
     test_path: z.string().nullable().default(fixtureDataPath("arithmetic_test.jsonl")).describe("env=file: held-out JSONL (null = none)"),
     gsm8k_dataset: z.string().default("openai/gsm8k").describe("env=gsm8k: hub id, or a local folder with main/{train,test}-*.parquet"),
@@ -118,7 +129,17 @@ function listBuilder(
 }
 
 /** The environments the loop trains in; `cookbook play math_rl` puts a person in them. */
-export function environments(config: MathRlConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder | Promise<RLDatasetBuilder> {
+export async function environments(config: MathRlConfig, setup: RLRecipeSetup): Promise<RLDatasetBuilder> {
+  const mixture = config.mixture;
+  if (mixture === null) return sourceEnvironments(config, setup);
+  const sources = await Promise.all(
+    mixture.map(async (m) => ({ name: m.env, weight: m.weight, builder: await sourceEnvironments({ ...config, env: m.env }, setup) })),
+  );
+  // With max_steps the mixture is scheduled for exactly that many batches, small sources cycling.
+  return interleavedRLDatasetBuilder(sources, { groupsPerBatch: config.groups_per_batch, totalBatches: config.max_steps, seed: config.seed });
+}
+
+function sourceEnvironments(config: MathRlConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder | Promise<RLDatasetBuilder> {
   if (config.env === "arithmetic") {
     return arithmeticDatasetBuilder({
       renderer,

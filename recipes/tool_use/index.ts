@@ -18,7 +18,7 @@ import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { supervisedWarmupOn, warmupRunFields } from "../../src/supervised/warmup.ts";
 import { additionToolDatasetBuilder, warmupDatasetBuilder } from "../../src/toolUse/additionTask.ts";
-import { ROLLOUT_PRESETS } from "../../src/toolUse/rolloutLimits.ts";
+import { answerOnlyRollout } from "../../src/toolUse/rolloutLimits.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
@@ -107,10 +107,7 @@ async function warmup(config: ToolUseConfig, context?: RecipeContext): Promise<s
 
 /** The environments the loop trains in; `cookbook play tool_use` puts a person in them. */
 export function environments(config: ToolUseConfig, { renderer }: RLRecipeSetup): RLDatasetBuilder {
-  const rollout = ROLLOUT_PRESETS[config.rollout_preset]({ maxTurns: config.max_turns });
-  rollout.tool_timeout_seconds = config.tool_timeout_seconds;
-  // Only a correct final answer earns reward: a malformed turn ends the episode at 0.
-  rollout.parse_error = { ...rollout.parse_error, reward: 0 };
+  const rollout = answerOnlyRollout(config.rollout_preset, config.max_turns, config.tool_timeout_seconds);
   return additionToolDatasetBuilder({
     renderer,
     batchSize: config.groups_per_batch,

@@ -56,7 +56,7 @@ export const playCommand = defineCommand<PlayArgs>({
       .positional("recipe", {
         type: "string",
         demandOption: true,
-        describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)",
+        describe: "an RL recipe (guess_number, rl_basic, math_rl, tool_use, code_rl, search_tool, rubric, tic_tac_toe, twenty_questions)",
       })
       .positional("args", { type: "string", array: true, default: [], describe: "key=value config overrides, as for cookbook run" })
       .option("batch", { type: "number", describe: "which training batch to take the environment from (default 0)" })

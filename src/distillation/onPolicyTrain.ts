@@ -3,9 +3,7 @@
 // replaces the (zero) advantages with −coef·(lp_student − lp_teacher) per sampled token.
 import { appendTokenGaps, type TokenGapRecord } from "../log/transcripts/tokenGaps.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
-import type { RunLog } from "../log/runLog.ts";
-import { chooseEngine, createServiceClient } from "../service.ts";
-import type { SamplerSource } from "../training/reconnectingSampler.ts";
+import { samplersBeforeRun } from "../training/reconnectingSampler.ts";
 import type { RLConfig } from "../rl/config.ts";
 import { RLTestSetEvaluator, type EvalContext, type SamplingClientEvaluator } from "../rl/evaluator.ts";
 import { main as rlMain, type RLMainOptions, type RLRunResult } from "../rl/train.ts";
@@ -78,15 +76,8 @@ export async function runOnPolicyDistillation(
   if (datasets.length === 0) throw new Error("on-policy distillation needs at least one dataset");
   // On a remote server the loop owns its connection, so it can resume after the server goes away;
   // the teachers keep their own. Embedded, student and teachers share one engine.
-  const serverOptions = config.base_url !== null ? { baseUrl: config.base_url } : {};
-  const shared = mainOptions.serviceClient ?? (chooseEngine(serverOptions).kind === "embedded" ? await createServiceClient(serverOptions) : null);
-  let runLog: RunLog | null = null;
-  const source: SamplerSource = {
-    shared,
-    baseUrl: config.base_url,
-    waitMs: config.server_wait_seconds * 1000,
-    log: { warn: (message) => (runLog !== null ? runLog.warn(message) : process.stderr.write(`WARNING ${message}\n`)) },
-  };
+  const samplers = await samplersBeforeRun(config, mainOptions.serviceClient);
+  const source = samplers.source;
   const teachers: Teacher[] = [];
   try {
     // Refused before any rollout when a teacher's server does not serve its model.
@@ -108,9 +99,9 @@ export async function runOnPolicyDistillation(
       { build: async () => ({ train, test }) },
       {
         ...mainOptions,
-        ...(shared !== null ? { serviceClient: shared } : {}),
+        ...(samplers.loopService !== undefined ? { serviceClient: samplers.loopService } : {}),
         onEnter: (run) => {
-          runLog = run.log;
+          samplers.onEnter(run);
           mainOptions.onEnter?.(run);
         },
         evaluators,
@@ -122,6 +113,6 @@ export async function runOnPolicyDistillation(
     );
   } finally {
     for (const t of teachers) await t.close();
-    if (mainOptions.serviceClient === undefined) await shared?.close();
+    await samplers.close();
   }
 }

@@ -60,9 +60,10 @@ export class LLMJudge {
     return Math.min(wanted, room);
   }
 
-  async judge(question: string, reference: string, response: string): Promise<JudgeVerdict> {
+  /** The judge model's reply to one user message (greedy unless a temperature is set). */
+  async reply(content: string): Promise<string> {
     const { renderer, samplingClient } = this.options;
-    const prompt = renderer.buildGenerationPrompt([{ role: "user", content: judgePrompt(this.rubric, question, reference, response) }]);
+    const prompt = renderer.buildGenerationPrompt([{ role: "user", content }]);
     const out = await samplingClient.sample(prompt, 1, {
       stop: renderer.getStopSequences(),
       max_tokens: this.maxTokensFor(prompt),
@@ -70,6 +71,10 @@ export class LLMJudge {
     });
     const seq = out.sequences[0];
     if (seq === undefined) throw new Error("judge sampler returned no sequence");
-    return parseJudgeReply(getTextContent(renderer.parseResponse(seq.tokens).message));
+    return getTextContent(renderer.parseResponse(seq.tokens).message);
+  }
+
+  async judge(question: string, reference: string, response: string): Promise<JudgeVerdict> {
+    return parseJudgeReply(await this.reply(judgePrompt(this.rubric, question, reference, response)));
   }
 }

@@ -3,6 +3,7 @@
 // one; an input file with a bad line is a mistake to report, naming the file and line, before
 // anything trains on half of it.
 import { readFileSync } from "node:fs";
+import type { z } from "zod";
 
 export interface JsonlInputLine {
   /** `file:line` (1-based), for messages about this line. */
@@ -54,5 +55,31 @@ export function readJsonlObjects(
     }
     if (value === null || typeof value !== "object" || Array.isArray(value)) throw fail(options, `${where}: expected ${expected}`);
     return { where, line, row: value as Record<string, unknown> };
+  });
+}
+
+export class JsonlRecordError extends Error {
+  override name = "JsonlRecordError";
+}
+
+/**
+ * Every non-blank line of `file` parsed with `schema`; a bad line is an error naming `file:line`,
+ * the key and `expected` (what a good record looks like).
+ */
+export function readJsonlRecords<S extends z.ZodType>(file: string, schema: S, expected: string): z.output<S>[] {
+  const makeError = (message: string) => new JsonlRecordError(message);
+  return jsonlInputLines(file, { makeError }).map(({ where, text }) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw makeError(`${where}: not valid JSON (${(err as Error).message}); expected ${expected}`);
+    }
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw makeError(`${where}: key ${JSON.stringify(issue.path.join(".") || "(row)")}: ${issue.message}; expected ${expected}`);
+    }
+    return parsed.data;
   });
 }

@@ -13,6 +13,7 @@ export {
 } from "./grade.ts";
 export { extractBoxed, extractFirstNumber, extractLastNumber, extractLenient } from "./extract.ts";
 export { normalizeAnswer } from "./normalize.ts";
+export { type TextAnswerGrade, exactMatch, extractAnswerLine, gradeTextAnswer, normalizeTextAnswer, tokenF1 } from "./textAnswer.ts";
 import { clearNormalizeCache } from "./normalize.ts";
 import { clearSymbolicCache } from "./symbolic.ts";
 

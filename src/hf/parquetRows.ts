@@ -1,8 +1,9 @@
 // The rows of a hub dataset split as plain objects, each with the file and row it came from so
 // that errors can name them. Parquet lists come back as arrays and structs as objects; int64
-// columns may come back as bigint (see `cellInt`).
-import { readFileSync } from "node:fs";
-import { parquetReadObjects } from "hyparquet";
+// columns may come back as bigint (see `cellInt`). Files are read one row group at a time through
+// byte ranges (the footer first, then each group's column chunks), so a file far larger than
+// memory streams: only the row group being read is ever held.
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { resolveDatasetSplitFiles, type HubDatasetRef, type HubOptions } from "./datasets.ts";
 
 export interface DatasetRow {
@@ -16,21 +17,40 @@ export class DatasetRowError extends Error {
   override name = "DatasetRowError";
 }
 
-/** Reads the given columns (all when undefined) of every parquet file of the split. */
-export async function readSplitRows(ref: HubDatasetRef, columns: string[] | undefined, options: HubOptions = {}): Promise<DatasetRow[]> {
-  const files = await resolveDatasetSplitFiles(ref, options);
-  const out: DatasetRow[] = [];
-  for (const file of files) {
-    const buf = readFileSync(file);
+/** The rows of one parquet file, one row group at a time; errors name the file (and row group). */
+export async function* streamParquetRows(file: string, columns?: string[]): AsyncGenerator<DatasetRow> {
+  const what = columns === undefined ? "rows" : `columns ${columns.join(", ")}`;
+  let buffer: Awaited<ReturnType<typeof asyncBufferFromFile>>;
+  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
+  try {
+    buffer = await asyncBufferFromFile(file);
+    metadata = await parquetMetadataAsync(buffer);
+  } catch (err) {
+    throw new DatasetRowError(`${file}: cannot read ${what} (${(err as Error).message})`);
+  }
+  let start = 0;
+  for (const [group, rowGroup] of metadata.row_groups.entries()) {
+    const end = start + Number(rowGroup.num_rows);
     let rows: Record<string, unknown>[];
     try {
-      const data = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
-      rows = await parquetReadObjects(columns === undefined ? { file: data } : { file: data, columns });
+      rows = await parquetReadObjects({ file: buffer, metadata, rowStart: start, rowEnd: end, ...(columns === undefined ? {} : { columns }) });
     } catch (err) {
-      throw new DatasetRowError(`${file}: cannot read ${columns === undefined ? "rows" : `columns ${columns.join(", ")}`} (${(err as Error).message})`);
+      throw new DatasetRowError(`${file}: cannot read ${what} of row group ${group} (${(err as Error).message})`);
     }
-    rows.forEach((values, row) => out.push({ file, row, values }));
+    for (const [i, values] of rows.entries()) yield { file, row: start + i, values };
+    start = end;
   }
+}
+
+/** The rows of every parquet file of a split, in file order, streamed. */
+export async function* streamSplitRows(ref: HubDatasetRef, columns: string[] | undefined, options: HubOptions = {}): AsyncGenerator<DatasetRow> {
+  for (const file of await resolveDatasetSplitFiles(ref, options)) yield* streamParquetRows(file, columns);
+}
+
+/** Reads the given columns (all when undefined) of every parquet file of the split. */
+export async function readSplitRows(ref: HubDatasetRef, columns: string[] | undefined, options: HubOptions = {}): Promise<DatasetRow[]> {
+  const out: DatasetRow[] = [];
+  for await (const row of streamSplitRows(ref, columns, options)) out.push(row);
   return out;
 }
 

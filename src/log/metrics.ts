@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { writeJsonAtomic } from "../files/durable.ts";
 import { formatColumns, formatValue } from "./format.ts";
 import { appendJsonl, readJsonl } from "./jsonl.ts";
+import type { StepTimer } from "./timing.ts";
+import { appendTraceSpans, exportTrace } from "./trace.ts";
 
 export type MetricValue = number | string;
 export type Metrics = Record<string, MetricValue>;
@@ -80,9 +82,16 @@ export class MetricsLogger {
     if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);
   }
 
-  /** Lets every sink finish its pending writes (uploads) at the end of the run. */
+  /** Logs a step's metrics with its `time/*` metrics, and adds its spans to the run's trace. */
+  logStep(metrics: Metrics, step: number, timer: StepTimer): void {
+    this.logMetrics({ ...metrics, ...timer.metrics() }, step);
+    appendTraceSpans(this.logDir, step, timer.timeline());
+  }
+
+  /** Lets every sink finish its pending writes (uploads) at the end of the run, and writes trace.json. */
   async close(exitCode = 0): Promise<void> {
     await Promise.all(this.sinks.map((s) => s.close?.(exitCode)));
+    exportTrace(this.logDir);
   }
 }
 

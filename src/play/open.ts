@@ -29,7 +29,7 @@ export async function openPlay(
   const makeEnvironments = module.environments as ((config: unknown, setup: unknown) => unknown) | undefined;
   if (makeEnvironments === undefined) {
     throw new UsageError(
-      `recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use, tic_tac_toe, twenty_questions)`,
+      `recipe ${recipeName} has no environment to play (RL recipes export one: guess_number, rl_basic, math_rl, tool_use, code_rl, search_tool, rubric, tic_tac_toe, twenty_questions)`,
     );
   }
   const config = parseConfigArgs(recipe.configSchema, [...args]) as { model_name: string; renderer_name: string | null };

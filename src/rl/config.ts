@@ -36,7 +36,20 @@ export const StreamMinibatchConfigSchema = z.object({
 
 export const RLLossFnSchema = z.enum(["importance_sampling", "ppo", "cispo", "dro"]);
 
-export const RolloutErrorToleranceSchema = z.union([z.boolean(), z.object({ max_retries: z.number().int().min(0) })]);
+export const MinViableGroupSchema = z.object({
+  strategy: z.literal("min_viable_group"),
+  min_successful: z.number().int().positive().nullable().optional(),
+  max_retries: z.number().int().min(0).optional(),
+  per_rollout_timeout: z.number().positive().nullable().optional(),
+});
+
+// MinViableGroup's object first: zod drops unknown keys, so {max_retries} would otherwise swallow it.
+export const RolloutErrorToleranceSchema = z.union([
+  z.boolean(),
+  z.literal("min_viable_group"),
+  MinViableGroupSchema,
+  z.object({ max_retries: z.number().int().min(0) }),
+]);
 
 export const RLConfigSchema = z.object({
   // RL keeps the learning rate constant (the cookbook's RL loop has no schedule).
@@ -70,7 +83,9 @@ export const RLConfigSchema = z.object({
     remove_constant_reward_groups: z.boolean().default(false).describe("Drop groups whose members all earned the same reward"),
     rollout_error_tolerance: RolloutErrorToleranceSchema.nullable()
       .default(null)
-      .describe("false/null: a failing rollout stops training; true: retry up to 3 times then skip the group; {max_retries}: custom budget"),
+      .describe(
+        'false/null: a failing rollout stops training; true: retry up to 3 times then skip the group; {max_retries}: custom budget; min_viable_group or {"strategy":"min_viable_group","min_successful":n,"max_retries":3,"per_rollout_timeout":s}: keep a group once ceil(0.75·group_size) (or n) succeeded',
+      ),
     async_config: AsyncConfigSchema.nullable().default(null).describe("Set (e.g. async_config.max_steps_off_policy=2) to train off-policy asynchronously"),
     stream_minibatch_config: StreamMinibatchConfigSchema.nullable()
       .default(null)

@@ -102,6 +102,89 @@ export class FailFast implements RolloutStrategy {
   }
 }
 
+/** One rollout's end: its slot in the group, the env it ran in, and its trajectory or error. */
+type RolloutOutcome = { slot: number; env: Env } & ({ ok: true; traj: Trajectory } | { ok: false; error: unknown });
+
+export class RolloutTimeoutError extends Error {
+  override name = "RolloutTimeoutError";
+}
+
+/**
+ * Runs every env of the group at once and hands each failure (a thrown episode, or one that ran past
+ * `timeoutSeconds`) to `onFailure`, which returns a fresh env to rerun that slot in, or null to leave
+ * the slot empty, or throws to give the group up. A timed-out episode cannot be cancelled; its late
+ * result is ignored. Returns the successes and errors by slot.
+ */
+async function rolloutWithRetries(
+  builder: EnvGroupBuilder,
+  policy: TokenCompleter,
+  timeoutSeconds: number | null,
+  onFailure: (error: unknown, state: { groupSize: number; successes: number; errors: RolloutError[] }) => Promise<Env | null>,
+): Promise<{ envs: Env[]; trajectories: (Trajectory | undefined)[]; finalEnvs: Env[]; errors: RolloutError[] }> {
+  const envs = await builder.makeEnvs();
+  const pending = new Map<number, Promise<RolloutOutcome & { id: number }>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let nextId = 0;
+  const attempts = new Map<number, number>();
+  const launch = (slot: number, env: Env) => {
+    const id = nextId++;
+    const attempt = attempts.get(slot) ?? 0;
+    attempts.set(slot, attempt + 1);
+    let episode: Promise<Trajectory> = doSingleRollout(policyForSlot(policy, slot, attempt), env);
+    if (timeoutSeconds !== null) {
+      const seconds = timeoutSeconds;
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new RolloutTimeoutError(`rollout ran past per_rollout_timeout=${seconds}s`)), seconds * 1000);
+        timers.add(timer);
+      });
+      episode = Promise.race([episode, deadline]).finally(() => {
+        if (timer !== undefined) {
+          clearTimeout(timer);
+          timers.delete(timer);
+        }
+      });
+    }
+    pending.set(
+      id,
+      episode.then(
+        (traj) => ({ id, slot, env, ok: true as const, traj }),
+        (error: unknown) => ({ id, slot, env, ok: false as const, error }),
+      ),
+    );
+  };
+  envs.forEach((env, slot) => launch(slot, env));
+  const trajectories: (Trajectory | undefined)[] = new Array(envs.length).fill(undefined);
+  const finalEnvs: Env[] = [...envs];
+  const errors: RolloutError[] = [];
+  let successes = 0;
+  try {
+    while (pending.size > 0) {
+      const outcome = await Promise.race(pending.values());
+      pending.delete(outcome.id);
+      if (outcome.ok) {
+        trajectories[outcome.slot] = outcome.traj;
+        finalEnvs[outcome.slot] = outcome.env;
+        successes += 1;
+        continue;
+      }
+      errors.push(toRolloutError(outcome.error));
+      const fresh = await onFailure(outcome.error, { groupSize: envs.length, successes, errors });
+      if (fresh !== null) launch(outcome.slot, fresh);
+    }
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+  }
+  return { envs, trajectories, finalEnvs, errors };
+}
+
+/** The first env of a fresh group from the builder, to rerun one failed slot in. */
+async function freshEnv(builder: EnvGroupBuilder, errors: RolloutError[], cause: unknown): Promise<Env> {
+  const fresh = await builder.makeEnvs();
+  if (fresh.length === 0) throw new RolloutGroupError("makeEnvs returned no env to retry with", errors, { cause });
+  return fresh[0];
+}
+
 /**
  * A failing episode is rerun on a fresh env (from makeEnvs) while a group-wide budget of
  * `maxRetries` lasts; once exhausted the group is dropped whole, never trained on partially.
@@ -112,57 +195,85 @@ export class RetryOnFailure implements RolloutStrategy {
   constructor(readonly maxRetries = 3) {}
 
   async execute(builder: EnvGroupBuilder, policy: TokenCompleter): Promise<RolloutResult> {
-    const envs = await builder.makeEnvs();
-    type Outcome = { slot: number; env: Env } & ({ ok: true; traj: Trajectory } | { ok: false; error: unknown });
-    const pending = new Map<number, Promise<Outcome & { id: number }>>();
-    let nextId = 0;
-    const attempts = new Map<number, number>();
-    const launch = (slot: number, env: Env) => {
-      const id = nextId++;
-      const attempt = attempts.get(slot) ?? 0;
-      attempts.set(slot, attempt + 1);
-      pending.set(
-        id,
-        doSingleRollout(policyForSlot(policy, slot, attempt), env).then(
-          (traj) => ({ id, slot, env, ok: true as const, traj }),
-          (error: unknown) => ({ id, slot, env, ok: false as const, error }),
-        ),
-      );
-    };
-    envs.forEach((env, slot) => launch(slot, env));
-    const trajectories: Trajectory[] = new Array(envs.length);
-    const finalEnvs: Env[] = [...envs];
-    const errors: RolloutError[] = [];
     let retriesLeft = this.maxRetries;
-    while (pending.size > 0) {
-      const outcome = await Promise.race(pending.values());
-      pending.delete(outcome.id);
-      if (outcome.ok) {
-        trajectories[outcome.slot] = outcome.traj;
-        finalEnvs[outcome.slot] = outcome.env;
-        continue;
-      }
-      errors.push(toRolloutError(outcome.error));
+    const { trajectories, finalEnvs, errors } = await rolloutWithRetries(builder, policy, null, async (error, state) => {
       if (retriesLeft <= 0) {
         throw new RolloutGroupError(
-          `retry budget exhausted (${this.maxRetries} retries); dropping the group: ${toRolloutError(outcome.error).errorMessage}`,
-          errors,
-          { cause: outcome.error },
+          `retry budget exhausted (${this.maxRetries} retries); dropping the group: ${toRolloutError(error).errorMessage}`,
+          state.errors,
+          { cause: error },
         );
       }
       retriesLeft -= 1;
-      const fresh = await builder.makeEnvs();
-      if (fresh.length === 0) throw new RolloutGroupError("makeEnvs returned no env to retry with", errors, { cause: outcome.error });
-      launch(outcome.slot, fresh[0]);
-    }
-    return { trajectories, envs: finalEnvs, errors };
+      return freshEnv(builder, state.errors, error);
+    });
+    return { trajectories: trajectories as Trajectory[], envs: finalEnvs, errors };
   }
 }
 
-/** `false`/null → FailFast, `true` → RetryOnFailure(3), `{max_retries}` → RetryOnFailure(n). */
-export function rolloutStrategyFromConfig(tolerance: boolean | null | undefined | { max_retries: number }): RolloutStrategy {
+/**
+ * The cookbook's MinViableGroup: keep a partial group once `minSuccessful` episodes succeeded
+ * (default ceil(0.75 × the group's size)). Failures are rerun on fresh envs only while the floor is
+ * unmet and the group-wide budget lasts; once enough succeeded, a failure is recorded and its slot
+ * left out. Below the floor when everything has finished, the group is dropped (skipped, counted),
+ * because the group mean is the advantage baseline and a few members make it too noisy to train on.
+ */
+export class MinViableGroup implements RolloutStrategy {
+  readonly catchesGroupErrors = true;
+
+  constructor(
+    readonly minSuccessful: number | null = null,
+    readonly maxRetries = 3,
+    /** Seconds one episode may run before it counts as failed (null = no limit). */
+    readonly perRolloutTimeout: number | null = null,
+  ) {}
+
+  /** The floor for a group of `groupSize` envs. */
+  floor(groupSize: number): number {
+    return this.minSuccessful ?? Math.ceil(0.75 * groupSize);
+  }
+
+  async execute(builder: EnvGroupBuilder, policy: TokenCompleter): Promise<RolloutResult> {
+    let retriesLeft = this.maxRetries;
+    const result = await rolloutWithRetries(builder, policy, this.perRolloutTimeout, async (error, state) => {
+      // Retries only while the floor is unmet: past it a partial group is kept, and a retry would
+      // only make the whole batch wait.
+      if (state.successes >= this.floor(state.groupSize) || retriesLeft <= 0) return null;
+      retriesLeft -= 1;
+      return freshEnv(builder, state.errors, error);
+    });
+    const floor = this.floor(result.envs.length);
+    const kept = result.trajectories.flatMap((traj, slot) => (traj === undefined ? [] : [{ traj, env: result.finalEnvs[slot] }]));
+    if (kept.length < floor) {
+      throw new RolloutGroupError(
+        `only ${kept.length}/${result.envs.length} rollouts succeeded, below the minimum viable group size ${floor} ` +
+          `(${result.errors.length} failures, max_retries=${this.maxRetries}); dropping the group`,
+        result.errors,
+      );
+    }
+    return { trajectories: kept.map((k) => k.traj), envs: kept.map((k) => k.env), errors: result.errors };
+  }
+}
+
+/** How rollout_error_tolerance names a MinViableGroup (the other forms are true/false/{max_retries}). */
+export interface MinViableGroupConfig {
+  strategy: "min_viable_group";
+  min_successful?: number | null;
+  max_retries?: number;
+  per_rollout_timeout?: number | null;
+}
+
+/**
+ * `false`/null → FailFast, `true` → RetryOnFailure(3), `{max_retries}` → RetryOnFailure(n),
+ * `"min_viable_group"` or `{strategy: "min_viable_group", ...}` → MinViableGroup.
+ */
+export function rolloutStrategyFromConfig(
+  tolerance: boolean | null | undefined | "min_viable_group" | { max_retries: number } | MinViableGroupConfig,
+): RolloutStrategy {
   if (tolerance === true) return new RetryOnFailure();
   if (tolerance === false || tolerance === null || tolerance === undefined) return new FailFast();
+  if (tolerance === "min_viable_group") return new MinViableGroup();
+  if ("strategy" in tolerance) return new MinViableGroup(tolerance.min_successful ?? null, tolerance.max_retries ?? 3, tolerance.per_rollout_timeout ?? null);
   return new RetryOnFailure(tolerance.max_retries);
 }
 

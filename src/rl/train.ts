@@ -94,7 +94,7 @@ async function runRL(config: Ctx["config"], datasetBuilder: RLDatasetBuilder, ru
     const timer = new StepTimer();
     const sampler = await ctx.trainingClient.saveWeightsAndGetSamplingClient();
     const metrics = await timer.span("run_evals", () => runEvaluations(ctx, sampler, stoppedAt));
-    ctx.metricsLogger.logMetrics({ ...metrics, ...timer.metrics() }, stoppedAt);
+    ctx.metricsLogger.logStep(metrics, stoppedAt, timer);
   }
   if (!stoppedBySignal) {
     await ctx.checkpoints.saveFinal({ batch: stoppedAt });

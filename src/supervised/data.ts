@@ -28,6 +28,8 @@ export { DataFormatError } from "./conversationFile.ts";
 export interface Conversation {
   messages: Message[];
   where: string;
+  /** The mixture source it was drawn from (src/supervised/mixture.ts); per-source metrics use it. */
+  source?: string;
 }
 
 /**
@@ -42,6 +44,8 @@ export class SupervisedDatasetFromRows<R> implements SupervisedDataset {
     private readonly rows: readonly R[],
     readonly batchSize: number,
     private readonly mapFn: (row: R) => Datum | Datum[],
+    /** Names each row's source (a mixture's; rows that map to one datum each); batchSources is null without it. */
+    private readonly sourceOf?: (row: R) => string | undefined,
   ) {
     if (!Number.isInteger(batchSize) || batchSize <= 0) throw new DataValidationError(`batch_size must be a positive integer, got ${batchSize}`);
     this.order = rows;
@@ -70,6 +74,12 @@ export class SupervisedDatasetFromRows<R> implements SupervisedDataset {
 
   setEpoch(seed: number): void {
     this.order = seededShuffle(this.rows, seed);
+  }
+
+  batchSources(index: number): string[] | null {
+    const sourceOf = this.sourceOf;
+    if (sourceOf === undefined) return null;
+    return this.order.slice(index * this.batchSize, (index + 1) * this.batchSize).map((row) => sourceOf(row) ?? "");
   }
 }
 
@@ -148,8 +158,9 @@ export function conversationDatasets(conversations: readonly Conversation[], opt
     }
   }
   const map = (conv: Conversation): Datum => datumFor(conv, renderer, maxLength, trainOnWhat);
-  const train = new SupervisedDatasetFromRows(trainRows, common.batch_size, map);
-  const test = testRows.length > 0 ? new SupervisedDatasetFromRows(testRows, testRows.length, map) : null;
+  const sourceOf = conversations.some((c) => c.source !== undefined) ? (conv: Conversation) => conv.source : undefined;
+  const train = new SupervisedDatasetFromRows(trainRows, common.batch_size, map, sourceOf);
+  const test = testRows.length > 0 ? new SupervisedDatasetFromRows(testRows, testRows.length, map, sourceOf) : null;
   return { train, test };
 }
 

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
 import { FromConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
+import { ChatMixtureSourceSchema, InterleavedChatDatasetBuilder, StoppingStrategySchema } from "./mixture.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder } from "./types.ts";
 
@@ -15,6 +16,15 @@ export const ChatDatasetSpecSchema = z.object({
   message_field: z.string().default("messages").describe("column holding the conversation"),
   test_size: z.number().int().min(0).default(0).describe("conversations held out for test/nll (0 = none, or the size cap of test_split)"),
   shuffle_seed: z.number().int().default(0).describe("seed of the shuffle before the train/test split"),
+  mixture: z
+    .array(ChatMixtureSourceSchema)
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('instead of dataset: a weighted mixture, e.g. [{"dataset":"a.jsonl","weight":3},{"dataset":"org/name","weight":1}] (loss logged per source)'),
+  mixture_stopping_strategy: StoppingStrategySchema.default("all_exhausted").describe(
+    "mixture: stop at the first spent source, when all are spent (small ones repeat), or all spent without repeats",
+  ),
 });
 export type ChatDatasetSpec = z.output<typeof ChatDatasetSpecSchema>;
 
@@ -35,6 +45,15 @@ export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetC
         ...(specIn.test_size > 0 ? { test_size: specIn.test_size } : {}),
       }
     : specIn;
+  if (spec.mixture !== null) {
+    return new InterleavedChatDatasetBuilder({
+      common,
+      sources: spec.mixture,
+      stoppingStrategy: spec.mixture_stopping_strategy,
+      testSize: spec.test_size,
+      shuffleSeed: spec.shuffle_seed,
+    });
+  }
   if (spec.dataset.endsWith(".jsonl")) {
     return new FromConversationFileBuilder({ common, filePath: spec.dataset, testSize: spec.test_size, shuffleSeed: spec.shuffle_seed });
   }

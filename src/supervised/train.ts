@@ -46,6 +46,8 @@ export type SupervisedRunResult = LoopResult;
 interface SubmittedBatch {
   position: LoopPosition;
   data: Datum[];
+  /** Each datum's mixture source, or null for a single dataset. */
+  sources: string[] | null;
   fwdBwd: TinkerFuture<ForwardBackwardOutput>;
   optim: TinkerFuture<OptimStepResponse>;
   metrics: Record<string, number>;
@@ -154,7 +156,7 @@ async function runSupervised(
   if (finalEvaluationDue(config.eval_every, evaluators.length)) {
     const timer = new StepTimer();
     const metrics = await timer.span("evals", () => runEvaluators(evaluators, trainingClient));
-    run.metrics.logMetrics({ ...metrics, ...timer.metrics() }, endStep);
+    run.metrics.logStep(metrics, endStep, timer);
   }
   await recordSave(loop, await loop.checkpoints.enqueue("final", positionState(positionOf(endStep, nBatches), loop.elapsedTokens)));
   run.log.info("training completed");
@@ -208,6 +210,7 @@ async function submitBatch(loop: Loop, position: LoopPosition): Promise<Submitte
   const learningRate = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, loop.endStep);
   const metrics: Record<string, number> = { epoch: position.epoch, learning_rate: learningRate };
   const data = timer.spanSync("get_batch", () => loop.dataset.getBatch(position.batch));
+  const sources = loop.dataset.batchSources?.(position.batch) ?? null;
   if (data.length === 0) throw new Error(`batch ${position.batch} of epoch ${position.epoch} is empty`);
   metrics["num_tokens"] = data.reduce((n, d) => n + modelInputLength(d.model_input), 0);
   run.log.info(`submitted step=${step} epoch=${position.epoch} batch=${position.batch} sequences=${data.length} tokens=${metrics["num_tokens"]}`);
@@ -224,7 +227,7 @@ async function submitBatch(loop: Loop, position: LoopPosition): Promise<Submitte
   // Both requests are queued before either is awaited.
   const fwdBwd = await trainingClient.forwardBackward(data, "cross_entropy");
   const optim = await trainingClient.optimStep(adamParams(config, learningRate));
-  return { position, data, fwdBwd, optim, metrics, timer, save: null };
+  return { position, data, sources, fwdBwd, optim, metrics, timer, save: null };
 }
 
 function input(datum: Datum, key: string): TensorData {
@@ -249,6 +252,7 @@ async function finishBatch(loop: Loop, submitted: SubmittedBatch): Promise<void>
   metrics["num_sequences"] = data.length;
   metrics["num_loss_tokens"] = weights.reduce((n, w) => n + w.data.reduce((a, b) => a + b, 0), 0);
   metrics["train_mean_nll"] = computeMeanNll(logprobs, weights);
+  if (submitted.sources !== null) Object.assign(metrics, perSourceNll(submitted.sources, logprobs, weights));
   if (loop.tokenizer !== null) {
     metrics["train_mean_bpb"] = computeBpb(
       logprobs,
@@ -269,8 +273,23 @@ async function finishBatch(loop: Loop, submitted: SubmittedBatch): Promise<void>
   if (save !== null) loop.asyncSaves.push(recordSave(loop, save));
 }
 
+/** A mixture's loss by source: `source/<name>/train_mean_nll`, and its sequences and loss tokens. */
+function perSourceNll(sources: readonly string[], logprobs: TensorData[], weights: TensorData[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name of new Set(sources)) {
+    const mine = sources.flatMap((s, i) => (s === name ? [i] : []));
+    out[`source/${name}/train_mean_nll`] = computeMeanNll(
+      mine.map((i) => logprobs[i]!),
+      mine.map((i) => weights[i]!),
+    );
+    out[`source/${name}/num_sequences`] = mine.length;
+    out[`source/${name}/num_loss_tokens`] = mine.reduce((n, i) => n + weights[i]!.data.reduce((a, b) => a + b, 0), 0);
+  }
+  return out;
+}
+
 function logStep(loop: Loop, step: number, metrics: EvalMetrics, timer: StepTimer): void {
-  loop.run.metrics.logMetrics({ ...metrics, ...timer.metrics() }, step);
+  loop.run.metrics.logStep(metrics, step, timer);
 }
 
 async function recordSave(loop: Loop, save: PendingSave, settled?: SavedPaths): Promise<void> {

@@ -11,6 +11,8 @@ export interface SupervisedDataset {
   getBatch(index: number): Datum[];
   /** Reorders the examples for an epoch; the same seed always gives the same order. */
   setEpoch(seed: number): void;
+  /** The source of each datum of batch `index` (a mixture's), or null when there is one source. */
+  batchSources?(index: number): string[] | null;
 }
 
 export interface SupervisedDatasets {

@@ -76,6 +76,17 @@ export function agenticRolloutConfig(overrides: { maxTurns?: number; maxTrajecto
 export const ROLLOUT_PRESETS = { simple: simpleRolloutConfig, agentic: agenticRolloutConfig } as const;
 export type RolloutPresetName = keyof typeof ROLLOUT_PRESETS;
 
+/**
+ * A preset's limits for a task where only a correct final answer earns reward: a malformed turn
+ * ends the episode at 0 instead of the preset's parse-error penalty (tool_use, search_tool).
+ */
+export function answerOnlyRollout(preset: RolloutPresetName, maxTurns: number, toolTimeoutSeconds: number): RolloutConfig {
+  const rollout = ROLLOUT_PRESETS[preset]({ maxTurns });
+  rollout.tool_timeout_seconds = toolTimeoutSeconds;
+  rollout.parse_error = { ...rollout.parse_error, reward: 0 };
+  return rollout;
+}
+
 /** The termination reward for a stop reason that is a budget (0 for completed and the like). */
 export function terminationReward(policy: TerminationRewardPolicy, reason: EpisodeEndReason): number {
   switch (reason) {

@@ -146,7 +146,7 @@ export async function runSynchronousSteps(loop: SynchronousSteps): Promise<LoopR
     const metrics = await loop.step(step, timer);
     const boundary = cadence.decide(step + 1);
     await saveAtBoundary(cadence, boundary, loop.loopState(boundary.next), timer, run.log);
-    run.metrics.logMetrics({ ...metrics, ...timer.metrics() }, step);
+    run.metrics.logStep(metrics, step, timer);
     if (boundary.stop) {
       run.log.info(`stopped before step ${boundary.next}; resume with behavior_if_log_dir_exists=resume`);
       return { startStep, endStep, stoppedAt: boundary.next, outcome: "stopped" };

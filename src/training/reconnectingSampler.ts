@@ -153,3 +153,40 @@ export async function openSampler(source: SamplerSource, target: SamplerTarget, 
     throw err;
   }
 }
+
+/**
+ * For recipes that open samplers before their loop starts (a teacher, a grader): the embedded
+ * engine they share with the loop, or, on a remote server, nothing shared, so the loop owns its
+ * connection and can resume after the server goes away. Reconnect warnings go to the run's log
+ * once the loop has entered (`onEnter`), to stderr before.
+ */
+export async function samplersBeforeRun(
+  config: { base_url: string | null; server_wait_seconds: number },
+  given?: ServiceClient,
+): Promise<{
+  source: SamplerSource;
+  /** The service client to hand the loop (undefined: the loop opens its own). */
+  loopService: ServiceClient | undefined;
+  onEnter: (run: { log: { warn(message: string): void } }) => void;
+  /** Closes the shared engine if this opened it. */
+  close: () => Promise<void>;
+}> {
+  const serverOptions: CreateServiceClientOptions = config.base_url !== null ? { baseUrl: config.base_url } : {};
+  const shared = given ?? (chooseEngine(serverOptions).kind === "embedded" ? await createServiceClient(serverOptions) : null);
+  let runLog: { warn(message: string): void } | null = null;
+  return {
+    source: {
+      shared,
+      baseUrl: config.base_url,
+      waitMs: config.server_wait_seconds * 1000,
+      log: { warn: (message) => (runLog !== null ? runLog.warn(message) : process.stderr.write(`WARNING ${message}\n`)) },
+    },
+    loopService: shared ?? undefined,
+    onEnter: (run) => {
+      runLog = run.log;
+    },
+    close: async () => {
+      if (given === undefined) await shared?.close();
+    },
+  };
+}

@@ -1,11 +1,12 @@
 // One call that every training loop (and the flat *_loop recipes) runs inside: the service client
 // (embedded engine, or the server at base_url) and the run directory (log-dir policy, run.json
-// with heartbeat, config.json, logs.log, metrics, SIGUSR1/SIGINT), with the final status recorded
-// on every exit path.
+// with heartbeat, config.json, logs.log, metrics, SIGUSR1/SIGINT, code.diff), with the final status
+// recorded on every exit path.
 import type { RecipeContext } from "../config/recipe.ts";
 import type { MetricsLogger, Writable } from "../log/metrics.ts";
 import type { RunLog } from "../log/runLog.ts";
 import { resolveRendererName } from "../modelInfo.ts";
+import { captureCodeState, writeCodeState } from "../runs/codeState.ts";
 import type { RunControl } from "../runs/control.ts";
 import { withRun, type RunSession } from "../runs/session.ts";
 import { createServiceClient } from "../service.ts";
@@ -109,12 +110,18 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
     });
     await options.requires?.(serviceClient);
     let result = onExit;
+    const codeState = captureCodeState();
     await withRun(
       {
         logPath: config.log_path,
         recipe: recipeName,
         // config.json records what ran: the recipe and the renderer actually used, not just the overrides.
-        config: { recipe_name: recipeName, ...config, renderer_name: resolveRendererName(config.model_name, config.renderer_name) },
+        config: {
+          recipe_name: recipeName,
+          ...config,
+          renderer_name: resolveRendererName(config.model_name, config.renderer_name),
+          code_state: codeState.record,
+        },
         behavior: config.behavior_if_log_dir_exists,
         engine: serviceClient.engineKind,
         tensorboard: config.tensorboard,
@@ -124,6 +131,7 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
         console: options.console ?? process.stdout,
       },
       async (session) => {
+        writeCodeState(session.logDir, codeState);
         result = await enter(session);
         return result.outcome === "stopped" ? "stopped" : "completed";
       },

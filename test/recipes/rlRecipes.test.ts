@@ -15,7 +15,7 @@ import { readMetrics } from "../../src/log/metrics.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
 import { recipeSandbox, REPO, runRecipe, type RecipeSandbox } from "./helpers.ts";
 
-const RL_RECIPES = ["rl_basic", "rl_loop", "math_rl", "guess_number", "code_rl"];
+const RL_RECIPES = ["rl_basic", "rl_loop", "math_rl", "guess_number", "code_rl", "search_tool", "rubric"];
 
 function setup(): RecipeSandbox {
   return recipeSandbox("rl-recipes");

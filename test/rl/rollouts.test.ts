@@ -4,14 +4,18 @@ import { TinkerTokenCompleter } from "../../src/completers.ts";
 import { trajectoryToData } from "../../src/rl/dataProcessing.ts";
 import {
   FailFast,
+  MinViableGroup,
   RetryOnFailure,
+  RolloutGroupError,
   RolloutErrorCounter,
   doGroupRollout,
   doGroupRolloutAndFilterConstantReward,
   doSingleRollout,
   rolloutStrategyFromConfig,
 } from "../../src/rl/rollouts.ts";
-import { InitialObservationOverflow, type Env, type InitialObservation, type StepResult } from "../../src/rl/types.ts";
+import { RLConfigSchema } from "../../src/rl/config.ts";
+import { parseConfigArgs } from "../../src/config/parse.ts";
+import { EnvGroupBuilder, InitialObservationOverflow, type Env, type InitialObservation, type StepResult } from "../../src/rl/types.ts";
 import { FakeSamplingClient, FnGroupBuilder, OneTurnEnv, ints } from "./fakes.ts";
 
 class EnvBoom extends Error {}
@@ -178,4 +182,141 @@ test("rollout_error_tolerance maps to strategies", () => {
   assert.ok(r instanceof RetryOnFailure && r.maxRetries === 3);
   const r5 = rolloutStrategyFromConfig({ max_retries: 5 });
   assert.ok(r5 instanceof RetryOnFailure && r5.maxRetries === 5);
+});
+
+// MinViableGroup, case by case as the cookbook defines it: a floor of successes (default
+// ceil(0.75 × group size)), retries only while the floor is unmet, a partial group kept past it.
+class SlowEnv extends OneTurnEnv {
+  constructor(readonly ms: number) {
+    super([1], () => 1);
+  }
+  override async initialObservation(): Promise<InitialObservation> {
+    await new Promise((resolve) => setTimeout(resolve, this.ms));
+    return super.initialObservation();
+  }
+}
+
+class SlowThrowingEnv extends ThrowingEnv {
+  override async initialObservation(): Promise<InitialObservation> {
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    return super.initialObservation();
+  }
+}
+
+class HangingEnv implements Env {
+  initialObservation(): Promise<InitialObservation> {
+    return new Promise(() => {});
+  }
+  async step(): Promise<StepResult> {
+    throw new Error("unreachable");
+  }
+}
+
+/** The first makeEnvs gives `initial`; each later call (a retry) the next env of `retries`. */
+class ScriptedBuilder extends EnvGroupBuilder {
+  calls = 0;
+  constructor(
+    readonly initial: Env[],
+    readonly retries: Env[] = [],
+  ) {
+    super();
+  }
+  async makeEnvs(): Promise<Env[]> {
+    this.calls += 1;
+    if (this.calls === 1) return this.initial;
+    const next = this.retries.shift();
+    assert.ok(next !== undefined, "a retry the script did not expect");
+    return [next];
+  }
+}
+
+const ok = () => new OneTurnEnv([1], () => 1);
+
+test("min viable group: below the floor a failure is retried; a failed retry leaves the group partial but kept", async () => {
+  const builder = new ScriptedBuilder([new SlowEnv(30), new SlowEnv(30), new SlowEnv(30), new ThrowingEnv()], [new ThrowingEnv()]);
+  const result = await new MinViableGroup(3, 1).execute(builder, policy());
+  assert.equal(result.trajectories.length, 3);
+  assert.equal(result.envs.length, 3);
+  assert.deepEqual(
+    result.errors.map((e) => e.errorType),
+    ["EnvBoom", "EnvBoom"],
+  );
+  assert.equal(builder.calls, 2, "the group and one retry");
+});
+
+test("min viable group: a full group when nothing fails; a successful retry restores the full group", async () => {
+  const full = await new MinViableGroup(3).execute(new ScriptedBuilder([ok(), ok(), ok(), ok()]), policy());
+  assert.equal(full.trajectories.length, 4);
+  assert.deepEqual(full.errors, []);
+  const builder = new ScriptedBuilder([ok(), ok(), ok(), new ThrowingEnv()], [ok()]);
+  const restored = await new MinViableGroup(4, 3).execute(builder, policy());
+  assert.equal(restored.trajectories.length, 4);
+  assert.equal(restored.errors.length, 1, "the first failure stays recorded");
+});
+
+test("min viable group: once the floor is met a failure is recorded but not retried", async () => {
+  const builder = new ScriptedBuilder([ok(), ok(), ok(), new SlowThrowingEnv()], [ok()]);
+  const result = await new MinViableGroup(3, 3).execute(builder, policy());
+  assert.equal(result.trajectories.length, 3);
+  assert.equal(result.errors.length, 1);
+  assert.equal(builder.calls, 1, "no retry after the floor was met");
+});
+
+test("min viable group: below the floor after the budget the group is dropped, skipped and counted, not a crash", async () => {
+  const strategy = new MinViableGroup(3, 0);
+  assert.equal(strategy.catchesGroupErrors, true);
+  await assert.rejects(strategy.execute(new ScriptedBuilder([ok(), ok(), new ThrowingEnv(), new ThrowingEnv()]), policy()), (err: unknown) => {
+    assert.ok(err instanceof RolloutGroupError);
+    assert.match(err.message, /only 2\/4 rollouts succeeded, below the minimum viable group size 3/);
+    assert.equal(err.rolloutErrors.length, 2);
+    return true;
+  });
+  const counter = new RolloutErrorCounter();
+  const builder = new FnGroupBuilder((i) => (i < 2 ? new ThrowingEnv() : ok()), 4);
+  const group = await doGroupRolloutAndFilterConstantReward(sampler(), builder, { maxTokens: 4, strategy, errorCounter: counter });
+  assert.equal(group, null);
+  assert.deepEqual(counter.getMetrics(), { "rollout_errors/EnvBoom": 2, "rollout_errors/total": 2, "rollout_errors/groups_skipped": 1 });
+  assert.equal(builder.cleaned, 1);
+});
+
+test("min viable group: the default floor is ceil(0.75 × group size): 3 of 4, 2 of 2, 6 of 8", async () => {
+  const fails = (n: number, size: number) => new ScriptedBuilder(Array.from({ length: size }, (_, i) => (i < size - n ? ok() : new ThrowingEnv())));
+  const strategy = new MinViableGroup(null, 0);
+  assert.deepEqual([strategy.floor(4), strategy.floor(2), strategy.floor(8), strategy.floor(1)], [3, 2, 6, 1]);
+  assert.equal((await strategy.execute(fails(1, 4), policy())).trajectories.length, 3);
+  await assert.rejects(strategy.execute(fails(2, 4), policy()), /minimum viable group size 3/);
+  await assert.rejects(strategy.execute(fails(1, 2), policy()), /minimum viable group size 2/);
+  const eight = await strategy.execute(fails(2, 8), policy());
+  assert.equal(eight.trajectories.length, 6);
+  assert.equal(eight.errors.length, 2);
+});
+
+test("min viable group: an episode past per_rollout_timeout counts as failed", async () => {
+  const kept = await new MinViableGroup(1, 0, 0.05).execute(new ScriptedBuilder([ok(), new HangingEnv()]), policy());
+  assert.equal(kept.trajectories.length, 1);
+  assert.deepEqual(
+    kept.errors.map((e) => e.errorType),
+    ["RolloutTimeoutError"],
+  );
+  await assert.rejects(new MinViableGroup(2, 0, 0.05).execute(new ScriptedBuilder([ok(), new HangingEnv()]), policy()), RolloutGroupError);
+  assert.equal(new MinViableGroup().perRolloutTimeout, null);
+  assert.equal(new MinViableGroup().maxRetries, 3);
+});
+
+test("rollout_error_tolerance selects MinViableGroup by name or with its parameters", () => {
+  const base = { log_path: "/tmp/unused", model_name: "tiny-chat", max_tokens: 8 };
+  const byName = parseConfigArgs(RLConfigSchema, ["rollout_error_tolerance=min_viable_group"], base);
+  const named = rolloutStrategyFromConfig(byName.rollout_error_tolerance);
+  assert.ok(named instanceof MinViableGroup && named.minSuccessful === null && named.maxRetries === 3);
+  const withArgs = parseConfigArgs(
+    RLConfigSchema,
+    ['rollout_error_tolerance={"strategy":"min_viable_group","min_successful":5,"max_retries":1,"per_rollout_timeout":30}'],
+    base,
+  );
+  const custom = rolloutStrategyFromConfig(withArgs.rollout_error_tolerance);
+  assert.ok(custom instanceof MinViableGroup);
+  assert.deepEqual([custom.minSuccessful, custom.maxRetries, custom.perRolloutTimeout], [5, 1, 30]);
+  const retry = rolloutStrategyFromConfig(parseConfigArgs(RLConfigSchema, ['rollout_error_tolerance={"max_retries":2}'], base).rollout_error_tolerance);
+  assert.ok(retry instanceof RetryOnFailure && retry.maxRetries === 2);
+  assert.throws(() => parseConfigArgs(RLConfigSchema, ["rollout_error_tolerance=min_viable"], base), /rollout_error_tolerance/);
 });

@@ -108,6 +108,18 @@ test("series: step and elapsed-time axes, numeric keys, defaults per kind, filte
     "teacher_kl/dataset_1",
     "env/all/reward/total",
   ]);
+  // Mixtures: each source's loss (SL) or reward (RL, when there are several sources) after the kind's charts.
+  assert.deepEqual(chartsFor("sl", ["train_mean_nll", "source/a/train_mean_nll", "source/a/num_sequences", "source/b/train_mean_nll"]), [
+    "train_mean_nll",
+    "source/a/train_mean_nll",
+    "source/b/train_mean_nll",
+  ]);
+  assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "env/arithmetic/reward/total", "env/file/reward/total"]), [
+    "env/all/reward/total",
+    "env/arithmetic/reward/total",
+    "env/file/reward/total",
+  ]);
+  assert.deepEqual(chartsFor("rl", ["env/all/reward/total", "env/search/reward/total"]), ["env/all/reward/total"], "one tag is no mixture");
   assert.deepEqual(filterKeys(["env/all/reward/total", "env/all/correct", "optim/kl"], "env !correct"), ["env/all/reward/total"]);
   assert.equal(progressOf(rows), 0.5);
 });

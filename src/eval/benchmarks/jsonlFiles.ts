@@ -2,24 +2,15 @@
 // LLM judge), multiple choice ({"question","choices",[…],"answer"} with the answer a letter, an
 // index or the text of a choice; letter grading), and chat conversations ({"messages": […]})
 // scored by the NLL of their assistant turns. Every error names the file and line.
-import { readFileSync } from "node:fs";
 import { basename, extname } from "node:path";
+import { type JsonlInputLine, jsonlInputLines } from "../../files/jsonlInput.ts";
 import { MessageSchema, type Message } from "../../renderers/types.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark, type NllBenchmark, type NllExample } from "../benchmark.ts";
 import { CHOICE_LETTERS, formatChoices, gradeChoice } from "../choiceGrading.ts";
 import { grade } from "../../grading/index.ts";
 
-function jsonlRecords(path: string): { line: number; where: string; text: string }[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new BenchmarkDataError(`${path}: cannot read (${(err as Error).message})`);
-  }
-  const out: { line: number; where: string; text: string }[] = [];
-  text.split(/\r?\n/).forEach((t, i) => {
-    if (t.trim() !== "") out.push({ line: i + 1, where: `${path}:${i + 1}`, text: t });
-  });
+function jsonlRecords(path: string): JsonlInputLine[] {
+  const out = jsonlInputLines(path, { makeError: (m) => new BenchmarkDataError(m) });
   if (out.length === 0) throw new BenchmarkDataError(`${path}: no records`);
   return out;
 }

@@ -201,8 +201,8 @@ export async function finishIteration(ctx: Ctx, iBatch: number, metrics: Record<
   const boundary = ctx.cadence.decide(iBatch + 1);
   // A periodic checkpoint was already saved with the sampler the next iteration samples with.
   await saveAtBoundary(ctx.cadence, boundary, { batch: boundary.next }, timer, ctx.runLog, { skipPeriodic: true });
-  Object.assign(metrics, ctx.errorCounter.getMetrics(), timer.metrics());
-  ctx.metricsLogger.logMetrics(metrics, iBatch);
+  Object.assign(metrics, ctx.errorCounter.getMetrics());
+  ctx.metricsLogger.logStep(metrics, iBatch, timer);
   if (boundary.stop) ctx.runLog.info(`stopping after iteration ${iBatch} (SIGINT)`);
   return boundary.stop;
 }

@@ -1,8 +1,7 @@
 // Conversations from parquet files (the format the Hugging Face hub stores datasets in), read
 // with hyparquet. A `messages` column may hold a list of {role, content} structs (what the hub's
 // chat datasets use) or a JSON string of that list.
-import { readFileSync } from "node:fs";
-import { parquetReadObjects } from "hyparquet";
+import { DatasetRowError, streamParquetRows } from "../../hf/parquetRows.ts";
 import { MessageSchema, type Message } from "../../renderers/types.ts";
 import { DataFormatError } from "../conversationFile.ts";
 import type { Conversation } from "../data.ts";
@@ -36,19 +35,16 @@ function toMessages(value: unknown, where: string, field: string): Message[] {
 export async function readParquetConversations(files: readonly string[], messageField = "messages"): Promise<Conversation[]> {
   const out: Conversation[] = [];
   for (const file of files) {
-    const buf = readFileSync(file);
-    const arrayBuffer = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
-    let rows: Record<string, unknown>[];
     try {
-      rows = await parquetReadObjects({ file: arrayBuffer, columns: [messageField] });
+      for await (const { row, values } of streamParquetRows(file, [messageField])) {
+        const where = `${file} row ${row}`;
+        if (!(messageField in values)) throw new DataFormatError(`${where}: no "${messageField}" column`);
+        out.push({ messages: toMessages(values[messageField], where, messageField), where });
+      }
     } catch (err) {
-      throw new DataFormatError(`${file}: cannot read as parquet with a "${messageField}" column: ${(err as Error).message}`);
+      if (err instanceof DatasetRowError) throw new DataFormatError(`${file}: cannot read as parquet with a "${messageField}" column: ${err.message}`);
+      throw err;
     }
-    rows.forEach((row, i) => {
-      const where = `${file} row ${i}`;
-      if (!(messageField in row)) throw new DataFormatError(`${where}: no "${messageField}" column`);
-      out.push({ messages: toMessages(row[messageField], where, messageField), where });
-    });
   }
   return out;
 }

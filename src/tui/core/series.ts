@@ -75,10 +75,20 @@ function distillationCharts(keys: readonly string[]): string[] {
   return ["teacher_kl", ...(perDataset.length > 1 ? perDataset : [])];
 }
 
+/**
+ * A mixture's per-source series after the kind's own charts: SL's `source/<name>/train_mean_nll`,
+ * RL's `env/<source>/reward/total` (every tag but `all` when there are several).
+ */
+function mixtureCharts(keys: readonly string[]): string[] {
+  const sl = keys.filter((k) => /^source\/[^/]+\/train_mean_nll$/.test(k));
+  const rl = keys.filter((k) => /^env\/[^/]+\/reward\/total$/.test(k) && k !== "env/all/reward/total");
+  return [...sl, ...(rl.length > 1 ? rl : [])];
+}
+
 /** The default charts of a kind that the run actually logged; falls back to the first keys. */
 export function chartsFor(kind: TrainingKind | undefined, keys: readonly string[]): string[] {
   const wanted = DEFAULT_CHARTS[kind ?? "other"];
-  const present = [...distillationCharts(keys), ...wanted.filter((k) => keys.includes(k))];
+  const present = [...distillationCharts(keys), ...wanted.filter((k) => keys.includes(k)), ...mixtureCharts(keys)];
   if (present.length > 0) return present;
   const fallback = DEFAULT_CHARTS.other.filter((k) => keys.includes(k));
   return fallback.length > 0 ? fallback : keys.filter((k) => !k.startsWith("time/")).slice(0, 2);
