@@ -7,7 +7,9 @@
 //      temperature 1), the per-token speed-up of 4 and 16 over 1, and for one sample the weight
 //      bytes read per token × tokens/s (GB/s) next to the measured bandwidth;
 //   3. 16 concurrent one-sample requests (an RL batch: prompts prefilled together);
-//   4. prefill tokens/s of one --prompt-token prompt.
+//   4. prefill tokens/s of one --prompt-token prompt;
+//   5. compute_logprobs of 16 64-token prompts sent together (packed into shared forwards) against
+//      one forward per prompt.
 // Usage: npm run bench:decode [-- --shape llama-1b --layers 16 --tokens 64 --prompt 256 --lora 32 --base bf16|fp32]
 // `--peer llama.cpp` instead compares with llama.cpp on both sides' loaders (bench/lib/decodePeer.ts).
 // --base: base matrices kept bf16 as a bf16 checkpoint gives them (the default; a decode step reads
@@ -20,7 +22,7 @@ import type { ModelConfig } from "../src/engine/model/config.ts";
 import { benchShape } from "./lib/shapes.ts";
 import { EngineModel } from "../src/engine/model/model.ts";
 import { inferenceModel } from "../src/engine/sampling/forward.ts";
-import { DecodeScheduler } from "../src/engine/sampling/scheduler.ts";
+import { computePromptLogprobs, DecodeScheduler } from "../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights, type InferenceWeights, type Projection } from "../src/engine/sampling/weights.ts";
 import { asBase, baseKindArg } from "./lib/bf16Base.ts";
 import { comparePeerDecode } from "./lib/decodePeer.ts";
@@ -137,4 +139,16 @@ const long = randomPrompt(promptTokens);
 const pf = await run(1, 1, long, 1);
 console.log(
   `prefill ${promptTokens} prompt tokens (+1 sampled): ${fmt(pf.wall)} s wall (${fmt(pf.cpu)} s cpu), ${fmt(promptTokens / pf.wall, 0)} prompt tokens/s`,
+);
+
+// ---- 5. compute_logprobs: 16 prompts at once through the scheduler vs one forward each ----
+const scored = Array.from({ length: 16 }, () => randomPrompt(64));
+let t0 = performance.now();
+await Promise.all(scored.map((p) => scheduler.submitLogprobs(handle, p)));
+const batchedS = (performance.now() - t0) / 1000;
+t0 = performance.now();
+for (const p of scored) computePromptLogprobs(inf, p);
+const aloneS = (performance.now() - t0) / 1000;
+console.log(
+  `compute_logprobs of 16 prompts × 64 tokens: batched ${fmt(batchedS)} s (${fmt(1024 / batchedS, 0)} tokens/s), one at a time ${fmt(aloneS)} s (${fmt(1024 / aloneS, 0)} tokens/s), ${fmt(aloneS / batchedS)}×`,
 );
