@@ -53,7 +53,7 @@ export const recipes: RecipeEntry[] = [
   {
     name: "tool_use",
     description:
-      "Agentic RL: the tiny model learns to call a calculator for 3-digit additions (a supervised warm-up teaches the call and reading its result but seldom shows calling; RL on correct answers alone: reward 0.39 → 0.86)",
+      "Agentic RL: the tiny model learns to call a calculator for 3-digit additions (a supervised warm-up teaches the call and reading its result but seldom shows calling; RL on correct answers alone teaches calling it)",
     load: () => import("./tool_use/index.ts"),
   },
   {

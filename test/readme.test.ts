@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import yargs from "yargs";
 import { recipes } from "../recipes/registry.ts";
+import { anchors } from "./docs/anchors.ts";
 import { loadAllCommands } from "../src/commands/index.ts";
 import { parseConfigArgs } from "../src/config/parse.ts";
 import { loadRecipe } from "../src/config/recipe.ts";
@@ -104,10 +105,36 @@ test("every key in the README's TUI table is bound in the keymap", () => {
   }
 });
 
-test("every doc the README links to exists", () => {
-  const links = [...README.matchAll(/\]\((docs\/[^)]+)\)/g)].map((m) => m[1]!);
+test("every doc the README links to exists, with the heading it points at", () => {
+  const links = [...README.matchAll(/\]\((docs\/[^)#]+)(?:#([\w-]+))?\)/g)].map((m) => ({ file: m[1]!, anchor: m[2] }));
   assert.ok(links.length > 5);
-  for (const link of links) assert.ok(existsSync(join(ROOT, link)), link);
+  for (const { file, anchor } of links) {
+    assert.ok(existsSync(join(ROOT, file)), file);
+    if (anchor !== undefined) assert.ok(anchors(readFileSync(join(ROOT, file), "utf8")).has(anchor), `${file}#${anchor}: no heading with that anchor`);
+  }
+});
+
+/** A measured number: a curve (`0.30 → 0.47`, `14 → 4`) or a wall time (`~40 s`, `3–5 min`, `26 min`). */
+const MEASUREMENT = /\d(?:\.\d+)?\s*→\s*\d|(?:~|\b)\d+(?:[.–-]\d+)?\s*(?:s|min|minutes|seconds)\b/;
+
+test("measured numbers live in each recipe's doc: the README table and the registry only point there", () => {
+  const rows = tableRows("| recipe |");
+  assert.equal(rows[0]?.length, 3);
+  for (const [name, what, measured] of rows) {
+    assert.doesNotMatch(what!, MEASUREMENT, `README row ${name} carries a measurement; it belongs in the recipe's doc`);
+    assert.match(
+      measured!,
+      /^\[docs\/[\w.-]+\.md\]\(docs\/[\w.-]+\.md#[\w-]+\)$|^—$/,
+      `README row ${name}: the third column links to the doc section with its measurements`,
+    );
+  }
+  for (const r of recipes) {
+    assert.doesNotMatch(r.description, MEASUREMENT, `recipe ${r.name}'s description carries a measurement`);
+    // The header comment says what the recipe does and why; what its defaults reach is the doc's.
+    const source = readFileSync(join(ROOT, "recipes", r.name, "index.ts"), "utf8");
+    const header = source.slice(0, source.search(/^import /m));
+    assert.doesNotMatch(header, MEASUREMENT, `recipes/${r.name}/index.ts: its header comment carries a measurement`);
+  }
 });
 
 test("the library example runs on the shipped model", { timeout: 180_000 }, async () => {

@@ -21,11 +21,10 @@ import { conversationToDatum } from "../../src/supervised/common.ts";
 import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { SupervisedDatasetFromRows } from "../../src/supervised/data.ts";
 import { main as supervisedMain } from "../../src/supervised/train.ts";
-import { readJsonlRows } from "./data.ts";
+import { readQAJsonl } from "../../src/rl/envs/qaSources.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
-import { withTrainingRun } from "../../src/training/run.ts";
-import type { ServiceClient } from "../../src/tinker/clients.ts";
+import { samplerSource, withTrainingRun } from "../../src/training/run.ts";
 import type { Datum } from "../../src/tinker/types.ts";
 
 export const configSchema = overrideDefaults(
@@ -54,16 +53,16 @@ export const configSchema = overrideDefaults(
 export type OffPolicyDistillationConfig = z.output<typeof configSchema>;
 
 async function main(config: OffPolicyDistillationConfig, context?: RecipeContext): Promise<void> {
-  const requires = (service: ServiceClient) => checkTeacher(service, config.teacher, { recipe: "off_policy_distillation", topk: config.n_teacher_targets });
+  const requires = () => checkTeacher({ baseUrl: config.base_url }, config.teacher, { recipe: "off_policy_distillation", topk: config.n_teacher_targets });
   await withTrainingRun(
     config,
     { context, requires },
     async (run) => {
       const tokenizer = await getTokenizer(config.model_name);
       const renderer = getRenderer(resolveRendererName(config.model_name, config.renderer_name), tokenizer);
-      const teacher = await createTeacher(run.serviceClient, config.teacher);
+      const teacher = await createTeacher(samplerSource(run, config), config.teacher);
       try {
-        const rows = readJsonlRows(config.dataset_path).slice(0, config.num_examples);
+        const rows = readQAJsonl(config.dataset_path).slice(0, config.num_examples);
         const hard: Datum[] = rows.map((r) =>
           conversationToDatum(
             [...ARITHMETIC_FEWSHOT, { role: "user", content: r.question }, { role: "assistant", content: r.answer }],

@@ -3,7 +3,7 @@ import { tagGroup } from "../../src/config/groups.ts";
 import { chatDatasetFields } from "../../src/supervised/datasetSpec.ts";
 import { SupervisedConfigSchema } from "../../src/supervised/config.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
-import { openPipeline, pipelineFields, preferenceModelStage } from "../../src/preference/rlhf.ts";
+import { closePipeline, openPipeline, pipelineFields, preferenceModelStage } from "../../src/preference/rlhf.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
@@ -29,7 +29,7 @@ async function main(config: PreferenceModelConfig, context?: RecipeContext): Pro
     });
     console.log(`preference model: ${pm.record.sampler_path ?? "(no sampler path)"}`);
   } finally {
-    await p.service.close();
+    await closePipeline(p);
   }
 }
 

@@ -21,7 +21,7 @@ import {
   singleTurnPrompts,
   writeConversationsJsonl,
 } from "../../src/distillation/promptDistillation.ts";
-import { createTeacher, TeacherConfigSchema } from "../../src/distillation/teacher.ts";
+import { createTeacher, type Teacher, TeacherConfigSchema } from "../../src/distillation/teacher.ts";
 import { resolveRendererName } from "../../src/modelInfo.ts";
 import type { Renderer } from "../../src/renderers/base.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
@@ -34,7 +34,7 @@ import type { SamplingClient } from "../../src/tinker/clients.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
 import { LoraRankSchema, overrideDefaults } from "../../src/training/config.ts";
 import { writeJsonAtomic } from "../../src/files/durable.ts";
-import { withTrainingRun, type TrainingContext } from "../../src/training/run.ts";
+import { samplerSource, withTrainingRun, type TrainingContext } from "../../src/training/run.ts";
 import { CLASSIFY_SYSTEM_PROMPT, categoryOf, promptText, splitPrompts } from "./task.ts";
 import { trainPromptedTeacher } from "./teacher.ts";
 
@@ -74,8 +74,13 @@ export type PromptDistillationConfig = z.output<typeof configSchema>;
 const TEACHER_FILE = "prompted_teacher.json";
 
 /** Stage 1, or the stage-1 teacher of an earlier attempt of this run (its sampler path is kept in the run directory). */
-async function promptedTeacher(run: TrainingContext, config: PromptDistillationConfig, renderer: Renderer, train: Message[][]): Promise<SamplingClient> {
-  if (config.teacher !== null) return (await createTeacher(run.serviceClient, config.teacher)).client;
+async function promptedTeacher(
+  run: TrainingContext,
+  config: PromptDistillationConfig,
+  renderer: Renderer,
+  train: Message[][],
+): Promise<Teacher | SamplingClient> {
+  if (config.teacher !== null) return createTeacher(samplerSource(run, config), config.teacher);
   const file = path.join(run.logDir, TEACHER_FILE);
   if (fs.existsSync(file)) {
     const saved = JSON.parse(fs.readFileSync(file, "utf8")) as { sampler_path?: unknown };
@@ -142,10 +147,18 @@ async function main(config: PromptDistillationConfig, context?: RecipeContext): 
       const pool = singleTurnPrompts(config.prompts_files.flatMap((f) => readConversationFile(f).map((r) => r.messages)));
       const { train, eval: held } = splitPrompts(pool, config.prompts_per_category, (xs) => seededShuffle(xs, config.seed));
       run.log.info(`prompts: ${train.length} to label for training, ${held.length} held out`);
-      const teacher = await promptedTeacher(run, config, renderer, train);
+      const prompted = await promptedTeacher(run, config, renderer, train);
+      const teacher = "client" in prompted ? prompted.client : prompted;
       const labelsFile = path.join(run.logDir, "labels.jsonl");
-      const trainLabels = await teacherLabels(run, labelsFile, teacher, renderer, config, train);
-      const heldLabels = await teacherLabels(run, path.join(run.logDir, "held_out_labels.jsonl"), teacher, renderer, config, held);
+      let trainLabels: string[];
+      let heldLabels: string[];
+      try {
+        trainLabels = await teacherLabels(run, labelsFile, teacher, renderer, config, train);
+        heldLabels = await teacherLabels(run, path.join(run.logDir, "held_out_labels.jsonl"), teacher, renderer, config, held);
+      } finally {
+        // All its answers are written before training starts: a teacher of its own is not kept for the run.
+        if ("close" in prompted) await prompted.close();
+      }
       const truth = held.map((p) => categoryOf(promptText(p)));
       if (config.system_prompt === CLASSIFY_SYSTEM_PROMPT) {
         run.log.info(

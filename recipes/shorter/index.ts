@@ -10,7 +10,7 @@ import { RLConfigSchema } from "../../src/rl/config.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { TOURNAMENT_PATTERNS } from "../../src/preference/pairwiseEnv.ts";
 import { ShorterPreferenceModel } from "../../src/preference/preferenceModel.ts";
-import { openPipeline, pairwiseRlStage, pipelineFields, requirePath, sftStage } from "../../src/preference/rlhf.ts";
+import { closePipeline, openPipeline, pairwiseRlStage, pipelineFields, requirePath, sftStage } from "../../src/preference/rlhf.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
@@ -70,7 +70,7 @@ async function main(config: ShorterConfig, context?: RecipeContext): Promise<voi
       recipeName: "shorter",
     });
   } finally {
-    await p.service.close();
+    await closePipeline(p);
   }
 }
 

@@ -1,8 +1,8 @@
 // The template for supervised fine-tuning: pick a model and a conversation file, and hand both to
 // the cookbook's pipelined loop (src/supervised/train.ts). The defaults teach the project's tiny
 // chat model a voice it has never seen — the pirate persona chats of fixtures/data/persona_train.jsonl
-// ("Arr, 12 + 7 be 19, matey!") — with a LoRA, in one to three minutes on a busy 2-core CPU: a
-// fine-tune with a visible effect (train_mean_nll ~10 → ~0.6, test/nll likewise; docs/supervised.md).
+// ("Arr, 12 + 7 be 19, matey!") — with a LoRA: a fine-tune with a visible effect
+// (what the defaults reach: docs/supervised.md#sl_basics-defaults).
 // Its own pretraining chats (chats_train.jsonl) would start near the model's floor and barely move.
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";

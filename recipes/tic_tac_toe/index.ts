@@ -13,8 +13,7 @@
 // (<log_path>-warmup, reused while its settings match) on single positions of random legal games,
 // few free squares weighted up, each trained toward every free square at once (soft targets): it
 // learns to copy a free square from the board's "Free:" line, no tactics. RL then learns to stop
-// playing taken squares and to win. Measured (docs/agents.md): win+draw against random
-// 0.48 → 0.72 and 0.81 (seed 0, two builds) and 0.54 → 0.84 (seed 1) over the 80 default steps.
+// playing taken squares and to win. What the defaults reach: docs/agents.md#measured-with-the-defaults.
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { ConfigError } from "../../src/config/errors.ts";

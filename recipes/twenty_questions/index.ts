@@ -11,7 +11,7 @@
 // Like tic_tac_toe, the tiny model has never seen the game, so a short supervised warm-up
 // (<log_path>-warmup) on random questioners — random properties, then random guesses that ignore
 // the answers — teaches the formats first; RL then has to learn which answers point to which thing.
-// Measured (docs/agents.md): held-out games found 0.09 → 0.28 in 30 steps (chance 0.125).
+// What the defaults reach: docs/agents.md#twenty_questions-measured-with-defaults.
 import { z } from "zod";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { nounTable } from "../../src/data/synthetic/nouns.ts";

@@ -3,7 +3,9 @@
 // replaces the (zero) advantages with −coef·(lp_student − lp_teacher) per sampled token.
 import { appendTokenGaps, type TokenGapRecord } from "../log/transcripts/tokenGaps.ts";
 import type { SamplingClient } from "../tinker/clients.ts";
-import { createServiceClient } from "../service.ts";
+import type { RunLog } from "../log/runLog.ts";
+import { chooseEngine, createServiceClient } from "../service.ts";
+import type { SamplerSource } from "../training/reconnectingSampler.ts";
 import type { RLConfig } from "../rl/config.ts";
 import { RLTestSetEvaluator, type EvalContext, type SamplingClientEvaluator } from "../rl/evaluator.ts";
 import { main as rlMain, type RLMainOptions, type RLRunResult } from "../rl/train.ts";
@@ -74,12 +76,22 @@ export async function runOnPolicyDistillation(
   mainOptions: RLMainOptions = {},
 ): Promise<RLRunResult> {
   if (datasets.length === 0) throw new Error("on-policy distillation needs at least one dataset");
-  const serviceClient = mainOptions.serviceClient ?? (await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {}));
+  // On a remote server the loop owns its connection, so it can resume after the server goes away;
+  // the teachers keep their own. Embedded, student and teachers share one engine.
+  const serverOptions = config.base_url !== null ? { baseUrl: config.base_url } : {};
+  const shared = mainOptions.serviceClient ?? (chooseEngine(serverOptions).kind === "embedded" ? await createServiceClient(serverOptions) : null);
+  let runLog: RunLog | null = null;
+  const source: SamplerSource = {
+    shared,
+    baseUrl: config.base_url,
+    waitMs: config.server_wait_seconds * 1000,
+    log: { warn: (message) => (runLog !== null ? runLog.warn(message) : process.stderr.write(`WARNING ${message}\n`)) },
+  };
   const teachers: Teacher[] = [];
   try {
     // Refused before any rollout when a teacher's server does not serve its model.
-    for (const d of datasets) await checkTeacher(serviceClient, d.teacher, { recipe: "on_policy_distillation" });
-    for (const d of datasets) teachers.push(await createTeacher(serviceClient, d.teacher));
+    for (const d of datasets) await checkTeacher(source, d.teacher, { recipe: "on_policy_distillation" });
+    for (const d of datasets) teachers.push(await createTeacher(source, d.teacher));
     const built = await Promise.all(datasets.map((d) => d.builder.build()));
     const train = new CompositeDistillationDataset(built.map((b) => b.train));
     const test: RLDataset | null = built[0]?.test ?? null;
@@ -96,7 +108,11 @@ export async function runOnPolicyDistillation(
       { build: async () => ({ train, test }) },
       {
         ...mainOptions,
-        serviceClient,
+        ...(shared !== null ? { serviceClient: shared } : {}),
+        onEnter: (run) => {
+          runLog = run.log;
+          mainOptions.onEnter?.(run);
+        },
         evaluators,
         advantageHook: teacherKlHook(
           teachers.map((t) => t.client),
@@ -106,6 +122,6 @@ export async function runOnPolicyDistillation(
     );
   } finally {
     for (const t of teachers) await t.close();
-    if (mainOptions.serviceClient === undefined) await serviceClient.close();
+    if (mainOptions.serviceClient === undefined) await shared?.close();
   }
 }

@@ -1,10 +1,12 @@
 // Teachers are sampling clients: a base model (name or local folder), a sampler checkpoint
 // (tinker://…/sampler_weights/…), or either of those on another server when the teacher has its
-// own base_url. The student's service client serves the teacher unless base_url says otherwise.
+// own base_url. The student's server serves the teacher unless base_url says otherwise; a teacher
+// on a remote server rides out that server going away (training/reconnectingSampler.ts).
 import { z } from "zod";
-import { createServiceClient } from "../service.ts";
-import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
+import { chooseEngine, createServiceClient } from "../service.ts";
+import type { SamplingClient } from "../tinker/clients.ts";
 import { checkServerServes, describeServer, requireTopkPromptLogprobs } from "../training/capabilities.ts";
+import { openSampler, type SamplerSource } from "../training/reconnectingSampler.ts";
 
 export const TeacherConfigSchema = z.object({
   base_model: z.string().min(1).describe("Teacher model: a model name or a local Hugging Face folder"),
@@ -20,28 +22,25 @@ export type TeacherConfig = z.output<typeof TeacherConfigSchema>;
 export interface Teacher {
   readonly config: TeacherConfig;
   readonly client: SamplingClient;
-  /** Releases a service client made for this teacher alone (no-op when it shares the student's). */
+  /** Releases what was opened for this teacher alone (nothing when it shares the student's engine). */
   close(): Promise<void>;
 }
 
-/** A sampling client for `config`, on `serviceClient` unless the teacher names its own base_url. */
-export async function createTeacher(serviceClient: ServiceClient, config: TeacherConfig): Promise<Teacher> {
-  const own = config.base_url !== null ? await createServiceClient({ baseUrl: config.base_url }) : null;
-  const service = own ?? serviceClient;
+/** Where the teacher is served: its own base_url, else the student's server. */
+function teacherSource<S extends Pick<SamplerSource, "baseUrl">>(student: S, config: TeacherConfig): S {
+  return config.base_url === null ? student : { ...student, baseUrl: config.base_url };
+}
+
+/**
+ * The teacher's sampling client: on the student's embedded engine when both are local, otherwise a
+ * connection of its own that waits for its server and reconnects when the server goes away.
+ */
+export async function createTeacher(student: SamplerSource, config: TeacherConfig): Promise<Teacher> {
+  const target = { baseModel: config.base_model, ...(config.load_checkpoint_path !== null ? { modelPath: config.load_checkpoint_path } : {}) };
   try {
-    const client =
-      config.load_checkpoint_path !== null
-        ? await service.createSamplingClient({ modelPath: config.load_checkpoint_path, baseModel: config.base_model })
-        : await service.createSamplingClient({ baseModel: config.base_model });
-    return {
-      config,
-      client,
-      close: async () => {
-        if (own !== null) await own.close();
-      },
-    };
+    const { client, close } = await openSampler(teacherSource(student, config), target, "teacher");
+    return { config, client, close };
   } catch (err) {
-    if (own !== null) await own.close();
     const what = config.load_checkpoint_path ?? config.base_model;
     throw new Error(`teacher ${JSON.stringify(what)}${config.base_url !== null ? ` at ${config.base_url}` : ""}: ${(err as Error).message}`, { cause: err });
   }
@@ -52,26 +51,32 @@ export async function createTeacher(serviceClient: ServiceClient, config: Teache
  * (sampling the base weights), or no top-k prompt logprobs when `topk` > 0 (asked once, on a
  * two-token prompt). The embedded engine is not asked; it has both.
  */
-export async function checkTeacher(serviceClient: ServiceClient, config: TeacherConfig, needs: { recipe: string; topk?: number }): Promise<void> {
-  const own = config.base_url !== null ? await createServiceClient({ baseUrl: config.base_url }) : null;
-  const service = own ?? serviceClient;
+export async function checkTeacher(student: Pick<SamplerSource, "baseUrl">, config: TeacherConfig, needs: { recipe: string; topk?: number }): Promise<void> {
+  const source = teacherSource(student, config);
+  const options = source.baseUrl !== null ? { baseUrl: source.baseUrl } : {};
+  if (chooseEngine(options).kind === "embedded") return;
+  const service = await createServiceClient(options);
   try {
-    if (service.engineKind === "embedded") return;
     if (config.load_checkpoint_path === null) {
       await checkServerServes(service, { model: config.base_model, field: "teacher.base_model", recipe: needs.recipe });
     }
     if (needs.topk !== undefined && needs.topk > 0) {
-      const teacher = await createTeacher(service, config);
-      await requireTopkPromptLogprobs(teacher.client, needs.topk, {
-        recipe: needs.recipe,
-        server: describeServer(service),
-        role: "the teacher's soft targets",
-        alternatives:
-          "Serve the teacher where they are available: teacher.base_url=local (the embedded engine on this machine), the hosted Tinker service, or `cookbook serve`; " +
-          "or distill on-policy (on_policy_distillation needs only the teacher's logprob of each sampled token).",
-      });
+      // A probe, not a run: no waiting for a server that goes away meanwhile.
+      const teacher = await createTeacher({ ...source, shared: service, waitMs: 0, log: { warn: () => undefined } }, config);
+      try {
+        await requireTopkPromptLogprobs(teacher.client, needs.topk, {
+          recipe: needs.recipe,
+          server: describeServer(service),
+          role: "the teacher's soft targets",
+          alternatives:
+            "Serve the teacher where they are available: teacher.base_url=local (the embedded engine on this machine), the hosted Tinker service, or `cookbook serve`; " +
+            "or distill on-policy (on_policy_distillation needs only the teacher's logprob of each sampled token).",
+        });
+      } finally {
+        await teacher.close();
+      }
     }
   } finally {
-    if (own !== null) await own.close();
+    await service.close();
   }
 }

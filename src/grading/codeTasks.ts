@@ -4,7 +4,7 @@
 // shape, `starter_code`, `metadata`), MBPP (assert lines) and HumanEval (a `check(candidate)`
 // function). Hub ids go through src/hf (local folder, HF cache, then the hub); errors name the
 // file and line or row.
-import { readFileSync } from "node:fs";
+import { readJsonlObjects } from "../files/jsonlInput.ts";
 import { inflateSync } from "node:zlib";
 import type { HubOptions } from "../hf/datasets.ts";
 import { readSplitRows } from "../hf/parquetRows.ts";
@@ -80,35 +80,20 @@ export type CodePromptStyle = "lcb" | "short";
  * with the LiveCodeBench prompt or the short one.
  */
 export function readCodeTasksJsonl(path: string, style: CodePromptStyle = "lcb"): CodeTask[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new CodeTaskError(`${path}: cannot read (${(err as Error).message})`);
-  }
-  const out: CodeTask[] = [];
-  text.split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    const where = `${path}:${i + 1}`;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw new CodeTaskError(`${where}: not valid JSON`);
-    }
-    if (!isRecord(row)) throw new CodeTaskError(`${where}: expected an object with "question" and "tests"`);
+  const rows = readJsonlObjects(path, 'an object with "question" and "tests"', { makeError: (m) => new CodeTaskError(m) });
+  const out = rows.map(({ where, line, row }) => {
     const question = row["question"];
     if (typeof question !== "string" || question.trim() === "") throw new CodeTaskError(`${where}: "question" must be a non-empty string`);
     const tests = row["tests"];
     if (!Array.isArray(tests) || tests.length === 0) throw new CodeTaskError(`${where}: "tests" must be a non-empty list`);
     const starter = row["starter_code"];
     if (starter !== undefined && starter !== null && typeof starter !== "string") throw new CodeTaskError(`${where}: "starter_code" must be a string`);
-    out.push({
-      id: String(row["id"] ?? i + 1),
+    return {
+      id: String(row["id"] ?? line),
       prompt: (style === "lcb" ? codePrompt : shortCodePrompt)(question, starter ?? null),
       tests: tests.map((t, k) => parseTest(t, `${where} tests[${k}]`)),
       source: path,
-    });
+    };
   });
   if (out.length === 0) throw new CodeTaskError(`${path}: no tasks`);
   return out;

@@ -15,10 +15,11 @@ import { resolveRendererName } from "../modelInfo.ts";
 import { getRenderer } from "../renderers/registry.ts";
 import { RLConfigSchema } from "../rl/config.ts";
 import { main as rlMain } from "../rl/train.ts";
-import { createServiceClient } from "../service.ts";
+import { chooseEngine, createServiceClient } from "../service.ts";
 import { SupervisedConfigSchema } from "../supervised/config.ts";
 import { main as supervisedMain } from "../supervised/train.ts";
 import { getTokenizer } from "../tokenizers/index.ts";
+import { openSampler, type SamplerSource } from "../training/reconnectingSampler.ts";
 import { adamFields, adapterFields, checkpointFields, overrideDefaults, runFields, type AdamConfig, type CheckpointPolicy } from "../training/config.ts";
 import type { Renderer } from "../renderers/base.ts";
 import type { SamplingClient, ServiceClient } from "../tinker/clients.ts";
@@ -89,7 +90,15 @@ export interface RlhfResult {
 
 /** What every stage of a pipeline shares. */
 export interface PipelineContext {
-  service: ServiceClient;
+  /**
+   * The embedded engine every stage shares; null on a remote server, where each stage owns its
+   * connection so that it can resume after the server goes away.
+   */
+  engine: ServiceClient | null;
+  /** Judges and baselines: on the shared engine, or each with a reconnecting connection. */
+  samplers: SamplerSource;
+  /** Samplers opened beside the stages, released by close(). */
+  opened: (() => Promise<void>)[];
   renderer: Renderer;
   tokenizer: Tokenizer;
   splits: () => Promise<ComparisonSplits>;
@@ -99,6 +108,7 @@ export interface PipelineContext {
     lora_rank: number;
     seed: number;
     base_url: string | null;
+    server_wait_seconds: number;
     behavior_if_log_dir_exists: LogDirBehavior;
     eval_every: number;
   } & CheckpointPolicy &
@@ -113,6 +123,7 @@ export async function openPipeline(
     model_name: string;
     renderer_name: string | null;
     base_url: string | null;
+    server_wait_seconds: number;
     lora_rank: number;
     seed: number;
     eval_every: number;
@@ -129,7 +140,8 @@ export async function openPipeline(
   const renderer = getRenderer(rendererName, tokenizer);
   let cached: ComparisonSplits | null = null;
   const splits = async () => (cached ??= await loadComparisons(config));
-  const service = await createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
+  const serverOptions = config.base_url !== null ? { baseUrl: config.base_url } : {};
+  const engine = chooseEngine(serverOptions).kind === "embedded" ? await createServiceClient(serverOptions) : null;
   // A pipeline resumes stage by stage, so its stages never ask: they resume unless told otherwise.
   // A single-run recipe keeps the person's choice, "ask" included.
   const behavior = LogDirBehaviorSchema.parse(
@@ -142,7 +154,9 @@ export async function openPipeline(
           : "resume",
   );
   return {
-    service,
+    engine,
+    samplers: { shared: engine, baseUrl: config.base_url, waitMs: config.server_wait_seconds * 1000, log: { warn: (m) => log(`WARNING ${m}`) } },
+    opened: [],
     renderer,
     tokenizer,
     splits,
@@ -152,6 +166,7 @@ export async function openPipeline(
       lora_rank: config.lora_rank,
       seed: config.seed,
       base_url: config.base_url,
+      server_wait_seconds: config.server_wait_seconds,
       behavior_if_log_dir_exists: behavior,
       eval_every: config.eval_every,
       save_every: config.save_every,
@@ -167,6 +182,24 @@ export async function openPipeline(
   };
 }
 
+/** The stage's service client: the shared engine, or none (the stage opens and owns its own). */
+function stageEngine(p: PipelineContext): { serviceClient?: ServiceClient } {
+  return p.engine !== null ? { serviceClient: p.engine } : {};
+}
+
+/** A sampler of a finished stage's checkpoint (a judge, a baseline), released with the pipeline. */
+export async function stageSampler(p: PipelineContext, samplerPath: string, role: string): Promise<SamplingClient> {
+  const { client, close } = await openSampler(p.samplers, { baseModel: p.common.model_name, modelPath: samplerPath }, role);
+  p.opened.push(close);
+  return client;
+}
+
+/** Releases the pipeline's samplers and shared engine. */
+export async function closePipeline(p: PipelineContext): Promise<void> {
+  for (const close of p.opened.splice(0)) await close();
+  await p.engine?.close();
+}
+
 /** Stage: SFT on the comparison prompts answered by a mix of their completions. */
 export function sftStage(
   p: PipelineContext,
@@ -177,7 +210,7 @@ export function sftStage(
     supervisedMain(
       SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
       sftMixDatasetBuilder(p.splits, p.renderer, { batchSize: o.batchSize, maxLength: o.maxLength, seed: p.common.seed, rejectedFraction: o.rejectedFraction }),
-      { serviceClient: p.service, tokenizer: p.tokenizer, context: { ...p.runArgs, recipeName: o.recipeName } },
+      { ...stageEngine(p), tokenizer: p.tokenizer, context: { ...p.runArgs, recipeName: o.recipeName } },
     ),
   );
 }
@@ -199,7 +232,7 @@ export function preferenceModelStage(
         SupervisedConfigSchema.parse({ ...p.common, log_path: dir, learning_rate: o.learningRate, max_steps: o.steps, lr_schedule: "linear" }),
         preferenceModelDatasetBuilder(p.splits, p.renderer, o.batchSize, null),
         {
-          serviceClient: p.service,
+          ...stageEngine(p),
           tokenizer: p.tokenizer,
           evaluatorBuilders: [() => new PreferenceAccuracyEvaluator(test, p.renderer, p.tokenizer)],
           context: { ...p.runArgs, recipeName: o.recipeName },
@@ -257,7 +290,7 @@ export function pairwiseRlStage(p: PipelineContext, dir: string, o: PairwiseRlSt
           return { train: new PairwisePreferenceRLDataset(prompts, o.groupsPerBatch, makeGroup, o.steps), test: null };
         },
       },
-      { serviceClient: p.service, evaluators, decode: (t: readonly number[]) => p.tokenizer.decode(t), context: { ...p.runArgs, recipeName: o.recipeName } },
+      { ...stageEngine(p), evaluators, decode: (t: readonly number[]) => p.tokenizer.decode(t), context: { ...p.runArgs, recipeName: o.recipeName } },
     );
   });
 }
@@ -284,7 +317,7 @@ export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContex
     if (pm.ran) stagesRun.push("preference_model");
     const sftSampler = requirePath(sft.record.sampler_path, "sft sampler_path");
     const pmSampler = requirePath(pm.record.sampler_path, "preference_model sampler_path");
-    const judge = new PreferenceModelFromChatRenderer(p.renderer, p.tokenizer, await p.service.createSamplingClient({ modelPath: pmSampler }));
+    const judge = new PreferenceModelFromChatRenderer(p.renderer, p.tokenizer, await stageSampler(p, pmSampler, "judge"));
     const rl = await pairwiseRlStage(p, join(config.log_path, "rl"), {
       learningRate: config.rl_learning_rate,
       steps: config.rl_steps,
@@ -294,7 +327,7 @@ export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContex
       pattern: config.tournament_pattern,
       initialStatePath: requirePath(sft.record.state_path, "sft state_path"),
       judge,
-      winRate: { baseline: await p.service.createSamplingClient({ modelPath: sftSampler }), prompts: config.win_rate_prompts },
+      winRate: { baseline: await stageSampler(p, sftSampler, "win-rate baseline"), prompts: config.win_rate_prompts },
       recipeName: "rlhf_rl",
     });
     if (rl.ran) stagesRun.push("rl");
@@ -304,8 +337,8 @@ export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContex
     let finalWinRate: number | null = null;
     if (config.win_rate_prompts > 0 && test !== null) {
       const r = await computeWinRate(
-        await p.service.createSamplingClient({ modelPath: rlSampler }),
-        await p.service.createSamplingClient({ modelPath: sftSampler }),
+        await stageSampler(p, rlSampler, "final policy"),
+        await stageSampler(p, sftSampler, "win-rate baseline"),
         uniquePrompts(test).slice(0, config.win_rate_prompts),
         p.renderer,
         judge,
@@ -320,7 +353,7 @@ export async function runRlhfPipeline(config: RlhfConfig, context?: RecipeContex
     writeFileSync(join(config.log_path, "pipeline.json"), JSON.stringify(result, null, 2) + "\n");
     return result;
   } finally {
-    await p.service.close();
+    await closePipeline(p);
   }
 }
 

@@ -1,6 +1,6 @@
 // Conversations from JSONL, one {"messages": [...]} object per line (the cookbook's
 // FromConversationFileBuilder format). Every problem names the file and line.
-import * as fs from "node:fs";
+import { jsonlInputLines } from "../files/jsonlInput.ts";
 import { MessageSchema, type Message } from "../renderers/types.ts";
 
 export class DataFormatError extends Error {
@@ -50,16 +50,8 @@ export function checkRoles(messages: readonly Message[], knownRoles: readonly st
 
 /** Every non-empty line of a conversation file. */
 export function readConversationFile(file: string): ConversationRow[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (err) {
-    throw new DataFormatError(`cannot read ${file}: ${(err as Error).message}`);
-  }
-  const rows: ConversationRow[] = [];
-  text.split(/\r?\n/).forEach((lineText, i) => {
-    if (lineText.trim() === "") return;
-    rows.push({ line: i + 1, messages: parseConversationLine(lineText, `${file}:${i + 1}`) });
-  });
-  return rows;
+  return jsonlInputLines(file, { makeError: (m) => new DataFormatError(m) }).map(({ where, line, text }) => ({
+    line,
+    messages: parseConversationLine(text, where),
+  }));
 }

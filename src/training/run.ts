@@ -12,6 +12,7 @@ import { createServiceClient } from "../service.ts";
 import type { ServiceClient } from "../tinker/clients.ts";
 import { checkServerServes } from "./capabilities.ts";
 import type { TrainingRunConfig } from "./config.ts";
+import type { SamplerSource } from "./reconnectingSampler.ts";
 import { ServerLossResumer } from "./serverLoss.ts";
 
 export type TrainingOutcome = "completed" | "already_complete" | "stopped" | "exit";
@@ -34,6 +35,8 @@ export interface TrainingRunOptions {
    * with the base model and LoRA rank before the run directory is touched; throws to refuse.
    */
   requires?: (service: ServiceClient) => Promise<void>;
+  /** Called each time the loop is entered (its start and every resume after a server loss), before the body. */
+  onEnter?: (run: TrainingContext) => void;
 }
 
 /** What a loop gets to train with. */
@@ -62,8 +65,8 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
   const ownsService = options.serviceClient === undefined;
   const newServiceClient = () => createServiceClient(config.base_url !== null ? { baseUrl: config.base_url } : {});
   let serviceClient = options.serviceClient ?? (await newServiceClient());
-  const enterOnce = (session: RunSession) =>
-    body({
+  const enterOnce = (session: RunSession) => {
+    const run: TrainingContext = {
       recipeName,
       logDir: session.logDir,
       log: session.log,
@@ -71,7 +74,10 @@ export async function withTrainingRun<R extends { outcome: TrainingOutcome }>(
       control: options.runControl ?? session.control,
       session,
       serviceClient,
-    });
+    };
+    options.onEnter?.(run);
+    return body(run);
+  };
   // On a remote server the run outlives the server: when it goes away, the loop is entered again
   // with a new client once it is back, and resumes from its last checkpoint.
   const enter = async (session: RunSession): Promise<R> => {
@@ -133,4 +139,12 @@ export function trainingMetadata(run: TrainingContext, rendererName: string | nu
   const metadata: Record<string, string> = { recipe_name: run.recipeName };
   if (rendererName !== null) metadata["renderer_name"] = rendererName;
   return metadata;
+}
+
+/**
+ * Where a run's other samplers (teachers, judges, baselines) come from: its embedded engine, or its
+ * server with a reconnecting connection each, waiting as long as the run itself would.
+ */
+export function samplerSource(run: TrainingContext, config: Pick<TrainingRunConfig, "base_url" | "server_wait_seconds">): SamplerSource {
+  return { shared: run.serviceClient, baseUrl: config.base_url, waitMs: config.server_wait_seconds * 1000, log: run.log };
 }

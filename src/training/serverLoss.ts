@@ -60,6 +60,30 @@ export async function waitForServer(client: ServiceClient, options: ServerWaitOp
   }
 }
 
+/**
+ * After a failure that may mean the server went away: waits for it (with the warnings a person
+ * watching the log needs) and returns how it came back, or null when the failure should stand:
+ * the server stayed away past `waitMs`, or it still knows our session and so failed the request
+ * for a reason of its own (unless the request never got through at all).
+ */
+export async function awaitServerReturn(
+  err: unknown,
+  client: ServiceClient,
+  options: ServerWaitOptions & { server: string; log: { warn(message: string): void } },
+): Promise<Exclude<ServerProbe, "unreachable"> | null> {
+  const { log, server, waitMs } = options;
+  const reason = err instanceof Error ? err.message : String(err);
+  const probe = await waitForServer(client, options, (attempt) => {
+    if (attempt === 0) log.warn(`${server} does not answer (${reason}); waiting up to ${Math.round(waitMs / 1000)} s for it to come back`);
+  });
+  if (probe === "unreachable") {
+    log.warn(`${server} did not come back within ${Math.round(waitMs / 1000)} s (server_wait_seconds)`);
+    return null;
+  }
+  if (probe === "alive" && !isConnectionFailure(err)) return null;
+  return probe;
+}
+
 export interface ServerLossOptions extends ServerWaitOptions {
   logDir: string;
   baseUrl: string;
@@ -82,18 +106,10 @@ export class ServerLossResumer {
   /** True when the loop should be entered again with a fresh client; false to let `err` end the run. */
   async shouldResume(err: unknown, client: ServiceClient): Promise<boolean> {
     if (client.probeServer === undefined || !mayMeanServerLoss(err)) return false;
-    const { log, baseUrl, waitMs } = this.options;
+    const { log, baseUrl } = this.options;
     const reason = err instanceof Error ? err.message : String(err);
-    const probe = await waitForServer(client, this.options, (attempt) => {
-      if (attempt === 0) log.warn(`the server at ${baseUrl} does not answer (${reason}); waiting up to ${Math.round(waitMs / 1000)} s for it to come back`);
-    });
-    if (probe === "unreachable") {
-      log.warn(`the server at ${baseUrl} did not come back within ${Math.round(waitMs / 1000)} s (server_wait_seconds)`);
-      return false;
-    }
-    // A server that still knows our session failed the request for a reason of its own, unless the
-    // request never got through at all.
-    if (probe === "alive" && !isConnectionFailure(err)) return false;
+    const probe = await awaitServerReturn(err, client, { ...this.options, server: `the server at ${baseUrl}` });
+    if (probe === null) return false;
     const checkpoints = readCheckpoints(this.options.logDir).length;
     this.withoutProgress = checkpoints === this.checkpointsAtLastResume ? this.withoutProgress + 1 : 1;
     this.checkpointsAtLastResume = checkpoints;

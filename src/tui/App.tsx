@@ -21,7 +21,7 @@ export function App(): ReactNode {
   const state = useUIState();
   const registry = useRegistry();
   const route = currentScreen(state);
-  const entry = registry.entry(route.name);
+  const entry = registry.entry(route);
   const rows = frameRows(state.size.rows);
   const bodyRows = rows - FOOTER_ROWS;
   const width = state.size.columns;

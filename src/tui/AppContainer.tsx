@@ -5,7 +5,8 @@
 import { type ReactNode, useCallback, useMemo, useReducer, useRef } from "react";
 import { type Key, useApp, useInput } from "ink";
 import { NO_KEY } from "./keys/keymap.ts";
-import { type Route, appReducer, currentScreen, initialState } from "./state/app.ts";
+import { appReducer, currentScreen, initialState } from "./state/app.ts";
+import { type Route, routeRunDir } from "./state/routes.ts";
 import {
   type ScreenKeyHandler,
   type Services,
@@ -17,7 +18,7 @@ import {
   UIStateContext,
 } from "./state/contexts.tsx";
 import { useTerminalSize } from "./ui/hooks/useTerminalSize.ts";
-import { REGISTRY, type ScreenRegistry, paneTarget } from "./ui/screens/registry.ts";
+import { REGISTRY, type ScreenRegistry } from "./ui/screens/registry.ts";
 import { RegistryContext } from "./registryContext.ts";
 
 export interface AppContainerProps {
@@ -105,10 +106,11 @@ export function AppContainer({ services, first, size: fixedSize, registry = REGI
         dispatch({ type: "message", kind: "error", text: (err as Error).message });
         return true;
       }
-      const pane = paneTarget(cmd);
+      const runDir = routeRunDir(screen);
+      const pane = runDir === undefined ? undefined : registry.paneRoute(cmd, runDir);
       if (cmd === "back") dispatch({ type: "pop" });
       else if (cmd === "quit") exit();
-      else if (pane !== undefined && screen.runDir !== undefined) dispatch({ type: "replace", screen: { name: pane, runDir: screen.runDir } });
+      else if (pane !== undefined) dispatch({ type: "replace", screen: pane });
       return true;
     },
     [state.help, screen, exit, registry],

@@ -9,7 +9,7 @@ import { chooseEngine } from "../service.ts";
 import { App } from "./App.tsx";
 import { AppContainer } from "./AppContainer.tsx";
 import { ProcessManager } from "./services/processManager.ts";
-import type { Route } from "./state/app.ts";
+import type { Route } from "./state/routes.ts";
 import type { Services } from "./state/contexts.tsx";
 
 export interface StartTuiOptions {

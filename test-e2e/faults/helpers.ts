@@ -1,15 +1,42 @@
 // Running `cookbook run sl_basic` as a user would, small enough to take seconds, and mounting a
 // small tmpfs to fill up.
+import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { auditProblems, auditRun } from "../../scripts/runAudit.ts";
 
 export const REPO = resolve(import.meta.dirname, "../..");
 const BIN = join(REPO, "bin", "cookbook.js");
 
 /** sl_basic on the shipped tiny model with a small LoRA, 2 conversations a step, a checkpoint every 2. */
 export const SMALL_SL = ["batch_size=2", "save_every=2", "eval_every=0", "lora_rank=4", "test_size=0", "max_length=128"];
+
+/** Metrics rows a run has logged so far (0 before the file exists). */
+export function metricsRows(logDir: string): number {
+  const file = join(logDir, "metrics.jsonl");
+  return existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "").length
+    : 0;
+}
+
+/**
+ * A finished run's audit: its final checkpoint recorded and present in `store`, steps 0..steps−1
+ * each logged exactly once and in order. Returns the run's logs.log for the caller's own checks.
+ */
+export function assertEveryStepOnce(logDir: string, store: string, steps: number): string {
+  const audit = auditRun(logDir, store);
+  assert.deepEqual(auditProblems(audit, { finalRecord: true, lastStep: steps - 1 }), []);
+  assert.deepEqual(
+    audit.steps,
+    Array.from({ length: steps }, (_, i) => i),
+    "every step logged exactly once, in order",
+  );
+  return readFileSync(join(logDir, "logs.log"), "utf8");
+}
 
 export function tempDir(prefix = "cookbook-faults-"): string {
   return mkdtempSync(join(tmpdir(), prefix));

@@ -5,26 +5,15 @@
 // checkpoint present in the store, and the final checkpoint recorded.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { auditProblems, auditRun } from "../../scripts/runAudit.ts";
 import { readCheckpoints } from "../../src/runs/checkpoints.ts";
 import { freePort, serveEnv, startServe, type ServeProcess } from "../serve/server.ts";
-import { SMALL_SL, finished, startCookbook, tempDir, waitUntil } from "./helpers.ts";
+import { SMALL_SL, assertEveryStepOnce, finished, metricsRows, startCookbook, tempDir, waitUntil } from "./helpers.ts";
 
 const KILLS = 5;
 const STEPS = 240;
 /** Rows between kills: several checkpoints (save_every=2) each time, so every resume has progress. */
 const ROWS_PER_KILL = 30;
-
-const rows = (logDir: string): number => {
-  const file = join(logDir, "metrics.jsonl");
-  return existsSync(file)
-    ? readFileSync(file, "utf8")
-        .split("\n")
-        .filter((l) => l.trim() !== "").length
-    : 0;
-};
 
 test(`sl_basic against cookbook serve survives ${KILLS} server kills and restarts with every step logged once`, async () => {
   const root = tempDir("cookbook-restart-");
@@ -41,9 +30,9 @@ test(`sl_basic against cookbook serve survives ${KILLS} server kills and restart
   const killedAt: number[] = [];
   try {
     for (let k = 1; k <= KILLS; k++) {
-      await waitUntil(() => rows(logDir) >= k * ROWS_PER_KILL || run.exitCode !== null, `${k * ROWS_PER_KILL} metrics rows`, 300_000);
+      await waitUntil(() => metricsRows(logDir) >= k * ROWS_PER_KILL || run.exitCode !== null, `${k * ROWS_PER_KILL} metrics rows`, 300_000);
       assert.equal(run.exitCode, null, `the run ended before kill ${k}`);
-      killedAt.push(rows(logDir));
+      killedAt.push(metricsRows(logDir));
       await server.kill();
       // Down long enough for in-flight requests to fail and the client to start backing off.
       await new Promise((r) => setTimeout(r, 1500));
@@ -56,14 +45,7 @@ test(`sl_basic against cookbook serve survives ${KILLS} server kills and restart
     await server.kill();
   }
 
-  const audit = auditRun(logDir, store);
-  assert.deepEqual(auditProblems(audit, { finalRecord: true, lastStep: STEPS - 1 }), []);
-  assert.deepEqual(
-    audit.steps,
-    Array.from({ length: STEPS }, (_, i) => i),
-    "every step logged exactly once, in order",
-  );
-  const log = readFileSync(join(logDir, "logs.log"), "utf8");
+  const log = assertEveryStepOnce(logDir, store, STEPS);
   const resumes = log.match(/no longer knows this run's session.*resuming from the last checkpoint/g) ?? [];
   assert.equal(resumes.length, KILLS, `one resume per kill (kills at rows ${killedAt.join(", ")})`);
   // Each resume continued from a recorded checkpoint of an earlier model, not from scratch.

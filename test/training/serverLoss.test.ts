@@ -10,6 +10,7 @@ import { appendCheckpoint } from "../../src/runs/checkpoints.ts";
 import type { ServerProbe, ServiceClient } from "../../src/tinker/clients.ts";
 import { APIConnectionError, APIStatusError, InvalidArgumentError, RequestFailedError } from "../../src/tinker/errors.ts";
 import { MAX_RESUMES_WITHOUT_PROGRESS, mayMeanServerLoss, ServerLossResumer, waitForServer } from "../../src/training/serverLoss.ts";
+import { fakeTime } from "./fakeTime.ts";
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -26,20 +27,6 @@ function probing(answers: ServerProbe[]): { client: ServiceClient; probes: () =>
     probeServer: async () => answers[Math.min(i++, answers.length - 1)]!,
   } as unknown as ServiceClient;
   return { client, probes: () => i };
-}
-
-/** A clock whose sleeps only move time on. */
-function fakeTime(): { sleep: (ms: number) => Promise<void>; now: () => number; slept: number[] } {
-  let t = 0;
-  const slept: number[] = [];
-  return {
-    slept,
-    now: () => t,
-    sleep: async (ms) => {
-      slept.push(ms);
-      t += ms;
-    },
-  };
 }
 
 const lost404 = new APIStatusError("POST /api/v1/retrieve_future failed with HTTP 404", 404, { detail: "unknown request" });

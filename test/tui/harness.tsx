@@ -7,7 +7,7 @@ import { App } from "../../src/tui/App.tsx";
 import { AppContainer } from "../../src/tui/AppContainer.tsx";
 import { stripAnsi } from "../../src/tui/core/format.ts";
 import { ProcessManager } from "../../src/tui/services/processManager.ts";
-import type { Route } from "../../src/tui/state/app.ts";
+import type { Route } from "../../src/tui/state/routes.ts";
 import type { Services } from "../../src/tui/state/contexts.tsx";
 import type { ScreenRegistry } from "../../src/tui/ui/screens/registry.ts";
 

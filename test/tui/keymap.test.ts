@@ -5,7 +5,7 @@ import { keyPress, NO_KEY } from "../../src/tui/keys/keymap.ts";
 import { appReducer, currentScreen, initialState } from "../../src/tui/state/app.ts";
 import { splitKeys } from "../../src/tui/AppContainer.tsx";
 import { editText, moveCursor, windowStart } from "../../src/tui/core/textEdit.ts";
-import { KEYMAP, SCREENS, paneTarget } from "../../src/tui/ui/screens/registry.ts";
+import { KEYMAP, REGISTRY, SCREENS } from "../../src/tui/ui/screens/registry.ts";
 
 const resolveCommand = (screen: string, input: string, key: Key): string | undefined => KEYMAP.resolve(screen, input, key);
 
@@ -21,7 +21,10 @@ test("keys resolve per screen, screen bindings before shared ones", () => {
   assert.equal(resolveCommand("checkpoints", "", k({ return: true })), "chat");
   assert.equal(resolveCommand("dashboard", "", k({ return: true })), "open");
   assert.equal(resolveCommand("dashboard", "2", NO_KEY), "pane:transcripts");
-  assert.equal(paneTarget("pane:transcripts"), "transcripts");
+  assert.deepEqual(REGISTRY.paneRoute("pane:transcripts", "/runs/a"), { name: "transcripts", runDir: "/runs/a" });
+  // Only registered panes: a screen without a pane key is no pane command's target.
+  assert.equal(REGISTRY.paneRoute("pane:evals", "/runs/a"), undefined);
+  assert.equal(REGISTRY.paneRoute("back", "/runs/a"), undefined);
   assert.equal(resolveCommand("home", "2", NO_KEY), undefined);
   assert.equal(resolveCommand("launch", "s", k({ ctrl: true })), "submit");
   assert.equal(resolveCommand("home", "z", NO_KEY), undefined);

@@ -1,5 +1,5 @@
-// Adding a screen touches the registry and the new screen's file only: a screen written here (as
-// a new file would be) and one registry entry give it a route, a pane key among the run panes,
+// Adding a screen touches the route table, the registry and the new screen's file only: a route, a
+// screen written here (as a new file would be) and one registry entry give it a pane key among the run panes,
 // its bindings in dispatch, help and footer — with no other file changed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -7,12 +7,19 @@ import { type ReactNode, useReducer } from "react";
 import { Text } from "ink";
 import type { Binding } from "../../src/tui/keys/keymap.ts";
 import { useScreenKeys } from "../../src/tui/ui/hooks/useScreenKeys.ts";
-import { SCREENS, makeRegistry, screen } from "../../src/tui/ui/screens/registry.ts";
+import type { RouteOf } from "../../src/tui/state/routes.ts";
+import { SCREENS, makeRegistry } from "../../src/tui/ui/screens/registry.ts";
 import { makeRlRun, tempRoot } from "./fixtures.ts";
 import { renderApp } from "./harness.tsx";
 
+// ---- the new screen's route (a line in the route table, here by module augmentation) ----
+declare module "../../src/tui/state/routes.ts" {
+  interface RouteParams {
+    notes: { runDir: string };
+  }
+}
 // ---- the new screen's file ----
-type NotesRoute = { name: "notes"; runDir: string };
+type NotesRoute = RouteOf<"notes">;
 const NOTES_KEYS: readonly Binding[] = [{ id: "addNote", keys: ["n"], description: "Add a note to the run", hint: "note" }];
 const notesReducer = (count: number, action: "add"): number => (action === "add" ? count + 1 : count);
 function Notes({ route }: { route: NotesRoute; rows: number; width: number }): ReactNode {
@@ -30,7 +37,7 @@ function Notes({ route }: { route: NotesRoute; rows: number; width: number }): R
 // ---- the registry entry ----
 const registry = makeRegistry([
   ...SCREENS,
-  screen<NotesRoute>({ name: "notes", component: Notes, keyScope: "notes", shared: ["list", "run"], paneKey: "5", title: "notes", bindings: NOTES_KEYS }),
+  { name: "notes", component: Notes, keyScope: "notes", shared: ["list", "run"], paneKey: "5", title: "notes", bindings: NOTES_KEYS },
 ]);
 
 test("a screen added through the registry alone is a run pane with its keys in help and footer", async () => {

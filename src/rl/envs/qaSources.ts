@@ -2,7 +2,7 @@
 // shape of fixtures/data/arithmetic.jsonl) or the parquet files of GSM8K, Hendrycks MATH,
 // MATH-500, DeepMath or Polaris, found locally, in the HF cache, or downloaded from the hub when
 // online.
-import { readFileSync } from "node:fs";
+import { readJsonlObjects } from "../../files/jsonlInput.ts";
 import type { HubOptions } from "../../hf/datasets.ts";
 import { cellString, readSplitRows, type DatasetRow } from "../../hf/parquetRows.ts";
 import { gsm8kReference, mathReference } from "../../grading/index.ts";
@@ -14,31 +14,15 @@ export class QAFileError extends Error {
 
 /** Every record of a JSONL file; errors name the file, the 1-based line and the field. */
 export function readQAJsonl(path: string): QAProblem[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new QAFileError(`${path}: cannot read (${(err as Error).message})`);
-  }
-  const out: QAProblem[] = [];
-  text.split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    const where = `${path}:${i + 1}`;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw new QAFileError(`${where}: not valid JSON`);
-    }
-    if (row === null || typeof row !== "object") throw new QAFileError(`${where}: expected an object with "question" and "answer"`);
-    const r = row as Record<string, unknown>;
+  const expected = 'an object with "question" and "answer"';
+  const out = readJsonlObjects(path, expected, { makeError: (m) => new QAFileError(m) }).map(({ where, row }) => {
     for (const key of ["question", "answer"] as const) {
-      const v = r[key];
+      const v = row[key];
       if (typeof v !== "string" && typeof v !== "number") {
         throw new QAFileError(`${where}: "${key}" must be a string (or number), got ${v === undefined ? "nothing" : JSON.stringify(v)}`);
       }
     }
-    out.push({ question: String(r["question"]), answer: String(r["answer"]) });
+    return { question: String(row["question"]), answer: String(row["answer"]) };
   });
   if (out.length === 0) throw new QAFileError(`${path}: no records (expected one {"question": …, "answer": …} per line)`);
   return out;

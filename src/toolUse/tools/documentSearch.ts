@@ -1,7 +1,7 @@
 // Search over a local document collection (JSONL, one {"id", "title"?, "text"} per line): the
 // offline stand-in for the cookbook's search tools. Scores are term-frequency × inverse document
 // frequency over lower-cased words; the top `k` documents come back as "[id] title: text" lines.
-import { readFileSync } from "node:fs";
+import { readJsonlObjects } from "../../files/jsonlInput.ts";
 import { z } from "zod";
 import { defineTool, simpleToolResult, type Tool } from "../tool.ts";
 
@@ -11,27 +11,17 @@ export const SearchDocumentSchema = z.object({
   text: z.string(),
 });
 export type SearchDocument = z.output<typeof SearchDocumentSchema>;
+const EXPECTED_DOCUMENT = '{"id", "title"?, "text"}';
 
 export function readDocuments(file: string): SearchDocument[] {
-  const docs: SearchDocument[] = [];
-  readFileSync(file, "utf8")
-    .split("\n")
-    .forEach((line, idx) => {
-      if (line.trim() === "") return;
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch (err) {
-        throw new Error(`${file}:${idx + 1}: not valid JSON (${(err as Error).message})`);
-      }
-      const parsed = SearchDocumentSchema.safeParse(raw);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new Error(`${file}:${idx + 1}: key ${JSON.stringify(issue.path.join(".") || "(row)")}: ${issue.message}; expected {"id", "title"?, "text"}`);
-      }
-      docs.push(parsed.data);
-    });
-  return docs;
+  return readJsonlObjects(file, EXPECTED_DOCUMENT).map(({ where, row }) => {
+    const parsed = SearchDocumentSchema.safeParse(row);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new Error(`${where}: key ${JSON.stringify(issue.path.join(".") || "(row)")}: ${issue.message}; expected ${EXPECTED_DOCUMENT}`);
+    }
+    return parsed.data;
+  });
 }
 
 function words(text: string): string[] {

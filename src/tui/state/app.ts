@@ -1,12 +1,7 @@
 // The app-level state: a stack of routes (Esc pops), the help overlay, a status message and
 // which runs are overlaid. Screen-local state (cursors, filters) lives in each screen's reducer.
 
-/**
- * Where the app is: a registered screen's name plus its parameters. Screens declare their own
- * route type (e.g. `{ name: "transcripts"; runDir: string; step?: number }`); run screens carry
- * `runDir`, which the pane keys keep when switching between them.
- */
-export type Route = { readonly name: string; readonly runDir?: string; readonly [param: string]: unknown };
+import type { Route } from "./routes.ts";
 
 export interface StatusMessage {
   kind: "info" | "error";

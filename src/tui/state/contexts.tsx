@@ -4,7 +4,8 @@ import { createContext, useContext } from "react";
 import type { Key } from "ink";
 import type { RecipeEntry } from "../../config/index.ts";
 import type { ProcessManager } from "../services/processManager.ts";
-import type { AppState, Route } from "./app.ts";
+import type { AppState } from "./app.ts";
+import type { Route } from "./routes.ts";
 
 export interface TermSize {
   columns: number;

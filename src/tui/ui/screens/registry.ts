@@ -1,56 +1,56 @@
 // The screen registry: every screen's name, component, key scope, shared scopes, pane key and
 // own bindings, in one list. The app renders routes through it, the keymap (dispatch, help,
 // footer) is assembled from it, and the run panes (1–4) are its entries with a pane key.
-// Adding a screen: write the screen file(s), add one entry here (docs/contributing.md).
+// Adding a screen: write the screen file(s), add its route to state/routes.ts and one entry here
+// (docs/contributing.md).
 import type { ReactNode } from "react";
 import { type Binding, Keymap, SHARED_BINDINGS, type ScopedBinding, type SharedScope } from "../../keys/keymap.ts";
-import type { Route } from "../../state/app.ts";
-import { Batch, type BatchRoute } from "./batch/Batch.tsx";
+import type { Route, RouteName, RouteOf, RunRouteName } from "../../state/routes.ts";
+import { Batch } from "./batch/Batch.tsx";
 import { BATCH_KEYS } from "./batch/batchKeys.ts";
-import { Checkpoints, type CheckpointsRoute } from "./checkpoints/Checkpoints.tsx";
+import { Checkpoints } from "./checkpoints/Checkpoints.tsx";
 import { CHECKPOINTS_KEYS } from "./checkpoints/checkpointsKeys.ts";
-import { Dashboard, type DashboardRoute } from "./dashboard/Dashboard.tsx";
-import { Evals, type EvalsRoute } from "./evals/Evals.tsx";
+import { Dashboard } from "./dashboard/Dashboard.tsx";
+import { Evals } from "./evals/Evals.tsx";
 import { EVALS_KEYS } from "./evals/evalsKeys.ts";
 import { DASHBOARD_KEYS } from "./dashboard/dashboardKeys.ts";
-import { Home, type HomeRoute } from "./home/Home.tsx";
+import { Home } from "./home/Home.tsx";
 import { HOME_KEYS } from "./home/homeKeys.ts";
-import { Launch, type LaunchRoute } from "./launch/Launch.tsx";
-import { Play, type PlayRoute } from "./play/Play.tsx";
+import { Launch } from "./launch/Launch.tsx";
+import { Play } from "./play/Play.tsx";
 import { LAUNCH_KEYS } from "./launch/launchKeys.ts";
-import { TIMING_KEYS, Timing, type TimingRoute } from "./timing/Timing.tsx";
+import { TIMING_KEYS, Timing } from "./timing/Timing.tsx";
 import { TRANSCRIPTS_KEYS } from "./transcripts/transcriptsKeys.ts";
-import { Transcripts, type TranscriptsRoute } from "./transcripts/Transcripts.tsx";
+import { Transcripts } from "./transcripts/Transcripts.tsx";
 
-export interface ScreenProps<R extends Route> {
+export interface ScreenProps<R> {
   route: R;
   rows: number;
   width: number;
 }
 
-export interface ScreenEntry<R extends Route = Route> {
-  name: R["name"];
-  component: (props: ScreenProps<R>) => ReactNode;
+/** One screen, typed by its route's name: its component takes exactly that route. */
+export interface ScreenEntry<N extends RouteName = RouteName> {
+  name: N;
+  component: (props: ScreenProps<RouteOf<N>>) => ReactNode;
   /** The scope of its own bindings in the keymap (help shows it as the section title). */
   keyScope: string;
   /** Shared scopes it answers besides `global`: `list` (cursor keys), `run` (run panes, stop). */
   shared: readonly SharedScope[];
-  /** A run pane: this key switches any run screen to this one on the same run. */
-  paneKey?: string;
+  /** A run pane: this key switches any run screen to this one on the same run (run screens only). */
+  paneKey?: N extends RunRouteName ? string : never;
   /** Shown in help for the pane key. */
   title: string;
   bindings: readonly Binding[];
 }
 
-/** Erases the route type once the entry is checked against it (the app looks entries up by name). */
-export function screen<R extends Route>(entry: ScreenEntry<R>): ScreenEntry {
-  return entry as unknown as ScreenEntry;
-}
+/** Any screen's entry: a union over the route names, so each entry stays checked against its own route. */
+export type AnyScreenEntry = { [N in RouteName]: ScreenEntry<N> }[RouteName];
 
-export const SCREENS: readonly ScreenEntry[] = [
-  screen<HomeRoute>({ name: "home", component: Home, keyScope: "home", shared: ["list"], title: "recipes and runs", bindings: HOME_KEYS }),
-  screen<LaunchRoute>({ name: "launch", component: Launch, keyScope: "launch", shared: ["list"], title: "launch form", bindings: LAUNCH_KEYS }),
-  screen<DashboardRoute>({
+export const SCREENS: readonly AnyScreenEntry[] = [
+  { name: "home", component: Home, keyScope: "home", shared: ["list"], title: "recipes and runs", bindings: HOME_KEYS },
+  { name: "launch", component: Launch, keyScope: "launch", shared: ["list"], title: "launch form", bindings: LAUNCH_KEYS },
+  {
     name: "dashboard",
     component: Dashboard,
     keyScope: "dashboard",
@@ -58,8 +58,8 @@ export const SCREENS: readonly ScreenEntry[] = [
     paneKey: "1",
     title: "charts dashboard",
     bindings: DASHBOARD_KEYS,
-  }),
-  screen<TranscriptsRoute>({
+  },
+  {
     name: "transcripts",
     component: Transcripts,
     keyScope: "transcripts",
@@ -67,8 +67,8 @@ export const SCREENS: readonly ScreenEntry[] = [
     paneKey: "2",
     title: "transcripts",
     bindings: TRANSCRIPTS_KEYS,
-  }),
-  screen<TimingRoute>({
+  },
+  {
     name: "timing",
     component: Timing,
     keyScope: "timing",
@@ -76,8 +76,8 @@ export const SCREENS: readonly ScreenEntry[] = [
     paneKey: "3",
     title: "timing breakdown",
     bindings: TIMING_KEYS,
-  }),
-  screen<CheckpointsRoute>({
+  },
+  {
     name: "checkpoints",
     component: Checkpoints,
     keyScope: "checkpoints",
@@ -85,35 +85,30 @@ export const SCREENS: readonly ScreenEntry[] = [
     paneKey: "4",
     title: "checkpoints",
     bindings: CHECKPOINTS_KEYS,
-  }),
-  screen<EvalsRoute>({ name: "evals", component: Evals, keyScope: "evals", shared: ["list"], title: "eval results", bindings: EVALS_KEYS }),
-  screen<BatchRoute>({
+  },
+  { name: "evals", component: Evals, keyScope: "evals", shared: ["list"], title: "eval results", bindings: EVALS_KEYS },
+  {
     name: "batch",
     component: Batch,
     keyScope: "batch",
     shared: ["list"],
     title: "batches: runs, key metrics, comparison (cookbook batch)",
     bindings: BATCH_KEYS,
-  }),
-  screen<PlayRoute>({
+  },
+  {
     name: "play",
     component: Play,
     keyScope: "play",
     shared: [],
     title: "play an environment by hand (every key types; esc leaves)",
     bindings: [],
-  }),
+  },
 ];
 
 const PANE_PREFIX = "pane:";
 
-/** The screen a pane command switches to (`pane:transcripts` → `transcripts`). */
-export function paneTarget(cmd: string): string | undefined {
-  return cmd.startsWith(PANE_PREFIX) ? cmd.slice(PANE_PREFIX.length) : undefined;
-}
-
 /** One `run`-scope binding per pane key; the last carries the footer hint for the whole range. */
-function paneBindings(screens: readonly ScreenEntry[]): ScopedBinding[] {
+function paneBindings(screens: readonly AnyScreenEntry[]): ScopedBinding[] {
   const panes = screens.filter((s) => s.paneKey !== undefined);
   return panes.map((s, i) => ({
     scope: "run",
@@ -124,7 +119,7 @@ function paneBindings(screens: readonly ScreenEntry[]): ScopedBinding[] {
   }));
 }
 
-export function buildKeymap(screens: readonly ScreenEntry[]): Keymap {
+export function buildKeymap(screens: readonly AnyScreenEntry[]): Keymap {
   const table: ScopedBinding[] = [
     ...SHARED_BINDINGS,
     ...paneBindings(screens),
@@ -133,19 +128,37 @@ export function buildKeymap(screens: readonly ScreenEntry[]): Keymap {
   return new Keymap(table, new Map(screens.map((s) => [s.name, { own: s.keyScope, shared: s.shared }])));
 }
 
+/** Run panes: entries of run screens with a pane key. */
+type PaneEntry = Extract<AnyScreenEntry, { name: RunRouteName }>;
+const isPane = (s: AnyScreenEntry): s is PaneEntry => s.paneKey !== undefined;
+
 export interface ScreenRegistry {
-  screens: readonly ScreenEntry[];
+  screens: readonly AnyScreenEntry[];
   keymap: Keymap;
-  entry(name: string): ScreenEntry | undefined;
+  /** The entry that renders `route`: it takes exactly that route. */
+  entry<N extends RouteName>(route: RouteOf<N>): ScreenEntry<N> | undefined;
+  /** The route a pane command (`pane:<screen>`) switches to on `runDir`; undefined for other commands. */
+  paneRoute(cmd: string, runDir: string): Route | undefined;
 }
 
-export function makeRegistry(screens: readonly ScreenEntry[]): ScreenRegistry {
+export function makeRegistry(screens: readonly AnyScreenEntry[]): ScreenRegistry {
   const names = new Set<string>();
   for (const s of screens) {
     if (names.has(s.name)) throw new Error(`screen registry: two screens named ${s.name}`);
     names.add(s.name);
   }
-  return { screens, keymap: buildKeymap(screens), entry: (name) => screens.find((s) => s.name === name) };
+  const panes = screens.filter(isPane);
+  return {
+    screens,
+    keymap: buildKeymap(screens),
+    // Names are unique, and each listed entry was checked against its own name's route, so the
+    // entry named route.name takes RouteOf<N>; the compiler cannot follow a lookup by name.
+    entry: <N extends RouteName>(route: RouteOf<N>) => screens.find((s) => s.name === route.name) as ScreenEntry<N> | undefined,
+    paneRoute: (cmd, runDir) => {
+      const pane = cmd.startsWith(PANE_PREFIX) ? panes.find((s) => `${PANE_PREFIX}${s.name}` === cmd) : undefined;
+      return pane === undefined ? undefined : { name: pane.name, runDir };
+    },
+  };
 }
 
 /** The app's registry (tests may render with a registry that has more screens). */

@@ -3,23 +3,27 @@
 // and the comparison table once comparison.json exists. enter opens a run's dashboard, o overlays
 // all runs of the batch there, n launches an experiment file (`cookbook batch <file>`) and follows
 // its batch.json as soon as it appears.
-import { type ReactNode, useEffect, useMemo, useReducer } from "react";
+import { type ReactNode, useEffect, useReducer } from "react";
 import { basename } from "node:path";
 import { Box, Text } from "ink";
 import { batchForFile, listExperimentFiles, readLaunchLog } from "../../../../experiments/batches.ts";
 import { isPidAlive } from "../../../../runs/index.ts";
 import { theme } from "../../../core/palette.ts";
 import { useServices } from "../../../state/contexts.tsx";
+import { useLoaded } from "../../hooks/useLoaded.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { BatchHeader, BatchList, ComparisonTable, LaunchBox, RunDetail, RunsTable, shortPath } from "./BatchParts.tsx";
-import { type BatchPlace, type PendingLaunch, batchScreenReducer, initialBatchScreen } from "./batchState.ts";
+import { type PendingLaunch, batchScreenReducer, initialBatchScreen } from "./batchState.ts";
 import { useBatchKeys } from "./useBatchKeys.ts";
 import { useBatches, useBatchView } from "./useBatchData.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type BatchRoute = { name: "batch"; place?: Partial<BatchPlace> };
+export type BatchRoute = RouteOf<"batch">;
 
 function PendingLine({ pending, width }: { pending: PendingLaunch; width: number }): ReactNode {
   const alive = isPidAlive(pending.pid);
+  // Its output is read once the launch has ended (the pending line re-renders with every batches poll).
+  const tail = useLoaded(() => (alive ? [] : readLaunchLog(pending.logFile, 3)), [alive, pending.logFile], []).value;
   const name = basename(pending.file);
   if (alive) {
     return (
@@ -28,7 +32,6 @@ function PendingLine({ pending, width }: { pending: PendingLaunch; width: number
       </Text>
     );
   }
-  const tail = readLaunchLog(pending.logFile, 3);
   return (
     <>
       <Text color={theme.error} wrap="truncate">
@@ -50,7 +53,7 @@ export function Batch({ route, rows, width }: { route: BatchRoute; rows: number;
   const view = useBatchView(s.open, services.pollMs);
   // Listed when the dialog opens (and again when it reopens), not on every frame.
   const dialogOpen = s.launch !== undefined;
-  const files = useMemo(() => (dialogOpen ? listExperimentFiles(services.experimentRoots) : []), [dialogOpen, services.experimentRoots]);
+  const files = useLoaded(() => (dialogOpen ? listExperimentFiles(services.experimentRoots) : []), [dialogOpen, services.experimentRoots], []).value;
 
   useEffect(() => {
     if (s.pending === undefined) return;

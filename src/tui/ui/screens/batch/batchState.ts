@@ -3,6 +3,7 @@
 // until its batch.json appears. The component feeds it list lengths; nothing here reads files.
 import type { Key } from "ink";
 import { editText, moveCursor } from "../../../core/textEdit.ts";
+import type { BatchPlace } from "../../../state/routes.ts";
 
 export interface LaunchDialog {
   /** Typed text: filters the experiment files, or is the path to launch when none matches. */
@@ -19,17 +20,11 @@ export interface PendingLaunch {
   at: number;
 }
 
-export interface BatchScreenState {
-  /** The open batch's directory; undefined shows the batches list. */
-  open?: string;
-  batchCursor: number;
-  runCursor: number;
+/** Where the person is (kept in the batch route, routes.ts) and the launch dialog. */
+export interface BatchScreenState extends BatchPlace {
   launch?: LaunchDialog;
   pending?: PendingLaunch;
 }
-
-/** What is kept in the route when leaving for a run's dashboard, so esc comes back to the same place. */
-export type BatchPlace = Pick<BatchScreenState, "open" | "batchCursor" | "runCursor">;
 
 export type BatchScreenAction =
   | { type: "move"; cmd: string; count: number; page: number }

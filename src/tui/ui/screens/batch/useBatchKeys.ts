@@ -3,7 +3,7 @@
 import type { Dispatch } from "react";
 import { basename } from "node:path";
 import type { BatchListing, BatchView } from "../../../../experiments/batches.ts";
-import type { Route } from "../../../state/app.ts";
+import type { Route } from "../../../state/routes.ts";
 import type { BatchCommand } from "./batchKeys.ts";
 import { type ScreenKeyHandler, useServices, useUIActions, useUIState } from "../../../state/contexts.tsx";
 import { type BatchScreenAction, type BatchScreenState, batchPlace, filterFiles, handlesBack, launchTarget } from "./batchState.ts";

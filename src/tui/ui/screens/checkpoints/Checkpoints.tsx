@@ -13,8 +13,9 @@ import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { ChatPane } from "./ChatPane.tsx";
 import { checkpointsReducer, initialCheckpoints } from "./checkpointsState.ts";
 import { useCheckpointsKeys } from "./useCheckpointsKeys.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type CheckpointsRoute = { name: "checkpoints"; runDir: string };
+export type CheckpointsRoute = RouteOf<"checkpoints">;
 
 export function Checkpoints({ route, rows, width }: { route: CheckpointsRoute; rows: number; width: number }): ReactNode {
   const { runDir } = route;

@@ -19,8 +19,9 @@ import { chartKeys, dashboardReducer, initialDashboard } from "./dashboardState.
 import { useDashboardKeys } from "./useDashboardKeys.ts";
 import { PickerPane } from "./PickerPane.tsx";
 import { ConfigPane, LogPane } from "./SidePanes.tsx";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type DashboardRoute = { name: "dashboard"; runDir: string };
+export type DashboardRoute = RouteOf<"dashboard">;
 
 /**
  * Charts follow new data at most this often (250–500 ms is enough for charts). Every Ink

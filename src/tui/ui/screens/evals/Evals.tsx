@@ -9,12 +9,14 @@ import { compareByBenchmark, listEvalRuns, readEvalTrajectories, type EvalRunVie
 import { EvalStore, evalStoreDirFor, type TrajectoryRecord } from "../../../../eval/store.ts";
 import { theme } from "../../../core/palette.ts";
 import { useServices } from "../../../state/contexts.tsx";
+import { useLoaded } from "../../hooks/useLoaded.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import type { EvalsCommand } from "./evalsKeys.ts";
 import { evalsReducer, handlesBack, initialEvals, type MoveCmd } from "./evalsState.ts";
 import { EXAMPLE_HEADER, compareLines, exampleDetailLines, exampleLine, filterExamples, resultRows, resultTableLines } from "./evalsView.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type EvalsRoute = { name: "evals" };
+export type EvalsRoute = RouteOf<"evals">;
 
 const MOVES: readonly string[] = ["up", "down", "top", "bottom", "pageUp", "pageDown"];
 
@@ -23,39 +25,48 @@ function windowStart(cursor: number, count: number, size: number): number {
   return Math.min(Math.max(0, cursor - Math.floor(size / 2)), count - size);
 }
 
-function useEvalRuns(root: string, pollMs: number): EvalRunView[] {
-  const [runs, setRuns] = useState<EvalRunView[]>(() => listEvalRuns(root));
+/** The eval store's runs, read again every few polls; `tick` changes with every read. */
+function useEvalRuns(root: string, pollMs: number): { runs: EvalRunView[]; read: boolean; tick: number } {
+  const [tick, setTick] = useState(0);
   useEffect(() => {
-    const timer = setInterval(() => setRuns(listEvalRuns(root)), Math.max(1000, pollMs * 4));
+    const timer = setInterval(() => setTick((t) => t + 1), Math.max(1000, pollMs * 4));
     return () => clearInterval(timer);
-  }, [root, pollMs]);
-  return runs;
+  }, [pollMs]);
+  const runs = useLoaded(() => listEvalRuns(root), [root, tick], NO_RUNS);
+  return { runs: runs.value, read: runs.read, tick };
 }
+const NO_RUNS: EvalRunView[] = [];
+const NO_RECORDS: TrajectoryRecord[] = [];
 
 export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width: number }): ReactNode {
   const services = useServices();
   const root = evalStoreDirFor(services.logRoot);
-  const runs = useEvalRuns(root, services.pollMs);
+  const { runs, read, tick } = useEvalRuns(root, services.pollMs);
   const [s, dispatch] = useReducer(evalsReducer, undefined, initialEvals);
   const results = useMemo(() => resultRows(runs), [runs]);
   const comparison = useMemo(() => compareLines(compareByBenchmark(runs), width), [runs, width]);
-  const records = useMemo<TrajectoryRecord[]>(
-    () => (s.open === undefined ? [] : readEvalTrajectories(root, s.open.runId, s.open.benchmark)),
+  const records = useLoaded(
+    () => (s.open === undefined ? NO_RECORDS : readEvalTrajectories(root, s.open.runId, s.open.benchmark)),
     // Re-read when the runs poll ticks, so a running eval's examples appear.
-    [root, s.open, runs],
-  );
+    [root, s.open, tick],
+    NO_RECORDS,
+  ).value;
   const shown = useMemo(() => filterExamples(records, s.filter), [records, s.filter]);
   const example = shown[Math.min(s.exampleCursor, shown.length - 1)];
   const detail = useMemo(() => (example === undefined ? [] : exampleDetailLines(example, width)), [example, width]);
   const listRows = Math.max(1, rows - 3);
-  const diffLines = useMemo(() => {
-    if (s.diff === undefined) return [];
-    try {
-      return formatRunComparison(compareEvalRuns(new EvalStore(root), s.diff.a, s.diff.b), 50).split("\n");
-    } catch (err) {
-      return [`cannot compare: ${(err as Error).message}`];
-    }
-  }, [root, s.diff, runs]);
+  const diffLines = useLoaded(
+    () => {
+      if (s.diff === undefined) return [];
+      try {
+        return formatRunComparison(compareEvalRuns(new EvalStore(root), s.diff.a, s.diff.b), 50).split("\n");
+      } catch (err) {
+        return [`cannot compare: ${(err as Error).message}`];
+      }
+    },
+    [root, s.diff, tick],
+    [],
+  ).value;
 
   const count =
     s.level === "results"
@@ -135,7 +146,7 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
           <Text bold color={theme.accent}>
             {title}
           </Text>
-          <Text color={theme.muted}>{`no eval results yet: run  cookbook eval tiny-chat arithmetic`}</Text>
+          <Text color={theme.muted}>{read ? `no eval results yet: run  cookbook eval tiny-chat arithmetic` : `reading ${root}…`}</Text>
         </Box>
       );
     }

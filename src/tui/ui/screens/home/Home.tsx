@@ -6,13 +6,14 @@ import { useServices } from "../../../state/contexts.tsx";
 import { TypedConfirm } from "../../components/TypedConfirm.tsx";
 import { useRunsList } from "../../hooks/useRunsList.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
-import { type HomePlace, homeReducer, initialHome } from "./homeState.ts";
+import { homeReducer, initialHome } from "./homeState.ts";
 import { useHomeKeys } from "./useHomeKeys.ts";
 import { RecipeMenu } from "./RecipeMenu.tsx";
 import { RunsTable, filterRuns } from "./RunsTable.tsx";
+import type { RouteOf } from "../../../state/routes.ts";
 
 /** Where the person was when they left home (kept in the route, so coming back restores it). */
-export type HomeRoute = { name: "home"; place?: HomePlace };
+export type HomeRoute = RouteOf<"home">;
 
 export function Home({ route, rows, width }: { route: HomeRoute; rows: number; width: number }): ReactNode {
   const services = useServices();

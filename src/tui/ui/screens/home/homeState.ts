@@ -2,8 +2,9 @@
 // delete dialog. The runs themselves are data the screen polls, passed in where needed.
 import type { Key } from "ink";
 import { editText, moveCursor } from "../../../core/textEdit.ts";
+import type { HomePlace } from "../../../state/routes.ts";
 
-export type HomePane = "recipes" | "runs";
+export type HomePane = HomePlace["pane"];
 
 export interface DeleteDialog {
   dir: string;
@@ -13,11 +14,8 @@ export interface DeleteDialog {
   error?: string;
 }
 
-export interface HomeState {
-  pane: HomePane;
-  recipeCursor: number;
-  runCursor: number;
-  filter: string;
+/** Where the person is (kept in the home route, routes.ts) and what they are typing. */
+export interface HomeState extends HomePlace {
   filtering: boolean;
   dialog?: DeleteDialog;
 }
@@ -31,9 +29,6 @@ export type HomeAction =
   | { type: "openDialog"; dialog: DeleteDialog }
   | { type: "closeDialog" }
   | { type: "dialogError"; error: string };
-
-/** The part of the home state worth restoring when the person comes back from another screen. */
-export type HomePlace = Pick<HomeState, "pane" | "recipeCursor" | "runCursor" | "filter">;
 
 export function homePlace(s: HomeState): HomePlace {
   return { pane: s.pane, recipeCursor: s.recipeCursor, runCursor: s.runCursor, filter: s.filter };

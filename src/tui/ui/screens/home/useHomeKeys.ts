@@ -7,7 +7,7 @@ import type { RunRow } from "../../../services/runsPoller.ts";
 import type { HomeCommand } from "./homeKeys.ts";
 import { type ScreenKeyHandler, useServices, useUIActions } from "../../../state/contexts.tsx";
 import { type HomeAction, type HomeState, dialogConfirmed, homePlace } from "./homeState.ts";
-import type { Route } from "../../../state/app.ts";
+import type { Route } from "../../../state/routes.ts";
 
 export interface HomeKeysInput {
   state: HomeState;

@@ -15,8 +15,9 @@ import type { LaunchCommand } from "./launchKeys.ts";
 import { FormRowView } from "./FormRowView.tsx";
 import { type LaunchForm, formArgs, formProblem, formRows, logPathExists, makeForm } from "./launchForm.ts";
 import { handlesBack, initialLaunch, launchReducer } from "./launchState.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type LaunchRoute = { name: "launch"; recipe: string; preset?: readonly string[]; logPath?: string };
+export type LaunchRoute = RouteOf<"launch">;
 
 export function Launch({ route, rows, width }: { route: LaunchRoute; rows: number; width: number }): ReactNode {
   const services = useServices();

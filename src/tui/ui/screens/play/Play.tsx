@@ -13,8 +13,9 @@ import { editText } from "../../../core/textEdit.ts";
 import { wrapText } from "../../../core/transcripts.ts";
 import { useServices, useUIActions } from "../../../state/contexts.tsx";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type PlayRoute = { name: "play"; recipe: string; args?: string[] };
+export type PlayRoute = RouteOf<"play">;
 
 interface Line {
   text: string;

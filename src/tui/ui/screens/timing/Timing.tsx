@@ -9,8 +9,9 @@ import { useUIActions } from "../../../state/contexts.tsx";
 import { useRun } from "../../hooks/useRun.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { shownIndex, timingReducer } from "./timingState.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type TimingRoute = { name: "timing"; runDir: string; step?: number };
+export type TimingRoute = RouteOf<"timing">;
 
 export const TIMING_KEYS = [COMMON.cursorLeft, COMMON.cursorRight, COMMON.jumpTranscripts] as const satisfies readonly Binding[];
 type TimingCommand = CommandOf<typeof TIMING_KEYS> | GlobalCommand | ListCommand | RunCommand;

@@ -7,12 +7,17 @@
 import { type ReactNode, useMemo, useReducer } from "react";
 import { Box, Text } from "ink";
 import {
+  type DpoPairsByStep,
+  type IterationInfo,
   iterationForStep,
   listIterations,
   readDpoPairs,
   readTokenGaps,
   readTrainingExamples,
   readTranscripts,
+  type TokenGapRecord,
+  type TrainingExample,
+  type TranscriptRecord,
   withGroupAdvantages,
 } from "../../../../runs/index.ts";
 import { fit, fmtNum } from "../../../core/format.ts";
@@ -20,14 +25,34 @@ import { binRange, histogram } from "../../../core/histogram.ts";
 import { theme } from "../../../core/palette.ts";
 import { meanReward, selectTranscripts } from "../../../core/transcripts.ts";
 import { useUIActions } from "../../../state/contexts.tsx";
+import { useLoaded } from "../../hooks/useLoaded.ts";
 import { useRun } from "../../hooks/useRun.ts";
 import { useScreenKeys } from "../../hooks/useScreenKeys.ts";
 import { PairsView } from "./PairsView.tsx";
 import type { TranscriptsCommand } from "./transcriptsKeys.ts";
 import { ExamplesView, GroupView, HistogramView, ListView } from "./TranscriptViews.tsx";
 import { backHandled, effectiveFilter, initialTranscripts, transcriptsReducer } from "./transcriptsState.ts";
+import type { RouteOf } from "../../../state/routes.ts";
 
-export type TranscriptsRoute = { name: "transcripts"; runDir: string; step?: number };
+export type TranscriptsRoute = RouteOf<"transcripts">;
+
+interface RunTranscriptFiles {
+  iterations: IterationInfo[];
+  /** Supervised runs: the logged training examples (read only when there are no iterations). */
+  examples: TrainingExample[];
+  /** DPO runs: the held-out pairs of each evaluation (read only when there are no iterations). */
+  dpoPairs: DpoPairsByStep[];
+}
+const NO_FILES: RunTranscriptFiles = { iterations: [], examples: [], dpoPairs: [] };
+
+function readRunTranscripts(runDir: string): RunTranscriptFiles {
+  const iterations = listIterations(runDir);
+  if (iterations.length > 0) return { iterations, examples: [], dpoPairs: [] };
+  return { iterations, examples: readTrainingExamples(runDir), dpoPairs: readDpoPairs(runDir) };
+}
+
+const NO_TRANSCRIPTS: TranscriptRecord[] = [];
+const NO_GAPS: Map<string, TokenGapRecord> = new Map();
 
 const MOVES = ["up", "down", "top", "bottom"];
 
@@ -35,25 +60,32 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
   const { runDir } = route;
   const actions = useUIActions();
   const snap = useRun(runDir);
-  const iterations = useMemo(() => listIterations(runDir), [runDir, snap.version]);
-  const [s, dispatch] = useReducer(transcriptsReducer, undefined, () => {
-    const it = route.step === undefined ? undefined : iterationForStep(iterations, route.step);
-    return initialTranscripts(it ? iterations.indexOf(it) : undefined);
-  });
-  const current = iterations[Math.min(s.iterIdx ?? iterations.length - 1, iterations.length - 1)];
+  // Which iterations the run has; a run without any shows its DPO pairs or training examples.
+  const files = useLoaded(() => readRunTranscripts(runDir), [runDir, snap.version], NO_FILES);
+  const { iterations, examples, dpoPairs } = files.value;
+  const [s, dispatch] = useReducer(transcriptsReducer, undefined, () => initialTranscripts());
+  // Until the person picks an iteration, the one of the route's step (a jump from another pane), else the last.
+  const fromRoute = route.step === undefined ? undefined : iterationForStep(iterations, route.step);
+  const iterIdx = s.iterIdx ?? (fromRoute ? iterations.indexOf(fromRoute) : undefined);
+  const current = iterations[Math.min(iterIdx ?? iterations.length - 1, iterations.length - 1)];
   const here = current ? iterations.indexOf(current) : -1;
   const base = current?.summaries[0] ?? "train";
-  const records = useMemo(
-    () => (current ? withGroupAdvantages(readTranscripts(runDir, current.iteration, base)) : []),
-    [runDir, current?.iteration, base, current?.summaries.length],
-  );
+  const iteration = current?.iteration;
+  // An iteration's summaries are written once, so they are read again only when another file appears.
+  const transcripts = useLoaded<{ iteration: number | undefined; records: TranscriptRecord[] }>(
+    () => ({ iteration, records: iteration === undefined ? NO_TRANSCRIPTS : withGroupAdvantages(readTranscripts(runDir, iteration, base)) }),
+    [runDir, iteration, base, current?.summaries.length],
+    { iteration: undefined, records: NO_TRANSCRIPTS },
+  ).value;
+  // On-policy distillation: the teacher's log-prob of every sampled token, beside the summaries (they may land later).
+  const gaps = useLoaded(
+    () => (iteration === undefined ? NO_GAPS : readTokenGaps(runDir, iteration, base)),
+    [runDir, iteration, base, snap.version],
+    NO_GAPS,
+  ).value;
+  const records = transcripts.records;
   const shown = useMemo(() => selectTranscripts(records, s.sort, effectiveFilter(s)), [records, s]);
-  // On-policy distillation: the teacher's log-prob of every sampled token, beside the summaries.
-  const gaps = useMemo(() => (current ? readTokenGaps(runDir, current.iteration, base) : new Map()), [runDir, current?.iteration, base, snap.version]);
   const selected = shown[Math.min(s.cursor, shown.length - 1)];
-  const examples = useMemo(() => (iterations.length === 0 ? readTrainingExamples(runDir) : []), [runDir, iterations.length, snap.version]);
-  // DPO runs have no rollouts: their transcripts are the held-out pairs logged at each evaluation.
-  const dpoPairs = useMemo(() => (iterations.length === 0 ? readDpoPairs(runDir) : []), [runDir, iterations.length, snap.version]);
   const pairStepIdx = Math.min(s.iterIdx ?? dpoPairs.length - 1, dpoPairs.length - 1);
   const bodyRows = rows - 2;
   const hist = useMemo(() => {
@@ -100,6 +132,10 @@ export function Transcripts({ route, rows, width }: { route: TranscriptsRoute; r
     },
   });
 
+  // Before the first read of the run, or of another iteration's file: say so rather than show an empty list.
+  if (!files.read || transcripts.iteration !== iteration) {
+    return <Text color={theme.muted}>{`Transcripts — reading ${current ? `iteration ${current.iteration}` : runDir}…`}</Text>;
+  }
   if (iterations.length === 0) {
     if (dpoPairs.length > 0) return <PairsView byStep={dpoPairs} stepIdx={pairStepIdx} cursor={s.cursor} scroll={s.scroll} rows={rows} width={width} />;
     if (examples.length > 0) return <ExamplesView examples={examples} cursor={s.cursor} rows={rows} width={width} />;
