@@ -7,8 +7,11 @@
 //      temperature 1), the per-token speed-up of 4 and 16 over 1, and for one sample the weight
 //      bytes read per token × tokens/s (GB/s) next to the measured bandwidth;
 //   3. 16 concurrent one-sample requests (an RL batch: prompts prefilled together);
-//   4. prefill tokens/s of one --prompt-token prompt.
+//   4. prefill tokens/s of one --prompt-token prompt;
+//   5. compute_logprobs of 16 64-token prompts sent together (packed into shared forwards) against
+//      one forward per prompt.
 // Usage: npm run bench:decode [-- --shape llama-1b --layers 16 --tokens 64 --prompt 256 --lora 32 --base bf16|fp32]
+// `--peer llama.cpp` instead compares with llama.cpp on both sides' loaders (bench/lib/decodePeer.ts).
 // --base: base matrices kept bf16 as a bf16 checkpoint gives them (the default; a decode step reads
 // half the bytes) or float32.
 // Every timing is wall time and process CPU time: on a shared machine the wall time also counts
@@ -19,12 +22,17 @@ import type { ModelConfig } from "../src/engine/model/config.ts";
 import { benchShape } from "./lib/shapes.ts";
 import { EngineModel } from "../src/engine/model/model.ts";
 import { inferenceModel } from "../src/engine/sampling/forward.ts";
-import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
-import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/scheduler.ts";
+import { computePromptLogprobs, DecodeScheduler } from "../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights, type InferenceWeights, type Projection } from "../src/engine/sampling/weights.ts";
 import { asBase, baseKindArg } from "./lib/bf16Base.ts";
+import { comparePeerDecode } from "./lib/decodePeer.ts";
+import { benchHandle, promptMaker, timeRequests, type Timing } from "./lib/decodeRun.ts";
 
 const argv = process.argv.slice(2);
+if (argv.includes("--peer")) {
+  await comparePeerDecode(argv);
+  process.exit(0);
+}
 function arg(name: string, fallback: number): number {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? Number(argv[i + 1]) : fallback;
@@ -39,10 +47,6 @@ const baseKind = baseKindArg(argv);
 const preset = benchShape(shape === "llama-1b" ? "llama-3.2-1b" : shape);
 const config: ModelConfig = { ...preset, numLayers: arg("layers", preset.numLayers) };
 
-const cpuSeconds = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
 const fmt = (x: number, d = 2): string => x.toFixed(d);
 
 const kernels = getKernels();
@@ -85,12 +89,7 @@ if (loraRank > 0) {
 }
 const w = buildInferenceWeights(config, weights, adapter);
 const inf = inferenceModel(w, kernels);
-const handle: SamplerHandle = {
-  id: "bench",
-  limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
-  model: () => inf,
-  decoder: () => Promise.reject(new Error("no tokenizer")),
-};
+const handle = benchHandle(inf, config);
 
 /**
  * Bytes of weights one decode step of one sample reads: every projection (of a mixture of experts,
@@ -111,44 +110,10 @@ function bytesPerStep(iw: InferenceWeights): number {
 const stepBytes = bytesPerStep(w);
 
 const scheduler = new DecodeScheduler();
-let state = 12345;
-const rand = (): number => {
-  state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-  return state / 4294967296;
-};
-const randomPrompt = (n: number): Int32Array => Int32Array.from({ length: n }, () => Math.floor(rand() * config.vocabSize));
+const randomPrompt = promptMaker(config.vocabSize);
 const prompt = randomPrompt(16);
-
-interface Timing {
-  wall: number;
-  cpu: number;
-  tokens: number;
-}
-async function run(requests: number, samples: number, p: Int32Array, maxTokens: number): Promise<Timing> {
-  const c0 = cpuSeconds();
-  const t0 = performance.now();
-  const rs = await Promise.all(
-    Array.from({ length: requests }, (_, i) =>
-      scheduler.submit(
-        handle,
-        resolveSampleRequest(
-          {
-            prompt: p,
-            numSamples: samples,
-            params: { max_tokens: maxTokens, temperature: 1, seed: 1000 + i },
-            promptLogprobs: false,
-            topkPromptLogprobs: 0,
-            fallbackSeed: 0,
-          },
-          handle.limits,
-        ),
-      ),
-    ),
-  );
-  const wall = (performance.now() - t0) / 1000;
-  const tokens = rs.reduce((a, r) => a + r.sequences.reduce((b, s) => b + s.tokens.length, 0), 0);
-  return { wall, cpu: cpuSeconds() - c0, tokens };
-}
+const run = (requests: number, samples: number, p: Int32Array, maxTokens: number): Promise<Timing> =>
+  timeRequests(scheduler, handle, requests, samples, p, maxTokens);
 
 // ---- 2. decode at 1, 4, 16 samples ----
 await run(1, 2, prompt, 4); // warm-up
@@ -183,4 +148,16 @@ const long = randomPrompt(promptTokens);
 const pf = await run(1, 1, long, 1);
 console.log(
   `prefill ${promptTokens} prompt tokens (+1 sampled): ${fmt(pf.wall)} s wall (${fmt(pf.cpu)} s cpu), ${fmt(promptTokens / pf.wall, 0)} prompt tokens/s`,
+);
+
+// ---- 5. compute_logprobs: 16 prompts at once through the scheduler vs one forward each ----
+const scored = Array.from({ length: 16 }, () => randomPrompt(64));
+let t0 = performance.now();
+await Promise.all(scored.map((p) => scheduler.submitLogprobs(handle, p)));
+const batchedS = (performance.now() - t0) / 1000;
+t0 = performance.now();
+for (const p of scored) computePromptLogprobs(inf, p);
+const aloneS = (performance.now() - t0) / 1000;
+console.log(
+  `compute_logprobs of 16 prompts × 64 tokens: batched ${fmt(batchedS)} s (${fmt(1024 / batchedS, 0)} tokens/s), one at a time ${fmt(aloneS)} s (${fmt(1024 / aloneS, 0)} tokens/s), ${fmt(aloneS / batchedS)}×`,
 );

@@ -26,6 +26,7 @@ import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/sche
 import { buildInferenceWeights } from "../src/engine/sampling/weights.ts";
 import { benchBatch, configOnlyDir, runPeftPeer, writeBatchFile } from "./lib/peers.ts";
 import { BENCH_SHAPES, loraStepFlops } from "./lib/shapes.ts";
+import { cpuDescription } from "./lib/machine.ts";
 
 const argv = process.argv.slice(2);
 function arg(name: string, fallback: number): number {
@@ -98,6 +99,7 @@ const totals = new Map<string, number>();
 const base = getKernels();
 if ("setNumThreads" in base && typeof base.setNumThreads === "function") base.setNumThreads(threads);
 const kernels = profile ? profiled(base, totals) : base;
+console.log(`CPU: ${cpuDescription()}`);
 console.log(
   `kernels: ${base.name} (gemm ${base.gemmBackend}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg()
     .map((x) => x.toFixed(1))

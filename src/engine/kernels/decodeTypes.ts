@@ -1,6 +1,20 @@
 // Kernels of the sampler's decode step, part of the `Kernels` contract (types.ts). Same layout
 // conventions: row-major, callers pass every output buffer.
+import { float32ToF16, HalfArray } from "./halfArray.ts";
 import type { FloatArray, WeightArray } from "./types.ts";
+
+/**
+ * A sampler KV cache array: float32, or IEEE f16 bits (a HalfArray of dtype "f16") that kvStore
+ * rounds to nearest even and the attention widens as it reads (docs/embedded-engine.md#the-kv-cache).
+ */
+export type KvArray = FloatArray | HalfArray;
+
+/** The float values of a KV cache array (a widened copy for f16): what the reference kernels read. */
+export function kvValues(a: KvArray): FloatArray {
+  if (!(a instanceof HalfArray)) return a;
+  if (a.dtype !== "f16") throw new TypeError(`a KV cache holds float32 or f16, not ${a.dtype}`);
+  return a.widen();
+}
 
 export interface DecodeKernels {
   /**
@@ -13,13 +27,14 @@ export interface DecodeKernels {
 
   /**
    * Writes row i of k and v ([n, nKvHeads*headDim], K after RoPE) at position positions[i] of
-   * cache slot cacheSlots[i]; kCache and vCache are [numSlots, nKvHeads, maxLen, headDim].
+   * cache slot cacheSlots[i]; kCache and vCache are [numSlots, nKvHeads, maxLen, headDim], float32
+   * or f16 (rounded to nearest even).
    */
   kvStore(
     k: FloatArray,
     v: FloatArray,
-    kCache: FloatArray,
-    vCache: FloatArray,
+    kCache: KvArray,
+    vCache: KvArray,
     cacheSlots: Int32Array,
     positions: Int32Array,
     n: number,
@@ -60,9 +75,16 @@ export function referenceDecodeKernels(
         for (let g = 0; g < nKvHeads; g++) {
           const dst = ((cacheSlots[i] * nKvHeads + g) * maxLen + positions[i]) * headDim;
           const src = i * kw + g * headDim;
-          for (let j = 0; j < headDim; j++) {
-            kCache[dst + j] = k[src + j];
-            vCache[dst + j] = v[src + j];
+          for (const [from, to] of [
+            [k, kCache],
+            [v, vCache],
+          ] as const) {
+            if (to instanceof HalfArray) {
+              if (to.dtype !== "f16") throw new TypeError(`kvStore: a KV cache holds float32 or f16, not ${to.dtype}`);
+              to.bits.set(float32ToF16(Float32Array.from(from.subarray(src, src + headDim))), dst);
+            } else {
+              for (let j = 0; j < headDim; j++) to[dst + j] = from[src + j];
+            }
           }
         }
       }

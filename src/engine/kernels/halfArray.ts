@@ -82,3 +82,43 @@ export function f16ToFloat32(src: Uint16Array): Float32Array {
   for (let i = 0; i < src.length; i++) out[i] = table[src[i]!]!;
   return out;
 }
+
+/** Float32 to IEEE half with round-to-nearest-even (f16 fixtures, the reference f16 KV cache). */
+export function float32ToF16(src: Float32Array): Uint16Array {
+  const out = new Uint16Array(src.length);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  for (let i = 0; i < src.length; i++) {
+    f[0] = src[i]!;
+    const x = u[0]!;
+    const sign = (x >>> 16) & 0x8000;
+    const exp = (x >>> 23) & 0xff;
+    let mant = x & 0x7fffff;
+    if (exp === 0xff) {
+      out[i] = sign | 0x7c00 | (mant ? 0x200 : 0);
+      continue;
+    }
+    const e = exp - 127 + 15;
+    if (e >= 31) {
+      out[i] = sign | 0x7c00;
+    } else if (e <= 0) {
+      if (e < -10) {
+        out[i] = sign;
+        continue;
+      }
+      mant |= 0x800000;
+      const shift = 14 - e;
+      let h = mant >>> shift;
+      const rem = mant & ((1 << shift) - 1);
+      const half = 1 << (shift - 1);
+      if (rem > half || (rem === half && h & 1)) h++;
+      out[i] = sign | h;
+    } else {
+      let h = (e << 10) | (mant >>> 13);
+      const rem = mant & 0x1fff;
+      if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
+      out[i] = sign | h;
+    }
+  }
+  return out;
+}

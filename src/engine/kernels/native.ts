@@ -5,16 +5,29 @@ import { PROJECT_ROOT } from "../../projectRoot.ts";
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import type { DecodeKernels } from "./decodeTypes.ts";
+import type { DecodeKernels, KvArray } from "./decodeTypes.ts";
 import { HALF_CODES, HalfArray } from "./halfArray.ts";
 import type { FloatArray, Kernels } from "./types.ts";
 
 type GemmBackendName = "openblas" | "packed";
 
+/** The arguments after the four arrays (kvStore) or the three (attentionDecodeSlots), as in the contract. */
+type KvStoreRest = Parameters<DecodeKernels["kvStore"]> extends [unknown, unknown, unknown, unknown, ...infer R] ? R : never;
+type AttentionSlotsRest = Parameters<Kernels["attentionDecodeSlots"]> extends [unknown, unknown, unknown, ...infer R] ? R : never;
+
+/** The f16 bits of a KV cache array, or null for float32 (other 16-bit types are refused). */
+function f16Bits(a: KvArray): Uint16Array | null {
+  if (!(a instanceof HalfArray)) return null;
+  if (a.dtype !== "f16") throw new TypeError(`a KV cache holds float32 or f16, not ${a.dtype}`);
+  return a.bits;
+}
+
 /** The sampler's and the loader's native functions (src/engine/kernels/native/addon_decode.cc). */
 interface DecodeAddon {
   gemmRowsNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: FloatArray, beta: number, C: FloatArray): void;
-  kvStore: DecodeKernels["kvStore"];
+  kvStore(k: FloatArray, v: FloatArray, kCache: FloatArray, vCache: FloatArray, ...rest: KvStoreRest): void;
+  /** kvStore into caches of f16 bits (rounded to nearest even). */
+  kvStoreF16(k: FloatArray, v: FloatArray, kCache: Uint16Array, vCache: Uint16Array, ...rest: KvStoreRest): void;
   sampleRows: NonNullable<DecodeKernels["sampleRows"]>;
   /** Sum of x[0..n) on every pool thread: reads memory as fast as the machine allows. */
   readBandwidthProbe(x: Float32Array, n: number): number;
@@ -64,7 +77,8 @@ interface NativeAddon extends DecodeAddon {
   attentionForward: Kernels["attentionForward"];
   attentionBackward: Kernels["attentionBackward"];
   attentionDecode: Kernels["attentionDecode"];
-  attentionDecodeSlots: Kernels["attentionDecodeSlots"];
+  attentionDecodeSlots(q: FloatArray, kCache: FloatArray, vCache: FloatArray, ...rest: AttentionSlotsRest): void;
+  attentionDecodeSlotsF16(q: FloatArray, kCache: Uint16Array, vCache: Uint16Array, ...rest: AttentionSlotsRest): void;
   swigluForward: Kernels["swigluForward"];
   swigluBackward: Kernels["swigluBackward"];
   gegluForward: Kernels["gegluForward"];
@@ -132,7 +146,13 @@ export function loadNativeKernels(): NativeKernels {
     attentionForward: addon.attentionForward,
     attentionBackward: addon.attentionBackward,
     attentionDecode: addon.attentionDecode,
-    attentionDecodeSlots: addon.attentionDecodeSlots,
+    attentionDecodeSlots: (q, kCache, vCache, ...rest) => {
+      const kb = f16Bits(kCache);
+      const vb = f16Bits(vCache);
+      if (kb !== null && vb !== null) addon.attentionDecodeSlotsF16(q, kb, vb, ...rest);
+      else if (kb === null && vb === null) addon.attentionDecodeSlots(q, kCache as FloatArray, vCache as FloatArray, ...rest);
+      else throw new TypeError("attentionDecodeSlots: kCache and vCache must both be float32 or both f16");
+    },
     swigluForward: addon.swigluForward,
     swigluBackward: addon.swigluBackward,
     gegluForward: addon.gegluForward,
@@ -151,7 +171,13 @@ export function loadNativeKernels(): NativeKernels {
     bf16ToFloat32: addon.bf16ToFloat32,
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) =>
       W instanceof HalfArray ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C) : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
-    kvStore: addon.kvStore,
+    kvStore: (k, v, kCache, vCache, ...rest) => {
+      const kb = f16Bits(kCache);
+      const vb = f16Bits(vCache);
+      if (kb !== null && vb !== null) addon.kvStoreF16(k, v, kb, vb, ...rest);
+      else if (kb === null && vb === null) addon.kvStore(k, v, kCache as FloatArray, vCache as FloatArray, ...rest);
+      else throw new TypeError("kvStore: kCache and vCache must both be float32 or both f16");
+    },
     sampleRows: addon.sampleRows,
     readBandwidthProbe: addon.readBandwidthProbe,
     widenFromFile: addon.widenFromFile,

@@ -4,7 +4,7 @@
 // Hot loops keep typed arrays in locals (V8 optimises those far better than property lookups).
 
 import type { FloatArray, Kernels } from "./types.ts";
-import { referenceDecodeKernels } from "./decodeTypes.ts";
+import { kvValues, referenceDecodeKernels, type KvArray } from "./decodeTypes.ts";
 import { HalfArray, type WeightArray } from "./halfArray.ts";
 
 // One reusable float64 scratch buffer; kernels are synchronous, so sharing it is safe.
@@ -421,8 +421,8 @@ function attentionDecode(
 
 function attentionDecodeSlots(
   q: FloatArray,
-  kCache: FloatArray,
-  vCache: FloatArray,
+  kCache: KvArray,
+  vCache: KvArray,
   out: FloatArray,
   cacheSlots: Int32Array,
   cacheLens: Int32Array,
@@ -434,7 +434,8 @@ function attentionDecodeSlots(
   scale: number,
   window = 0,
 ): void {
-  decode("attentionDecodeSlots", q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
+  // An f16 cache is read as its widened values (a copy per call: the reference is for checking, not speed).
+  decode("attentionDecodeSlots", q, kvValues(kCache), kvValues(vCache), out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
 }
 
 function swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {

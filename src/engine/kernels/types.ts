@@ -12,6 +12,7 @@
 // - Kernels never allocate their outputs; callers pass every buffer. "Accumulate" means +=.
 
 import type { DecodeKernels } from "./decodeTypes.ts";
+import type { KvArray } from "./decodeTypes.ts";
 import type { WeightArray } from "./halfArray.ts";
 
 export type FloatArray = Float32Array | Float64Array;
@@ -185,11 +186,12 @@ export interface Kernels extends DecodeKernels {
    * query i attends to slots 0..cacheLens[i]-1 of cache slot cacheSlots[i]; kCache/vCache are
    * [numSlots, nKvHeads, maxLen, headDim] with numSlots = kCache.length / (nKvHeads*maxLen*headDim).
    * Several queries may read the same slot (a prompt chunk: cacheLens = position + 1 each).
+   * The caches may be f16 (KvArray): their values are widened as they are read.
    */
   attentionDecodeSlots(
     q: FloatArray,
-    kCache: FloatArray,
-    vCache: FloatArray,
+    kCache: KvArray,
+    vCache: KvArray,
     out: FloatArray,
     cacheSlots: Int32Array,
     cacheLens: Int32Array,

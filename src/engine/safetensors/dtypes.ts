@@ -2,7 +2,7 @@
 // needs: every floating type is widened to float32 on read (bf16 exactly, f16 by a real decode),
 // and float32 is narrowed to bf16 with round-to-nearest-even on write. The widenings live with the
 // kernels (which also widen 16-bit weights kept resident).
-export { bf16ToFloat32, f16ToFloat32 } from "../kernels/halfArray.ts";
+export { bf16ToFloat32, f16ToFloat32, float32ToF16 } from "../kernels/halfArray.ts";
 
 /** Every dtype string the format defines; anything else in a header is a corrupt or foreign file. */
 export const KNOWN_DTYPES = new Set([
@@ -57,46 +57,6 @@ export function float32ToBf16(src: Float32Array): Uint16Array {
       out[i] = ((b >>> 16) | 0x0040) & 0xffff;
     } else {
       out[i] = ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
-    }
-  }
-  return out;
-}
-
-/** Float32 to IEEE half with round-to-nearest-even (used by tests to write f16 fixtures). */
-export function float32ToF16(src: Float32Array): Uint16Array {
-  const out = new Uint16Array(src.length);
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  for (let i = 0; i < src.length; i++) {
-    f[0] = src[i]!;
-    const x = u[0]!;
-    const sign = (x >>> 16) & 0x8000;
-    const exp = (x >>> 23) & 0xff;
-    let mant = x & 0x7fffff;
-    if (exp === 0xff) {
-      out[i] = sign | 0x7c00 | (mant ? 0x200 : 0);
-      continue;
-    }
-    const e = exp - 127 + 15;
-    if (e >= 31) {
-      out[i] = sign | 0x7c00;
-    } else if (e <= 0) {
-      if (e < -10) {
-        out[i] = sign;
-        continue;
-      }
-      mant |= 0x800000;
-      const shift = 14 - e;
-      let h = mant >>> shift;
-      const rem = mant & ((1 << shift) - 1);
-      const half = 1 << (shift - 1);
-      if (rem > half || (rem === half && h & 1)) h++;
-      out[i] = sign | h;
-    } else {
-      let h = (e << 10) | (mant >>> 13);
-      const rem = mant & 0x1fff;
-      if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
-      out[i] = sign | h;
     }
   }
   return out;

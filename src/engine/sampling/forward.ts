@@ -3,6 +3,8 @@
 // token for each of many decoding sequences (one position in each of many slots). All K/V of the
 // call are written to the cache first, then every token attends to positions 0..p of its slot,
 // which equals causal attention over each sequence.
+import type { KvArray } from "../kernels/decodeTypes.ts";
+import { HalfArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import { attentionScale, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
 import { gatedForward } from "../model/gated.ts";
@@ -11,21 +13,45 @@ import { scaleEmbeddings } from "../model/pass.ts";
 import { ropeInvFreq } from "../model/rope.ts";
 import { project, type InferenceMoe, type InferenceWeights } from "./weights.ts";
 
+/** What the sampler's KV cache holds: float32, or IEEE f16 (half the memory; docs/embedded-engine.md#the-kv-cache). */
+export type KvDtype = "f32" | "f16";
+
+/**
+ * COOKBOOK_KV_CACHE=f32 | f16; unset (or "auto"): f16 with the native kernels, float32 with the
+ * reference ones (whose attention would widen the whole f16 cache on every call).
+ */
+export function kvCacheDtype(kernelsName: "native" | "reference", env: NodeJS.ProcessEnv = process.env): KvDtype {
+  const v = env.COOKBOOK_KV_CACHE;
+  if (v === "f32" || v === "f16") return v;
+  if (v !== undefined && v !== "" && v !== "auto") {
+    throw new Error(`COOKBOOK_KV_CACHE=${JSON.stringify(v)} is not valid; expected "f16" (the default with native kernels), "f32" or "auto"`);
+  }
+  return kernelsName === "native" ? "f16" : "f32";
+}
+
+function kvArray(dtype: KvDtype, n: number): KvArray {
+  return dtype === "f32" ? new Float32Array(n) : new HalfArray("f16", new Uint16Array(n));
+}
+
+/** The typed array under a KV cache array (copies move raw elements, whatever the dtype). */
+const rawKv = (a: KvArray): Float32Array | Float64Array | Uint16Array => (a instanceof HalfArray ? a.bits : a);
+
 /** Per layer K (after RoPE) and V as [slots, Hkv, maxLen, d], the layout attentionDecodeSlots reads. */
 export class KvCache {
-  readonly k: Float32Array[] = [];
-  readonly v: Float32Array[] = [];
+  readonly k: KvArray[] = [];
+  readonly v: KvArray[] = [];
   private readonly perSlot: number;
 
   constructor(
     readonly config: ModelConfig,
     readonly slots: number,
     readonly maxLen: number,
+    readonly dtype: KvDtype = "f32",
   ) {
     this.perSlot = config.numKvHeads * maxLen * config.headDim;
     for (let l = 0; l < config.numLayers; l++) {
-      this.k.push(new Float32Array(slots * this.perSlot));
-      this.v.push(new Float32Array(slots * this.perSlot));
+      this.k.push(kvArray(dtype, slots * this.perSlot));
+      this.v.push(kvArray(dtype, slots * this.perSlot));
     }
   }
 
@@ -33,7 +59,7 @@ export class KvCache {
   copySlot(from: number, to: number, length: number): void {
     const { numKvHeads: Hkv, headDim: d } = this.config;
     for (let l = 0; l < this.k.length; l++) {
-      for (const arr of [this.k[l], this.v[l]]) {
+      for (const arr of [rawKv(this.k[l]), rawKv(this.v[l])]) {
         for (let g = 0; g < Hkv; g++) {
           const src = (from * Hkv + g) * this.maxLen * d;
           arr.copyWithin((to * Hkv + g) * this.maxLen * d, src, src + length * d);
@@ -44,12 +70,12 @@ export class KvCache {
 
   /** A cache with more slots and/or room, holding the first lengths[s] positions of each old slot. */
   grown(slots: number, maxLen: number, lengths: ArrayLike<number>): KvCache {
-    const out = new KvCache(this.config, Math.max(slots, this.slots), Math.max(maxLen, this.maxLen));
+    const out = new KvCache(this.config, Math.max(slots, this.slots), Math.max(maxLen, this.maxLen), this.dtype);
     const { numKvHeads: Hkv, headDim: d } = this.config;
     for (let l = 0; l < this.k.length; l++) {
       for (const [src, dst] of [
-        [this.k[l], out.k[l]],
-        [this.v[l], out.v[l]],
+        [rawKv(this.k[l]), rawKv(out.k[l])],
+        [rawKv(this.v[l]), rawKv(out.v[l])],
       ] as const) {
         for (let s = 0; s < this.slots; s++) {
           const len = lengths[s] ?? 0;
@@ -65,7 +91,7 @@ export class KvCache {
   }
 
   get bytes(): number {
-    return 2 * this.k.length * this.slots * this.perSlot * 4;
+    return 2 * this.k.length * this.slots * this.perSlot * (this.dtype === "f32" ? 4 : 2);
   }
 }
 
@@ -78,12 +104,15 @@ export interface InferenceModel {
   invFreqLocal: Float32Array | null;
   /** Buffers of decode-sized calls, reused from step to step (dropped by releaseScratch). */
   scratch: ForwardScratch | null;
+  /** What the scheduler's KV caches for this model hold. */
+  kvDtype: KvDtype;
 }
 
-export function inferenceModel(weights: InferenceWeights, kernels: Kernels): InferenceModel {
+/** `kvDtype` defaults to kvCacheDtype(kernels.name) (COOKBOOK_KV_CACHE). */
+export function inferenceModel(weights: InferenceWeights, kernels: Kernels, kvDtype: KvDtype = kvCacheDtype(kernels.name)): InferenceModel {
   const c = weights.config;
   const local = c.ropeThetaLocal !== undefined && c.ropeThetaLocal !== c.ropeTheta ? Float32Array.from(ropeInvFreq(c, c.ropeThetaLocal)) : null;
-  return { weights, kernels, invFreq: Float32Array.from(ropeInvFreq(c)), invFreqLocal: local, scratch: null };
+  return { weights, kernels, invFreq: Float32Array.from(ropeInvFreq(c)), invFreqLocal: local, scratch: null, kvDtype };
 }
 
 /** Calls with at most this many tokens (decode steps) reuse the model's buffers; longer ones allocate. */

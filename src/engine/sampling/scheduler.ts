@@ -14,7 +14,7 @@
 // near-exact tie.
 import { rawLogprob, topLogprobs, type ChooseParams } from "./choose.ts";
 import { TokenDrawer } from "./draw.ts";
-import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel } from "./forward.ts";
+import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel, type KvDtype } from "./forward.ts";
 import type { ModelLimits, ResolvedSampleRequest } from "./request.ts";
 import { sampleSeed, uniformAt } from "./rng.ts";
 import { StopStringMatcher, type TokenDecoder } from "./stop.ts";
@@ -47,6 +47,11 @@ export const MAX_BATCH = SCRATCH_ROWS;
 const LOGIT_CHUNK = 64;
 /** Prompt tokens per prefill forward: bounds its activations (a longer prompt takes several calls). */
 export const PREFILL_TOKENS = 512;
+/**
+ * compute_logprobs requests admitted together hold at most this many cache positions (slots ×
+ * the longest prompt), always at least one request: their slots live only for the prefill.
+ */
+const LOGPROBS_POSITIONS = 4096;
 
 interface Sequence {
   readonly request: RequestState;
@@ -60,6 +65,8 @@ interface Sequence {
 
 interface RequestState {
   readonly req: ResolvedSampleRequest;
+  /** A compute_logprobs request: prefilled with the others for its prompt logprobs, no samples. */
+  readonly logprobsOnly?: boolean;
   readonly resolve: (r: SampleResult) => void;
   readonly reject: (e: Error) => void;
   decoder: TokenDecoder | null;
@@ -126,15 +133,7 @@ export class DecodeScheduler {
   submit(handle: SamplerHandle, req: ResolvedSampleRequest): Promise<SampleResult> {
     return new Promise<SampleResult>((resolve, reject) => {
       const r: RequestState = { req, resolve, reject, decoder: null, sequences: [] };
-      const enqueue = (): void => {
-        let st = this.states.get(handle.id);
-        if (st === undefined) {
-          st = { handle, pending: [], active: [], cache: null, slotLen: new Int32Array(0), free: [], buffers: null };
-          this.states.set(handle.id, st);
-        }
-        st.pending.push(r);
-        this.schedule();
-      };
+      const enqueue = (): void => this.enqueue(handle, r);
       if (req.stopStrings.length === 0) {
         enqueue();
         return;
@@ -147,6 +146,40 @@ export class DecodeScheduler {
         (err: unknown) => reject(err instanceof Error ? err : new Error(String(err))),
       );
     });
+  }
+
+  /**
+   * compute_logprobs: the logprob of every prompt token given the ones before it (first entry
+   * null). Requests that arrive together are packed into the same prefill forward calls as each
+   * other and as the prompts of sample requests (docs/embedded-engine.md#sampling).
+   */
+  submitLogprobs(handle: SamplerHandle, prompt: Int32Array): Promise<(number | null)[]> {
+    const req: ResolvedSampleRequest = {
+      prompt,
+      numSamples: 0,
+      maxTokens: 0,
+      temperature: 1,
+      topK: -1,
+      topP: 1,
+      seed: 0,
+      stopTokens: new Set(),
+      stopStrings: [],
+      promptLogprobs: true,
+      topkPromptLogprobs: 0,
+    };
+    return new Promise<SampleResult>((resolve, reject) =>
+      this.enqueue(handle, { req, resolve, reject, decoder: null, sequences: [], logprobsOnly: true }),
+    ).then((r) => r.prompt_logprobs as (number | null)[]);
+  }
+
+  private enqueue(handle: SamplerHandle, r: RequestState): void {
+    let st = this.states.get(handle.id);
+    if (st === undefined) {
+      st = { handle, pending: [], active: [], cache: null, slotLen: new Int32Array(0), free: [], buffers: null };
+      this.states.set(handle.id, st);
+    }
+    st.pending.push(r);
+    this.schedule();
   }
 
   /** True while any request is queued or decoding. */
@@ -199,7 +232,7 @@ export class DecodeScheduler {
       const newSlots = Math.max(nextPow2(needSlots), st.cache?.slots ?? 0);
       const newLen = Math.max(needLen, st.cache?.maxLen ?? 0);
       const old = st.cache;
-      st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen) : old.grown(newSlots, newLen, st.slotLen);
+      st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen, model.kvDtype) : old.grown(newSlots, newLen, st.slotLen);
       const lens = new Int32Array(newSlots);
       lens.set(st.slotLen);
       st.slotLen = lens;
@@ -212,14 +245,24 @@ export class DecodeScheduler {
   private admit(st: SamplerState): void {
     const group: Prefill[] = [];
     let samples = st.active.length;
+    // compute_logprobs requests of this group: how many, and their longest prompt.
+    let scored = 0;
+    let scoredLen = 0;
     while (st.pending.length > 0) {
       const r = st.pending[0];
-      if (samples > 0 && samples + r.req.numSamples > MAX_BATCH) break;
+      // A compute_logprobs request takes one slot for its prefill.
+      const slotsWanted = r.logprobsOnly === true ? 1 : r.req.numSamples;
+      if (samples > 0 && samples + slotsWanted > MAX_BATCH) break;
+      if (r.logprobsOnly === true && scored > 0 && (scored + 1) * Math.max(scoredLen, r.req.prompt.length) > LOGPROBS_POSITIONS) break;
       st.pending.shift();
       try {
-        const slots = this.reserve(st, r.req.numSamples, r.req.prompt.length + r.req.maxTokens);
+        const slots = this.reserve(st, slotsWanted, r.req.prompt.length + r.req.maxTokens);
         group.push({ r, slots, wantPrompt: r.req.promptLogprobs || r.req.topkPromptLogprobs > 0, last: null });
-        samples += r.req.numSamples;
+        samples += slotsWanted;
+        if (r.logprobsOnly === true) {
+          scored++;
+          scoredLen = Math.max(scoredLen, r.req.prompt.length);
+        }
       } catch (err) {
         r.reject(err instanceof Error ? err : new Error(String(err)));
       }
@@ -295,7 +338,14 @@ export class DecodeScheduler {
         }
       }
     }
-    for (const g of group) this.start(st, g);
+    for (const g of group) {
+      if (g.r.logprobsOnly === true) {
+        this.release(st, g.slots[0]);
+        g.r.resolve({ sequences: [], prompt_logprobs: g.r.promptLogprobs });
+      } else {
+        this.start(st, g);
+      }
+    }
     this.finishDone(st);
   }
 
@@ -407,7 +457,6 @@ export class DecodeScheduler {
   private finishDone(st: SamplerState): void {
     const finished = new Set<RequestState>();
     for (const s of st.active) if (s.stopReason !== null && s.request.sequences.every((x) => x.stopReason !== null)) finished.add(s.request);
-    if (finished.size === 0) return;
     st.active = st.active.filter((s) => !finished.has(s.request));
     for (const r of finished) {
       for (const s of r.sequences) this.release(st, s.slot);
@@ -431,12 +480,12 @@ export class DecodeScheduler {
 
 /**
  * Logprobs of every prompt token given the ones before it (first entry null), with its own
- * one-slot cache, outside the decode batches.
+ * one-slot cache (of the model's KV dtype unless `kvDtype` says), outside the decode batches.
  */
-export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array): (number | null)[] {
+export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array, kvDtype: KvDtype = model.kvDtype): (number | null)[] {
   const T = prompt.length;
   const { vocabSize: V, hiddenSize: D } = model.weights.config;
-  const cache = new KvCache(model.weights.config, 1, T);
+  const cache = new KvCache(model.weights.config, 1, T, kvDtype);
   const hadScratch = model.scratch !== null;
   const rows = Int32Array.from({ length: Math.max(T - 1, 0) }, (_, i) => i);
   const hidden = forwardHidden(

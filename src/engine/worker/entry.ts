@@ -43,7 +43,7 @@ port.on("message", (msg: { id: number; req: WorkerRequest }) => {
     post({ id: msg.id, ok: false, error: serializeError(err) });
     return;
   }
-  // Sample requests settle later (the decode scheduler batches them across ticks).
+  // Sample and compute_logprobs requests settle later (the decode scheduler batches them across ticks).
   if (result instanceof Promise) {
     result.then(
       (r: unknown) => post({ id: msg.id, ok: true, result: r }),

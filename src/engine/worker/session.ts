@@ -15,7 +15,7 @@ import { CheckpointStore, type LoraInfo } from "../storage/store.ts";
 import type { TensorToWrite } from "../safetensors/writer.ts";
 import { checkPrompt, resolveSampleRequest } from "../sampling/request.ts";
 import { SamplerRegistry, type Sampler, type SamplerSource } from "../sampling/samplers.ts";
-import { computePromptLogprobs, DecodeScheduler } from "../sampling/scheduler.ts";
+import { DecodeScheduler } from "../sampling/scheduler.ts";
 import type { CreateModelRequest, CreateModelResult, CreateSamplerRequest, CreateSamplerResult, ResultByOp, WorkerRequest } from "./protocol.ts";
 
 interface LoadedBase {
@@ -123,8 +123,8 @@ export class EngineSession {
     return base;
   }
 
-  /** Sample requests return a promise (they are batched by the decode scheduler); everything else answers at once. */
-  dispatch(req: WorkerRequest): ResultByOp[WorkerRequest["op"]] | Promise<ResultByOp["sample"]> {
+  /** Sample and compute_logprobs requests return a promise (the decode scheduler batches them); everything else answers at once. */
+  dispatch(req: WorkerRequest): ResultByOp[WorkerRequest["op"]] | Promise<ResultByOp["sample"] | ResultByOp["computeLogprobs"]> {
     this.collector.busy();
     switch (req.op) {
       case "createModel":
@@ -176,7 +176,7 @@ export class EngineSession {
       case "computeLogprobs": {
         const s = this.sampler(req.samplerId);
         checkPrompt(req.prompt, s.limits);
-        return computePromptLogprobs(s.model(), req.prompt);
+        return this.scheduler.submitLogprobs(s, req.prompt);
       }
     }
   }

@@ -3,10 +3,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
+import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
 import { chooseToken } from "../../../src/engine/sampling/choose.ts";
 import { uniformAt } from "../../../src/engine/sampling/rng.ts";
-import { makeRng, randF32 } from "./helpers.ts";
+import { assertClose, makeRng, randF32 } from "./helpers.ts";
 
 function native(): NativeKernels {
   try {
@@ -104,6 +105,45 @@ test("kvStore writes the rows where the reference does", () => {
   assert.deepEqual(kc, kr);
   assert.deepEqual(vc, vr);
   assert.ok(kc.some((x) => x !== 0));
+});
+
+test("f16 KV cache: kvStore rounds like float32ToF16 (nearest even, huge values to infinity), the attention reads what the reference reads", () => {
+  const N = native();
+  const rng = makeRng(21);
+  // head_dim 72: four 16-wide vectors and a tail the scalar rounding handles.
+  const [n, hkv, heads, d, maxLen, slots] = [6, 2, 6, 72, 40, 3];
+  const k = randF32(n * hkv * d, rng, 3);
+  const v = randF32(n * hkv * d, rng);
+  // Values at the edges of f16: ties, subnormals, overflow.
+  k.set([65500, -70000, 1e-7, 2 ** -14, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -25, -(2 ** -24) * 1.5], 0);
+  const slotOf = Int32Array.of(2, 0, 2, 1, 0, 2);
+  const pos = Int32Array.of(0, 0, 1, 0, 1, 2);
+  const size = slots * hkv * maxLen * d;
+  const [kc, vc, kr, vr] = [0, 1, 2, 3].map(() => new HalfArray("f16", new Uint16Array(size)));
+  N.kvStore(k, v, kc, vc, slotOf, pos, n, hkv, d, maxLen);
+  R.kvStore(k, v, kr, vr, slotOf, pos, n, hkv, d, maxLen);
+  assert.deepEqual(kc.bits, kr.bits);
+  assert.deepEqual(vc.bits, vr.bits);
+  const kw = kc.widen();
+  assert.deepEqual(
+    [...kw.subarray(2 * hkv * maxLen * d, 2 * hkv * maxLen * d + 8)],
+    [65504, -Infinity, 1.1920928955078125e-7, 2 ** -14, 1, 1 + 2 ** -9, 0, -(2 ** -23)],
+  );
+  // Float32 K/V stored the same way read back as the f16 values: the f16 attention equals the
+  // float32 kernel on the widened cache, up to the summation order.
+  const q = randF32(n * heads * d, rng, 2);
+  const lens = Int32Array.of(3, 2, 3, 1, 2, 3);
+  const out = new Float32Array(n * heads * d);
+  const outR = new Float32Array(n * heads * d);
+  N.attentionDecodeSlots(q, kc, vc, out, slotOf, lens, n, heads, hkv, d, maxLen, 0.125);
+  R.attentionDecodeSlots(q, kr, vr, outR, slotOf, lens, n, heads, hkv, d, maxLen, 0.125);
+  assert.ok(out.every((x) => Number.isFinite(x)) || out.some((x) => !Number.isFinite(x)) === outR.some((x) => !Number.isFinite(x)));
+  const finite = (a: Float32Array): number[] => [...a].map((x) => (Number.isFinite(x) ? x : 0));
+  assertClose(finite(out), finite(outR), 1e-5, 1e-6, "f16 attentionDecodeSlots");
+  const widened = new Float32Array(n * heads * d);
+  N.attentionDecodeSlots(q, kc.widen(), vc.widen(), widened, slotOf, lens, n, heads, hkv, d, maxLen, 0.125);
+  assert.deepEqual(out, widened, "the f16 kernel computes what the float32 one does on the widened cache");
+  assert.throws(() => N.kvStore(k, v, kc, new Float32Array(size), slotOf, pos, n, hkv, d, maxLen), /must both be float32 or both f16/);
 });
 
 test("sampleRows draws the token choose.ts draws, with its logprob, at temperatures 0 to 2", () => {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "decode.h"
 #include "kernels.h"
 
 #include "napi_args.h"
@@ -143,8 +144,11 @@ Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-Napi::Value AttentionDecodeSlots(const Napi::CallbackInfo& info) {
-  Args a(info, "attentionDecodeSlots", 12);
+// attentionDecodeSlots(q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim,
+// maxLen, scale, window?) with Float32Array caches, or (F16) Uint16Array caches of IEEE half bits.
+template <bool F16>
+Napi::Value AttentionDecodeSlotsT(const Napi::CallbackInfo& info) {
+  Args a(info, F16 ? "attentionDecodeSlotsF16" : "attentionDecodeSlots", 12);
   const ptrdiff_t n = a.size(6, "n"), H = a.size(7, "nHeads"), Hkv = a.size(8, "nKvHeads"), d = a.size(9, "headDim");
   const ptrdiff_t max_len = a.size(10, "maxLen");
   check_heads(a, H, Hkv);
@@ -152,15 +156,24 @@ Napi::Value AttentionDecodeSlots(const Napi::CallbackInfo& info) {
   const int32_t* lens = a.i32(5, "cacheLens", n, "n");
   check_lens(a, lens, n, max_len);
   const ptrdiff_t slot_size = Hkv * max_len * d;
-  const ptrdiff_t num_slots = slot_size > 0 ? std::min(a.f32_length(1, "kCache"), a.f32_length(2, "vCache")) / slot_size : 0;
+  const ptrdiff_t cache_len = F16 ? std::min(a.u16_length(1, "kCache"), a.u16_length(2, "vCache"))
+                                  : std::min(a.f32_length(1, "kCache"), a.f32_length(2, "vCache"));
+  const ptrdiff_t num_slots = slot_size > 0 ? cache_len / slot_size : 0;
   const int32_t* slots = a.i32(4, "cacheSlots", n, "n");
   for (ptrdiff_t b = 0; b < n; b++)
     if (slots[b] < 0 || slots[b] >= num_slots)
       a.fail_range("cacheSlots[" + std::to_string(b) + "] = " + std::to_string(slots[b]) + " is outside 0.." +
                    std::to_string(num_slots - 1));
-  ck::attention_decode(a.f32(0, "q", n * H * d, "n*nHeads*headDim"), a.f32(1, "kCache", 0, ""),
-                       a.f32(2, "vCache", 0, ""), a.f32(3, "out", n * H * d, "n*nHeads*headDim"), slots, lens, n, H,
-                       Hkv, d, max_len, scale, a.optional_size(12, "window", 0));
+  const float* q = a.f32(0, "q", n * H * d, "n*nHeads*headDim");
+  float* out = a.f32(3, "out", n * H * d, "n*nHeads*headDim");
+  const ptrdiff_t window = a.optional_size(12, "window", 0);
+  if constexpr (F16) {
+    ck::attention_decode_f16(q, a.u16(1, "kCache", 0, ""), a.u16(2, "vCache", 0, ""), out, slots, lens, n, H, Hkv, d,
+                             max_len, scale, window);
+  } else {
+    ck::attention_decode(q, a.f32(1, "kCache", 0, ""), a.f32(2, "vCache", 0, ""), out, slots, lens, n, H, Hkv, d,
+                         max_len, scale, window);
+  }
   return info.Env().Undefined();
 }
 
@@ -369,7 +382,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("attentionForward", Napi::Function::New(env, AttentionForward, "attentionForward"));
   exports.Set("attentionBackward", Napi::Function::New(env, AttentionBackward, "attentionBackward"));
   exports.Set("attentionDecode", Napi::Function::New(env, AttentionDecode, "attentionDecode"));
-  exports.Set("attentionDecodeSlots", Napi::Function::New(env, AttentionDecodeSlots, "attentionDecodeSlots"));
+  exports.Set("attentionDecodeSlots", Napi::Function::New(env, AttentionDecodeSlotsT<false>, "attentionDecodeSlots"));
+  exports.Set("attentionDecodeSlotsF16", Napi::Function::New(env, AttentionDecodeSlotsT<true>, "attentionDecodeSlotsF16"));
   exports.Set("swigluForward", Napi::Function::New(env, SwigluForward, "swigluForward"));
   exports.Set("swigluBackward", Napi::Function::New(env, SwigluBackward, "swigluBackward"));
   exports.Set("gegluForward", Napi::Function::New(env, GegluForward, "gegluForward"));

@@ -4,6 +4,7 @@
 
 #include <napi.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -36,13 +37,17 @@ Napi::Value GemmRowsNTHalf(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-Napi::Value KvStore(const Napi::CallbackInfo& info) {
-  Args a(info, "kvStore", 10);
+// kvStore(k, v, kCache, vCache, cacheSlots, positions, n, nKvHeads, headDim, maxLen) with
+// Float32Array caches, or (F16) Uint16Array caches that receive IEEE half bits (nearest even).
+template <bool F16>
+Napi::Value KvStoreT(const Napi::CallbackInfo& info) {
+  Args a(info, F16 ? "kvStoreF16" : "kvStore", 10);
   const ptrdiff_t n = a.size(6, "n"), hkv = a.size(7, "nKvHeads"), d = a.size(8, "headDim");
   const ptrdiff_t max_len = a.size(9, "maxLen");
   const ptrdiff_t slot_size = hkv * max_len * d;
-  const ptrdiff_t num_slots =
-      slot_size > 0 ? std::min(a.f32_length(2, "kCache"), a.f32_length(3, "vCache")) / slot_size : 0;
+  const ptrdiff_t cache_len = F16 ? std::min(a.u16_length(2, "kCache"), a.u16_length(3, "vCache"))
+                                  : std::min(a.f32_length(2, "kCache"), a.f32_length(3, "vCache"));
+  const ptrdiff_t num_slots = slot_size > 0 ? cache_len / slot_size : 0;
   const int32_t* slots = a.i32(4, "cacheSlots", n, "n");
   const int32_t* positions = a.i32(5, "positions", n, "n");
   for (ptrdiff_t i = 0; i < n; i++) {
@@ -53,8 +58,15 @@ Napi::Value KvStore(const Napi::CallbackInfo& info) {
       a.fail_range("positions[" + std::to_string(i) + "] = " + std::to_string(positions[i]) + " is outside 0.." +
                    std::to_string(max_len - 1));
   }
-  ck::kv_store(a.f32(0, "k", n * hkv * d, "n*nKvHeads*headDim"), a.f32(1, "v", n * hkv * d, "n*nKvHeads*headDim"),
-               a.f32(2, "kCache", 0, ""), a.f32(3, "vCache", 0, ""), slots, positions, n, hkv, d, max_len);
+  const float* k = a.f32(0, "k", n * hkv * d, "n*nKvHeads*headDim");
+  const float* v = a.f32(1, "v", n * hkv * d, "n*nKvHeads*headDim");
+  if constexpr (F16) {
+    // The caches are the caller's writable Uint16Arrays; Args hands out 16-bit arrays as const.
+    ck::kv_store_f16(k, v, const_cast<uint16_t*>(a.u16(2, "kCache", 0, "")), const_cast<uint16_t*>(a.u16(3, "vCache", 0, "")),
+                     slots, positions, n, hkv, d, max_len);
+  } else {
+    ck::kv_store(k, v, a.f32(2, "kCache", 0, ""), a.f32(3, "vCache", 0, ""), slots, positions, n, hkv, d, max_len);
+  }
   return info.Env().Undefined();
 }
 
@@ -132,7 +144,8 @@ void register_decode_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmRowsNT", Napi::Function::New(env, GemmRowsNT, "gemmRowsNT"));
   exports.Set("gemmRowsNTHalf", Napi::Function::New(env, GemmRowsNTHalf, "gemmRowsNTHalf"));
   exports.Set("mapFile", Napi::Function::New(env, MapFile, "mapFile"));
-  exports.Set("kvStore", Napi::Function::New(env, KvStore, "kvStore"));
+  exports.Set("kvStore", Napi::Function::New(env, KvStoreT<false>, "kvStore"));
+  exports.Set("kvStoreF16", Napi::Function::New(env, KvStoreT<true>, "kvStoreF16"));
   exports.Set("sampleRows", Napi::Function::New(env, SampleRows, "sampleRows"));
   exports.Set("readBandwidthProbe", Napi::Function::New(env, ReadBandwidthProbe, "readBandwidthProbe"));
   exports.Set("widenFromFile", Napi::Function::New(env, WidenFromFile, "widenFromFile"));

@@ -117,34 +117,56 @@ void dot_block(const float* __restrict A, const TW* __restrict W, ptrdiff_t K, f
   }
 }
 
-// Columns [j0, j1) of C for M <= DOT_MB rows: each block of DOT_NB weight rows is multiplied by
-// one token row after the other while it is in L1/L2 (measured 2x faster for K = 2048 and 8192
-// than 4 rows at once, whose blocks spill out of L1; equal for K = 576).
-template <class TW>
-void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
-                 float* C, ptrdiff_t j0, ptrdiff_t j1) {
-  float s[DOT_MB * DOT_NB];
-  const int rows = static_cast<int>(M);
-  for (ptrdiff_t j = j0; j < j1; j += DOT_NB) {
-    const int cols = static_cast<int>(std::min<ptrdiff_t>(DOT_NB, j1 - j));
+// Weight rows per block for R token rows: R x NB accumulators plus NB widened weight vectors and
+// one token vector must stay in the 32 (16 with AVX2) vector registers.
+template <int R>
+constexpr int dot_nb() {
+#if CK_VW == 16
+  return R <= 3 ? 6 : 4;
+#else
+  return R == 1 ? 6 : R == 2 ? 4 : 2;
+#endif
+}
+
+// Columns [j0, j1) of C for R = M <= DOT_MB rows: each block of weight rows is read (and, for
+// 16-bit weights, widened) once and multiplied by all R token rows, so a 4-row step costs little
+// more than a 1-row one while the weights stream from memory. Before, each token row re-read and
+// re-widened the block: on an AVX-512 Xeon without BF16 a 4-row product of bf16 weights cost
+// 3.9x one row (1536 x 576, one thread), which capped 4-stream decoding at 2.6x one stream.
+// Each output is the same k-ordered sum and tree reduction whatever R and the block width, so
+// a row's bits do not depend on the other rows.
+template <int R, class TW>
+void dot_columns_r(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta, float* C,
+                   ptrdiff_t j0, ptrdiff_t j1) {
+  constexpr int NB = dot_nb<R>();
+  float s[R * DOT_NB];
+  for (ptrdiff_t j = j0; j < j1; j += NB) {
+    const int cols = static_cast<int>(std::min<ptrdiff_t>(NB, j1 - j));
     const TW* w = W + j * K;
-    for (int i = 0; i < rows; i++) {
-      const TW* pf = i == 0 && j + 2 * DOT_NB <= N ? w + DOT_NB * K : nullptr;
-      const float* a = A + i * K;
-      float* si = s + i * DOT_NB;
-      switch (cols) {
-        case 6: dot_block<1, 6>(a, w, K, si, pf); break;
-        case 5: dot_block<1, 5>(a, w, K, si, pf); break;
-        case 4: dot_block<1, 4>(a, w, K, si, pf); break;
-        case 3: dot_block<1, 3>(a, w, K, si, pf); break;
-        case 2: dot_block<1, 2>(a, w, K, si, pf); break;
-        default: dot_block<1, 1>(a, w, K, si, pf); break;
-      }
+    const TW* pf = j + 2 * NB <= N ? w + NB * K : nullptr;
+    switch (cols) {
+      case 6: if constexpr (NB >= 6) dot_block<R, 6>(A, w, K, s, pf); break;
+      case 5: if constexpr (NB >= 5) dot_block<R, 5>(A, w, K, s, pf); break;
+      case 4: if constexpr (NB >= 4) dot_block<R, 4>(A, w, K, s, pf); break;
+      case 3: if constexpr (NB >= 3) dot_block<R, 3>(A, w, K, s, pf); break;
+      case 2: dot_block<R, 2>(A, w, K, s, pf); break;
+      default: dot_block<R, 1>(A, w, K, s, pf); break;
     }
-    for (int i = 0; i < rows; i++) {
+    for (int i = 0; i < R; i++) {
       float* c = C + i * N + j;
       for (int q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * s[i * DOT_NB + q] : alpha * s[i * DOT_NB + q] + beta * c[q];
     }
+  }
+}
+
+template <class TW>
+void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
+                 float* C, ptrdiff_t j0, ptrdiff_t j1) {
+  switch (M) {
+    case 4: dot_columns_r<4>(N, K, alpha, A, W, beta, C, j0, j1); break;
+    case 3: dot_columns_r<3>(N, K, alpha, A, W, beta, C, j0, j1); break;
+    case 2: dot_columns_r<2>(N, K, alpha, A, W, beta, C, j0, j1); break;
+    default: dot_columns_r<1>(N, K, alpha, A, W, beta, C, j0, j1); break;
   }
 }
 
@@ -294,37 +316,45 @@ namespace {
 // Per-worker score rows of the decode attention, grown on demand.
 thread_local std::vector<float> t_scores;
 
-// p[t] = scale * dot(q, k rows t) for the 4 keys at k (rows of d floats), summed in reduce4's tree.
-inline void scores4(const float* q, const float* k, ptrdiff_t d, float scale, float* p) {
+// p[t] = scale * dot(q, k rows t) for the 4 keys at k (rows of d values, float32 or f16, widened
+// as they are loaded), summed in reduce4's tree.
+template <class T>
+inline void scores4(const float* q, const T* k, ptrdiff_t d, float scale, float* p) {
   vf acc[4] = {splat(0.0f), splat(0.0f), splat(0.0f), splat(0.0f)};
   ptrdiff_t c = 0;
   for (; c + VW <= d; c += VW) {
     const vf qv = load(q + c);
-    for (int t = 0; t < 4; t++) acc[t] += qv * load(k + t * d + c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * loadw(k + t * d + c);
   }
   if (c < d) {
     const vf qv = load_part(q + c, d - c);
-    for (int t = 0; t < 4; t++) acc[t] += qv * load_part(k + t * d + c, d - c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * loadw_part(k + t * d + c, d - c);
   }
   reduce4(acc, p);
   for (int t = 0; t < 4; t++) p[t] *= scale;
 }
 
-inline float score1(const float* q, const float* k, ptrdiff_t d, float scale) {
+template <class T>
+inline float score1(const float* q, const T* k, ptrdiff_t d, float scale) {
   vf acc = splat(0.0f);
   ptrdiff_t c = 0;
-  for (; c + VW <= d; c += VW) acc += load(q + c) * load(k + c);
-  if (c < d) acc += load_part(q + c, d - c) * load_part(k + c, d - c);
+  for (; c + VW <= d; c += VW) acc += load(q + c) * loadw(k + c);
+  if (c < d) acc += load_part(q + c, d - c) * loadw_part(k + c, d - c);
   return tree_hsum(acc) * scale;
 }
 
 }  // namespace
 
+namespace {
+
 // One task per (query b, KV head g): the query heads that share g read its cached keys and values
 // once, each key block from L1 for all of them; scores are dot products reduced four keys at a time.
-void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
-                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
-                      ptrdiff_t max_len, float scale, ptrdiff_t window) {
+// T is the cache's element type: float, or f16 (widened exactly as it is loaded, so the f16 cache
+// computes what the float code would on the rounded values).
+template <class T>
+void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, float* out, const int32_t* slots,
+                        const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
+                        ptrdiff_t max_len, float scale, ptrdiff_t window) {
   const ptrdiff_t rep = heads / kv_heads;
   ptrdiff_t flops = 0;
   for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
@@ -337,8 +367,8 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
     const ptrdiff_t lo = window > 0 ? std::max<ptrdiff_t>(0, lens[b] - window) : 0;
     const ptrdiff_t len = lens[b] - lo;
     const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
-    const float* kc = k_cache + (slot * kv_heads + g) * max_len * d + lo * d;
-    const float* vc = v_cache + (slot * kv_heads + g) * max_len * d + lo * d;
+    const T* kc = k_cache + (slot * kv_heads + g) * max_len * d + lo * d;
+    const T* vc = v_cache + (slot * kv_heads + g) * max_len * d + lo * d;
     // Query heads g*rep .. g*rep + rep - 1 are consecutive rows of q and out.
     const float* qg = q + (b * heads + g * rep) * d;
     float* og = out + (b * heads + g * rep) * d;
@@ -359,9 +389,9 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
         for (int r = 0; r < 4; r++)
           for (int i = 0; i < 4; i++) acc[r][i] = splat(0.0f);
         for (ptrdiff_t t = 0; t < len; t++) {
-          const float* vt = vc + t * d + c0;
+          const T* vt = vc + t * d + c0;
           vf v[4];
-          for (int i = 0; i < nv; i++) v[i] = (i + 1) * VW <= width ? load(vt + i * VW) : load_part(vt + i * VW, width - i * VW);
+          for (int i = 0; i < nv; i++) v[i] = (i + 1) * VW <= width ? loadw(vt + i * VW) : loadw_part(vt + i * VW, width - i * VW);
           for (int r = 0; r < rs; r++) {
             const float w = p[(r0 + r) * max_len + t];
             for (int i = 0; i < nv; i++) acc[r][i] += w * v[i];
@@ -387,16 +417,49 @@ void attention_decode(const float* q, const float* k_cache, const float* v_cache
   }
 }
 
-void kv_store(const float* k, const float* v, float* k_cache, float* v_cache, const int32_t* slots,
-              const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len) {
+}  // namespace
+
+void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
+                      const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
+                      ptrdiff_t max_len, float scale, ptrdiff_t window) {
+  attention_decode_t(q, k_cache, v_cache, out, slots, lens, n, heads, kv_heads, d, max_len, scale, window);
+}
+
+void attention_decode_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, float* out,
+                          const int32_t* slots, const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads,
+                          ptrdiff_t d, ptrdiff_t max_len, float scale, ptrdiff_t window) {
+  attention_decode_t(q, reinterpret_cast<const f16*>(k_cache), reinterpret_cast<const f16*>(v_cache), out, slots, lens,
+                     n, heads, kv_heads, d, max_len, scale, window);
+}
+
+namespace {
+
+// Row i of k and v to position positions[i] of slot slots[i], each head's head_dim values through
+// put(src, dst, n) (a copy, or the rounding to f16).
+template <class T, class Put>
+void kv_store_t(const float* k, const float* v, T* k_cache, T* v_cache, const int32_t* slots, const int32_t* positions,
+                ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len, Put&& put) {
   const ptrdiff_t kw = kv_heads * head_dim;
   for (ptrdiff_t i = 0; i < n; i++) {
     for (ptrdiff_t g = 0; g < kv_heads; g++) {
       const ptrdiff_t dst = ((slots[i] * kv_heads + g) * max_len + positions[i]) * head_dim;
-      std::memcpy(k_cache + dst, k + i * kw + g * head_dim, sizeof(float) * head_dim);
-      std::memcpy(v_cache + dst, v + i * kw + g * head_dim, sizeof(float) * head_dim);
+      put(k + i * kw + g * head_dim, k_cache + dst, head_dim);
+      put(v + i * kw + g * head_dim, v_cache + dst, head_dim);
     }
   }
+}
+
+}  // namespace
+
+void kv_store(const float* k, const float* v, float* k_cache, float* v_cache, const int32_t* slots,
+              const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len) {
+  kv_store_t(k, v, k_cache, v_cache, slots, positions, n, kv_heads, head_dim, max_len,
+             [](const float* src, float* dst, ptrdiff_t m) { std::memcpy(dst, src, sizeof(float) * m); });
+}
+
+void kv_store_f16(const float* k, const float* v, uint16_t* k_cache, uint16_t* v_cache, const int32_t* slots,
+                  const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len) {
+  kv_store_t(k, v, k_cache, v_cache, slots, positions, n, kv_heads, head_dim, max_len, narrow_f16);
 }
 
 namespace {

@@ -25,6 +25,14 @@ void gemm_rows_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const
 void kv_store(const float* k, const float* v, float* k_cache, float* v_cache, const int32_t* slots,
               const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len);
 
+// kv_store into an IEEE f16 cache (round to nearest even), and attention_decode (kernels.h) reading
+// one: the sampler's KV cache at half the bytes (docs/embedded-engine.md#the-kv-cache).
+void kv_store_f16(const float* k, const float* v, uint16_t* k_cache, uint16_t* v_cache, const int32_t* slots,
+                  const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len);
+void attention_decode_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, float* out,
+                          const int32_t* slots, const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads,
+                          ptrdiff_t d, ptrdiff_t max_len, float scale, ptrdiff_t window);
+
 // One token per row of logits [rows, vocab]: argmax at temperature 0, else a draw with uniforms[r]
 // from softmax(z / T) over the whole vocabulary; logprobs[r] = log_softmax(z / T)[token].
 void sample_rows(const float* logits, ptrdiff_t rows, ptrdiff_t vocab, const float* temperatures, const double* uniforms,

@@ -109,6 +109,48 @@ inline void widen_row(const T* src, float* dst, ptrdiff_t n) {
   for (; i < n; i++) dst[i] = widen(src[i]);
 }
 
+// Float -> IEEE half, round to nearest even (overflow to infinity, NaN stays NaN with its sign):
+// what the hardware conversion does, for the tails and for CPUs without it.
+inline uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const uint32_t sign = (x >> 16) & 0x8000;
+  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xff);
+  uint32_t mant = x & 0x7fffff;
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant != 0 ? 0x200 : 0));
+  const int32_t e = exp - 127 + 15;
+  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00);
+  if (e <= 0) {
+    if (e < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - e;
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return static_cast<uint16_t>(sign | h);
+}
+
+// dst[0..n) = src[0..n) rounded to IEEE half (nearest even).
+inline void narrow_f16(const float* src, uint16_t* dst, ptrdiff_t n) {
+  ptrdiff_t i = 0;
+#if CK_VW == 16
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif CK_VW == 8 && defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+  for (; i < n; i++) dst[i] = float_to_half(src[i]);
+}
+
 // Calls f with the typed pointer for a half type code (the Node-API wrappers' dispatch).
 template <class F>
 inline void with_half(HalfType t, const uint16_t* p, F&& f) {
