@@ -91,7 +91,13 @@ export class MetricsLogger {
   /** Lets every sink finish its pending writes (uploads) at the end of the run, and writes trace.json. */
   async close(exitCode = 0): Promise<void> {
     await Promise.all(this.sinks.map((s) => s.close?.(exitCode)));
-    exportTrace(this.logDir);
+    try {
+      exportTrace(this.logDir);
+    } catch (err) {
+      // trace.json is derived from trace_events.jsonl and can be made again; on a run that is
+      // already failing (a full disk, say) its error must not take the place of the run's own.
+      if (exitCode === 0) throw err;
+    }
   }
 }
 

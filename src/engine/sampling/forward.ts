@@ -17,16 +17,18 @@ import { project, type InferenceMoe, type InferenceWeights } from "./weights.ts"
 export type KvDtype = "f32" | "f16";
 
 /**
- * COOKBOOK_KV_CACHE=f32 | f16; unset (or "auto"): f16 with the native kernels, float32 with the
- * reference ones (whose attention would widen the whole f16 cache on every call).
+ * COOKBOOK_KV_CACHE=f32 | f16 | auto (f16 with the native kernels, float32 with the reference ones,
+ * whose attention would widen the whole f16 cache on every call); unset: float32. `compute_logprobs`
+ * shares the scheduler's cache, and its numbers are references (DPO, KL penalties, teachers, export
+ * checks), which f16 moves by up to 7e-4 against transformers: f16 is opt-in until logprob requests
+ * keep a float32 cache of their own (docs/embedded-engine.md#the-kv-cache).
  */
 export function kvCacheDtype(kernelsName: "native" | "reference", env: NodeJS.ProcessEnv = process.env): KvDtype {
   const v = env.COOKBOOK_KV_CACHE;
   if (v === "f32" || v === "f16") return v;
-  if (v !== undefined && v !== "" && v !== "auto") {
-    throw new Error(`COOKBOOK_KV_CACHE=${JSON.stringify(v)} is not valid; expected "f16" (the default with native kernels), "f32" or "auto"`);
-  }
-  return kernelsName === "native" ? "f16" : "f32";
+  if (v === "auto") return kernelsName === "native" ? "f16" : "f32";
+  if (v !== undefined && v !== "") throw new Error(`COOKBOOK_KV_CACHE=${JSON.stringify(v)} is not valid; expected "f32" (the default), "f16" or "auto"`);
+  return "f32";
 }
 
 function kvArray(dtype: KvDtype, n: number): KvArray {

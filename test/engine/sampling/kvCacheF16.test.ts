@@ -77,10 +77,11 @@ test("f16 KV cache: half the bytes; slots copied and grown keep their f16 values
   assert.ok(at(g, 1, 3).some((x) => x !== 0));
 });
 
-test("COOKBOOK_KV_CACHE: f16 by default with native kernels, float32 with the reference ones, a bad value named", () => {
-  assert.equal(kvCacheDtype("native", {}), "f16");
+test("COOKBOOK_KV_CACHE: float32 by default, f16 on request or by auto with native kernels, a bad value named", () => {
+  assert.equal(kvCacheDtype("native", {}), "f32");
   assert.equal(kvCacheDtype("reference", {}), "f32");
-  assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "f32" }), "f32");
+  assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "f16" }), "f16");
   assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "auto" }), "f16");
-  assert.throws(() => kvCacheDtype("native", { COOKBOOK_KV_CACHE: "bf16" }), /COOKBOOK_KV_CACHE="bf16" is not valid; expected "f16"/);
+  assert.equal(kvCacheDtype("reference", { COOKBOOK_KV_CACHE: "auto" }), "f32");
+  assert.throws(() => kvCacheDtype("native", { COOKBOOK_KV_CACHE: "bf16" }), /COOKBOOK_KV_CACHE="bf16" is not valid; expected "f32"/);
 });
