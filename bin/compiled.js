@@ -14,7 +14,7 @@
 // stack is first formatted (the map is not read at start-up).
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { SourceMap, createRequire } from "node:module";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import vm from "node:vm";
@@ -71,13 +71,98 @@ function writeCache(script, cacheFile) {
   }
 }
 
+const BASE64 = new Int8Array(128).fill(-1);
+for (const [i, c] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"].entries()) BASE64[c.charCodeAt(0)] = i;
+const SEMICOLON = 59;
+const COMMA = 44;
+
+/**
+ * Walks the VLQ segments of `mappings` (bytes) from `start`, carrying the running source, line and
+ * column in `state` (fields 1–3 of each segment are deltas to them; field 0, the generated column,
+ * restarts at each line). With `oneLine` it stops at the line's end and calls
+ * `onSegment(generatedColumn, namesSource)` after each segment, stopping early when it returns
+ * false; otherwise it runs to the end and calls `onLine(line, offset)` where each line starts.
+ */
+function walkMappings(mappings, start, state, oneLine, onSegment, onLine) {
+  let field = 0;
+  let value = 0;
+  let shift = 0;
+  let column = 0;
+  let line = 0;
+  for (let i = start; i < mappings.length; i++) {
+    const c = mappings[i];
+    if (c === SEMICOLON || c === COMMA) {
+      if (field > 0 && oneLine && onSegment(column, field > 1) === false) return;
+      field = 0;
+      if (c === SEMICOLON) {
+        if (oneLine) return;
+        column = 0;
+        onLine(++line, i + 1);
+      }
+      continue;
+    }
+    const digit = c < 128 ? BASE64[c] : -1;
+    if (digit < 0) throw new Error(`source map: bad VLQ character at byte ${i}`);
+    // Offsets in a map stay far below 2^31, so 32-bit arithmetic holds them.
+    value |= (digit & 31) << shift;
+    if (digit & 32) {
+      shift += 5;
+      continue;
+    }
+    const delta = value & 1 ? -(value >>> 1) : value >>> 1;
+    value = 0;
+    shift = 0;
+    if (field === 0) column += delta;
+    else if (field <= 3) state[field - 1] += delta;
+    field++;
+  }
+  if (field > 0 && oneLine) onSegment(column, field > 1);
+}
+
+/**
+ * A source map's position lookup that decodes only what a lookup needs. node:module's SourceMap
+ * builds an object per mapping (the bundle has over a million), which cost a start a third of a
+ * second whenever any stack was formatted — and libraries format stacks of errors they catch
+ * (yargs' package.json probe makes an AssertionError, whose constructor reads its stack). Here one
+ * pass over the VLQ bytes notes where each generated line starts and the running source, line and
+ * column there; a lookup decodes that line's segments alone.
+ * `findEntry(line, column)` (0-based) answers as node:module's SourceMap's does when the line has
+ * a segment at or before the column, and with {} otherwise.
+ */
+export function lazySourceMap(map) {
+  const mappings = Buffer.from(map.mappings, "latin1");
+  const starts = [0];
+  const states = [0, 0, 0];
+  const state = new Int32Array(3);
+  walkMappings(mappings, 0, state, false, undefined, (_line, offset) => {
+    starts.push(offset);
+    states.push(state[0], state[1], state[2]);
+  });
+  return {
+    findEntry(line, column) {
+      if (!(line >= 0 && line < starts.length)) return {};
+      state.set(states.slice(line * 3, line * 3 + 3));
+      let found = {};
+      walkMappings(mappings, starts[line], state, true, (generatedColumn, namesSource) => {
+        if (generatedColumn > column) return false;
+        found = namesSource
+          ? { generatedLine: line, generatedColumn, originalSource: map.sources[state[0]], originalLine: state[1], originalColumn: state[2] }
+          : { generatedLine: line, generatedColumn };
+        return true;
+      });
+      return found;
+    },
+  };
+}
+
 /** Maps bundle frames of formatted stacks to the TypeScript sources (lazily: on the first stack). */
 function mapStacks(bundleFile) {
   let map;
   const sourceMap = () => {
     if (map === undefined) {
       try {
-        map = new SourceMap(JSON.parse(readFileSync(`${bundleFile}.map`, "utf8")));
+        map = lazySourceMap(JSON.parse(readFileSync(`${bundleFile}.map`, "utf8")));
+        if (process.env.COOKBOOK_CODE_CACHE_DEBUG === "1") process.stderr.write("cookbook: source map read to format a stack\n");
       } catch {
         map = null;
       }

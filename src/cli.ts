@@ -5,8 +5,24 @@ import { hideBin } from "yargs/helpers";
 import { commandEntries, loadCommand } from "./commands/index.ts";
 import { UsageError } from "./config/errors.ts";
 
+/**
+ * yargs' factory looks for a package.json to guess a version (which `.version(false)` then drops);
+ * where it finds none, its failed assert makes an AssertionError whose constructor formats its
+ * own stack, and formatting a stack of the bundle loads the bundle's source map. Without frames
+ * there is nothing to map.
+ */
+function withoutStackFrames<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export async function runCli(argv: readonly string[]): Promise<number> {
-  let parser = yargs([...argv])
+  let parser = withoutStackFrames(() => yargs([...argv]))
     .scriptName("cookbook")
     .strict()
     .help()
