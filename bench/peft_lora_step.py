@@ -49,7 +49,8 @@ else:
     model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(args.model_dir), dtype=torch.float32)
 lora = peft.LoraConfig(
     r=args.rank, lora_alpha=32, lora_dropout=0.0, bias="none",
-    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"],
+    # Phi-3 stores q/k/v and gate/up fused (qkv_proj, gate_up_proj); names a model lacks match nothing.
+    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "gate_up_proj", "down_proj", "lm_head"],
 )
 model = peft.get_peft_model(model, lora)
 model.train()

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { modelConfigToHfJson } from "../../src/engine/storage/loadModel.ts";
 import type { ModelConfig } from "../../src/engine/model/config.ts";
+import { benchShapeHfJson } from "./shapes.ts";
 
 export interface BenchBatch {
   tokens: number[][];
@@ -114,18 +115,20 @@ export function writeBatchFile(name: string, batch: BenchBatch, dir = tmpdir()):
 }
 
 /**
- * A random-weight model of `config`'s architecture saved by transformers (bf16 safetensors, as
+ * A random-weight model of the bench shape `name` saved by transformers (bf16 safetensors, as
  * real checkpoints are), made once and kept in `root` (default $TMPDIR/cookbook-bench-models).
  */
-export function randomModelDir(python: string, name: string, config: ModelConfig, root = join(tmpdir(), "cookbook-bench-models")): string {
+export function randomModelDir(
+  python: string,
+  name: string,
+  hfJson: Record<string, unknown> = benchShapeHfJson(name),
+  root = join(tmpdir(), "cookbook-bench-models"),
+): string {
   const dir = join(root, name);
   if (existsSync(join(dir, "config.json")) && readdirSync(dir).some((f) => f.endsWith(".safetensors"))) return dir;
   mkdirSync(root, { recursive: true });
   const cfgFile = join(root, `${name}.config.json`);
-  const json = modelConfigToHfJson(config);
-  delete json.architectures;
-  delete json.torch_dtype;
-  writeFileSync(cfgFile, JSON.stringify(json));
+  writeFileSync(cfgFile, JSON.stringify(hfJson));
   const r = spawnSync(python, [here("make_random_model.py"), "--config", cfgFile, "--out", dir], {
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,

@@ -1,6 +1,7 @@
 // Model shapes the speed benchmarks use: the real architectures' dimensions (config.json of each
 // model on the Hub), so a random-weight model costs what the real one costs.
-import type { ModelConfig } from "../../src/engine/model/config.ts";
+import { type ModelConfig, parseModelConfig } from "../../src/engine/model/config.ts";
+import { modelConfigToHfJson } from "../../src/engine/storage/loadModel.ts";
 
 export const BENCH_SHAPES = {
   "smollm2-135m": {
@@ -78,11 +79,103 @@ export const BENCH_SHAPES = {
 
 export type BenchShapeName = keyof typeof BENCH_SHAPES;
 
+const gemmaLayerTypes = (layers: number): string[] => Array.from({ length: layers }, (_, l) => ((l + 1) % 6 === 0 ? "full_attention" : "sliding_attention"));
+
+/**
+ * The newer families' shapes as their Hub config.json gives them (the fields the engine reads),
+ * parsed by the engine's own config reader. Models too big for this machine's benchmarks keep
+ * their real layer but fewer layers ("-4l": 4 of them), so a step costs that share of the real one.
+ */
+export const HF_BENCH_SHAPES: Record<string, Record<string, unknown>> = {
+  // google/gemma-3-270m: 18 layers, 5 sliding (window 512) then 1 global, 4 heads / 1 KV head of 256.
+  "gemma3-270m": {
+    model_type: "gemma3_text",
+    vocab_size: 262144,
+    hidden_size: 640,
+    intermediate_size: 2048,
+    num_hidden_layers: 18,
+    num_attention_heads: 4,
+    num_key_value_heads: 1,
+    head_dim: 256,
+    hidden_activation: "gelu_pytorch_tanh",
+    query_pre_attn_scalar: 256,
+    sliding_window: 512,
+    layer_types: gemmaLayerTypes(18),
+    rope_parameters: { full_attention: { rope_type: "default", rope_theta: 1000000 }, sliding_attention: { rope_type: "default", rope_theta: 10000 } },
+    max_position_embeddings: 32768,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
+  },
+  // HuggingFaceTB/SmolLM3-3B: 36 layers of which every 4th has no RoPE; 4 of them here.
+  "smollm3-3b-4l": {
+    model_type: "smollm3",
+    vocab_size: 128256,
+    hidden_size: 2048,
+    intermediate_size: 11008,
+    num_hidden_layers: 4,
+    num_attention_heads: 16,
+    num_key_value_heads: 4,
+    no_rope_layers: [1, 1, 1, 0],
+    rope_parameters: { rope_type: "default", rope_theta: 5000000 },
+    max_position_embeddings: 65536,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
+  },
+  // allenai/OLMo-2-0425-1B: 16 layers, 16 heads without grouping, untied 100352-token vocabulary.
+  "olmo2-1b": {
+    model_type: "olmo2",
+    vocab_size: 100352,
+    hidden_size: 2048,
+    intermediate_size: 8192,
+    num_hidden_layers: 16,
+    num_attention_heads: 16,
+    num_key_value_heads: 16,
+    rope_parameters: { rope_type: "default", rope_theta: 500000 },
+    max_position_embeddings: 4096,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: false,
+  },
+  // microsoft/Phi-3-mini-4k-instruct: 32 layers with fused qkv and gate_up, window 2047; 4 of them here.
+  "phi3-mini-4l": {
+    model_type: "phi3",
+    vocab_size: 32064,
+    hidden_size: 3072,
+    intermediate_size: 8192,
+    num_hidden_layers: 4,
+    num_attention_heads: 32,
+    num_key_value_heads: 32,
+    sliding_window: 2047,
+    rope_parameters: { rope_type: "default", rope_theta: 10000 },
+    max_position_embeddings: 4096,
+    rms_norm_eps: 1e-5,
+    tie_word_embeddings: false,
+  },
+};
+
+export const BENCH_SHAPE_NAMES = [...Object.keys(BENCH_SHAPES), ...Object.keys(HF_BENCH_SHAPES)];
+
 export function benchShape(name: string): ModelConfig {
+  const hf = HF_BENCH_SHAPES[name];
+  if (hf !== undefined) return parseModelConfig(hf, `bench shape ${name}`);
   if (!(name in BENCH_SHAPES)) {
-    throw new Error(`unknown shape "${name}"; expected one of ${Object.keys(BENCH_SHAPES).join(", ")}`);
+    throw new Error(`unknown shape "${name}"; expected one of ${BENCH_SHAPE_NAMES.join(", ")}`);
   }
   return BENCH_SHAPES[name as BenchShapeName];
+}
+
+/** The config.json transformers builds the shape's random model from. */
+export function benchShapeHfJson(name: string): Record<string, unknown> {
+  const hf = HF_BENCH_SHAPES[name];
+  if (hf !== undefined) return { ...hf };
+  return hfJsonOf(benchShape(name));
+}
+
+/** config.json for transformers' random init of a config built in code. */
+export function hfJsonOf(config: ModelConfig): Record<string, unknown> {
+  const json = modelConfigToHfJson(config);
+  delete json.architectures;
+  delete json.torch_dtype;
+  return json;
 }
 
 /**

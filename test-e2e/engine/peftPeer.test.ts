@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ensurePythonVenv } from "../pythonVenv.ts";
 import type { OursResult } from "../../bench/lib/oursStep.ts";
 import { benchBatch, lastJson, randomModelDir, runPeftPeer, writeBatchFile } from "../../bench/lib/peers.ts";
-import { benchShape } from "../../bench/lib/shapes.ts";
+import { benchShape, hfJsonOf } from "../../bench/lib/shapes.ts";
 
 const OURS = join(import.meta.dirname, "..", "..", "bench", "lib", "oursStep.ts");
 
@@ -22,7 +22,7 @@ for (const name of ["qwen3-0.6b", "llama-3.2-1b"]) {
     const root = mkdtempSync(join(tmpdir(), "peft-peer-e2e-"));
     try {
       const config = { ...benchShape(name), numLayers: 2, vocabSize: 1000, hiddenSize: 128, intermediateSize: 256, numHeads: 4, numKvHeads: 2, headDim: 32 };
-      const dir = randomModelDir(python, `tiny-${name}`, config, root);
+      const dir = randomModelDir(python, `tiny-${name}`, hfJsonOf(config), root);
       const batchFile = writeBatchFile(name, benchBatch(config.vocabSize, 3, 17), root);
       const r = spawnSync(process.execPath, ["--import", "tsx", OURS, "--model-dir", dir, "--batch", batchFile, "--steps", "1"], { encoding: "utf8" });
       const ours = lastJson<OursResult>("our step", r);
