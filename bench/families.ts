@@ -62,13 +62,13 @@ for (const family of families) {
 
 const cols = ["prefill", ...decode.streams.map((s) => `decode ${s}`)];
 console.log(`\nours / PyTorch 2.13, bf16 weights, load at the end ${loadAverage()}`);
-console.log(`| family | shape | LoRA step time | step peak memory | ${cols.map((c) => `${c} tokens/s`).join(" | ")} | decode peak memory |`);
-console.log(`|---|---|---|---|${cols.map(() => "---|").join("")}---|`);
+console.log(`| family | shape | LoRA step wall | LoRA step CPU | step peak memory | ${cols.map((c) => `${c} tokens/s`).join(" | ")} | decode peak memory |`);
+console.log(`|---|---|---|---|---|${cols.map(() => "---|").join("")}---|`);
 for (const r of rows) {
+  const ours = r.step.ours;
   const peft = r.step.peft;
-  const stepRatio = peft === undefined ? Number.NaN : r.step.ours.step_s / peft.step_s;
-  const memRatio = peft === undefined ? Number.NaN : r.step.ours.peak_rss_bytes / peft.peak_rss_bytes;
+  const ratio = (a: number, b: number | undefined): string => (b === undefined ? "–" : fmt(a / b));
   console.log(
-    `| ${r.family} | ${r.shape} | ${fmt(stepRatio)} (${fmt(r.step.ours.step_s, 1)} s vs ${fmt(peft?.step_s ?? Number.NaN, 1)} s) | ${fmt(memRatio)} | ${r.decode.ratios.map((x) => fmt(x)).join(" | ")} | ${fmt(r.decode.memoryRatio)} |`,
+    `| ${r.family} | ${r.shape} | ${ratio(ours.step_s, peft?.step_s)} (${fmt(ours.step_s, 1)} s vs ${fmt(peft?.step_s ?? Number.NaN, 1)} s) | ${ratio(ours.cpu_s, peft?.cpu_s)} | ${ratio(ours.peak_rss_bytes, peft?.peak_rss_bytes)} | ${r.decode.ratios.map((x) => fmt(x)).join(" | ")} | ${fmt(r.decode.memoryRatio)} |`,
   );
 }
