@@ -27,6 +27,10 @@ export function createKvCache(m: PassInputs, maxTokens: number, slots: number): 
     throw new Error(`createKvCache: maxTokens ${maxTokens} exceeds the model's max_position_embeddings (${m.config.maxPositionEmbeddings})`);
   }
   if (!Number.isInteger(slots) || slots < 1) throw new Error(`createKvCache: batch must be a positive integer, got ${slots}`);
+  if (m.config.linearAttention?.layers.includes(true) === true) {
+    // Its linear-attention layers keep a recurrent state, which the sampler's cache holds (sampling/forward.ts).
+    throw new Error(`createKvCache: a ${m.config.modelType} model with linear-attention layers decodes through the sampler, not this KV cache`);
+  }
   const size = slots * m.config.numKvHeads * maxTokens * m.config.headDim;
   const k: FloatArray[] = [];
   const v: FloatArray[] = [];
