@@ -31,8 +31,15 @@ const MAKE = join(ROOT_DIR, "scripts", "makeFamilyFixtures.py");
 const PEFT_STEPS = join(import.meta.dirname, "peftSteps.py");
 const SCORE = join(ROOT_DIR, "test-e2e", "export", "scoreExports.py");
 // FAMILIES=a,b (environment) runs a subset while working on one family.
-const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe"];
+const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"];
 const RANK = 4;
+/**
+ * How far the engine's logprobs may be from transformers' in fp32. Qwen3.5: transformers runs its
+ * chunked delta rule in float32, whose output alone is up to 8.5e-6 from a float64 run on the
+ * fixture (docs/numerics.md#gated-deltanet); the engine's recurrent form has its own rounding of
+ * that size, so two correct fp32 results can differ by their sum.
+ */
+const EXPORT_TOLERANCE: Record<string, number> = { qwen3_5_text: 2e-5 };
 const ADAM = { learning_rate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0.01, grad_clip_norm: 0 };
 
 let root: string;
@@ -125,11 +132,13 @@ for (const family of FAMILIES) {
       steps: 3,
     });
     assert.equal(Object.keys(peft.grads).length, init.size, "PEFT trains as many tensors as the engine");
-    // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names them).
+    // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names
+    // them; Qwen3.5: also its linear attention's).
     const expected =
       config.fusedProjections === true
         ? ["qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"]
         : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
+    if (config.linearAttention !== undefined) expected.push("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj");
     assert.deepEqual([...targets].sort(), [...expected].sort());
     for (let s = 0; s < 3; s++)
       assert.ok(Math.abs(losses[s]! - peft.losses[s]!) <= 1e-5 * Math.abs(peft.losses[s]!), `step ${s} loss: ours ${losses[s]}, PEFT ${peft.losses[s]}`);
@@ -214,8 +223,9 @@ for (const family of FAMILIES) {
     });
     const diff = (a: (number | null)[][], b: (number | null)[][]): number =>
       Math.max(...a.flatMap((row, i) => row.map((x, j) => (x === null ? 0 : Math.abs(x - b[i]![j]!)))));
-    assert.ok(diff(ours, py.merged[merged]!) < 1e-5, `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);
-    assert.ok(diff(ours, py.adapter) < 1e-5, `adapter export: logprobs differ by ${diff(ours, py.adapter)}`);
+    const tol = EXPORT_TOLERANCE[family] ?? 1e-5;
+    assert.ok(diff(ours, py.merged[merged]!) < tol, `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);
+    assert.ok(diff(ours, py.adapter) < tol, `adapter export: logprobs differ by ${diff(ours, py.adapter)}`);
     // Training changed the model, so the comparison is not of the base with itself.
     assert.ok(diff(ours, untrained) > 1e-2, "the trained adapter left the logprobs unchanged");
   });
