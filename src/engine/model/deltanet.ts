@@ -311,6 +311,76 @@ export function deltaStepBackward(
   return [da * a, dbeta];
 }
 
+/** One sequence's recurrent state in one layer: its conv window [C, K−1] and its delta-rule state [Hv, dk, dv]. */
+export interface RecurrentState {
+  conv: FloatArray;
+  delta: FloatArray;
+}
+
+/** The buffers recurrentTokens reads (mixed, b, a) and writes (act, qn, kn, beta, g, o), n rows each. */
+export interface RecurrentRows {
+  mixed: FloatArray;
+  act: FloatArray;
+  qn: FloatArray;
+  kn: FloatArray;
+  b: FloatArray;
+  a: FloatArray;
+  beta: FloatArray;
+  g: FloatArray;
+  o: FloatArray;
+}
+
+/**
+ * Decoding: n tokens through the conv, the gates, the L2 norms and the delta rule in call order,
+ * token i reading and advancing the state `stateOf(i)` (a state starts over at position 0). The
+ * sampler and EngineModel's incremental forward both decode with it.
+ */
+export function recurrentTokens(
+  d: LinearDims,
+  conv: FloatArray,
+  aLog: FloatArray,
+  dtBias: FloatArray,
+  rows: RecurrentRows,
+  n: number,
+  positions: Int32Array,
+  stateOf: (i: number) => RecurrentState,
+  kv: FloatArray,
+): void {
+  const { C, K, Kd, Vd, Hv, Hk, dk, dv } = d;
+  const rep = Hv / Hk;
+  for (let i = 0; i < n; i++) {
+    const state = stateOf(i);
+    if (positions[i] === 0) {
+      state.conv.fill(0);
+      state.delta.fill(0);
+    }
+    convStep(conv, state.conv, rows.mixed, i * C, rows.act, i * C, C, K);
+    for (let j = i * C; j < (i + 1) * C; j++) rows.act[j] = silu(rows.act[j]);
+    gatesStep(rows.b, rows.a, i * Hv, aLog, dtBias, Hv, rows.beta, rows.g);
+    qkNormalizeStep(d, rows.act, i * C, rows.qn, rows.kn, i * Kd, null, null, 0);
+    for (let h = 0; h < Hv; h++) {
+      const ko = i * Kd + Math.floor(h / rep) * dk;
+      deltaStep(
+        state.delta,
+        h * dk * dv,
+        dk,
+        dv,
+        rows.qn,
+        ko,
+        rows.kn,
+        ko,
+        rows.act,
+        i * C + 2 * Kd + h * dv,
+        rows.g[i * Hv + h],
+        rows.beta[i * Hv + h],
+        rows.o,
+        i * Vd + h * dv,
+        kv,
+      );
+    }
+  }
+}
+
 /** out [T, C] = SiLU(in), elementwise. */
 function siluRows(x: FloatArray, out: FloatArray, n: number): void {
   for (let i = 0; i < n; i++) out[i] = silu(x[i]);
@@ -422,11 +492,8 @@ export function linearAttentionForward(
 ): void {
   const { k, T } = c;
   const d = linearDims(lin);
-  const { Hv, Kd, C, dv } = d;
-  linearForward(k, p.inProjQkv, xin, T, la.mixed, la.hr.qkv, ones);
-  linearForward(k, p.inProjZ, xin, T, la.z, la.hr.z, ones);
-  linearForward(k, p.inProjB, xin, T, la.b, la.hr.b, ones);
-  linearForward(k, p.inProjA, xin, T, la.a, la.hr.a, ones);
+  const { Hv, Kd, C } = d;
+  projectInputs(c, p, xin, la, ones);
   convForward(d, p.conv.data, la.mixed, la.conv, c.seqStarts);
   siluRows(la.conv, la.act, T * C);
   for (let t = 0; t < T; t++) {
@@ -434,8 +501,41 @@ export function linearAttentionForward(
     qkNormalizeStep(d, la.act, t * C, la.qn, la.kn, t * Kd, la.qr, la.kr, t * d.Hk);
   }
   deltaRuleForward(d, la, sc, c.seqStarts);
-  gatedNormForward(k, c.config.rmsNormEps, p.norm.data, la.o, la.z, la.normed, la.rstd, la.y, T * Hv, dv);
+  projectOutput(c, d, p, la, out, ones);
+}
+
+/** in_proj_qkv, in_proj_z, in_proj_b, in_proj_a of xin [T, D] into la. */
+function projectInputs(c: BatchContext, p: LinearAttnParams, xin: FloatArray, la: LinearAttnActivations, ones: FloatArray): void {
+  const { k, T } = c;
+  linearForward(k, p.inProjQkv, xin, T, la.mixed, la.hr.qkv, ones);
+  linearForward(k, p.inProjZ, xin, T, la.z, la.hr.z, ones);
+  linearForward(k, p.inProjB, xin, T, la.b, la.hr.b, ones);
+  linearForward(k, p.inProjA, xin, T, la.a, la.hr.a, ones);
+}
+
+/** out [T, D] = out_proj(RMSNorm(la.o)·w·silu(la.z)). */
+function projectOutput(c: BatchContext, d: LinearDims, p: LinearAttnParams, la: LinearAttnActivations, out: FloatArray, ones: FloatArray): void {
+  const { k, T } = c;
+  gatedNormForward(k, c.config.rmsNormEps, p.norm.data, la.o, la.z, la.normed, la.rstd, la.y, T * d.Hv, d.dv);
   linearForward(k, p.outProj, la.y, T, out, la.hr.out, ones);
+}
+
+/** The mixer's output [T, D] for T decoded tokens, each advancing its state (recurrentTokens). */
+export function linearAttentionDecode(
+  c: BatchContext,
+  lin: LinearAttentionConfig,
+  p: LinearAttnParams,
+  xin: FloatArray,
+  la: LinearAttnActivations,
+  sc: LinearAttnScratch,
+  stateOf: (i: number) => RecurrentState,
+  out: FloatArray,
+  ones: FloatArray,
+): void {
+  const d = linearDims(lin);
+  projectInputs(c, p, xin, la, ones);
+  recurrentTokens(d, p.conv.data, p.aLog.data, p.dtBias.data, la, c.T, c.positions, stateOf, sc.vec);
+  projectOutput(c, d, p, la, out, ones);
 }
 
 /** y = RMSNorm(o)·w·silu(z) per row of width dv (rows = tokens·Hv); normed and rstd are saved. */
@@ -623,6 +723,21 @@ export function linearAttentionBlockForward(c: BatchContext, p: LayerParams, la:
   const [lin, lp, acts, lsc] = linearOf(c, p, la, sc);
   const xin = attentionInput(c, p, la, x, sc);
   linearAttentionForward(c, lin, lp, xin, acts, lsc, sc.tmp, sc.ones);
+  c.k.add(x, sc.tmp, la.h, c.T * c.config.hiddenSize);
+}
+
+/** la.h = x + linear_attn(RMSNorm(x)) for decoded tokens (model/kvcache.ts). */
+export function linearAttentionBlockDecode(
+  c: BatchContext,
+  p: LayerParams,
+  la: LayerActivations,
+  x: FloatArray,
+  sc: Scratch,
+  stateOf: (i: number) => RecurrentState,
+): void {
+  const [lin, lp, acts, lsc] = linearOf(c, p, la, sc);
+  const xin = attentionInput(c, p, la, x, sc);
+  linearAttentionDecode(c, lin, lp, xin, acts, lsc, stateOf, sc.tmp, sc.ones);
   c.k.add(x, sc.tmp, la.h, c.T * c.config.hiddenSize);
 }
 

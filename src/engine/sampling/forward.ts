@@ -10,7 +10,7 @@ import { HalfArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
 import { applyOutputGate, splitQueryGate } from "../model/attention.ts";
 import { attentionScale, layerIsLinear, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
-import { convStep, deltaStep, gatedNormForward, gatesStep, linearDims, qkNormalizeStep, silu, type LinearDims } from "../model/deltanet.ts";
+import { gatedNormForward, linearDims, recurrentTokens, type LinearDims } from "../model/deltanet.ts";
 import { gatedForward } from "../model/gated.ts";
 import { combineExperts, forEachBusyExpert, gatherRows, groupByExpert, routeTokens } from "../model/moe.ts";
 import { scaleEmbeddings } from "../model/pass.ts";
@@ -283,44 +283,13 @@ function linearForward(
   const k = m.kernels;
   const ls = sc.linear;
   if (ls === null) throw new Error("linear-attention layer without its buffers");
-  const { C, K, Kd, Vd, Hv, Hk, dk, dv } = ls.dims;
+  const { C, Vd, Hv, dv } = ls.dims;
   const D = c.hiddenSize;
   project(k, p.inProjQkv, xin, n, C, D, ls.mixed, sc.lora);
   project(k, p.inProjZ, xin, n, Vd, D, ls.z, sc.lora);
   project(k, p.inProjB, xin, n, Hv, D, ls.b, sc.lora);
   project(k, p.inProjA, xin, n, Hv, D, ls.a, sc.lora);
-  const rep = Hv / Hk;
-  for (let i = 0; i < n; i++) {
-    const state = cache.recurrent(l, slots[i]);
-    if (positions[i] === 0) {
-      state.conv.fill(0);
-      state.delta.fill(0);
-    }
-    convStep(p.conv, state.conv, ls.mixed, i * C, ls.act, i * C, C, K);
-    for (let j = i * C; j < (i + 1) * C; j++) ls.act[j] = silu(ls.act[j]);
-    gatesStep(ls.b, ls.a, i * Hv, p.aLog, p.dtBias, Hv, ls.beta, ls.g);
-    qkNormalizeStep(ls.dims, ls.act, i * C, ls.qn, ls.kn, i * Kd, null, null, 0);
-    for (let h = 0; h < Hv; h++) {
-      const ko = i * Kd + Math.floor(h / rep) * dk;
-      deltaStep(
-        state.delta,
-        h * dk * dv,
-        dk,
-        dv,
-        ls.qn,
-        ko,
-        ls.kn,
-        ko,
-        ls.act,
-        i * C + 2 * Kd + h * dv,
-        ls.g[i * Hv + h],
-        ls.beta[i * Hv + h],
-        ls.o,
-        i * Vd + h * dv,
-        ls.kv,
-      );
-    }
-  }
+  recurrentTokens(ls.dims, p.conv, p.aLog, p.dtBias, ls, n, positions, (i) => cache.recurrent(l, slots[i]), ls.kv);
   gatedNormForward(k, c.rmsNormEps, p.norm, ls.o, ls.z, ls.normed, ls.rstd, ls.y, n * Hv, dv);
   project(k, p.outProj, ls.y, n, D, Vd, out, sc.lora);
 }
