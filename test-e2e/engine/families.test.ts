@@ -34,12 +34,13 @@ const SCORE = join(ROOT_DIR, "test-e2e", "export", "scoreExports.py");
 const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"];
 const RANK = 4;
 /**
- * How far the engine's logprobs may be from transformers' in fp32. Qwen3.5: transformers runs its
- * chunked delta rule in float32, whose output alone is up to 8.5e-6 from a float64 run on the
- * fixture (docs/numerics.md#gated-deltanet); the engine's recurrent form has its own rounding of
- * that size, so two correct fp32 results can differ by their sum.
+ * How far the engine's logprobs may be from transformers' on the fp32 merged export. Qwen3.5: the
+ * merge rounds every adapted weight (W + s·B·A) to fp32, and its L2-normed delta rule carries that
+ * further than attention does: measured 1.1e-5 merged against 2.8e-6 for the unmerged adapter in
+ * PEFT, while transformers' own fp32 output is up to 8.5e-6 from its float64 one
+ * (docs/numerics.md#gated-deltanet).
  */
-const EXPORT_TOLERANCE: Record<string, number> = { qwen3_5_text: 2e-5 };
+const MERGED_TOLERANCE: Record<string, number> = { qwen3_5_text: 2e-5 };
 const ADAM = { learning_rate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0.01, grad_clip_norm: 0 };
 
 let root: string;
@@ -99,7 +100,7 @@ interface PeftSteps {
 }
 
 for (const family of FAMILIES) {
-  test(`${family}: LoRA gradients and three AdamW steps equal transformers + PEFT's`, () => {
+  test(`${family}: LoRA gradients and three AdamW steps equal transformers + PEFT's`, (t) => {
     const dir = join(root, "models", family);
     const { config, weights } = loadModelDir(dir);
     const model = EngineModel.create(config, weights, { mode: "lora", rank: RANK, seed: 3, trainAttn: true, trainMlp: true, trainUnembed: true }, getKernels());
@@ -163,6 +164,9 @@ for (const family of FAMILIES) {
         else worstFinal = Math.max(worstFinal, Math.abs(a[i]! - b[i]!));
       }
     }
+    t.diagnostic(
+      `gradients ${worstGrad}, weights after three steps ${worstFinal}, losses ${losses.map((l, i) => Math.abs(l - peft.losses[i]!) / Math.abs(peft.losses[i]!)).join(" ")}`,
+    );
     assert.ok(worstGrad < 1e-4, `gradients differ from PEFT's by ${worstGrad} (relative to each tensor's largest)`);
     assert.ok(noisy < 0.01 * entries, `${noisy} of ${entries} gradient entries at noise level`);
     assert.ok(
@@ -171,7 +175,7 @@ for (const family of FAMILIES) {
     );
   });
 
-  test(`${family}: cookbook run sl_basic trains the folder, and its merged and adapter exports score like the engine in transformers`, async () => {
+  test(`${family}: cookbook run sl_basic trains the folder, and its merged and adapter exports score like the engine in transformers`, async (t) => {
     const dir = join(root, "models", family);
     const logPath = join(root, "runs", family);
     await run(process.execPath, [CLI, "run", "sl_basic", `model_name=${dir}`, `log_path=${logPath}`, "max_steps=8", "eval_every=0", "save_every=0"], {
@@ -223,9 +227,9 @@ for (const family of FAMILIES) {
     });
     const diff = (a: (number | null)[][], b: (number | null)[][]): number =>
       Math.max(...a.flatMap((row, i) => row.map((x, j) => (x === null ? 0 : Math.abs(x - b[i]![j]!)))));
-    const tol = EXPORT_TOLERANCE[family] ?? 1e-5;
-    assert.ok(diff(ours, py.merged[merged]!) < tol, `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);
-    assert.ok(diff(ours, py.adapter) < tol, `adapter export: logprobs differ by ${diff(ours, py.adapter)}`);
+    t.diagnostic(`merged export ${diff(ours, py.merged[merged]!)}, adapter export ${diff(ours, py.adapter)}`);
+    assert.ok(diff(ours, py.merged[merged]!) < (MERGED_TOLERANCE[family] ?? 1e-5), `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);
+    assert.ok(diff(ours, py.adapter) < 1e-5, `adapter export: logprobs differ by ${diff(ours, py.adapter)}`);
     // Training changed the model, so the comparison is not of the base with itself.
     assert.ok(diff(ours, untrained) > 1e-2, "the trained adapter left the logprobs unchanged");
   });
