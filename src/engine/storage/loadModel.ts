@@ -74,7 +74,7 @@ export function loadBaseModelDir(
  * tower under model.visual. and the multi-token-prediction head under mtp.; a text-only save
  * (Qwen3_5ForCausalLM) uses the plain names. Both load.
  */
-function decoderTensorName(config: ModelConfig, name: string): string | null {
+export function decoderTensorName(config: ModelConfig, name: string): string | null {
   if (config.modelType !== "qwen3_5_text") return name;
   if (name.startsWith("model.language_model.")) return `model.${name.slice("model.language_model.".length)}`;
   if (name.startsWith("model.visual.") || name.startsWith("mtp.")) return null;
