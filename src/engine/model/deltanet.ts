@@ -490,7 +490,7 @@ export function linearAttentionForward(
   out: FloatArray,
   ones: FloatArray,
 ): void {
-  const { k, T } = c;
+  const { T } = c;
   const d = linearDims(lin);
   const { Hv, Kd, C } = d;
   projectInputs(c, p, xin, la, ones);
