@@ -14,6 +14,8 @@ export interface Llama3RopeScaling {
 
 export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
+/** The config.json model_types the engine reads: its families, and qwen3_5 (the multimodal checkpoint whose text_config is qwen3_5_text). */
+export const CHECKPOINT_MODEL_TYPES: readonly string[] = [...MODEL_TYPES, "qwen3_5"];
 
 export interface ModelConfig {
   modelType: ModelType;
