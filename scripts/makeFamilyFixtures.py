@@ -92,6 +92,24 @@ FAMILIES = {
         rope_theta=10000.0,
         tie_word_embeddings=False,
     ),
+    # Qwen3.5's hybrid stack: Gated DeltaNet (linear attention) layers with 2 key heads shared by 4
+    # value heads, a 4-tap causal conv, interleaved with gated full attention (q_proj twice as wide,
+    # q/k norms, RoPE on the first quarter of each 16-wide head).
+    "qwen3_5_text": dict(
+        TINY,
+        model_type="qwen3_5_text",
+        num_hidden_layers=3,
+        head_dim=16,
+        layer_types=["linear_attention", "full_attention", "linear_attention"],
+        linear_conv_kernel_dim=4,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+        tie_word_embeddings=False,
+    ),
 }
 
 
@@ -101,8 +119,11 @@ def randomize(model, generator):
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):
-                # Gemma-style norms scale by (1 + weight): their identity is 0, not 1.
-                base = 0.0 if getattr(model.config, "model_type", "").startswith("gemma") else 1.0
+                # Gemma- and Qwen3.5-style norms scale by (1 + weight): their identity is 0, not 1
+                # (Qwen3.5's gated norm in the linear attention scales by weight itself).
+                model_type = getattr(model.config, "model_type", "")
+                offset = model_type.startswith("gemma") or (model_type.startswith("qwen3_5") and "linear_attn" not in name)
+                base = 0.0 if offset else 1.0
                 p.copy_(base + 0.4 * (torch.rand(p.shape, generator=generator) - 0.5))
             else:
                 p.copy_(torch.randn(p.shape, generator=generator) * 0.2)

@@ -35,7 +35,7 @@ import {
   type TrainingRunsList,
   type WeightsInfo,
 } from "../tinker/types.ts";
-import { MODEL_TYPES, type ModelConfig } from "./model/config.ts";
+import { CHECKPOINT_MODEL_TYPES, type ModelConfig } from "./model/config.ts";
 import type { TrainableSetup } from "./model/model.ts";
 import { datumsToBatch, toForwardBackwardOutput } from "./convert.ts";
 import { modelConfigToHfJson } from "./storage/loadModel.ts";
@@ -62,7 +62,7 @@ export interface ScratchModelSpec {
   name?: string;
 }
 
-const SUPPORTED_MODEL_TYPES: ReadonlySet<string> = new Set(MODEL_TYPES);
+const SUPPORTED_MODEL_TYPES: ReadonlySet<string> = new Set(CHECKPOINT_MODEL_TYPES);
 
 function newSamplerId(): string {
   return `sampler-${randomBytes(4).toString("hex")}`;
@@ -271,10 +271,15 @@ export class EmbeddedServiceClient implements ServiceClient {
       seen.add(m.name);
       const entry: ServerCapabilities["supported_models"][number] = { model_name: m.name };
       try {
-        const cfg = JSON.parse(readFileSync(join(m.dir, "config.json"), "utf8")) as { model_type?: unknown; max_position_embeddings?: unknown };
+        const cfg = JSON.parse(readFileSync(join(m.dir, "config.json"), "utf8")) as {
+          model_type?: unknown;
+          max_position_embeddings?: unknown;
+          text_config?: { max_position_embeddings?: unknown };
+        };
         // The HF cache also holds models of architectures this engine cannot run.
         if (!SUPPORTED_MODEL_TYPES.has(String(cfg.model_type))) continue;
-        if (typeof cfg.max_position_embeddings === "number") entry.max_context_length = cfg.max_position_embeddings;
+        const maxPositions = cfg.max_position_embeddings ?? cfg.text_config?.max_position_embeddings;
+        if (typeof maxPositions === "number") entry.max_context_length = maxPositions;
       } catch {
         continue;
       }

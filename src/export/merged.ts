@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getKernels } from "../engine/kernels/index.ts";
-import { readModelConfig } from "../engine/storage/loadModel.ts";
+import { decoderTensorName, readModelConfig } from "../engine/storage/loadModel.ts";
 import {
   INDEX_FILE,
   SINGLE_FILE,
@@ -71,7 +71,12 @@ export function mergedConfigJson(base: Record<string, unknown>, dtype: ExportDty
   const out: Record<string, unknown> = { ...base, torch_dtype: torchDtype };
   // transformers 5 reads "dtype"; 4.x reads "torch_dtype". Write whichever the base uses, and torch_dtype always.
   if ("dtype" in base) out.dtype = torchDtype;
-  if (untiedHead) out.tie_word_embeddings = false;
+  if (untiedHead) {
+    out.tie_word_embeddings = false;
+    // Qwen3.5's multimodal config keeps the decoder's tying in text_config.
+    const text = base.text_config;
+    if (typeof text === "object" && text !== null && !Array.isArray(text)) out.text_config = { ...text, tie_word_embeddings: false };
+  }
   return out;
 }
 
@@ -87,7 +92,10 @@ function shardName(i: number, n: number): string {
 export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, outDir: string, options: MergedWriteOptions): MergedWriteResult {
   const { config, json } = readModelConfig(baseDir);
   const entries = baseEntries(baseDir);
-  if (adapter !== null) checkAdapterFitsBase(adapter, entries, config.tieWordEmbeddings, baseDir);
+  // The adapter names modules as the engine does; a checkpoint may store them under a prefix
+  // (Qwen3.5's model.language_model.), which the merged folder keeps.
+  const engineName = (name: string): string => decoderTensorName(config, name) ?? name;
+  if (adapter !== null) checkAdapterFitsBase(adapter, new Map([...entries].map(([n, e]) => [engineName(n), e])), config.tieWordEmbeddings, baseDir);
   // An adapted head of a tied model is its own matrix from now on (even when the file kept a copy).
   // biome-ignore lint/complexity/useOptionalChain: the explicit null check keeps the flag a boolean
   const untieHead = adapter !== null && adapter.modules.has("lm_head") && config.tieWordEmbeddings;
@@ -98,7 +106,8 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   for (const e of byFile) {
     const count = e.shape.reduce((a, b) => a * b, 1);
     outputs.push({ name: e.name, source: e.name, file: e.file, shape: e.shape, bytes: count * elementBytes(e, options.dtype) });
-    if (addHead && e.name === EMBED) outputs.push({ name: HEAD, source: EMBED, file: e.file, shape: e.shape, bytes: count * elementBytes(e, options.dtype) });
+    if (addHead && engineName(e.name) === EMBED)
+      outputs.push({ name: HEAD, source: EMBED, file: e.file, shape: e.shape, bytes: count * elementBytes(e, options.dtype) });
   }
 
   const shards: OutputTensor[][] = [[]];
@@ -115,7 +124,7 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   const k = getKernels();
   const deltaFor = (name: string): { module: string } | null => {
     if (adapter === null || !name.endsWith(".weight")) return null;
-    const module = name.slice(0, -".weight".length);
+    const module = engineName(name).slice(0, -".weight".length);
     return adapter.modules.has(module) ? { module } : null;
   };
   let merged = 0;

@@ -31,8 +31,16 @@ const MAKE = join(ROOT_DIR, "scripts", "makeFamilyFixtures.py");
 const PEFT_STEPS = join(import.meta.dirname, "peftSteps.py");
 const SCORE = join(ROOT_DIR, "test-e2e", "export", "scoreExports.py");
 // FAMILIES=a,b (environment) runs a subset while working on one family.
-const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe"];
+const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"];
 const RANK = 4;
+/**
+ * How far the engine's logprobs may be from transformers' on the fp32 merged export. Qwen3.5: the
+ * merge rounds every adapted weight (W + s·B·A) to fp32, and its L2-normed delta rule carries that
+ * further than attention does: measured 1.1e-5 merged against 2.8e-6 for the unmerged adapter in
+ * PEFT, while transformers' own fp32 output is up to 8.5e-6 from its float64 one
+ * (docs/numerics.md#gated-deltanet).
+ */
+const MERGED_TOLERANCE: Record<string, number> = { qwen3_5_text: 2e-5 };
 const ADAM = { learning_rate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: 0.01, grad_clip_norm: 0 };
 
 let root: string;
@@ -92,7 +100,7 @@ interface PeftSteps {
 }
 
 for (const family of FAMILIES) {
-  test(`${family}: LoRA gradients and three AdamW steps equal transformers + PEFT's`, () => {
+  test(`${family}: LoRA gradients and three AdamW steps equal transformers + PEFT's`, (t) => {
     const dir = join(root, "models", family);
     const { config, weights } = loadModelDir(dir);
     const model = EngineModel.create(config, weights, { mode: "lora", rank: RANK, seed: 3, trainAttn: true, trainMlp: true, trainUnembed: true }, getKernels());
@@ -125,11 +133,13 @@ for (const family of FAMILIES) {
       steps: 3,
     });
     assert.equal(Object.keys(peft.grads).length, init.size, "PEFT trains as many tensors as the engine");
-    // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names them).
+    // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names
+    // them; Qwen3.5: also its linear attention's).
     const expected =
       config.fusedProjections === true
         ? ["qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"]
         : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
+    if (config.linearAttention !== undefined) expected.push("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj");
     assert.deepEqual([...targets].sort(), [...expected].sort());
     for (let s = 0; s < 3; s++)
       assert.ok(Math.abs(losses[s]! - peft.losses[s]!) <= 1e-5 * Math.abs(peft.losses[s]!), `step ${s} loss: ours ${losses[s]}, PEFT ${peft.losses[s]}`);
@@ -154,6 +164,9 @@ for (const family of FAMILIES) {
         else worstFinal = Math.max(worstFinal, Math.abs(a[i]! - b[i]!));
       }
     }
+    t.diagnostic(
+      `gradients ${worstGrad}, weights after three steps ${worstFinal}, losses ${losses.map((l, i) => Math.abs(l - peft.losses[i]!) / Math.abs(peft.losses[i]!)).join(" ")}`,
+    );
     assert.ok(worstGrad < 1e-4, `gradients differ from PEFT's by ${worstGrad} (relative to each tensor's largest)`);
     assert.ok(noisy < 0.01 * entries, `${noisy} of ${entries} gradient entries at noise level`);
     assert.ok(
@@ -162,7 +175,7 @@ for (const family of FAMILIES) {
     );
   });
 
-  test(`${family}: cookbook run sl_basic trains the folder, and its merged and adapter exports score like the engine in transformers`, async () => {
+  test(`${family}: cookbook run sl_basic trains the folder, and its merged and adapter exports score like the engine in transformers`, async (t) => {
     const dir = join(root, "models", family);
     const logPath = join(root, "runs", family);
     await run(process.execPath, [CLI, "run", "sl_basic", `model_name=${dir}`, `log_path=${logPath}`, "max_steps=8", "eval_every=0", "save_every=0"], {
@@ -214,7 +227,8 @@ for (const family of FAMILIES) {
     });
     const diff = (a: (number | null)[][], b: (number | null)[][]): number =>
       Math.max(...a.flatMap((row, i) => row.map((x, j) => (x === null ? 0 : Math.abs(x - b[i]![j]!)))));
-    assert.ok(diff(ours, py.merged[merged]!) < 1e-5, `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);
+    t.diagnostic(`merged export ${diff(ours, py.merged[merged]!)}, adapter export ${diff(ours, py.adapter)}`);
+    assert.ok(diff(ours, py.merged[merged]!) < (MERGED_TOLERANCE[family] ?? 1e-5), `merged export: logprobs differ by ${diff(ours, py.merged[merged]!)}`);
     assert.ok(diff(ours, py.adapter) < 1e-5, `adapter export: logprobs differ by ${diff(ours, py.adapter)}`);
     // Training changed the model, so the comparison is not of the base with itself.
     assert.ok(diff(ours, untrained) > 1e-2, "the trained adapter left the logprobs unchanged");

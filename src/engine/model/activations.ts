@@ -10,6 +10,7 @@
 // elementwise kernels do.
 import type { FloatArray } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
+import { checkpointCount, CHECKPOINT_TOKENS, linearDims, type LinearAttnActivations, type LinearAttnScratch } from "./deltanet.ts";
 import { layerLinears, type LayerParams, type ModelParams } from "./params.ts";
 import { allocFloat, type Dtype, type Linear } from "./tensor.ts";
 
@@ -37,7 +38,9 @@ export interface LayerActivations {
   kRaw: FloatArray | null;
   qRstd: FloatArray | null;
   kRstd: FloatArray | null;
-  /** Attention output before o_proj, [T, H*d]. */
+  /** Qwen3.5: the output gate's pre-activations (q_proj's second half per head), [T, H*d]. */
+  qGate: FloatArray | null;
+  /** Attention output before o_proj (and before the output gate), [T, H*d]. */
   attn: FloatArray;
   /** Families with output norms (olmo2, gemma3): o_proj's and down_proj's outputs before their norms, [T, D], and those norms' statistics. */
   attnOut: FloatArray | null;
@@ -51,6 +54,8 @@ export interface LayerActivations {
   probs: FloatArray | null;
   /** Mixture-of-experts models: the sparse block's routing and expert activations (unused by dense layers). */
   moe: MoeActivations | null;
+  /** Linear-attention layers (Qwen3.5): the Gated DeltaNet's activations. */
+  linear: LinearAttnActivations | null;
 }
 
 /**
@@ -115,6 +120,11 @@ export interface Scratch {
   dup: FloatArray;
   dhr: FloatArray;
   moe: MoeScratch | null;
+  /** Gated attention (Qwen3.5): q_proj's full output [T, H·2d] (in the backward pass its gradient), the gated attention [T, H·d] and the gate's gradient. */
+  qFull: FloatArray | null;
+  gated: FloatArray | null;
+  dqGate: FloatArray | null;
+  linear: LinearAttnScratch | null;
 }
 
 export interface BatchActivations {
@@ -197,26 +207,32 @@ function allocLayer(
   dtype: Dtype,
   config: ModelConfig,
   p: LayerParams,
-  T: number,
+  seqStarts: Int32Array,
+  training: boolean,
   probsSize: number,
   sparse: boolean,
   expertLoraRank: number,
 ): LayerActivations {
+  const T = seqStarts[seqStarts.length - 1];
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
-  const qk = config.qkNorm;
+  // A linear-attention layer has no q/k/v (a shared forward-only template has both kinds).
+  const attn = p.q !== null;
+  const Ta = attn ? T : 0;
+  const qk = config.qkNorm && attn;
   const post = (n: number): FloatArray | null => (p.attnOutNorm !== null || p.mlpOutNorm !== null ? allocFloat(dtype, n) : null);
   return {
     h: allocFloat(dtype, T * D),
     rstd1: allocFloat(dtype, T),
     rstd2: allocFloat(dtype, T),
-    q: allocFloat(dtype, T * H * d),
-    k: allocFloat(dtype, T * Hkv * d),
-    v: allocFloat(dtype, T * Hkv * d),
+    q: allocFloat(dtype, Ta * H * d),
+    k: allocFloat(dtype, Ta * Hkv * d),
+    v: allocFloat(dtype, Ta * Hkv * d),
     qRaw: qk ? allocFloat(dtype, T * H * d) : null,
     kRaw: qk ? allocFloat(dtype, T * Hkv * d) : null,
     qRstd: qk ? allocFloat(dtype, T * H) : null,
     kRstd: qk ? allocFloat(dtype, T * Hkv) : null,
-    attn: allocFloat(dtype, T * H * d),
+    qGate: attn && config.attnOutputGate === true ? allocFloat(dtype, T * H * d) : null,
+    attn: allocFloat(dtype, Ta * H * d),
     attnOut: post(T * D),
     attnOutRstd: post(T),
     mlpOut: post(T * D),
@@ -232,8 +248,69 @@ function allocLayer(
       up: loraBuf(dtype, p.up, T),
       down: loraBuf(dtype, p.down, T),
     },
-    probs: probsSize > 0 ? allocFloat(dtype, probsSize) : null,
+    probs: probsSize > 0 && attn ? allocFloat(dtype, probsSize) : null,
     moe: sparse ? allocMoe(dtype, config, T, expertLoraRank) : null,
+    linear: p.linear !== null ? allocLinear(dtype, config, p, seqStarts, training) : null,
+  };
+}
+
+/** A linear-attention layer's buffers; the state checkpoints only when training. */
+function allocLinear(dtype: Dtype, config: ModelConfig, p: LayerParams, seqStarts: Int32Array, training: boolean): LinearAttnActivations {
+  const lin = config.linearAttention;
+  const la = p.linear;
+  if (lin === undefined || la === null) throw new Error("allocLinear: not a linear-attention layer");
+  const { Hk, Hv, dk, dv, Kd, Vd, C } = linearDims(lin);
+  const T = seqStarts[seqStarts.length - 1];
+  const f = (n: number): FloatArray => allocFloat(dtype, n);
+  return {
+    mixed: f(T * C),
+    conv: f(T * C),
+    act: f(T * C),
+    qn: f(T * Kd),
+    kn: f(T * Kd),
+    qr: f(T * Hk),
+    kr: f(T * Hk),
+    z: f(T * Vd),
+    b: f(T * Hv),
+    a: f(T * Hv),
+    beta: f(T * Hv),
+    g: f(T * Hv),
+    o: f(T * Vd),
+    normed: f(T * Vd),
+    rstd: f(T * Hv),
+    y: f(T * Vd),
+    states: f(training ? checkpointCount(seqStarts) * Hv * dk * dv : 0),
+    hr: {
+      qkv: loraBuf(dtype, la.inProjQkv, T),
+      z: loraBuf(dtype, la.inProjZ, T),
+      b: loraBuf(dtype, la.inProjB, T),
+      a: loraBuf(dtype, la.inProjA, T),
+      out: loraBuf(dtype, la.outProj, T),
+    },
+  };
+}
+
+function allocLinearScratch(dtype: Dtype, config: ModelConfig, T: number, training: boolean): LinearAttnScratch | null {
+  const lin = config.linearAttention;
+  if (lin === undefined || !lin.layers.includes(true)) return null;
+  const { Hv, dk, dv, Kd, Vd, C } = linearDims(lin);
+  const g = (n: number): FloatArray => allocFloat(dtype, training ? n : 0);
+  const n = dk * dv;
+  return {
+    dy: g(T * Vd),
+    dnormed: g(T * Vd),
+    dz: g(T * Vd),
+    do: g(T * Vd),
+    dact: g(T * C),
+    dmixed: g(T * C),
+    dqn: g(T * Kd),
+    dkn: g(T * Kd),
+    dbeta: g(T * Hv),
+    dg: g(T * Hv),
+    chunk: g((CHECKPOINT_TOKENS + 1) * n),
+    dS: allocFloat(dtype, n),
+    vec: allocFloat(dtype, Math.max(dk, dv)),
+    vec2: allocFloat(dtype, Math.max(dk, dv)),
   };
 }
 
@@ -254,6 +331,8 @@ export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelPar
   const ones = allocFloat(dtype, T);
   ones.fill(1);
   const qk = training && config.qkNorm;
+  const gated = config.attnOutputGate === true;
+  const gt = (n: number): FloatArray | null => (gated ? allocFloat(dtype, n) : null);
   return {
     xn: allocFloat(dtype, T * D),
     tmp: allocFloat(dtype, T * D),
@@ -276,6 +355,10 @@ export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelPar
     // LoRA backward scratch, also used for the head's chunks (never larger than T rows).
     dhr: allocFloat(dtype, T * Math.max(1, maxRank(params))),
     moe: allocMoeScratch(dtype, config, T, training),
+    qFull: gt(T * 2 * H * d),
+    gated: gt(T * H * d),
+    dqGate: gt(training ? T * H * d : 0),
+    linear: allocLinearScratch(dtype, config, T, training),
   };
 }
 
@@ -309,19 +392,32 @@ export function allocActivations(dtype: Dtype, config: ModelConfig, params: Mode
     const keepProbs = L * probsSize * bytes <= PROBS_BUDGET_BYTES;
     for (let l = 0; l <= L; l++) residual.push(allocFloat(dtype, T * D));
     for (let l = 0; l < L; l++)
-      layers.push(allocLayer(dtype, config, params.layers[l], T, keepProbs ? probsSize : 0, params.layers[l].moe !== null, expertRank(params)));
+      layers.push(allocLayer(dtype, config, params.layers[l], seqStarts, true, keepProbs ? probsSize : 0, params.layers[l].moe !== null, expertRank(params)));
   } else {
     // Ping-pong the residual stream and share one layer's buffers (layer 0's LoRA ranks suffice:
-    // every adapted projection of a model has the same rank; the dense MLP's come from the first
-    // layer that has one, as a mixture-of-experts model's layer 0 may not).
+    // every adapted projection of a model has the same rank; the dense MLP's, the attention's and
+    // the linear attention's come from the first layer that has one, as a mixture-of-experts or
+    // hybrid model's layer 0 may not).
     const a = allocFloat(dtype, T * D);
     const b = allocFloat(dtype, T * D);
     for (let l = 0; l <= L; l++) residual.push(l % 2 === 0 ? a : b);
     let shared: LayerActivations | null = null;
     if (L > 0) {
       const dense = params.layers.find((p) => p.gate !== null) ?? params.layers[0];
-      const template = { ...params.layers[0], gate: dense.gate, up: dense.up, down: dense.down };
-      shared = allocLayer(dtype, config, template, T, 0, true, expertRank(params));
+      const full = params.layers.find((p) => p.q !== null) ?? params.layers[0];
+      const linear = params.layers.find((p) => p.linear !== null) ?? params.layers[0];
+      const template = {
+        ...params.layers[0],
+        gate: dense.gate,
+        up: dense.up,
+        down: dense.down,
+        q: full.q,
+        k: full.k,
+        v: full.v,
+        o: full.o,
+        linear: linear.linear,
+      };
+      shared = allocLayer(dtype, config, template, seqStarts, false, 0, true, expertRank(params));
     }
     for (let l = 0; l < L; l++) layers.push(shared as LayerActivations);
   }

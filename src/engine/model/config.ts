@@ -1,6 +1,7 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
 // (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
-// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3 / qwen3_moe; anything the maths here does not implement
+// The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3 / qwen3_moe /
+// qwen3_5_text (also read from a qwen3_5 checkpoint's text_config); anything the maths here does not implement
 // (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
@@ -11,8 +12,10 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
-export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe"] as const;
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
+/** The config.json model_types the engine reads: its families, and qwen3_5 (the multimodal checkpoint whose text_config is qwen3_5_text). */
+export const CHECKPOINT_MODEL_TYPES: readonly string[] = [...MODEL_TYPES, "qwen3_5"];
 
 export interface ModelConfig {
   modelType: ModelType;
@@ -68,6 +71,15 @@ export interface ModelConfig {
   ropeLayers?: boolean[];
   /** Mixture of experts (Qwen3-MoE): the sparse MLP blocks and their routing. */
   moe?: MoeConfig;
+  /** Qwen3.5: the Gated DeltaNet (linear attention) layers and their shapes. */
+  linearAttention?: LinearAttentionConfig;
+  /**
+   * Qwen3.5: q_proj is twice as wide; each head's rows are its query then its gate, and the
+   * attention output is multiplied by sigmoid(gate) before o_proj.
+   */
+  attnOutputGate?: boolean;
+  /** Leading dims of each head that RoPE rotates (partial_rotary_factor · head_dim); absent means all. */
+  rotaryDim?: number;
   bosTokenId?: number;
   eosTokenId?: number | number[];
 }
@@ -87,6 +99,54 @@ export interface MoeConfig {
   sparseLayers: boolean[];
   /** The load-balancing loss's coefficient in transformers (router_aux_loss_coef); only reported, never trained on. */
   routerAuxLossCoef: number;
+}
+
+/**
+ * Qwen3.5's Gated DeltaNet (docs/numerics.md#gated-deltanet): in_proj_qkv [2·Hk·dk + Hv·dv, D],
+ * in_proj_z [Hv·dv, D], in_proj_b and in_proj_a [Hv, D], a depthwise causal conv1d of convKernel
+ * taps over the qkv channels, the gated delta rule per value head (value head h reads key head
+ * h / (Hv / Hk)), a gated RMSNorm per value head and out_proj [D, Hv·dv].
+ */
+export interface LinearAttentionConfig {
+  /** Per layer: true where the layer is linear attention, false where it is gated full attention. */
+  layers: boolean[];
+  convKernel: number;
+  numKeyHeads: number;
+  numValueHeads: number;
+  keyHeadDim: number;
+  valueHeadDim: number;
+}
+
+/** Whether layer `l` mixes tokens by linear attention (Qwen3.5's Gated DeltaNet) rather than attention. */
+export function layerIsLinear(config: ModelConfig, l: number): boolean {
+  return config.linearAttention?.layers[l] === true;
+}
+
+export const LINEAR_PROJECTIONS = ["in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj"] as const;
+export type LinearProjection = (typeof LINEAR_PROJECTIONS)[number];
+
+/** [out, in] of a linear-attention projection. */
+export function linearProjectionShape(config: ModelConfig, proj: LinearProjection): [number, number] {
+  const la = config.linearAttention;
+  if (la === undefined) throw new Error("linearProjectionShape: the config has no linear attention");
+  const D = config.hiddenSize;
+  const Vd = la.numValueHeads * la.valueHeadDim;
+  switch (proj) {
+    case "in_proj_qkv":
+      return [2 * la.numKeyHeads * la.keyHeadDim + Vd, D];
+    case "in_proj_z":
+      return [Vd, D];
+    case "in_proj_b":
+    case "in_proj_a":
+      return [la.numValueHeads, D];
+    case "out_proj":
+      return [D, Vd];
+  }
+}
+
+/** The HF module prefix of layer `l`'s linear attention (`<prefix>.in_proj_qkv.weight`, ...). */
+export function linearPrefix(layer: number): string {
+  return `model.layers.${layer}.linear_attn`;
 }
 
 /** Whether layer `l`'s MLP is a mixture of experts. */
@@ -149,7 +209,7 @@ export function projectionShape(config: ModelConfig, proj: ProjectionName): [num
   const { hiddenSize: D, intermediateSize: F, numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   switch (proj) {
     case "q_proj":
-      return [H * d, D];
+      return [(config.attnOutputGate === true ? 2 : 1) * H * d, D];
     case "k_proj":
     case "v_proj":
       return [Hkv * d, D];
@@ -256,6 +316,7 @@ const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = {
   smollm3: 32768,
   phi3: 4096,
   qwen3_moe: 32768,
+  qwen3_5_text: 32768,
 };
 /** transformers' rms_norm_eps default per family. */
 const DEFAULT_RMS_EPS: Record<ModelType, number> = {
@@ -267,11 +328,20 @@ const DEFAULT_RMS_EPS: Record<ModelType, number> = {
   smollm3: 1e-6,
   phi3: 1e-5,
   qwen3_moe: 1e-6,
+  qwen3_5_text: 1e-6,
 };
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
 export function parseModelConfig(json: unknown, source: string): ModelConfig {
   if (!isObject(json)) throw new Error(`${source}: expected a JSON object, got ${Array.isArray(json) ? "an array" : typeof json}`);
+  // A Qwen3.5 checkpoint (Qwen3_5ForConditionalGeneration) nests its decoder in text_config; the
+  // engine runs that decoder and ignores the vision tower.
+  if (json.model_type === "qwen3_5") {
+    const text = json.text_config;
+    if (!isObject(text)) throw new Error(`${source}: field "text_config" of a qwen3_5 config must be an object, got ${JSON.stringify(text)}`);
+    const tie = text.tie_word_embeddings ?? json.tie_word_embeddings;
+    return parseModelConfig({ ...text, model_type: "qwen3_5_text", tie_word_embeddings: tie }, `${source} (text_config)`);
+  }
   const r: FieldReader = new FieldReader(json, source);
   const rawType = json.model_type;
   if (!(MODEL_TYPES as readonly unknown[]).includes(rawType)) {
@@ -304,6 +374,7 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   }
   let headDimDefault: number | undefined;
   if (modelType === "qwen3") headDimDefault = 128;
+  else if (modelType === "qwen3_5_text") headDimDefault = 256;
   else if (gemma) headDimDefault = 256;
   else if (hiddenSize % numHeads === 0) headDimDefault = hiddenSize / numHeads;
   const headDim = r.int("head_dim", headDimDefault);
@@ -339,12 +410,13 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
     tieWordEmbeddings: r.bool("tie_word_embeddings", gemma || smollm3),
     attentionBias,
-    qkNorm: modelType === "qwen3" || modelType === "qwen3_moe" || modelType === "olmo2" || gemma,
+    qkNorm: modelType === "qwen3" || modelType === "qwen3_moe" || modelType === "olmo2" || gemma || modelType === "qwen3_5_text",
   };
   if (gemma) parseGemma(json, r, config);
   if (smollm3) parseSmolLM3(json, r, config);
   if (modelType === "phi3") parsePhi3(json, r, config);
   if (modelType === "qwen3_moe") parseQwen3Moe(json, r, config);
+  if (modelType === "qwen3_5_text") parseQwen35(json, r, config);
   if (modelType === "olmo2") {
     config.qkNormScope = "projection";
     config.normPlacement = "post";
@@ -402,6 +474,44 @@ function parsePhi3(json: Json, r: FieldReader, config: ModelConfig): void {
     config.slidingWindow = r.int("sliding_window");
     config.slidingLayers = Array.from({ length: config.numLayers }, () => true);
   }
+}
+
+/** Qwen3.5: linear-attention layers by layer_types, the gated full attention, (1 + w) norms, partial RoPE. */
+function parseQwen35(json: Json, r: FieldReader, config: ModelConfig): void {
+  const L = config.numLayers;
+  let types: unknown = json.layer_types;
+  if (types === undefined || types === null) {
+    // transformers' default: every full_attention_interval-th layer (1-based) is full attention.
+    const interval = r.int("full_attention_interval", 4);
+    types = Array.from({ length: L }, (_, i) => ((i + 1) % interval === 0 ? "full_attention" : "linear_attention"));
+  }
+  if (!Array.isArray(types) || types.length !== L || types.some((t) => t !== "full_attention" && t !== "linear_attention")) {
+    r.fail("layer_types", `a list of ${L} "linear_attention" / "full_attention" entries (one per layer)`, types);
+  }
+  config.linearAttention = {
+    layers: types.map((t) => t === "linear_attention"),
+    convKernel: r.int("linear_conv_kernel_dim", 4),
+    numKeyHeads: r.int("linear_num_key_heads", 16),
+    numValueHeads: r.int("linear_num_value_heads", 32),
+    keyHeadDim: r.int("linear_key_head_dim", 128),
+    valueHeadDim: r.int("linear_value_head_dim", 128),
+  };
+  const la = config.linearAttention;
+  if (la.numValueHeads % la.numKeyHeads !== 0) {
+    r.fail("linear_num_value_heads", `a multiple of linear_num_key_heads (${la.numKeyHeads})`, la.numValueHeads);
+  }
+  config.attnOutputGate = true;
+  config.normOffset = true;
+  const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const factor = ropeParams.partial_rotary_factor ?? json.partial_rotary_factor ?? 0.25;
+  if (typeof factor !== "number" || !(factor > 0 && factor <= 1)) r.fail("partial_rotary_factor", "a number in (0, 1]", factor);
+  // transformers: int(head_dim · factor) dims rotate, in pairs.
+  const rotary = Math.floor(config.headDim * factor);
+  if (rotary < 2 || rotary % 2 !== 0)
+    r.fail("partial_rotary_factor", `a factor giving an even rotary width of at least 2 (head_dim ${config.headDim})`, factor);
+  if (rotary !== config.headDim) config.rotaryDim = rotary;
+  // Multimodal RoPE sections only matter for image and video positions: text positions are equal
+  // on every axis, which makes the rotation plain RoPE.
 }
 
 /** Qwen3-MoE's experts, router and which layers are sparse (mlp_only_layers, decoder_sparse_step). */
@@ -483,6 +593,12 @@ export function expectedTensorShapes(config: ModelConfig): Map<string, number[]>
   const shapes = new Map<string, number[]>();
   shapes.set("model.embed_tokens.weight", [V, D]);
   for (let l = 0; l < config.numLayers; l++) {
+    if (layerIsLinear(config, l)) {
+      for (const [name, shape] of linearTensorShapes(config, l)) shapes.set(name, shape);
+      for (const name of Object.values(layerNormNames(config, l))) if (name !== null) shapes.set(name, [D]);
+      for (const proj of MLP_PROJECTIONS) shapes.set(`${projectionPrefix(l, proj)}.weight`, projectionShape(config, proj));
+      continue;
+    }
     for (const proj of storedProjections(config)) {
       if (layerIsMoe(config, l) && !isAttentionProjection(proj)) continue;
       const shape = projectionShape(config, proj);
@@ -509,6 +625,21 @@ export function expectedTensorShapes(config: ModelConfig): Map<string, number[]>
   shapes.set("model.norm.weight", [D]);
   if (!config.tieWordEmbeddings) shapes.set("lm_head.weight", [V, D]);
   return shapes;
+}
+
+/** The tensors of layer `l`'s linear attention (HF names → shapes). */
+export function linearTensorShapes(config: ModelConfig, l: number): Map<string, number[]> {
+  const la = config.linearAttention;
+  if (la === undefined) throw new Error("linearTensorShapes: the config has no linear attention");
+  const prefix = linearPrefix(l);
+  const out = new Map<string, number[]>();
+  for (const proj of LINEAR_PROJECTIONS) out.set(`${prefix}.${proj}.weight`, linearProjectionShape(config, proj));
+  const channels = linearProjectionShape(config, "in_proj_qkv")[0];
+  out.set(`${prefix}.conv1d.weight`, [channels, 1, la.convKernel]);
+  out.set(`${prefix}.dt_bias`, [la.numValueHeads]);
+  out.set(`${prefix}.A_log`, [la.numValueHeads]);
+  out.set(`${prefix}.norm.weight`, [la.valueHeadDim]);
+  return out;
 }
 
 export function shapeSize(shape: readonly number[]): number {

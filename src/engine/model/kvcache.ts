@@ -2,11 +2,14 @@
 // per layer, K (after RoPE) and V as [slots, Hkv, maxTokens, d], the layout of the kernels'
 // attentionDecode. A call may prefill several tokens of a slot at once: all of the call's K/V are
 // written first, then each token attends to its slot's positions 0..p, which equals causal
-// attention over the sequence. The LoRA path is the same as in training.
+// attention over the sequence. The LoRA path is the same as in training. Linear-attention layers
+// (Qwen3.5) keep each slot's recurrent state instead (deltanet.ts's recurrentTokens).
 import type { FloatArray } from "../kernels/types.ts";
 import { allocActivations } from "./activations.ts";
 import { attentionOutputForward, qkvForward } from "./attention.ts";
+import { layerIsLinear } from "./config.ts";
 import { layerContext } from "./context.ts";
+import { linearAttentionBlockDecode, linearDims } from "./deltanet.ts";
 import { linearForward } from "./linear.ts";
 import { mlpBlockForward } from "./mlp.ts";
 import { batchContext, scaleEmbeddings, type PassInputs } from "./pass.ts";
@@ -17,6 +20,9 @@ export interface KvCache {
   readonly slots: number;
   readonly k: FloatArray[];
   readonly v: FloatArray[];
+  /** Linear-attention layers: per slot the conv window and delta-rule state, [slots, per] (empty elsewhere). */
+  readonly conv: FloatArray[];
+  readonly delta: FloatArray[];
   /** Tokens held per slot. */
   readonly lengths: Int32Array;
 }
@@ -30,19 +36,29 @@ export function createKvCache(m: PassInputs, maxTokens: number, slots: number): 
   const size = slots * m.config.numKvHeads * maxTokens * m.config.headDim;
   const k: FloatArray[] = [];
   const v: FloatArray[] = [];
+  const conv: FloatArray[] = [];
+  const delta: FloatArray[] = [];
+  const lin = m.config.linearAttention;
+  const d = lin !== undefined ? linearDims(lin) : null;
   for (let l = 0; l < m.config.numLayers; l++) {
-    k.push(allocFloat(m.dtype, size));
-    v.push(allocFloat(m.dtype, size));
+    const linear = d !== null && layerIsLinear(m.config, l);
+    k.push(allocFloat(m.dtype, linear ? 0 : size));
+    v.push(allocFloat(m.dtype, linear ? 0 : size));
+    conv.push(allocFloat(m.dtype, linear && d !== null ? slots * d.C * (d.K - 1) : 0));
+    delta.push(allocFloat(m.dtype, linear && d !== null ? slots * d.Hv * d.dk * d.dv : 0));
   }
-  return { maxTokens, slots, k, v, lengths: new Int32Array(slots) };
+  return { maxTokens, slots, k, v, conv, delta, lengths: new Int32Array(slots) };
 }
 
 /** Copies the first `length` positions of one slot into another (e.g. a prompt for several samples). */
 export function copyKvSlot(cache: KvCache, from: number, to: number, length: number): void {
   if (length > cache.lengths[from]) throw new Error(`copyKvSlot: slot ${from} holds ${cache.lengths[from]} tokens, cannot copy ${length}`);
-  const per = cache.k[0] === undefined ? 0 : cache.k[0].length / cache.slots;
   for (let l = 0; l < cache.k.length; l++) {
-    for (const arr of [cache.k[l], cache.v[l]]) arr.copyWithin(to * per, from * per, (from + 1) * per);
+    // A recurrent state holds all of its slot's tokens: it is copied whole.
+    for (const arr of [cache.k[l], cache.v[l], cache.conv[l], cache.delta[l]]) {
+      const per = arr.length / cache.slots;
+      arr.copyWithin(to * per, from * per, (from + 1) * per);
+    }
   }
   cache.lengths[to] = length;
 }
@@ -108,6 +124,18 @@ export function forwardIncremental(
     const la = acts.layers[l];
     const x = acts.residual[l];
     const c = layerContext(c0, m, l);
+    if (p.linear !== null) {
+      const conv = cache.conv[l];
+      const delta = cache.delta[l];
+      const cw = conv.length / cache.slots;
+      const dw = delta.length / cache.slots;
+      linearAttentionBlockDecode(c, p, la, x, sc, (i) => ({
+        conv: conv.subarray(slots[i] * cw, (slots[i] + 1) * cw),
+        delta: delta.subarray(slots[i] * dw, (slots[i] + 1) * dw),
+      }));
+      mlpBlockForward(c, p, la, acts.residual[l + 1], sc);
+      continue;
+    }
     qkvForward(c, p, la, x, sc);
     const kc = cache.k[l];
     const vc = cache.v[l];

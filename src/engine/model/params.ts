@@ -8,6 +8,10 @@ import {
   expectedTensorShapes,
   expertPrefix,
   isAttentionProjection,
+  layerIsLinear,
+  linearPrefix,
+  linearProjectionShape,
+  linearTensorShapes,
   layerIsMoe,
   layerNormNames,
   projectionHasBias,
@@ -19,6 +23,7 @@ import {
   type ModelConfig,
   type ProjectionName,
 } from "./config.ts";
+import type { LinearAttnParams } from "./deltanet.ts";
 import { RandomStream } from "./rng.ts";
 import { weightView, type BaseArray } from "../kernels/halfArray.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
@@ -34,10 +39,11 @@ export const LORA_ALPHA = 32;
 export interface LayerParams {
   /** Norm of the attention's input. */
   readonly inputNorm: Tensor | null;
-  readonly q: Linear;
-  readonly k: Linear;
-  readonly v: Linear;
-  readonly o: Linear;
+  /** The attention's projections; null in a linear-attention layer (Qwen3.5's Gated DeltaNet). */
+  readonly q: Linear | null;
+  readonly k: Linear | null;
+  readonly v: Linear | null;
+  readonly o: Linear | null;
   readonly qNorm: Tensor | null;
   readonly kNorm: Tensor | null;
   /** Norm of the attention's output before the residual add (olmo2). */
@@ -52,6 +58,14 @@ export interface LayerParams {
   readonly down: Linear | null;
   /** The sparse MLP block of a mixture-of-experts layer, else null. */
   readonly moe: MoeParams | null;
+  /** The Gated DeltaNet of a linear-attention layer, else null. */
+  readonly linear: LinearAttnParams | null;
+}
+
+/** q, k, v, o of a full-attention layer. */
+export function attentionLinears(p: LayerParams): { q: Linear; k: Linear; v: Linear; o: Linear } {
+  if (p.q === null || p.k === null || p.v === null || p.o === null) throw new Error("an attention layer without q/k/v/o projections");
+  return { q: p.q, k: p.k, v: p.v, o: p.o };
 }
 
 /** One SwiGLU expert (or a dense MLP): gate, up [F, D] and down [D, F]. */
@@ -69,8 +83,10 @@ export interface MoeParams {
 
 /** Every linear layer of a decoder layer (attention, dense MLP or every expert). */
 export function layerLinears(p: LayerParams): Linear[] {
-  const out: Linear[] = [p.q, p.k, p.v, p.o];
-  for (const lin of [p.gate, p.up, p.down]) if (lin !== null) out.push(lin);
+  const out: Linear[] = [];
+  for (const lin of [p.q, p.k, p.v, p.o, p.gate, p.up, p.down]) if (lin !== null) out.push(lin);
+  const la = p.linear;
+  if (la !== null) out.push(la.inProjQkv, la.inProjZ, la.inProjB, la.inProjA, la.outProj);
   for (const e of p.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
   return out;
 }
@@ -232,6 +248,28 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
   return { router, experts };
 }
 
+/** Layer l's Gated DeltaNet; its projections adapt with the attention's (train_attn). */
+function linearAttnParams(ctx: BuildContext, l: number): LinearAttnParams {
+  const prefix = linearPrefix(l);
+  const shapes = linearTensorShapes(ctx.config, l);
+  const lin = (proj: "in_proj_qkv" | "in_proj_z" | "in_proj_b" | "in_proj_a" | "out_proj"): Linear => {
+    const [outDim, inDim] = linearProjectionShape(ctx.config, proj);
+    return adaptedLinear(ctx, `${prefix}.${proj}`, outDim, inDim, null, true);
+  };
+  const vector = (name: string): Tensor => vectorTensor(ctx, `${prefix}.${name}`, shapes.get(`${prefix}.${name}`) as number[]);
+  return {
+    inProjQkv: lin("in_proj_qkv"),
+    inProjZ: lin("in_proj_z"),
+    inProjB: lin("in_proj_b"),
+    inProjA: lin("in_proj_a"),
+    conv: vector("conv1d.weight"),
+    dtBias: vector("dt_bias"),
+    aLog: vector("A_log"),
+    norm: vector("norm.weight"),
+    outProj: lin("out_proj"),
+  };
+}
+
 /** Row views of a tensor (rows [r0, r1) of [rows, width]), sharing its data and gradient. */
 function rowsOf<T extends Tensor | WeightTensor>(t: T, width: number, r0: number, r1: number): T {
   return { ...t, shape: [r1 - r0, width], data: weightView(t.data, r0 * width, r1 * width), grad: t.grad?.subarray(r0 * width, r1 * width) ?? null };
@@ -285,16 +323,18 @@ export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>
   for (let l = 0; l < config.numLayers; l++) {
     const names = layerNormNames(config, l);
     const inputNorm = norm(names.attnIn);
-    const [q, k, v, o] = attentionProjections(ctx, l);
-    const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
-    const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
+    const linear = layerIsLinear(config, l) ? linearAttnParams(ctx, l) : null;
+    const [q, k, v, o] = linear !== null ? [null, null, null, null] : attentionProjections(ctx, l);
+    const qkNorm = config.qkNorm && linear === null;
+    const qNorm = qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
+    const kNorm = qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
     const attnOutNorm = norm(names.attnOut);
     const postNorm = norm(names.mlpIn);
     const sparse = layerIsMoe(config, l);
     const [gate, up, down] = sparse ? [null, null, null] : mlpProjections(ctx, l);
     const moe = sparse ? moeParams(ctx, l) : null;
     const mlpOutNorm = norm(names.mlpOut);
-    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm });
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm, linear });
   }
   const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);

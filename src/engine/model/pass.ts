@@ -7,6 +7,7 @@ import { attentionBlockBackward, attentionBlockForward } from "./attention.ts";
 import type { PackedBatch } from "./batch.ts";
 import { attentionScale, type ModelConfig } from "./config.ts";
 import { layerContext, type BatchContext, type RopeTables } from "./context.ts";
+import { linearAttentionBlockBackward, linearAttentionBlockForward } from "./deltanet.ts";
 import { headForwardLoss, type HeadResult } from "./head.ts";
 import type { ResolvedLoss } from "./losses.ts";
 import { mlpBlockBackward, mlpBlockForward } from "./mlp.ts";
@@ -83,7 +84,8 @@ export function forwardBackwardPass(m: PassInputs, batch: PackedBatch, loss: Res
   for (let l = 0; l < config.numLayers; l++) {
     const la = acts.layers[l];
     const lc = layerContext(c, rope, l);
-    attentionBlockForward(lc, params.layers[l], la, acts.residual[l], sc);
+    const mix = params.layers[l].linear !== null ? linearAttentionBlockForward : attentionBlockForward;
+    mix(lc, params.layers[l], la, acts.residual[l], sc);
     mlpBlockForward(lc, params.layers[l], la, acts.residual[l + 1], sc);
   }
   const result = headForwardLoss(c, dtype, params, acts, batch, loss, backward);
@@ -93,7 +95,8 @@ export function forwardBackwardPass(m: PassInputs, batch: PackedBatch, loss: Res
       const lc = layerContext(c, rope, l);
       mlpBlockBackward(lc, params.layers[l], la, sc);
       // Frozen embeddings take no gradient, so the first layer's input needs none.
-      attentionBlockBackward(lc, params.layers[l], la, acts.residual[l], sc, l > 0 || params.embed.grad !== null);
+      const mix = params.layers[l].linear !== null ? linearAttentionBlockBackward : attentionBlockBackward;
+      mix(lc, params.layers[l], la, acts.residual[l], sc, l > 0 || params.embed.grad !== null);
     }
     if (params.embed.grad !== null) {
       scaleEmbeddings(config, sc.dres, T * D);

@@ -1,11 +1,13 @@
 // RoPE inverse frequencies (docs/numerics.md#rotary-embeddings, docs/numerics.md#llama3-rope-scaling), including llama3 scaling. Values are
 // rounded through fp32 as torch computes them, so float32 runs match HF at long positions; the
 // float64 mode uses the same (rounded) constants, which does not matter for gradient checks.
+import type { FloatArray, Kernels } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
 
 /** `theta` overrides config.ropeTheta (Gemma's sliding layers); scaling applies either way. */
 export function ropeInvFreq(config: ModelConfig, theta = config.ropeTheta): Float64Array {
-  const d = config.headDim;
+  // Partial rotary (Qwen3.5): the frequencies span the rotated width only.
+  const d = config.rotaryDim ?? config.headDim;
   const half = d / 2;
   const out = new Float64Array(half);
   for (let i = 0; i < half; i++) {
@@ -30,4 +32,30 @@ export function ropeInvFreq(config: ModelConfig, theta = config.ropeTheta): Floa
     }
   }
   return out;
+}
+
+/**
+ * k.rope over the first `rotaryDim` dims of each head of x [tokens, nHeads·headDim] (all of them
+ * when rotaryDim = headDim); the rest of each head passes through (Qwen3.5's partial rotary).
+ */
+export function applyRope(
+  k: Kernels,
+  x: FloatArray,
+  positions: Int32Array,
+  invFreq: FloatArray,
+  tokens: number,
+  nHeads: number,
+  headDim: number,
+  rotaryDim: number,
+  inverse: boolean,
+): void {
+  if (rotaryDim === headDim) {
+    k.rope(x, positions, invFreq, tokens, nHeads, headDim, inverse);
+    return;
+  }
+  const rows = tokens * nHeads;
+  const part = x instanceof Float64Array ? new Float64Array(rows * rotaryDim) : new Float32Array(rows * rotaryDim);
+  for (let r = 0; r < rows; r++) part.set(x.subarray(r * headDim, r * headDim + rotaryDim), r * rotaryDim);
+  k.rope(part, positions, invFreq, tokens, nHeads, rotaryDim, inverse);
+  for (let r = 0; r < rows; r++) x.set(part.subarray(r * rotaryDim, (r + 1) * rotaryDim), r * headDim);
 }

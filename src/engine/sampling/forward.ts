@@ -2,16 +2,20 @@
 // takes any mix of tokens: a prompt being prefilled (several positions of one slot) and one new
 // token for each of many decoding sequences (one position in each of many slots). All K/V of the
 // call are written to the cache first, then every token attends to positions 0..p of its slot,
-// which equals causal attention over each sequence.
+// which equals causal attention over each sequence. Linear-attention layers (Qwen3.5) keep a
+// recurrent state per slot instead (their conv window and each value head's delta-rule state),
+// advanced token by token in call order; a slot's state restarts at position 0.
 import type { KvArray } from "../kernels/decodeTypes.ts";
 import { HalfArray } from "../kernels/halfArray.ts";
 import type { Kernels } from "../kernels/types.ts";
-import { attentionScale, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
+import { applyOutputGate, splitQueryGate } from "../model/attention.ts";
+import { attentionScale, layerIsLinear, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
+import { gatedNormForward, linearDims, recurrentTokens, type LinearDims } from "../model/deltanet.ts";
 import { gatedForward } from "../model/gated.ts";
 import { combineExperts, forEachBusyExpert, gatherRows, groupByExpert, routeTokens } from "../model/moe.ts";
 import { scaleEmbeddings } from "../model/pass.ts";
-import { ropeInvFreq } from "../model/rope.ts";
-import { project, type InferenceMoe, type InferenceWeights } from "./weights.ts";
+import { applyRope, ropeInvFreq } from "../model/rope.ts";
+import { project, type Projection, type InferenceLayer, type InferenceLinear, type InferenceMoe, type InferenceWeights } from "./weights.ts";
 
 /** What the sampler's KV cache holds: float32, or IEEE f16 (half the memory; docs/embedded-engine.md#the-kv-cache). */
 export type KvDtype = "f32" | "f16";
@@ -38,11 +42,20 @@ function kvArray(dtype: KvDtype, n: number): KvArray {
 /** The typed array under a KV cache array (copies move raw elements, whatever the dtype). */
 const rawKv = (a: KvArray): Float32Array | Float64Array | Uint16Array => (a instanceof HalfArray ? a.bits : a);
 
-/** Per layer K (after RoPE) and V as [slots, Hkv, maxLen, d], the layout attentionDecodeSlots reads. */
+/**
+ * Per attention layer K (after RoPE) and V as [slots, Hkv, maxLen, d], the layout
+ * attentionDecodeSlots reads; per linear-attention layer (empty K/V) the recurrent state of each
+ * slot: its conv window [C, K−1] and its delta-rule state [Hv, dk, dv], float32 whatever the KV dtype.
+ */
 export class KvCache {
   readonly k: KvArray[] = [];
   readonly v: KvArray[] = [];
+  /** Per layer: conv windows [slots, C·(K−1)] and delta-rule states [slots, Hv·dk·dv] (empty for attention layers). */
+  readonly convState: Float32Array[] = [];
+  readonly deltaState: Float32Array[] = [];
   private readonly perSlot: number;
+  private readonly convPerSlot: number;
+  private readonly deltaPerSlot: number;
 
   constructor(
     readonly config: ModelConfig,
@@ -51,15 +64,45 @@ export class KvCache {
     readonly dtype: KvDtype = "f32",
   ) {
     this.perSlot = config.numKvHeads * maxLen * config.headDim;
+    const lin = config.linearAttention;
+    const d = lin !== undefined ? linearDims(lin) : null;
+    this.convPerSlot = d === null ? 0 : d.C * (d.K - 1);
+    this.deltaPerSlot = d === null ? 0 : d.Hv * d.dk * d.dv;
     for (let l = 0; l < config.numLayers; l++) {
-      this.k.push(kvArray(dtype, slots * this.perSlot));
-      this.v.push(kvArray(dtype, slots * this.perSlot));
+      const linear = layerIsLinear(config, l);
+      this.k.push(kvArray(dtype, linear ? 0 : slots * this.perSlot));
+      this.v.push(kvArray(dtype, linear ? 0 : slots * this.perSlot));
+      this.convState.push(new Float32Array(linear ? slots * this.convPerSlot : 0));
+      this.deltaState.push(new Float32Array(linear ? slots * this.deltaPerSlot : 0));
     }
   }
 
-  /** Copies positions 0..length-1 of one slot into another (a prompt shared by several samples). */
+  /** Slot s's conv window and delta-rule state in layer l (views). */
+  recurrent(l: number, s: number): { conv: Float32Array; delta: Float32Array } {
+    return {
+      conv: this.convState[l].subarray(s * this.convPerSlot, (s + 1) * this.convPerSlot),
+      delta: this.deltaState[l].subarray(s * this.deltaPerSlot, (s + 1) * this.deltaPerSlot),
+    };
+  }
+
+  /** Copies each linear-attention layer's state of slot `from` to slot `to` of `dst`. */
+  private copyRecurrent(dst: KvCache, from: number, to: number): void {
+    for (let l = 0; l < this.convState.length; l++) {
+      if (this.convState[l].length === 0 && this.deltaState[l].length === 0) continue;
+      const a = this.recurrent(l, from);
+      const b = dst.recurrent(l, to);
+      b.conv.set(a.conv);
+      b.delta.set(a.delta);
+    }
+  }
+
+  /**
+   * Copies positions 0..length-1 of one slot into another (a prompt shared by several samples).
+   * A recurrent state holds its slot's whole sequence, so `length` must be all of it there.
+   */
   copySlot(from: number, to: number, length: number): void {
     const { numKvHeads: Hkv, headDim: d } = this.config;
+    this.copyRecurrent(this, from, to);
     for (let l = 0; l < this.k.length; l++) {
       for (const arr of [rawKv(this.k[l]), rawKv(this.v[l])]) {
         for (let g = 0; g < Hkv; g++) {
@@ -74,7 +117,10 @@ export class KvCache {
   grown(slots: number, maxLen: number, lengths: ArrayLike<number>): KvCache {
     const out = new KvCache(this.config, Math.max(slots, this.slots), Math.max(maxLen, this.maxLen), this.dtype);
     const { numKvHeads: Hkv, headDim: d } = this.config;
+    for (let s = 0; s < this.slots; s++) if ((lengths[s] ?? 0) > 0) this.copyRecurrent(out, s, s);
     for (let l = 0; l < this.k.length; l++) {
+      // Linear-attention layers hold no K/V.
+      if (this.k[l].length === 0) continue;
       for (const [src, dst] of [
         [rawKv(this.k[l]), rawKv(out.k[l])],
         [rawKv(this.v[l]), rawKv(out.v[l])],
@@ -93,7 +139,10 @@ export class KvCache {
   }
 
   get bytes(): number {
-    return 2 * this.k.length * this.slots * this.perSlot * (this.dtype === "f32" ? 4 : 2);
+    let n = 0;
+    for (let l = 0; l < this.k.length; l++) n += (this.k[l].length + this.v[l].length) * (this.dtype === "f32" ? 4 : 2);
+    for (let l = 0; l < this.convState.length; l++) n += this.convState[l].byteLength + this.deltaState[l].byteLength;
+    return n;
   }
 }
 
@@ -139,6 +188,10 @@ export class ForwardScratch {
   readonly lens: Int32Array;
   readonly out: Float32Array;
   readonly moe: InferenceMoeScratch | null;
+  /** Gated attention (Qwen3.5): q_proj's full output [n, H·2d] and the gate [n, H·d]. */
+  readonly qFull: Float32Array | null;
+  readonly qGate: Float32Array | null;
+  readonly linear: InferenceLinearScratch | null;
 
   constructor(
     c: ModelConfig,
@@ -164,7 +217,81 @@ export class ForwardScratch {
     this.lens = new Int32Array(n);
     this.out = new Float32Array(n * D);
     this.moe = c.moe?.sparseLayers.includes(true) ? new InferenceMoeScratch(c, n) : null;
+    const gated = c.attnOutputGate === true;
+    this.qFull = gated ? new Float32Array(n * 2 * H * d) : null;
+    this.qGate = gated ? new Float32Array(n * H * d) : null;
+    this.linear = c.linearAttention?.layers.includes(true) ? new InferenceLinearScratch(linearDims(c.linearAttention), n) : null;
   }
+}
+
+/** A linear-attention layer's buffers for `rows` tokens. */
+class InferenceLinearScratch {
+  readonly mixed: Float32Array;
+  readonly act: Float32Array;
+  readonly qn: Float32Array;
+  readonly kn: Float32Array;
+  readonly z: Float32Array;
+  readonly b: Float32Array;
+  readonly a: Float32Array;
+  readonly beta: Float32Array;
+  readonly g: Float32Array;
+  readonly o: Float32Array;
+  readonly normed: Float32Array;
+  readonly rstd: Float32Array;
+  readonly y: Float32Array;
+  readonly kv: Float32Array;
+
+  constructor(
+    readonly dims: LinearDims,
+    rows: number,
+  ) {
+    const { C, Kd, Vd, Hv, dv } = dims;
+    this.mixed = new Float32Array(rows * C);
+    this.act = new Float32Array(rows * C);
+    this.qn = new Float32Array(rows * Kd);
+    this.kn = new Float32Array(rows * Kd);
+    this.z = new Float32Array(rows * Vd);
+    this.b = new Float32Array(rows * Hv);
+    this.a = new Float32Array(rows * Hv);
+    this.beta = new Float32Array(rows * Hv);
+    this.g = new Float32Array(rows * Hv);
+    this.o = new Float32Array(rows * Vd);
+    this.normed = new Float32Array(rows * Vd);
+    this.rstd = new Float32Array(rows * Hv);
+    this.y = new Float32Array(rows * Vd);
+    this.kv = new Float32Array(dv);
+  }
+}
+
+/**
+ * out [n, D] = the Gated DeltaNet on xin [n, D], token by token in call order, each reading and
+ * advancing its slot's recurrent state (model/deltanet.ts's steps, as in training).
+ */
+function linearForward(
+  m: InferenceModel,
+  p: InferenceLinear,
+  l: number,
+  cache: KvCache,
+  xin: Float32Array,
+  n: number,
+  positions: Int32Array,
+  slots: Int32Array,
+  out: Float32Array,
+  sc: ForwardScratch,
+): void {
+  const c = m.weights.config;
+  const k = m.kernels;
+  const ls = sc.linear;
+  if (ls === null) throw new Error("linear-attention layer without its buffers");
+  const { C, Vd, Hv, dv } = ls.dims;
+  const D = c.hiddenSize;
+  project(k, p.inProjQkv, xin, n, C, D, ls.mixed, sc.lora);
+  project(k, p.inProjZ, xin, n, Vd, D, ls.z, sc.lora);
+  project(k, p.inProjB, xin, n, Hv, D, ls.b, sc.lora);
+  project(k, p.inProjA, xin, n, Hv, D, ls.a, sc.lora);
+  recurrentTokens(ls.dims, p.conv, p.aLog, p.dtBias, ls, n, positions, (i) => cache.recurrent(l, slots[i]), ls.kv);
+  gatedNormForward(k, c.rmsNormEps, p.norm, ls.o, ls.z, ls.normed, ls.rstd, ls.y, n * Hv, dv);
+  project(k, p.outProj, ls.y, n, D, Vd, out, sc.lora);
 }
 
 /** A mixture-of-experts block's buffers for `rows` tokens (A = rows·k assignments). */
@@ -237,6 +364,11 @@ export function releaseScratch(m: InferenceModel): void {
   m.scratch = null;
 }
 
+function attentionProjections(p: InferenceLayer): { q: Projection; k: Projection; v: Projection; o: Projection } {
+  if (p.q === null || p.k === null || p.v === null || p.o === null) throw new Error("an attention layer without q/k/v/o projections");
+  return { q: p.q, k: p.k, v: p.v, o: p.o };
+}
+
 function addBias(k: Kernels, y: Float32Array, bias: Float32Array | null, rows: number, out: number, ones: Float32Array): void {
   if (bias !== null) k.gemm(false, false, rows, out, 1, 1, ones, bias, 1, y);
 }
@@ -267,6 +399,7 @@ export function forwardHidden(
   const { x, xn, tmp, rstd, q, k: kk, v: vv, attn, gate, up, ones, qRaw, kRaw, lora, lens } = sc;
   for (let i = 0; i < n; i++) lens[i] = positions[i] + 1;
   const scale = attentionScale(c);
+  const rotary = c.rotaryDim ?? d;
 
   // Post-norm families (olmo2) have no input norms: the projections read x itself.
   const qkProjection = c.qkNormScope === "projection";
@@ -281,24 +414,35 @@ export function forwardHidden(
       k.rmsnormForward(x, p.inputNorm, xn, rstd, n, D, eps);
       xin = xn;
     }
-    project(k, p.q, xin, n, qw, D, qRaw ?? q, lora);
-    addBias(k, qRaw ?? q, p.qBias, n, qw, ones);
-    project(k, p.k, xin, n, kw, D, kRaw ?? kk, lora);
-    addBias(k, kRaw ?? kk, p.kBias, n, kw, ones);
-    project(k, p.v, xin, n, kw, D, vv, lora);
-    addBias(k, vv, p.vBias, n, kw, ones);
-    if (qRaw !== null && kRaw !== null && p.qNorm !== null && p.kNorm !== null) {
-      k.rmsnormForward(qRaw, p.qNorm, q, rstd, qkProjection ? n : n * H, qkProjection ? qw : d, eps);
-      k.rmsnormForward(kRaw, p.kNorm, kk, rstd, qkProjection ? n : n * Hkv, qkProjection ? kw : d, eps);
+    if (p.linear !== null) {
+      linearForward(m, p.linear, l, cache, xin, n, positions, slots, tmp, sc);
+    } else {
+      const { q: pq, k: pk, v: pv, o: po } = attentionProjections(p);
+      if (sc.qFull !== null && sc.qGate !== null) {
+        project(k, pq, xin, n, 2 * qw, D, sc.qFull, lora);
+        splitQueryGate(sc.qFull, qRaw ?? q, sc.qGate, n, H, d);
+      } else {
+        project(k, pq, xin, n, qw, D, qRaw ?? q, lora);
+      }
+      addBias(k, qRaw ?? q, p.qBias, n, qw, ones);
+      project(k, pk, xin, n, kw, D, kRaw ?? kk, lora);
+      addBias(k, kRaw ?? kk, p.kBias, n, kw, ones);
+      project(k, pv, xin, n, kw, D, vv, lora);
+      addBias(k, vv, p.vBias, n, kw, ones);
+      if (qRaw !== null && kRaw !== null && p.qNorm !== null && p.kNorm !== null) {
+        k.rmsnormForward(qRaw, p.qNorm, q, rstd, qkProjection ? n : n * H, qkProjection ? qw : d, eps);
+        k.rmsnormForward(kRaw, p.kNorm, kk, rstd, qkProjection ? n : n * Hkv, qkProjection ? kw : d, eps);
+      }
+      if (layerUsesRope(c, l)) {
+        applyRope(k, q, positions, invFreq, n, H, d, rotary, false);
+        applyRope(k, kk, positions, invFreq, n, Hkv, d, rotary, false);
+      }
+      k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
+      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window);
+      if (sc.qGate !== null) applyOutputGate(attn, sc.qGate, attn, n * qw);
+      project(k, po, attn, n, D, qw, tmp, lora);
+      addBias(k, tmp, p.oBias, n, D, ones);
     }
-    if (layerUsesRope(c, l)) {
-      k.rope(q, positions, invFreq, n, H, d, false);
-      k.rope(kk, positions, invFreq, n, Hkv, d, false);
-    }
-    k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
-    k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window);
-    project(k, p.o, attn, n, D, qw, tmp, lora);
-    addBias(k, tmp, p.oBias, n, D, ones);
     if (p.attnOutNorm !== null) k.rmsnormForward(tmp, p.attnOutNorm, tmp, rstd, n, D, eps);
     k.add(x, tmp, x, n * D);
     xin = x;

@@ -10,6 +10,9 @@ import {
   ATTENTION_PROJECTIONS,
   MLP_PROJECTIONS,
   expertPrefix,
+  layerIsLinear,
+  linearPrefix,
+  linearProjectionShape,
   layerIsMoe,
   layerNormNames,
   projectionHasBias,
@@ -39,10 +42,11 @@ export interface Projection {
 export interface InferenceLayer {
   // Norm weights are what the kernels multiply by (1 + w for Gemma, see needNorm).
   inputNorm: Float32Array | null;
-  q: Projection;
-  k: Projection;
-  v: Projection;
-  o: Projection;
+  /** The attention's projections; null in a linear-attention layer. */
+  q: Projection | null;
+  k: Projection | null;
+  v: Projection | null;
+  o: Projection | null;
   qBias: Float32Array | null;
   kBias: Float32Array | null;
   vBias: Float32Array | null;
@@ -57,6 +61,21 @@ export interface InferenceLayer {
   up: Projection | null;
   down: Projection | null;
   moe: InferenceMoe | null;
+  /** Qwen3.5's Gated DeltaNet in a linear-attention layer (model/deltanet.ts), else null. */
+  linear: InferenceLinear | null;
+}
+
+export interface InferenceLinear {
+  inProjQkv: Projection;
+  inProjZ: Projection;
+  inProjB: Projection;
+  inProjA: Projection;
+  outProj: Projection;
+  /** conv1d.weight [C, K]; dt_bias, A_log [Hv]; the gated norm's weight [dv] (as it is, no 1 + w). */
+  conv: Float32Array;
+  dtBias: Float32Array;
+  aLog: Float32Array;
+  norm: Float32Array;
 }
 
 /** A mixture-of-experts layer's router [E, D] and experts (model/moe.ts routes the same way). */
@@ -174,10 +193,34 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   const { numHeads: H, numKvHeads: Hkv, headDim: d, intermediateSize: F, hiddenSize: D } = config;
   const fused = config.fusedProjections === true;
   for (let l = 0; l < config.numLayers; l++) {
+    let linear: InferenceLinear | null = null;
+    if (layerIsLinear(config, l)) {
+      const prefix = linearPrefix(l);
+      const lp = (p: "in_proj_qkv" | "in_proj_z" | "in_proj_b" | "in_proj_a" | "out_proj"): Projection => {
+        const [outDim, inDim] = linearProjectionShape(config, p);
+        return projection(need(base, `${prefix}.${p}.weight`), `${prefix}.${p}`, outDim, inDim, adapter, used);
+      };
+      linear = {
+        inProjQkv: lp("in_proj_qkv"),
+        inProjZ: lp("in_proj_z"),
+        inProjB: lp("in_proj_b"),
+        inProjA: lp("in_proj_a"),
+        outProj: lp("out_proj"),
+        conv: needVector(base, `${prefix}.conv1d.weight`),
+        dtBias: needVector(base, `${prefix}.dt_bias`),
+        aLog: needVector(base, `${prefix}.A_log`),
+        norm: needVector(base, `${prefix}.norm.weight`),
+      };
+    }
     // Phi-3's fused matrices are computed part by part through row views (see params.ts splitLinear).
-    const [q, kk, v, o] = fused
-      ? [...splitProjection(proj(l, "qkv_proj"), D, [H * d, Hkv * d, Hkv * d]), proj(l, "o_proj")]
-      : ATTENTION_PROJECTIONS.map((p) => proj(l, p));
+    let attention: (Projection | null)[] = [null, null, null, null];
+    if (linear === null) {
+      attention = fused
+        ? [...splitProjection(proj(l, "qkv_proj"), D, [H * d, Hkv * d, Hkv * d]), proj(l, "o_proj")]
+        : ATTENTION_PROJECTIONS.map((p) => proj(l, p));
+    }
+    const [q, kk, v, o] = attention;
+    const full = linear === null;
     const sparse = layerIsMoe(config, l);
     let dense: (Projection | null)[] = [null, null, null];
     if (!sparse) dense = fused ? [...splitProjection(proj(l, "gate_up_proj"), D, [F, F]), proj(l, "down_proj")] : MLP_PROJECTIONS.map((p) => proj(l, p));
@@ -205,12 +248,12 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       k: kk,
       v,
       o,
-      qBias: bias(l, "q_proj"),
-      kBias: bias(l, "k_proj"),
-      vBias: bias(l, "v_proj"),
-      oBias: bias(l, "o_proj"),
-      qNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
-      kNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
+      qBias: full ? bias(l, "q_proj") : null,
+      kBias: full ? bias(l, "k_proj") : null,
+      vBias: full ? bias(l, "v_proj") : null,
+      oBias: full ? bias(l, "o_proj") : null,
+      qNorm: config.qkNorm && full ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
+      kNorm: config.qkNorm && full ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
       attnOutNorm: norm(norms.attnOut),
       postNorm: norm(norms.mlpIn),
       mlpOutNorm: norm(norms.mlpOut),
@@ -218,6 +261,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       up,
       down,
       moe,
+      linear,
     });
   }
   const embed = need(base, "model.embed_tokens.weight");
@@ -237,8 +281,10 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
 
 /** Every projection of a layer: attention, dense MLP or every expert. */
 function layerProjections(l: InferenceLayer): Projection[] {
-  const out: Projection[] = [l.q, l.k, l.v, l.o];
-  for (const p of [l.gate, l.up, l.down]) if (p !== null) out.push(p);
+  const out: Projection[] = [];
+  for (const p of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) if (p !== null) out.push(p);
+  const la = l.linear;
+  if (la !== null) out.push(la.inProjQkv, la.inProjZ, la.inProjB, la.inProjA, la.outProj);
   for (const e of l.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
   return out;
 }

@@ -68,12 +68,27 @@ export function loadBaseModelDir(
   return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir)) };
 }
 
+/**
+ * The engine's name of a checkpoint tensor, or null for one it does not use. A Qwen3.5 checkpoint
+ * (Qwen3_5ForConditionalGeneration) keeps the decoder under model.language_model., the vision
+ * tower under model.visual. and the multi-token-prediction head under mtp.; a text-only save
+ * (Qwen3_5ForCausalLM) uses the plain names. Both load.
+ */
+export function decoderTensorName(config: ModelConfig, name: string): string | null {
+  if (config.modelType !== "qwen3_5_text") return name;
+  if (name.startsWith("model.language_model.")) return `model.${name.slice("model.language_model.".length)}`;
+  if (name.startsWith("model.visual.") || name.startsWith("mtp.")) return null;
+  return name;
+}
+
 /** The tensors `config` needs, each checked for shape; unused extras of tied/old checkpoints dropped. */
 function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string, ResidentTensor>): Map<string, BaseArray> {
   const expected = expectedTensorShapes(config);
   const out = new Map<string, BaseArray>();
   const unexpected: string[] = [];
-  for (const [name, t] of tensors) {
+  for (const [stored, t] of tensors) {
+    const name = decoderTensorName(config, stored);
+    if (name === null) continue;
     const shape = expected.get(name);
     if (shape === undefined) {
       // Tied checkpoints sometimes still carry the head; old ones carry rotary buffers. Neither is used.
@@ -114,6 +129,7 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     smollm3: "SmolLM3ForCausalLM",
     phi3: "Phi3ForCausalLM",
     qwen3_moe: "Qwen3MoeForCausalLM",
+    qwen3_5_text: "Qwen3_5ForCausalLM",
   };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
@@ -168,6 +184,18 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
       json.sliding_window = config.slidingWindow;
       json.layer_types = config.slidingLayers.map((s) => (s ? "sliding_attention" : "full_attention"));
     }
+  }
+  const lin = config.linearAttention;
+  if (lin !== undefined) {
+    delete json.rope_theta;
+    delete json.rope_scaling;
+    json.rope_parameters = { rope_type: "default", rope_theta: config.ropeTheta, partial_rotary_factor: (config.rotaryDim ?? config.headDim) / config.headDim };
+    json.layer_types = lin.layers.map((linear) => (linear ? "linear_attention" : "full_attention"));
+    json.linear_conv_kernel_dim = lin.convKernel;
+    json.linear_num_key_heads = lin.numKeyHeads;
+    json.linear_num_value_heads = lin.numValueHeads;
+    json.linear_key_head_dim = lin.keyHeadDim;
+    json.linear_value_head_dim = lin.valueHeadDim;
   }
   const moe = config.moe;
   if (moe !== undefined) {

@@ -147,6 +147,57 @@ describe("parseModelConfig", () => {
     assert.throws(() => parseModelConfig({ ...smollm, use_sliding_window: true }, "d.json"), /field "use_sliding_window" must be false/);
   });
 
+  it("qwen3_5_text: linear-attention layers (every 4th full by default), gated attention, (1 + w) norms, partial RoPE; a qwen3_5 checkpoint's text_config", () => {
+    const text = {
+      model_type: "qwen3_5_text",
+      vocab_size: 248320,
+      hidden_size: 1024,
+      intermediate_size: 3584,
+      num_hidden_layers: 8,
+      num_attention_heads: 8,
+      num_key_value_heads: 2,
+      head_dim: 256,
+      linear_conv_kernel_dim: 4,
+      linear_key_head_dim: 128,
+      linear_value_head_dim: 128,
+      linear_num_key_heads: 16,
+      linear_num_value_heads: 16,
+      rope_parameters: { rope_type: "default", rope_theta: 10000000, partial_rotary_factor: 0.25, mrope_section: [11, 11, 10], mrope_interleaved: true },
+    };
+    const a = parseModelConfig(text, "a");
+    assert.deepEqual(a.linearAttention, {
+      layers: [true, true, true, false, true, true, true, false],
+      convKernel: 4,
+      numKeyHeads: 16,
+      numValueHeads: 16,
+      keyHeadDim: 128,
+      valueHeadDim: 128,
+    });
+    assert.equal(a.rotaryDim, 64);
+    assert.equal(a.ropeTheta, 10000000);
+    assert.ok(a.attnOutputGate && a.normOffset && a.qkNorm && !a.tieWordEmbeddings);
+    // The multimodal checkpoint nests the decoder; its top-level tying applies when the text config has none.
+    const b = parseModelConfig({ model_type: "qwen3_5", tie_word_embeddings: true, text_config: text, vision_config: { depth: 2 } }, "/q/config.json");
+    assert.deepEqual({ ...b, tieWordEmbeddings: false }, a);
+    assert.equal(b.tieWordEmbeddings, true);
+    assert.throws(
+      () => parseModelConfig({ model_type: "qwen3_5" }, "/q/config.json"),
+      /\/q\/config.json: field "text_config" of a qwen3_5 config must be an object/,
+    );
+    assert.throws(
+      () => parseModelConfig({ ...text, layer_types: ["linear_attention", "sliding_attention"] }, "c.json"),
+      /c.json: field "layer_types" must be a list of 8 "linear_attention" \/ "full_attention" entries/,
+    );
+    assert.throws(
+      () => parseModelConfig({ ...text, linear_num_value_heads: 24 }, "d.json"),
+      /field "linear_num_value_heads" must be a multiple of linear_num_key_heads \(16\)/,
+    );
+    assert.throws(
+      () => parseModelConfig({ ...text, rope_parameters: { ...text.rope_parameters, partial_rotary_factor: 0.001 } }, "e.json"),
+      /field "partial_rotary_factor" must be a factor giving an even rotary width/,
+    );
+  });
+
   it("reads llama3 rope scaling under rope_scaling (type or rope_type) and rope_parameters", () => {
     const scaling = { rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
     const a = parseModelConfig({ ...smollm, rope_theta: 500000, rope_scaling: scaling }, "a");

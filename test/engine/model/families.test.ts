@@ -54,7 +54,7 @@ function worst(got: ArrayLike<number | null>, expected: number[]): number {
 }
 
 test("every family in the engine has a fixture", () => {
-  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "qwen3_moe", "smollm3"]);
+  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "qwen3_5_text", "qwen3_moe", "smollm3"]);
 });
 
 test("qwen3_moe: every token goes to the experts transformers' router chose, in its order", () => {

@@ -51,6 +51,22 @@ describe("full-mode gradients (float64 finite differences)", () => {
       tinyConfig("phi3"),
       ["model.layers.1.self_attn.qkv_proj.weight", "model.layers.0.mlp.gate_up_proj.weight"],
     ],
+    [
+      "qwen3_5_text: the Gated DeltaNet (projections, conv, A_log, dt_bias, gated norm) and the gated attention",
+      tinyConfig("qwen3_5_text"),
+      [
+        "model.layers.0.linear_attn.in_proj_qkv.weight",
+        "model.layers.0.linear_attn.in_proj_z.weight",
+        "model.layers.0.linear_attn.in_proj_b.weight",
+        "model.layers.0.linear_attn.in_proj_a.weight",
+        "model.layers.0.linear_attn.out_proj.weight",
+        "model.layers.0.linear_attn.conv1d.weight",
+        "model.layers.0.linear_attn.A_log",
+        "model.layers.0.linear_attn.dt_bias",
+        "model.layers.0.linear_attn.norm.weight",
+        "model.layers.1.self_attn.q_norm.weight",
+      ],
+    ],
   ];
   for (const [name, config, mustInclude] of cases) {
     it(name, () => {
@@ -67,6 +83,18 @@ describe("full-mode gradients (float64 finite differences)", () => {
       if (config.normPlacement !== "post") assert.ok(checked.includes("model.layers.0.input_layernorm.weight"));
     });
   }
+});
+
+describe("Qwen3.5's delta rule over more tokens than a state checkpoint spans", () => {
+  it("full mode: a 70-token sequence (two checkpoint chunks, the second recomputed from the first's end state) and a 3-token one", () => {
+    const config = tinyConfig("qwen3_5_text", { maxPositionEmbeddings: 128 });
+    const model = makeModel64(config, FULL);
+    const checked = gradCheck(model, inputsFor(tinyBatch(config, 3, [70, 3]), "cross_entropy"), {
+      loss: "cross_entropy",
+      filter: (n) => n.includes("linear_attn") || n.includes("embed"),
+    });
+    assert.equal(checked.length, 10);
+  });
 });
 
 describe("LoRA gradients (float64 finite differences)", () => {
@@ -114,6 +142,18 @@ describe("LoRA gradients (float64 finite differences)", () => {
       assert.ok(!checked.some((n) => n.includes("mlp.gate.")), "the router carries no adapter");
     });
   }
+
+  it("qwen3_5_text: A and B of the linear attention's in_proj_qkv/z/b/a and out_proj, the gated q_proj's, the MLPs' and lm_head", () => {
+    const config = tinyConfig("qwen3_5_text");
+    const model = makeModel64(config, LORA_ALL);
+    randomizeTrainable(model, 5);
+    const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
+    // Layer 0: 5 linear-attention projections + 3 MLP; layer 1: 4 attention + 3 MLP; lm_head.
+    assert.equal(checked.length, 2 * (5 + 3 + 4 + 3 + 1));
+    for (const p of ["in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj"])
+      assert.ok(checked.includes(`base_model.model.model.layers.0.linear_attn.${p}.lora_A.weight`), p);
+    assert.ok(checked.includes("base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight"));
+  });
 
   it("only the selected targets get adapters (attention only)", () => {
     const config = tinyConfig("llama");

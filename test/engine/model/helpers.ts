@@ -38,9 +38,22 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
       ? { moe: { numExperts: 3, topK: 2, normTopkProb: true, expertIntermediateSize: 6, sparseLayers: [true, false], routerAuxLossCoef: 0.001 } }
       : {}),
     ...(modelType === "smollm3" ? { ropeLayers: [true, false], slidingLayers: [false, true], slidingWindow: 3, tieWordEmbeddings: true } : {}),
+    ...(modelType === "qwen3_5_text" ? QWEN35_TINY : {}),
     ...overrides,
   };
 }
+
+/**
+ * Qwen3.5 in miniature: layer 0 is a Gated DeltaNet (one key head shared by two value heads, a
+ * 3-tap conv), layer 1 gated full attention with q/k norms and RoPE on half of each head; (1 + w) norms.
+ */
+const QWEN35_TINY: Partial<ModelConfig> = {
+  qkNorm: true,
+  normOffset: true,
+  attnOutputGate: true,
+  rotaryDim: 2,
+  linearAttention: { layers: [true, false], convKernel: 3, numKeyHeads: 1, numValueHeads: 2, keyHeadDim: 3, valueHeadDim: 2 },
+};
 
 /**
  * Gemma 3 in miniature: layer 0 slides over 2 keys with its own RoPE base, layer 1 is global;

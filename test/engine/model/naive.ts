@@ -1,5 +1,5 @@
 // An independent, deliberately naive decoder forward (plain number arrays, per-token loops, no
-// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3 / olmo2 / gemma3 / smollm3 / phi3, to check the
+// kernels, no packing) written straight from HF modeling_llama / qwen2 / qwen3 / olmo2 / gemma3 / smollm3 / phi3 / qwen3_5, to check the
 // engine's forward against. One sequence at a time.
 import type { ModelConfig } from "../../../src/engine/model/config.ts";
 
@@ -31,7 +31,7 @@ function rmsnorm(x: number[], w: ArrayLike<number>, eps: number): number[] {
 }
 
 function invFreqs(c: ModelConfig, theta = c.ropeTheta): number[] {
-  const d = c.headDim;
+  const d = c.rotaryDim ?? c.headDim;
   const out: number[] = [];
   for (let i = 0; i < d / 2; i++) {
     let f = Math.fround(1 / Math.fround(theta ** Math.fround((2 * i) / d)));
@@ -66,6 +66,66 @@ function rotate(x: number[], pos: number, freqs: number[]): number[] {
 }
 
 const silu = (z: number): number => z / (1 + Math.exp(-z));
+const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
+
+/** RoPE on the first `rotary` dims of a head (all of them unless the family rotates part). */
+function rotatePartial(x: number[], pos: number, freqs: number[], rotary: number): number[] {
+  return [...rotate(x.slice(0, rotary), pos, freqs), ...x.slice(rotary)];
+}
+
+/**
+ * Qwen3.5's Gated DeltaNet over one sequence (modeling_qwen3_5's Qwen3_5GatedDeltaNet with the
+ * recurrent delta rule), from the normed inputs of every token.
+ */
+function naiveDeltaNet(c: ModelConfig, w: Weights, pre: string, ns: number[][]): number[][] {
+  const la = c.linearAttention;
+  if (la === undefined) throw new Error("naive: no linear attention");
+  const { numKeyHeads: Hk, numValueHeads: Hv, keyHeadDim: dk, valueHeadDim: dv, convKernel: K } = la;
+  const Kd = Hk * dk;
+  const C = 2 * Kd + Hv * dv;
+  const p = `${pre}.linear_attn`;
+  const mixed = ns.map((n) => matvec(get(w, `${p}.in_proj_qkv.weight`), n, C));
+  const conv = get(w, `${p}.conv1d.weight`);
+  const aLog = get(w, `${p}.A_log`);
+  const dtBias = get(w, `${p}.dt_bias`);
+  const S = Array.from({ length: Hv }, () => Array.from({ length: dk }, () => new Array<number>(dv).fill(0)));
+  const l2 = (x: number[]): number[] => {
+    const r = 1 / Math.sqrt(x.reduce((a, v) => a + v * v, 0) + 1e-6);
+    return x.map((v) => v * r);
+  };
+  return ns.map((n, t) => {
+    const act: number[] = [];
+    for (let ch = 0; ch < C; ch++) {
+      let acc = 0;
+      for (let j = 0; j < K; j++) {
+        const src = t - (K - 1) + j;
+        if (src >= 0) acc += conv[ch * K + j] * mixed[src][ch];
+      }
+      act.push(silu(acc));
+    }
+    const z = matvec(get(w, `${p}.in_proj_z.weight`), n, Hv * dv);
+    const b = matvec(get(w, `${p}.in_proj_b.weight`), n, Hv);
+    const a = matvec(get(w, `${p}.in_proj_a.weight`), n, Hv);
+    const y: number[] = [];
+    for (let h = 0; h < Hv; h++) {
+      const kh = Math.floor(h / (Hv / Hk));
+      const q = l2(act.slice(kh * dk, (kh + 1) * dk)).map((v) => v / Math.sqrt(dk));
+      const k = l2(act.slice(Kd + kh * dk, Kd + (kh + 1) * dk));
+      const v = act.slice(2 * Kd + h * dv, 2 * Kd + (h + 1) * dv);
+      const beta = sigmoid(b[h]);
+      const x = a[h] + dtBias[h];
+      const g = -Math.exp(aLog[h]) * (x > 20 ? x : Math.log1p(Math.exp(x)));
+      const St = S[h];
+      for (const row of St) for (let j = 0; j < dv; j++) row[j] *= Math.exp(g);
+      const delta = v.map((vj, j) => beta * (vj - St.reduce((acc, row, i) => acc + row[j] * k[i], 0)));
+      for (let i = 0; i < dk; i++) for (let j = 0; j < dv; j++) St[i][j] += k[i] * delta[j];
+      const o = Array.from({ length: dv }, (_, j) => St.reduce((acc, row, i) => acc + row[j] * q[i], 0));
+      const normed = rmsnorm(o, get(w, `${p}.norm.weight`), c.rmsNormEps);
+      for (let j = 0; j < dv; j++) y.push(normed[j] * silu(z[h * dv + j]));
+    }
+    return matvec(get(w, `${p}.out_proj.weight`), y, c.hiddenSize);
+  });
+}
 const geluTanh = (z: number): number => 0.5 * z * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (z + 0.044715 * z ** 3)));
 
 /** Phi-3's fused qkv_proj / gate_up_proj split into the separate matrices the naive forward reads. */
@@ -127,9 +187,37 @@ export function naiveLogits(c: ModelConfig, fusedWeights: Weights, tokens: numbe
     const post = c.normPlacement === "post";
     const sandwich = c.normPlacement === "sandwich";
     const wholeQk = c.qkNormScope === "projection";
+    if (c.linearAttention?.layers[l] === true) {
+      const mixedOut = naiveDeltaNet(
+        c,
+        w,
+        pre,
+        xs.map((x) => rmsnorm(x, nw(`${pre}.input_layernorm.weight`), eps)),
+      );
+      xs = xs.map((x, t) => {
+        const hres = x.map((v, i) => v + mixedOut[t][i]);
+        const n2 = rmsnorm(hres, nw(`${pre}.post_attention_layernorm.weight`), eps);
+        const gate = matvec(get(w, `${pre}.mlp.gate_proj.weight`), n2, c.intermediateSize);
+        const up = matvec(get(w, `${pre}.mlp.up_proj.weight`), n2, c.intermediateSize);
+        const down = matvec(
+          get(w, `${pre}.mlp.down_proj.weight`),
+          gate.map((g, i) => silu(g) * up[i]),
+          D,
+        );
+        return hres.map((v, i) => v + down[i]);
+      });
+      continue;
+    }
+    const gates: number[][] = [];
+    const rotary = c.rotaryDim ?? d;
     for (let t = 0; t < xs.length; t++) {
       const n = post ? xs[t] : rmsnorm(xs[t], nw(`${pre}.input_layernorm.weight`), eps);
-      let q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, H * d, bias("q_proj"));
+      let q = matvec(get(w, `${pre}.self_attn.q_proj.weight`), n, (c.attnOutputGate === true ? 2 : 1) * H * d, bias("q_proj"));
+      if (c.attnOutputGate === true) {
+        // Qwen3.5: each head's rows are its query, then its output gate.
+        gates.push(Array.from({ length: H * d }, (_, i) => q[2 * Math.floor(i / d) * d + d + (i % d)]));
+        q = Array.from({ length: H * d }, (_, i) => q[2 * Math.floor(i / d) * d + (i % d)]);
+      }
       let k = matvec(get(w, `${pre}.self_attn.k_proj.weight`), n, Hkv * d, bias("k_proj"));
       const v = matvec(get(w, `${pre}.self_attn.v_proj.weight`), n, Hkv * d, bias("v_proj"));
       if (c.qkNorm && wholeQk) {
@@ -143,8 +231,8 @@ export function naiveLogits(c: ModelConfig, fusedWeights: Weights, tokens: numbe
           return hv;
         });
       const rope = c.ropeLayers?.[l] !== false;
-      qs.push(heads(q, H, "q_norm").map((hv) => (rope ? rotate(hv, t, freqs) : hv)));
-      ks.push(heads(k, Hkv, "k_norm").map((hv) => (rope ? rotate(hv, t, freqs) : hv)));
+      qs.push(heads(q, H, "q_norm").map((hv) => (rope ? rotatePartial(hv, t, freqs, rotary) : hv)));
+      ks.push(heads(k, Hkv, "k_norm").map((hv) => (rope ? rotatePartial(hv, t, freqs, rotary) : hv)));
       vs.push(Array.from({ length: Hkv }, (_, h) => v.slice(h * d, (h + 1) * d)));
     }
     const next: number[][] = [];
@@ -167,7 +255,8 @@ export function naiveLogits(c: ModelConfig, fusedWeights: Weights, tokens: numbe
           attnOut.push(o);
         }
       }
-      let o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), attnOut, D, bias("o_proj"));
+      const gated = c.attnOutputGate === true ? attnOut.map((v, i) => v * sigmoid(gates[t][i])) : attnOut;
+      let o = matvec(get(w, `${pre}.self_attn.o_proj.weight`), gated, D, bias("o_proj"));
       if (post || sandwich) o = rmsnorm(o, nw(`${pre}.post_attention_layernorm.weight`), eps);
       const hres = xs[t].map((v, i) => v + o[i]);
       const mlpNorm = sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm";

@@ -52,6 +52,7 @@ describe("forward parity with a naive implementation (float64)", () => {
     ["gemma3 (sliding window of 2 in layer 0, (1 + w) norms, GELU-tanh, scaled embeddings)", tinyConfig("gemma3_text")],
     ["smollm3 (layer 1 without RoPE, sliding over 3 keys)", tinyConfig("smollm3")],
     ["phi3 (fused qkv_proj and gate_up_proj, sliding over 3 keys)", tinyConfig("phi3")],
+    ["qwen3_5_text (a Gated DeltaNet layer, gated attention with partial RoPE)", tinyConfig("qwen3_5_text")],
   ];
   for (const [name, config] of cases) {
     it(name, () => {
@@ -59,6 +60,28 @@ describe("forward parity with a naive implementation (float64)", () => {
       assertParity(config, makeModel64(config, FULL), weights);
     });
   }
+
+  it("qwen3_5_text over 90 tokens: the incremental forward's float64 logits equal the naive recurrence's to rounding", () => {
+    const config = tinyConfig("qwen3_5_text", { maxPositionEmbeddings: 128 });
+    const weights = tinyWeights(config);
+    const model = makeModel64(config, FULL);
+    const tokens = Int32Array.from({ length: 90 }, (_, i) => (i * 7 + 3) % config.vocabSize);
+    const cache = model.createKvCache(90, 2);
+    // Slot 1 first holds another sequence, so its state must start over at position 0.
+    model.forwardIncremental(
+      cache,
+      tokens.subarray(5, 25),
+      Int32Array.from({ length: 20 }, (_, i) => i),
+      new Int32Array(20).fill(1),
+    );
+    const positions = Int32Array.from(tokens, (_, i) => i);
+    const logits = model.forwardIncremental(cache, tokens, positions, new Int32Array(90).fill(1));
+    const expected = naiveLogits(config, weights, Array.from(tokens));
+    const V = config.vocabSize;
+    let worst = 0;
+    expected.forEach((row, i) => row.forEach((z, j) => (worst = Math.max(worst, Math.abs(logits[i * V + j] - z)))));
+    assert.ok(worst < 1e-10, `logits differ from the naive recurrence by ${worst}`);
+  });
 
   it("a LoRA model equals the naive forward with merged weights W + (32/r) B A (untied and tied heads)", () => {
     for (const tied of [false, true]) {

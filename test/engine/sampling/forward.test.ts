@@ -11,6 +11,19 @@ import { randomTokens, tinyConfigJson } from "../helpers.ts";
 
 const k = referenceKernels;
 
+/** Qwen3.5 in small: a Gated DeltaNet layer (2 key heads shared by 4 value heads), then gated full attention. */
+const QWEN35_JSON = tinyConfigJson({
+  model_type: "qwen3_5_text",
+  num_hidden_layers: 3,
+  layer_types: ["linear_attention", "full_attention", "linear_attention"],
+  linear_conv_kernel_dim: 4,
+  linear_num_key_heads: 2,
+  linear_num_value_heads: 4,
+  linear_key_head_dim: 8,
+  linear_value_head_dim: 6,
+  rope_parameters: { rope_type: "default", rope_theta: 10000, partial_rotary_factor: 0.5 },
+});
+
 function ceInput(tokens: number[]): SequenceInput {
   return {
     inputTokens: Int32Array.from(tokens.slice(0, -1)),
@@ -54,6 +67,7 @@ for (const variant of [
     name: "phi3 (fused projections, LoRA on the fused matrices, sliding window)",
     json: tinyConfigJson({ model_type: "phi3", head_dim: undefined, sliding_window: 5 }),
   },
+  { name: "qwen3_5_text (Gated DeltaNet layers with LoRA on in_proj_*/out_proj, gated attention)", json: QWEN35_JSON },
 ]) {
   test(`prompt logprobs through the KV cache equal the training forward (${variant.name}, trained LoRA merged)`, () => {
     const config = parseModelConfig(variant.json, "tiny");
@@ -82,33 +96,40 @@ for (const variant of [
   });
 }
 
-test("token-by-token decoding, prefill in chunks and decoding in mixed batches give the same logits", () => {
-  const config = parseModelConfig(tinyConfigJson(), "tiny");
-  const inf = inferenceModel(buildInferenceWeights(config, EngineModel.randomWeights(config, 5), null), k);
-  const tokens = randomTokens(12, 4);
-  const V = config.vocabSize;
-  // All at once.
-  const all = new KvCache(config, 1, 16);
-  const idx = Int32Array.from(tokens.keys());
-  const full = headLogits(inf, forwardHidden(inf, all, Int32Array.from(tokens), idx, new Int32Array(12), idx), 12);
-  // One token per call in slot 2 of a 3-slot cache, while slot 0 decodes another sequence in the same calls.
-  const inc = new KvCache(config, 3, 16);
-  const other = randomTokens(12, 8);
-  for (let t = 0; t < 12; t++) {
-    const h = forwardHidden(inf, inc, Int32Array.of(other[t], tokens[t]), Int32Array.of(t, t), Int32Array.of(0, 2), Int32Array.of(1));
-    close(headLogits(inf, h, 1), full.subarray(t * V, (t + 1) * V), 1e-5, `step ${t}`);
-  }
-  // A prompt prefilled in slot 0 and copied to slot 1 continues like the original.
-  const c = new KvCache(config, 2, 16);
-  const p = Int32Array.from(tokens.slice(0, 8));
-  forwardHidden(inf, c, p, Int32Array.from(p.keys()), new Int32Array(8), Int32Array.of(7));
-  c.copySlot(0, 1, 8);
-  const grown = c.grown(4, 32, [8, 8]);
-  const h = forwardHidden(inf, grown, Int32Array.of(tokens[8], tokens[8]), Int32Array.of(8, 8), Int32Array.of(0, 1), Int32Array.of(0, 1));
-  const l = headLogits(inf, h, 2);
-  close(l.subarray(0, V), full.subarray(8 * V, 9 * V), 1e-5, "slot 0 after grow");
-  close(l.subarray(V, 2 * V), full.subarray(8 * V, 9 * V), 1e-5, "copied slot");
-});
+for (const [name, json] of [
+  ["llama", tinyConfigJson()],
+  ["qwen3_5_text: recurrent states per slot, reset at position 0, copied and grown", QWEN35_JSON],
+] as const)
+  test(`token-by-token decoding, prefill in chunks and decoding in mixed batches give the same logits (${name})`, () => {
+    const config = parseModelConfig(json, "tiny");
+    const inf = inferenceModel(buildInferenceWeights(config, EngineModel.randomWeights(config, 5), null), k);
+    const tokens = randomTokens(12, 4);
+    const V = config.vocabSize;
+    // All at once.
+    const all = new KvCache(config, 1, 16);
+    const idx = Int32Array.from(tokens.keys());
+    const full = headLogits(inf, forwardHidden(inf, all, Int32Array.from(tokens), idx, new Int32Array(12), idx), 12);
+    // One token per call in slot 2 of a 3-slot cache, while slot 0 decodes another sequence in the same calls.
+    const inc = new KvCache(config, 3, 16);
+    const other = randomTokens(12, 8);
+    for (let t = 0; t < 12; t++) {
+      const h = forwardHidden(inf, inc, Int32Array.of(other[t], tokens[t]), Int32Array.of(t, t), Int32Array.of(0, 2), Int32Array.of(1));
+      close(headLogits(inf, h, 1), full.subarray(t * V, (t + 1) * V), 1e-5, `step ${t}`);
+    }
+    // A prompt prefilled in slot 0 and copied to slot 1 continues like the original.
+    const c = new KvCache(config, 2, 16);
+    const p = Int32Array.from(tokens.slice(0, 8));
+    forwardHidden(inf, c, p, Int32Array.from(p.keys()), new Int32Array(8), Int32Array.of(7));
+    c.copySlot(0, 1, 8);
+    const grown = c.grown(4, 32, [8, 8]);
+    const h = forwardHidden(inf, grown, Int32Array.of(tokens[8], tokens[8]), Int32Array.of(8, 8), Int32Array.of(0, 1), Int32Array.of(0, 1));
+    const l = headLogits(inf, h, 2);
+    close(l.subarray(0, V), full.subarray(8 * V, 9 * V), 1e-5, "slot 0 after grow");
+    close(l.subarray(V, 2 * V), full.subarray(8 * V, 9 * V), 1e-5, "copied slot");
+    // A slot reused for a new sequence starts over at position 0 (its old state is dropped).
+    const again = forwardHidden(inf, grown, Int32Array.from(tokens.slice(0, 3)), Int32Array.of(0, 1, 2), Int32Array.of(1, 1, 1), Int32Array.of(2));
+    close(headLogits(inf, again, 1), full.subarray(2 * V, 3 * V), 1e-5, "reused slot");
+  });
 
 test("an adapter that does not fit the model is refused with the tensor named", () => {
   const config = parseModelConfig(tinyConfigJson(), "tiny");
