@@ -23,6 +23,7 @@ const FAMILY_SHAPES: Record<string, string> = {
   olmo2: "olmo2-1b",
   phi3: "phi3-mini-4l",
   qwen3_moe: "qwen3-30b-a3b-2l",
+  qwen3_5_text: "qwen3.5-0.8b",
 };
 
 const argv = process.argv.slice(2);

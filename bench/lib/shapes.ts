@@ -135,6 +135,29 @@ export const HF_BENCH_SHAPES: Record<string, Record<string, unknown>> = {
     rms_norm_eps: 1e-6,
     tie_word_embeddings: false,
   },
+  // Qwen/Qwen3.5-0.8B's text decoder: 24 layers, every 4th gated full attention (8 heads / 2 KV heads
+  // of 256, a quarter of each head roped), the others Gated DeltaNet (16 heads of 128 for q, k, v).
+  "qwen3.5-0.8b": {
+    model_type: "qwen3_5_text",
+    vocab_size: 248320,
+    hidden_size: 1024,
+    intermediate_size: 3584,
+    num_hidden_layers: 24,
+    num_attention_heads: 8,
+    num_key_value_heads: 2,
+    head_dim: 256,
+    layer_types: Array.from({ length: 24 }, (_, l) => ((l + 1) % 4 === 0 ? "full_attention" : "linear_attention")),
+    linear_conv_kernel_dim: 4,
+    linear_num_key_heads: 16,
+    linear_num_value_heads: 16,
+    linear_key_head_dim: 128,
+    linear_value_head_dim: 128,
+    partial_rotary_factor: 0.25,
+    rope_parameters: { rope_type: "default", rope_theta: 10000000, partial_rotary_factor: 0.25 },
+    max_position_embeddings: 262144,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
+  },
   // microsoft/Phi-3-mini-4k-instruct: 32 layers with fused qkv and gate_up, window 2047; 4 of them here.
   "phi3-mini-4l": {
     model_type: "phi3",
