@@ -42,9 +42,10 @@ export function compareLoraStep(
     `  ours (${opts.threads} threads, ${ours.base === "resident" ? "bf16 base resident" : "float32 base"}): step ${fmt(ours.step_s)} s wall, ${fmt(ours.cpu_s)} s cpu; peak ${gib(ours.peak_rss_bytes)} (${gib(ours.rss_after_load_bytes)} after loading in ${fmt(ours.load_s, 1)} s); step-0 loss ${ours.losses[0].toFixed(3)}`,
   );
   // The FLOP count knows attention and MLP layers; Gated DeltaNet layers are not in it.
-  if (config.modelType !== "qwen3_5_text") console.log(
-    `  GEMM-bound limit: ${fmt(total / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(rate / 1e9, 0)} GFLOP/s = ${fmt(total / rate)} s (dense only ${fmt(flops.dense / rate)} s); ours is ${fmt(ours.step_s / (total / rate))}× it`,
-  );
+  if (config.modelType !== "qwen3_5_text")
+    console.log(
+      `  GEMM-bound limit: ${fmt(total / 1e9, 0)} GFLOP (dense ${fmt(flops.dense / 1e9, 0)}, LoRA ${fmt(flops.lora / 1e9, 0)}, attention ${fmt(flops.attention / 1e9, 0)}) at ${fmt(rate / 1e9, 0)} GFLOP/s = ${fmt(total / rate)} s (dense only ${fmt(flops.dense / rate)} s); ours is ${fmt(ours.step_s / (total / rate))}× it`,
+    );
   if (!opts.peft) return { ours };
   const peer = runPeftPeer(python, dir, batchFile, { steps: opts.steps, rank: opts.rank, threads: opts.threads });
   const lossDiff = Math.abs(peer.losses[0] - ours.losses[0]) / Math.abs(peer.losses[0]);
