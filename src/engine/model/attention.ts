@@ -1,6 +1,6 @@
 // The attention half of a decoder layer: h = x + o_proj(Attention(RMSNorm(x))), with GQA, optional
 // q/k/v biases (in the Linear), q/k RMSNorm before RoPE (per head for Qwen3, over the whole
-// projection for OLMo 2), rotate_half RoPE, and for post-norm families (OLMo 2)
+// projection for OLMo 2), rotate_half RoPE, attention sinks (GPT-OSS), and for post-norm families (OLMo 2)
 // h = x + RMSNorm(o_proj(Attention(x))) instead
 // (docs/numerics.md#rmsnorm, docs/numerics.md#rotary-embeddings,
 // docs/numerics.md#attention-with-gqa, docs/numerics.md#qwen2-and-qwen3-differences).
@@ -60,7 +60,7 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
   const { k, config } = c;
   const { numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   qkvForward(c, p, la, x, sc);
-  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale, c.window);
+  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale, c.window, p.sinks?.data ?? null);
   attentionOutputForward(c, p, la, x, la.attn, sc);
 }
 
@@ -82,9 +82,9 @@ export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: Laye
   }
   linearBackward(k, p.o, la.attn, T, la.hr.o, dOut, sc.dattn, 0, sc.dhr, sc.ones);
   if (la.probs !== null) {
-    k.attentionBackward(sc.dattn, la.q, la.k, la.v, la.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale);
+    k.attentionBackward(sc.dattn, la.q, la.k, la.v, la.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale, p.sinks?.grad ?? null);
   } else {
-    attentionBackwardPerSequence(c, la, sc);
+    attentionBackwardPerSequence(c, p, la, sc);
   }
   if (c.rope) {
     k.rope(sc.dq, c.positions, c.invFreq, T, H, d, true);
@@ -117,7 +117,7 @@ export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: Laye
  * Attention backward one sequence at a time, re-running that sequence's forward to get its
  * probabilities: they need H·maxLen² floats rather than H·Σlen² for the whole batch.
  */
-function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc: Scratch): void {
+function attentionBackwardPerSequence(c: BatchContext, p: LayerParams, la: LayerActivations, sc: Scratch): void {
   const { k, config } = c;
   const { numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const qw = H * d;
@@ -133,7 +133,7 @@ function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc:
     const kk = la.k.subarray(a * kw, b * kw);
     const v = la.v.subarray(a * kw, b * kw);
     // The output goes to scratch: only the probabilities are wanted.
-    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale, c.window);
+    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale, c.window, p.sinks?.data ?? null);
     k.attentionBackward(
       sc.dattn.subarray(a * qw, b * qw),
       q,
@@ -148,6 +148,7 @@ function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc:
       Hkv,
       d,
       c.attnScale,
+      p.sinks?.grad ?? null,
     );
   }
 }

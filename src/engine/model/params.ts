@@ -7,6 +7,7 @@ import {
   MLP_PROJECTIONS,
   expectedTensorShapes,
   expertPrefix,
+  fusedExpertName,
   isAttentionProjection,
   layerIsMoe,
   layerNormNames,
@@ -14,8 +15,10 @@ import {
   projectionPrefix,
   projectionShape,
   qkNormWidths,
+  routerBiasName,
   routerName,
   shapeSize,
+  sinksName,
   type ModelConfig,
   type ProjectionName,
 } from "./config.ts";
@@ -40,6 +43,8 @@ export interface LayerParams {
   readonly o: Linear;
   readonly qNorm: Tensor | null;
   readonly kNorm: Tensor | null;
+  /** GPT-OSS: each query head's sink logit, [H]. */
+  readonly sinks: Tensor | null;
   /** Norm of the attention's output before the residual add (olmo2). */
   readonly attnOutNorm: Tensor | null;
   /** Norm of the MLP's input (HF's post_attention_layernorm in llama and qwen). */
@@ -54,16 +59,21 @@ export interface LayerParams {
   readonly moe: MoeParams | null;
 }
 
-/** One SwiGLU expert (or a dense MLP): gate, up [F, D] and down [D, F]. */
+/**
+ * One SwiGLU expert (or a dense MLP): gate, up [F, D] and down [D, F]. GPT-OSS's experts have no
+ * separate up: `gate` is the fused gate_up ([D, 2F] transposed, gate and up in alternating
+ * outputs, with its bias) and `down` is [F, D] transposed with a bias.
+ */
 export interface ExpertParams {
   readonly gate: Linear;
-  readonly up: Linear;
+  readonly up: Linear | null;
   readonly down: Linear;
 }
 
-/** A mixture-of-experts MLP: the router [E, D] (never LoRA-adapted, as PEFT's targets leave mlp.gate alone) and the experts. */
+/** A mixture-of-experts MLP: the router [E, D] (never LoRA-adapted, as PEFT's targets leave mlp.gate alone), its bias (GPT-OSS) and the experts. */
 export interface MoeParams {
   readonly router: WeightTensor;
+  readonly routerBias: Tensor | null;
   readonly experts: ExpertParams[];
 }
 
@@ -71,7 +81,7 @@ export interface MoeParams {
 export function layerLinears(p: LayerParams): Linear[] {
   const out: Linear[] = [p.q, p.k, p.v, p.o];
   for (const lin of [p.gate, p.up, p.down]) if (lin !== null) out.push(lin);
-  for (const e of p.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
+  for (const e of p.moe?.experts ?? []) for (const lin of [e.gate, e.up, e.down]) if (lin !== null) out.push(lin);
   return out;
 }
 
@@ -220,7 +230,8 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
   if (moe === undefined) throw new Error("moeParams: the config has no experts");
   const { hiddenSize: D } = ctx.config;
   const Fe = moe.expertIntermediateSize;
-  const router = matrixTensor(ctx, routerName(l), [moe.numExperts, D]);
+  const router = matrixTensor(ctx, routerName(ctx.config, l), [moe.numExperts, D]);
+  if (moe.gptOss !== undefined) return gptOssExperts(ctx, l, router);
   const experts: ExpertParams[] = [];
   for (let e = 0; e < moe.numExperts; e++) {
     experts.push({
@@ -229,7 +240,40 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
       down: adaptedLinear(ctx, expertPrefix(l, e, "down_proj"), D, Fe, null, false),
     });
   }
-  return { router, experts };
+  return { router, routerBias: null, experts };
+}
+
+/**
+ * GPT-OSS's router bias and experts, each expert's matrices and biases views of the layer's fused
+ * tensors (so a 16-bit checkpoint stays 16-bit and full training updates the tensors it saves).
+ * Its experts take no adapters: PEFT reaches fused expert tensors only through target_parameters,
+ * one LoRA per layer's tensor, which Tinker's per-expert layout does not map onto (docs/numerics.md#gpt-oss).
+ */
+function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeParams {
+  const moe = ctx.config.moe as NonNullable<ModelConfig["moe"]>;
+  const { hiddenSize: D } = ctx.config;
+  const { numExperts: E, expertIntermediateSize: Fe } = moe;
+  const routerBias = vectorTensor(ctx, routerBiasName(l), [E]);
+  const gateUp = matrixTensor(ctx, fusedExpertName(l, "gate_up_proj"), [E, D, 2 * Fe]);
+  const gateUpBias = vectorTensor(ctx, fusedExpertName(l, "gate_up_proj_bias"), [E, 2 * Fe]);
+  const down = matrixTensor(ctx, fusedExpertName(l, "down_proj"), [E, Fe, D]);
+  const downBias = vectorTensor(ctx, fusedExpertName(l, "down_proj_bias"), [E, D]);
+  const experts: ExpertParams[] = [];
+  for (let e = 0; e < E; e++) {
+    experts.push({
+      gate: {
+        inDim: D,
+        outDim: 2 * Fe,
+        transposed: true,
+        weight: rowsOf(gateUp, 2 * Fe, e * D, (e + 1) * D),
+        bias: rowsOf(gateUpBias, 2 * Fe, e, e + 1),
+        lora: null,
+      },
+      up: null,
+      down: { inDim: Fe, outDim: D, transposed: true, weight: rowsOf(down, D, e * Fe, (e + 1) * Fe), bias: rowsOf(downBias, D, e, e + 1), lora: null },
+    });
+  }
+  return { router, routerBias, experts };
 }
 
 /** Row views of a tensor (rows [r0, r1) of [rows, width]), sharing its data and gradient. */
@@ -288,13 +332,14 @@ export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>
     const [q, k, v, o] = attentionProjections(ctx, l);
     const qNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
     const kNorm = config.qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
+    const sinks = config.attentionSinks === true ? vectorTensor(ctx, sinksName(l), [config.numHeads]) : null;
     const attnOutNorm = norm(names.attnOut);
     const postNorm = norm(names.mlpIn);
     const sparse = layerIsMoe(config, l);
     const [gate, up, down] = sparse ? [null, null, null] : mlpProjections(ctx, l);
     const moe = sparse ? moeParams(ctx, l) : null;
     const mlpOutNorm = norm(names.mlpOut);
-    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm });
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, sinks, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm });
   }
   const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);

@@ -10,12 +10,15 @@ import {
   ATTENTION_PROJECTIONS,
   MLP_PROJECTIONS,
   expertPrefix,
+  fusedExpertName,
   layerIsMoe,
   layerNormNames,
   projectionHasBias,
   projectionPrefix,
   projectionShape,
+  routerBiasName,
   routerName,
+  sinksName,
   type ModelConfig,
   type ProjectionName,
 } from "../model/config.ts";
@@ -29,10 +32,11 @@ export interface LoraFactors {
   scale: number;
 }
 
-/** A base matrix [out, in] and its adapter, if any. */
+/** A base matrix [out, in] ([in, out] when transposed: GPT-OSS's experts) and its adapter, if any. */
 export interface Projection {
   weight: BaseArray;
   lora: LoraFactors | null;
+  transposed?: boolean;
 }
 
 /** Norms as in the training model's LayerParams: null where the family has none. */
@@ -49,6 +53,8 @@ export interface InferenceLayer {
   oBias: Float32Array | null;
   qNorm: Float32Array | null;
   kNorm: Float32Array | null;
+  /** GPT-OSS's per-head sink logits. */
+  sinks: Float32Array | null;
   attnOutNorm: Float32Array | null;
   postNorm: Float32Array | null;
   mlpOutNorm: Float32Array | null;
@@ -59,10 +65,22 @@ export interface InferenceLayer {
   moe: InferenceMoe | null;
 }
 
-/** A mixture-of-experts layer's router [E, D] and experts (model/moe.ts routes the same way). */
+/**
+ * A mixture-of-experts layer's router [E, D] and experts (model/moe.ts routes the same way). GPT-OSS:
+ * a router bias, and experts whose `gate` is the fused gate_up (no `up`), with biases.
+ */
 export interface InferenceMoe {
   router: BaseArray;
-  experts: { gate: Projection; up: Projection; down: Projection }[];
+  routerBias: Float32Array | null;
+  experts: InferenceExpert[];
+}
+
+export interface InferenceExpert {
+  gate: Projection;
+  up: Projection | null;
+  down: Projection;
+  gateBias: Float32Array | null;
+  downBias: Float32Array | null;
 }
 
 export interface InferenceWeights {
@@ -143,7 +161,10 @@ export const ROWS_PRODUCT_MAX = 64;
  */
 export function project(k: Kernels, p: Projection, x: Float32Array, n: number, outDim: number, inDim: number, y: Float32Array, scratch: Float32Array): void {
   const rows = n <= ROWS_PRODUCT_MAX;
-  if (rows) k.gemmRowsNT(n, outDim, inDim, 1, x, p.weight, 0, y);
+  // A transposed weight ([in, out]) has no row-streaming kernel: a plain GEMM (its rows' bits may
+  // then depend on the batch's other rows).
+  if (p.transposed === true) k.gemm(false, false, n, outDim, inDim, 1, x, p.weight, 0, y);
+  else if (rows) k.gemmRowsNT(n, outDim, inDim, 1, x, p.weight, 0, y);
   else k.gemm(false, true, n, outDim, inDim, 1, x, p.weight, 0, y);
   if (p.lora === null) return;
   const { a, b, rank, scale } = p.lora;
@@ -189,14 +210,20 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
         const prefix = expertPrefix(l, e, p);
         return projection(need(base, `${prefix}.weight`), prefix, outDim, inDim, adapter, used);
       };
-      moe = {
-        router: need(base, routerName(l)),
-        experts: Array.from({ length: config.moe.numExperts }, (_, e) => ({
-          gate: expert(e, "gate_proj", Fe, D),
-          up: expert(e, "up_proj", Fe, D),
-          down: expert(e, "down_proj", D, Fe),
-        })),
-      };
+      moe =
+        config.moe.gptOss !== undefined
+          ? gptOssExperts(config, base, l)
+          : {
+              router: need(base, routerName(config, l)),
+              routerBias: null,
+              experts: Array.from({ length: config.moe.numExperts }, (_, e) => ({
+                gate: expert(e, "gate_proj", Fe, D),
+                up: expert(e, "up_proj", Fe, D),
+                down: expert(e, "down_proj", D, Fe),
+                gateBias: null,
+                downBias: null,
+              })),
+            };
     }
     const norms = layerNormNames(config, l);
     layers.push({
@@ -211,6 +238,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       oBias: bias(l, "o_proj"),
       qNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
       kNorm: config.qkNorm ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
+      sinks: config.attentionSinks === true ? needVector(base, sinksName(l)) : null,
       attnOutNorm: norm(norms.attnOut),
       postNorm: norm(norms.mlpIn),
       mlpOutNorm: norm(norms.mlpOut),
@@ -235,11 +263,34 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   return { config, embed, layers, finalNorm: needNorm(config, base, "model.norm.weight"), head, maxRank };
 }
 
+/** GPT-OSS's router and experts as views of the layer's fused tensors (no adapters: see model/params.ts). */
+function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: number): InferenceMoe {
+  const moe = config.moe as NonNullable<ModelConfig["moe"]>;
+  const D = config.hiddenSize;
+  const Fe = moe.expertIntermediateSize;
+  const gateUp = need(base, fusedExpertName(l, "gate_up_proj"));
+  const gateUpBias = needVector(base, fusedExpertName(l, "gate_up_proj_bias"));
+  const down = need(base, fusedExpertName(l, "down_proj"));
+  const downBias = needVector(base, fusedExpertName(l, "down_proj_bias"));
+  const gu = D * 2 * Fe;
+  return {
+    router: need(base, routerName(config, l)),
+    routerBias: needVector(base, routerBiasName(l)),
+    experts: Array.from({ length: moe.numExperts }, (_, e) => ({
+      gate: { weight: weightView(gateUp, e * gu, (e + 1) * gu), lora: null, transposed: true },
+      up: null,
+      down: { weight: weightView(down, e * Fe * D, (e + 1) * Fe * D), lora: null, transposed: true },
+      gateBias: gateUpBias.subarray(e * 2 * Fe, (e + 1) * 2 * Fe),
+      downBias: downBias.subarray(e * D, (e + 1) * D),
+    })),
+  };
+}
+
 /** Every projection of a layer: attention, dense MLP or every expert. */
 function layerProjections(l: InferenceLayer): Projection[] {
   const out: Projection[] = [l.q, l.k, l.v, l.o];
   for (const p of [l.gate, l.up, l.down]) if (p !== null) out.push(p);
-  for (const e of l.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
+  for (const e of l.moe?.experts ?? []) for (const p of [e.gate, e.up, e.down]) if (p !== null) out.push(p);
   return out;
 }
 

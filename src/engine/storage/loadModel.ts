@@ -103,6 +103,28 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
   return out;
 }
 
+function ropeScalingJson(s: ModelConfig["ropeScaling"]): Record<string, unknown> | null {
+  if (s === null) return null;
+  if (s.type === "yarn") {
+    return {
+      rope_type: "yarn",
+      factor: s.factor,
+      beta_fast: s.betaFast,
+      beta_slow: s.betaSlow,
+      original_max_position_embeddings: s.originalMaxPositionEmbeddings,
+      truncate: s.truncate,
+      attention_factor: s.attentionFactor,
+    };
+  }
+  return {
+    rope_type: "llama3",
+    factor: s.factor,
+    low_freq_factor: s.lowFreqFactor,
+    high_freq_factor: s.highFreqFactor,
+    original_max_position_embeddings: s.originalMaxPositionEmbeddings,
+  };
+}
+
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
   const archs: Record<ModelType, string> = {
@@ -114,6 +136,7 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     smollm3: "SmolLM3ForCausalLM",
     phi3: "Phi3ForCausalLM",
     qwen3_moe: "Qwen3MoeForCausalLM",
+    gpt_oss: "GptOssForCausalLM",
   };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
@@ -129,16 +152,7 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     hidden_act: "silu",
     rms_norm_eps: config.rmsNormEps,
     rope_theta: config.ropeTheta,
-    rope_scaling:
-      config.ropeScaling === null
-        ? null
-        : {
-            rope_type: "llama3",
-            factor: config.ropeScaling.factor,
-            low_freq_factor: config.ropeScaling.lowFreqFactor,
-            high_freq_factor: config.ropeScaling.highFreqFactor,
-            original_max_position_embeddings: config.ropeScaling.originalMaxPositionEmbeddings,
-          },
+    rope_scaling: ropeScalingJson(config.ropeScaling),
     max_position_embeddings: config.maxPositionEmbeddings,
     tie_word_embeddings: config.tieWordEmbeddings,
     torch_dtype: "float32",
@@ -170,7 +184,15 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     }
   }
   const moe = config.moe;
-  if (moe !== undefined) {
+  if (moe?.gptOss !== undefined) {
+    json.num_local_experts = moe.numExperts;
+    json.num_experts_per_tok = moe.topK;
+    json.intermediate_size = moe.expertIntermediateSize;
+    json.router_aux_loss_coef = moe.routerAuxLossCoef;
+    json.swiglu_limit = moe.gptOss.swigluLimit;
+    json.sliding_window = config.slidingWindow;
+    json.layer_types = (config.slidingLayers ?? []).map((s) => (s ? "sliding_attention" : "full_attention"));
+  } else if (moe !== undefined) {
     json.num_experts = moe.numExperts;
     json.num_experts_per_tok = moe.topK;
     json.norm_topk_prob = moe.normTopkProb;

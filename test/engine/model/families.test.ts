@@ -32,7 +32,7 @@ interface Reference {
 }
 
 const families = readdirSync(ROOT, { withFileTypes: true })
-  .filter((e) => e.isDirectory() && !e.name.endsWith("-bf16"))
+  .filter((e) => e.isDirectory() && !e.name.endsWith("-bf16") && !e.name.endsWith("-mxfp4"))
   .map((e) => e.name)
   .sort();
 
@@ -54,40 +54,41 @@ function worst(got: ArrayLike<number | null>, expected: number[]): number {
 }
 
 test("every family in the engine has a fixture", () => {
-  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "qwen3_moe", "smollm3"]);
+  assert.deepEqual(families, ["gemma3_text", "gpt_oss", "olmo2", "phi3", "qwen3_moe", "smollm3"]);
 });
 
-test("qwen3_moe: every token goes to the experts transformers' router chose, in its order", () => {
-  const dir = join(ROOT, "qwen3_moe");
-  const ref = JSON.parse(readFileSync(join(dir, "reference.json"), "utf8")) as Reference & { routing: number[][][] };
-  const { config, weights } = loadModelDir(dir);
-  const moe = config.moe;
-  assert.ok(moe?.normTopkProb && moe.sparseLayers.join() === "true,true,true");
-  const params = buildParams(config, weights, { mode: "full", seed: 0 }, "float32");
-  const loss = resolveLoss("cross_entropy", undefined);
-  const input = {
-    inputTokens: Int32Array.from(ref.tokens),
-    lossInputs: { target_tokens: Int32Array.from(ref.tokens), weights: new Float32Array(ref.tokens.length).fill(1) },
-  };
-  const result = forwardBackwardPass(passInputs(getKernels(), "float32", config, params), packBatch([input], loss, config), loss, false, true);
-  const choices = result.routing?.choices ?? [];
-  assert.equal(choices.length, ref.routing.length);
-  const K = moe.topK;
-  choices.forEach((chosen, layer) => {
-    const ours = ref.tokens.map((_, t) => Array.from(chosen.subarray(t * K, (t + 1) * K)));
-    assert.deepEqual(ours, ref.routing[layer], `sparse layer ${layer}`);
+for (const family of ["qwen3_moe", "gpt_oss"])
+  test(`${family}: every token goes to the experts transformers' router chose, in its order`, () => {
+    const dir = join(ROOT, family);
+    const ref = JSON.parse(readFileSync(join(dir, "reference.json"), "utf8")) as Reference & { routing: number[][][] };
+    const { config, weights } = loadModelDir(dir);
+    const moe = config.moe;
+    assert.ok(moe?.normTopkProb && moe.sparseLayers.every((s) => s) && moe.sparseLayers.length === ref.routing.length);
+    const params = buildParams(config, weights, { mode: "full", seed: 0 }, "float32");
+    const loss = resolveLoss("cross_entropy", undefined);
+    const input = {
+      inputTokens: Int32Array.from(ref.tokens),
+      lossInputs: { target_tokens: Int32Array.from(ref.tokens), weights: new Float32Array(ref.tokens.length).fill(1) },
+    };
+    const result = forwardBackwardPass(passInputs(getKernels(), "float32", config, params), packBatch([input], loss, config), loss, false, true);
+    const choices = result.routing?.choices ?? [];
+    assert.equal(choices.length, ref.routing.length);
+    const K = moe.topK;
+    choices.forEach((chosen, layer) => {
+      const ours = ref.tokens.map((_, t) => Array.from(chosen.subarray(t * K, (t + 1) * K)));
+      assert.deepEqual(ours, ref.routing[layer], `sparse layer ${layer}`);
+    });
+    // The load-balancing metrics of transformers' load_balancing_loss_func, from the same choices.
+    const metrics = result.routing?.metrics() ?? {};
+    assert.ok((metrics["moe_aux_loss:mean"] ?? 0) > K * 0.99, `aux loss ${metrics["moe_aux_loss:mean"]}`);
+    let busiest = 0;
+    for (const layer of ref.routing) {
+      const counts = new Array<number>(moe.numExperts).fill(0);
+      for (const row of layer) for (const e of row) counts[e]++;
+      busiest = Math.max(busiest, ...counts);
+    }
+    assert.ok(metrics["moe_expert_load_max:max"]! >= (busiest * moe.numExperts) / (ref.tokens.length * 2 * K) - 1e-9);
   });
-  // The load-balancing metrics of transformers' load_balancing_loss_func, from the same choices.
-  const metrics = result.routing?.metrics() ?? {};
-  assert.ok((metrics["moe_aux_loss:mean"] ?? 0) > K * 0.99, `aux loss ${metrics["moe_aux_loss:mean"]}`);
-  let busiest = 0;
-  for (const layer of ref.routing) {
-    const counts = new Array<number>(moe.numExperts).fill(0);
-    for (const row of layer) for (const e of row) counts[e]++;
-    busiest = Math.max(busiest, ...counts);
-  }
-  assert.ok(metrics["moe_expert_load_max:max"]! >= (busiest * moe.numExperts) / (ref.tokens.length * 2 * K) - 1e-9);
-});
 
 for (const family of families) {
   const dir = join(ROOT, family);
