@@ -514,6 +514,11 @@ function parseGptOss(json: Json, r: FieldReader, config: ModelConfig): void {
     routerAuxLossCoef: coef,
     gptOss: { swigluLimit: GPT_OSS_SWIGLU_LIMIT },
   };
+  const quant = json.quantization_config;
+  if (quant !== undefined && quant !== null) {
+    const method = isObject(quant) ? quant.quant_method : quant;
+    if (method !== "mxfp4") r.fail("quantization_config.quant_method", `"mxfp4" (the released GPT-OSS experts; no other quantization is implemented)`, method);
+  }
   // transformers' GptOssExperts clamps at 7.0 whatever the config says.
   const limit = json.swiglu_limit;
   if (limit !== undefined && limit !== null && limit !== GPT_OSS_SWIGLU_LIMIT) {

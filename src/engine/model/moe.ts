@@ -7,6 +7,7 @@
 // GPT-OSS (docs/numerics.md#gpt-oss) routes the same way (a softmax over the top-k logits is the
 // renormalised full softmax) with a router bias, and its experts are fused gate_up / down
 // matrices with biases and a clamped SwiGLU.
+import { widenExpert } from "../kernels/mxfp4.ts";
 import type { FloatArray } from "../kernels/types.ts";
 import type { MoeActivations, MoeScratch } from "./activations.ts";
 import type { MoeConfig } from "./config.ts";
@@ -192,6 +193,7 @@ export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, 
   const rank = expertRank(p);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
+    widenExpert(ex.quantized);
     const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
     linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, rank), ones);
     if (ex.up !== null) linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, rank), ones);
@@ -242,6 +244,7 @@ export function moeBlockBackward(
   const rank = expertRank(p);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
+    widenExpert(ex.quantized);
     const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
     const dact = rowsOf(sc.dact, r0, n, Fe);
     const dgate = rowsOf(sc.dgate, r0, n, expertGateWidth(moe));

@@ -23,7 +23,9 @@ import {
   type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
-import { weightView, type BaseArray } from "../kernels/halfArray.ts";
+import { denseWeight, weightView, type BaseArray, type DenseArray } from "../kernels/halfArray.ts";
+import { Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
+import type { FloatArray } from "../kernels/types.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
@@ -68,6 +70,8 @@ export interface ExpertParams {
   readonly gate: Linear;
   readonly up: Linear | null;
   readonly down: Linear;
+  /** MXFP4 experts (GPT-OSS as released): widenExpert fills the buffers gate and down read. */
+  readonly quantized?: QuantizedExpert;
 }
 
 /** A mixture-of-experts MLP: the router [E, D] (never LoRA-adapted, as PEFT's targets leave mlp.gate alone), its bias (GPT-OSS) and the experts. */
@@ -95,6 +99,8 @@ export interface ModelParams {
   readonly trainable: Tensor[];
   /** Frozen tensors by HF name (full mode: empty). */
   readonly frozen: Map<string, WeightTensor>;
+  /** Frozen MXFP4 expert tensors by HF name, kept as loaded (no Linear reads them directly). */
+  readonly quantized: Map<string, Mxfp4Matrix>;
 }
 
 export function validateSetup(setup: TrainableSetup): void {
@@ -158,12 +164,19 @@ interface BuildContext {
   dtype: Dtype;
   trainable: Tensor[];
   frozen: Map<string, WeightTensor>;
+  quantized: Map<string, Mxfp4Matrix>;
+  /** The buffers MXFP4 experts widen into, shared by every expert of the model. */
+  expertBuffers: ExpertBuffers | null;
 }
 
-function source(ctx: BuildContext, name: string): BaseArray {
+function rawSource(ctx: BuildContext, name: string): BaseArray {
   const src = ctx.weights.get(name);
   if (src === undefined) throw new Error(`weights: tensor "${name}" is missing`);
   return src;
+}
+
+function source(ctx: BuildContext, name: string): DenseArray {
+  return denseWeight(rawSource(ctx, name), name);
 }
 
 /**
@@ -188,7 +201,7 @@ function vectorTensor(ctx: BuildContext, name: string, shape: number[]): Tensor 
   return t;
 }
 
-function trainableTensor(ctx: BuildContext, name: string, shape: number[], src: BaseArray): Tensor {
+function trainableTensor(ctx: BuildContext, name: string, shape: number[], src: DenseArray): Tensor {
   const data = toDtype(ctx.dtype, src);
   const t: Tensor = { name, shape, data, grad: allocFloat(ctx.dtype, data.length) };
   ctx.trainable.push(t);
@@ -254,10 +267,36 @@ function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeP
   const { hiddenSize: D } = ctx.config;
   const { numExperts: E, expertIntermediateSize: Fe } = moe;
   const routerBias = vectorTensor(ctx, routerBiasName(l), [E]);
-  const gateUp = matrixTensor(ctx, fusedExpertName(l, "gate_up_proj"), [E, D, 2 * Fe]);
   const gateUpBias = vectorTensor(ctx, fusedExpertName(l, "gate_up_proj_bias"), [E, 2 * Fe]);
-  const down = matrixTensor(ctx, fusedExpertName(l, "down_proj"), [E, Fe, D]);
   const downBias = vectorTensor(ctx, fusedExpertName(l, "down_proj_bias"), [E, D]);
+  const gateUpName = fusedExpertName(l, "gate_up_proj");
+  const downName = fusedExpertName(l, "down_proj");
+  const rawGateUp = rawSource(ctx, gateUpName);
+  const rawDown = rawSource(ctx, downName);
+  if (rawGateUp instanceof Mxfp4Matrix || rawDown instanceof Mxfp4Matrix) {
+    if (!(rawGateUp instanceof Mxfp4Matrix && rawDown instanceof Mxfp4Matrix))
+      throw new Error(`layer ${l}: gate_up_proj and down_proj must both be MXFP4 or both dense`);
+    if (ctx.setup.mode === "full") {
+      throw new InvalidArgumentError("full fine-tuning needs dense weights: an MXFP4 checkpoint (GPT-OSS as released) trains with LoRA, its experts frozen");
+    }
+    ctx.quantized.set(gateUpName, rawGateUp);
+    ctx.quantized.set(downName, rawDown);
+    const into = (ctx.expertBuffers ??= { gateUp: allocFloat(ctx.dtype, 2 * Fe * D), down: allocFloat(ctx.dtype, D * Fe) });
+    const widened = (name: string, shape: number[], data: FloatArray): WeightTensor => ({ name: `${name} (one expert, widened)`, shape, data, grad: null });
+    const experts = Array.from(
+      { length: E },
+      (_, e): ExpertParams => ({
+        // Widened output-major ([2F, D], [D, F]): the rows as MXFP4 stores them, gate and up alternating.
+        gate: { inDim: D, outDim: 2 * Fe, weight: widened(gateUpName, [2 * Fe, D], into.gateUp), bias: rowsOf(gateUpBias, 2 * Fe, e, e + 1), lora: null },
+        up: null,
+        down: { inDim: Fe, outDim: D, weight: widened(downName, [D, Fe], into.down), bias: rowsOf(downBias, D, e, e + 1), lora: null },
+        quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
+      }),
+    );
+    return { router, routerBias, experts };
+  }
+  const gateUp = matrixTensor(ctx, gateUpName, [E, D, 2 * Fe]);
+  const down = matrixTensor(ctx, downName, [E, Fe, D]);
   const experts: ExpertParams[] = [];
   for (let e = 0; e < E; e++) {
     experts.push({
@@ -320,7 +359,7 @@ function mlpProjections(ctx: BuildContext, l: number): Linear[] {
 }
 
 export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, dtype: Dtype): ModelParams {
-  const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map() };
+  const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map(), quantized: new Map(), expertBuffers: null };
   const { hiddenSize: D, vocabSize: V } = config;
   const [qNormWidth, kNormWidth] = qkNormWidths(config);
   const embed = matrixTensor(ctx, "model.embed_tokens.weight", [V, D]);
@@ -345,5 +384,5 @@ export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);
   const headLora = setup.mode === "lora" && setup.trainUnembed ? makeLora(ctx, "lm_head", D, V, setup.rank) : null;
   const head: Linear = { inDim: D, outDim: V, weight: headWeight, bias: null, lora: headLora };
-  return { embed, layers, finalNorm, head, trainable: ctx.trainable, frozen: ctx.frozen };
+  return { embed, layers, finalNorm, head, trainable: ctx.trainable, frozen: ctx.frozen, quantized: ctx.quantized };
 }

@@ -5,6 +5,7 @@
 // which equals causal attention over each sequence.
 import type { KvArray } from "../kernels/decodeTypes.ts";
 import { HalfArray } from "../kernels/halfArray.ts";
+import { widenExpert } from "../kernels/mxfp4.ts";
 import type { Kernels } from "../kernels/types.ts";
 import { attentionScale, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
 import { clampedSwigluForward, gatedForward } from "../model/gated.ts";
@@ -216,6 +217,7 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
   gatherRows(xin, ms.order, A, K, D, ms.xg);
   forEachBusyExpert(ms.offsets, E, (e, r0, rows) => {
     const ex = p.experts[e];
+    widenExpert(ex.quantized);
     const x = ms.xg.subarray(r0 * D, (r0 + rows) * D);
     const G = expertGateWidth(moe);
     const gate = ms.gate.subarray(r0 * G, (r0 + rows) * G);

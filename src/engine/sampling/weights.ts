@@ -4,7 +4,8 @@
 // computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (docs/numerics.md#kv-cache): the two rank-r products cost about r/D of
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
-import { HalfArray, toFloat32, weightView, type BaseArray } from "../kernels/halfArray.ts";
+import { denseWeight, HalfArray, toFloat32, weightView, type BaseArray, type DenseArray } from "../kernels/halfArray.ts";
+import { Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS,
@@ -34,7 +35,7 @@ export interface LoraFactors {
 
 /** A base matrix [out, in] ([in, out] when transposed: GPT-OSS's experts) and its adapter, if any. */
 export interface Projection {
-  weight: BaseArray;
+  weight: DenseArray;
   lora: LoraFactors | null;
   transposed?: boolean;
 }
@@ -70,7 +71,7 @@ export interface InferenceLayer {
  * a router bias, and experts whose `gate` is the fused gate_up (no `up`), with biases.
  */
 export interface InferenceMoe {
-  router: BaseArray;
+  router: DenseArray;
   routerBias: Float32Array | null;
   experts: InferenceExpert[];
 }
@@ -81,11 +82,13 @@ export interface InferenceExpert {
   down: Projection;
   gateBias: Float32Array | null;
   downBias: Float32Array | null;
+  /** MXFP4 experts: widenExpert fills the buffers gate and down read. */
+  quantized?: QuantizedExpert;
 }
 
 export interface InferenceWeights {
   config: ModelConfig;
-  embed: BaseArray;
+  embed: DenseArray;
   layers: InferenceLayer[];
   finalNorm: Float32Array;
   /** [V, D]; its weight is the embedding itself when tied. */
@@ -100,10 +103,14 @@ export interface AdapterTensors {
   tensors: Map<string, Float32Array>;
 }
 
-function need(weights: Map<string, BaseArray>, name: string): BaseArray {
+function needAny(weights: Map<string, BaseArray>, name: string): BaseArray {
   const w = weights.get(name);
   if (w === undefined) throw new Error(`sampler weights: tensor "${name}" is missing`);
   return w;
+}
+
+function need(weights: Map<string, BaseArray>, name: string): DenseArray {
+  return denseWeight(needAny(weights, name), name);
 }
 
 /** A norm weight or bias as float32 (a loader keeps only matrices in 16 bits; widen any other). */
@@ -121,7 +128,7 @@ function needNorm(config: ModelConfig, weights: Map<string, BaseArray>, name: st
  * The projection of `module`: `base` with the adapter's factors for it, if the adapter has them.
  * Throws when only one of A and B is present or sizes disagree.
  */
-function projection(base: BaseArray, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
+function projection(base: DenseArray, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
   if (adapter === null) return { weight: base, lora: null };
   const aName = peftName(module, "lora_A");
   const bName = peftName(module, "lora_B");
@@ -183,6 +190,7 @@ export function project(k: Kernels, p: Projection, x: Float32Array, n: number, o
  */
 export function buildInferenceWeights(config: ModelConfig, base: Map<string, BaseArray>, adapter: AdapterTensors | null): InferenceWeights {
   const used = new Set<string>();
+  const expertBuffers: { buffers: ExpertBuffers | null } = { buffers: null };
   const proj = (l: number, p: ProjectionName): Projection => {
     const prefix = projectionPrefix(l, p);
     const [outDim, inDim] = projectionShape(config, p);
@@ -212,7 +220,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       };
       moe =
         config.moe.gptOss !== undefined
-          ? gptOssExperts(config, base, l)
+          ? gptOssExperts(config, base, l, expertBuffers)
           : {
               router: need(base, routerName(config, l)),
               routerBias: null,
@@ -264,18 +272,39 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
 }
 
 /** GPT-OSS's router and experts as views of the layer's fused tensors (no adapters: see model/params.ts). */
-function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: number): InferenceMoe {
+function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: number, shared: { buffers: ExpertBuffers | null }): InferenceMoe {
   const moe = config.moe as NonNullable<ModelConfig["moe"]>;
   const D = config.hiddenSize;
   const Fe = moe.expertIntermediateSize;
-  const gateUp = need(base, fusedExpertName(l, "gate_up_proj"));
   const gateUpBias = needVector(base, fusedExpertName(l, "gate_up_proj_bias"));
-  const down = need(base, fusedExpertName(l, "down_proj"));
   const downBias = needVector(base, fusedExpertName(l, "down_proj_bias"));
+  const router = need(base, routerName(config, l));
+  const routerBias = needVector(base, routerBiasName(l));
+  const rawGateUp = needAny(base, fusedExpertName(l, "gate_up_proj"));
+  const rawDown = needAny(base, fusedExpertName(l, "down_proj"));
+  if (rawGateUp instanceof Mxfp4Matrix && rawDown instanceof Mxfp4Matrix) {
+    // One pair of buffers for the whole model: the experts run one at a time (as in model/params.ts).
+    shared.buffers ??= { gateUp: new Float32Array(2 * Fe * D), down: new Float32Array(D * Fe) };
+    const into = shared.buffers;
+    return {
+      router,
+      routerBias,
+      experts: Array.from({ length: moe.numExperts }, (_, e) => ({
+        gate: { weight: into.gateUp as Float32Array, lora: null },
+        up: null,
+        down: { weight: into.down as Float32Array, lora: null },
+        gateBias: gateUpBias.subarray(e * 2 * Fe, (e + 1) * 2 * Fe),
+        downBias: downBias.subarray(e * D, (e + 1) * D),
+        quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
+      })),
+    };
+  }
+  const gateUp = denseWeight(rawGateUp, fusedExpertName(l, "gate_up_proj"));
+  const down = denseWeight(rawDown, fusedExpertName(l, "down_proj"));
   const gu = D * 2 * Fe;
   return {
-    router: need(base, routerName(config, l)),
-    routerBias: needVector(base, routerBiasName(l)),
+    router,
+    routerBias,
     experts: Array.from({ length: moe.numExperts }, (_, e) => ({
       gate: { weight: weightView(gateUp, e * gu, (e + 1) * gu), lora: null, transposed: true },
       up: null,
@@ -297,7 +326,7 @@ function layerProjections(l: InferenceLayer): Projection[] {
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
 export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>): number {
   // By buffer: Phi-3's projections are views of the shared fused matrices.
-  const bufferOf = (a: BaseArray): ArrayBufferLike => (a instanceof HalfArray ? a.bits.buffer : a.buffer);
+  const bufferOf = (a: BaseArray): ArrayBufferLike => (a instanceof HalfArray ? a.bits.buffer : a instanceof Mxfp4Matrix ? a.blocks.buffer : a.buffer);
   const sharedSet = new Set<ArrayBufferLike>([...shared.values()].map(bufferOf));
   const seen = new Set<BaseArray>();
   let n = 0;

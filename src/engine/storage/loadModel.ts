@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig, type ModelType } from "../model/config.ts";
 import { HalfArray, type BaseArray } from "../kernels/halfArray.ts";
+import { Mxfp4Matrix } from "../kernels/mxfp4.ts";
 import { readModelSafetensors, readModelSafetensorsResident } from "../safetensors/directory.ts";
 import type { ResidentTensor } from "../safetensors/resident.ts";
 import type { ReadPath } from "../safetensors/reader.ts";
@@ -23,8 +24,8 @@ export function readModelConfig(dir: string): { config: ModelConfig; json: Recor
 
 /** Float32 tensors by HF name, filtered and shape-checked against `config`; `via` as in readSafetensors. */
 export function loadModelWeights(dir: string, config: ModelConfig, options: { via?: ReadPath } = {}): Map<string, Float32Array> {
-  // This reader widens every floating tensor, so the checked map holds Float32Arrays only.
-  return checkModelTensors(dir, config, readModelSafetensors(dir, options)) as Map<string, Float32Array>;
+  // This reader widens every floating tensor (and MXFP4 experts, dense: true), so the checked map holds Float32Arrays only.
+  return checkModelTensors(dir, config, readModelSafetensors(dir, options), true) as Map<string, Float32Array>;
 }
 
 export function loadModelDir(
@@ -65,15 +66,53 @@ export function loadBaseModelDir(
 ): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, BaseArray> } {
   if (mode === "fp32") return loadModelDir(dir);
   const { config, json } = readModelConfig(dir);
-  return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir)) };
+  return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir), false) };
+}
+
+/**
+ * GPT-OSS as released stores its experts' matrices as MXFP4 `<name>_blocks` / `<name>_scales`
+ * pairs (kernels/mxfp4.ts): each pair becomes `<name>` with the dense parameter's shape, an
+ * Mxfp4Matrix over the bytes as loaded (mapped, in resident mode), or widened when `dense`.
+ */
+function joinMxfp4(dir: string, config: ModelConfig, tensors: Map<string, ResidentTensor>, dense: boolean): Map<string, ResidentTensor | Mxfp4Tensor> {
+  const expected = expectedTensorShapes(config);
+  const out = new Map<string, ResidentTensor | Mxfp4Tensor>(tensors);
+  for (const [name, blocks] of tensors) {
+    if (!name.endsWith("_blocks")) continue;
+    const base = name.slice(0, -"_blocks".length);
+    const shape = expected.get(base);
+    const scales = tensors.get(`${base}_scales`);
+    if (shape === undefined || scales === undefined || config.moe?.gptOss === undefined) continue;
+    const [E, cols, rows] = shape as [number, number, number];
+    const G = cols / 32;
+    const wantBlocks = [E, rows, G, 16];
+    const wantScales = [E, rows, G];
+    const same = (a: number[], b: number[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
+    if (!(blocks.data instanceof Uint8Array) || !(scales.data instanceof Uint8Array) || !same(blocks.shape, wantBlocks) || !same(scales.shape, wantScales)) {
+      throw new Error(
+        `${dir}: MXFP4 tensors ${name} (${blocks.dtype} [${blocks.shape.join(", ")}]) and ${base}_scales (${scales.dtype} [${scales.shape.join(", ")}]) must be U8 [${wantBlocks.join(", ")}] and U8 [${wantScales.join(", ")}] for config.json's ${base} [${shape.join(", ")}]`,
+      );
+    }
+    const m = new Mxfp4Matrix(E, rows, cols, blocks.data, scales.data);
+    out.delete(name);
+    out.delete(`${base}_scales`);
+    out.set(base, { dtype: "MXFP4", shape, data: dense ? m.toDense() : m });
+  }
+  return out;
+}
+
+interface Mxfp4Tensor {
+  dtype: "MXFP4";
+  shape: number[];
+  data: Mxfp4Matrix | Float32Array;
 }
 
 /** The tensors `config` needs, each checked for shape; unused extras of tied/old checkpoints dropped. */
-function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string, ResidentTensor>): Map<string, BaseArray> {
+function checkModelTensors(dir: string, config: ModelConfig, read: Map<string, ResidentTensor>, dense: boolean): Map<string, BaseArray> {
   const expected = expectedTensorShapes(config);
   const out = new Map<string, BaseArray>();
   const unexpected: string[] = [];
-  for (const [name, t] of tensors) {
+  for (const [name, t] of joinMxfp4(dir, config, read, dense)) {
     const shape = expected.get(name);
     if (shape === undefined) {
       // Tied checkpoints sometimes still carry the head; old ones carry rotary buffers. Neither is used.
@@ -81,7 +120,7 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
       unexpected.push(name);
       continue;
     }
-    if (!(t.data instanceof Float32Array) && !(t.data instanceof HalfArray)) {
+    if (!(t.data instanceof Float32Array) && !(t.data instanceof HalfArray) && !(t.data instanceof Mxfp4Matrix)) {
       throw new Error(`${dir}: tensor ${name} has integer dtype ${t.dtype}; model weights must be floating point`);
     }
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {

@@ -4,10 +4,11 @@
 // sampler's KV-cache forward, and the resident 16-bit base path must all give them within 1e-5.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { getKernels, referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
+import { Mxfp4Matrix } from "../../../src/engine/kernels/mxfp4.ts";
 import type { Kernels } from "../../../src/engine/kernels/types.ts";
 import { loadBaseModelDir, loadModelDir, modelConfigToHfJson } from "../../../src/engine/storage/loadModel.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
@@ -143,3 +144,38 @@ for (const family of families) {
     assert.ok(worst(train, ref.logprobs) > 1e-5, "bf16 weights gave the fp32 logprobs: the fixture is not rounded");
   });
 }
+
+test("gpt_oss: an MXFP4 checkpoint loads resident (expert bytes mapped, widened one expert at a time) and scores like transformers' dequantized model", (t) => {
+  const k = getKernels();
+  if (k.name !== "native") return t.skip("the resident path needs the native addon");
+  const dir = join(ROOT, "gpt_oss-mxfp4");
+  const ref = JSON.parse(readFileSync(join(ROOT, "gpt_oss", "reference.json"), "utf8")) as Reference & { logprobs_mxfp4: number[] };
+  const { config, weights } = loadBaseModelDir(dir, "resident");
+  const quantized = [...weights.entries()].filter(([, w]) => w instanceof Mxfp4Matrix);
+  assert.equal(quantized.length, 2 * config.numLayers, "gate_up_proj and down_proj of every layer stay MXFP4");
+  const fileSize = statSync(join(dir, "model.safetensors")).size;
+  for (const [name, w] of quantized) assert.equal((w as Mxfp4Matrix).blocks.buffer.byteLength, fileSize, `${name} is not a view of the file's mapping`);
+  const tokens = ref.tokens;
+  const input = {
+    inputTokens: Int32Array.from(tokens.slice(0, -1)),
+    lossInputs: { target_tokens: Int32Array.from(tokens.slice(1)), weights: new Float32Array(tokens.length - 1).fill(1) },
+  };
+  const model = EngineModel.create(config, weights, { mode: "lora", rank: 2, seed: 1, trainAttn: true, trainMlp: true, trainUnembed: false }, k);
+  const train = model.forwardBackward([input], "cross_entropy", undefined, true).logprobs[0]!;
+  assert.ok(worst(train, ref.logprobs_mxfp4) < TOLERANCE, `training forward on MXFP4 experts: ${worst(train, ref.logprobs_mxfp4)}`);
+  assert.ok(model.gradNorm() > 0, "the LoRA step through MXFP4 experts has a gradient");
+  // The sampler shares the training model's frozen base, MXFP4 experts included.
+  const inf = inferenceModel(buildInferenceWeights(config, model.baseWeights(), null), k);
+  const sampled = computePromptLogprobs(inf, Int32Array.from(tokens), "f32").slice(1);
+  assert.ok(worst(sampled, ref.logprobs_mxfp4) < TOLERANCE, `sampler on MXFP4 experts: ${worst(sampled, ref.logprobs_mxfp4)}`);
+  assert.ok(worst(train, ref.logprobs_bf16_weights) > 0.1, "the MXFP4 experts are not the bf16 fixture's");
+  assert.throws(() => EngineModel.create(config, weights, { mode: "full", seed: 0 }, k), /full fine-tuning needs dense weights/);
+});
+
+test("gpt_oss: the float32 loader widens an MXFP4 checkpoint into the dense fused tensors (reference kernels too)", () => {
+  const ref = JSON.parse(readFileSync(join(ROOT, "gpt_oss", "reference.json"), "utf8")) as Reference & { logprobs_mxfp4: number[] };
+  for (const k of [getKernels(), referenceKernels]) {
+    const diff = worst(trainingLogprobs(join(ROOT, "gpt_oss-mxfp4"), k, ref.tokens), ref.logprobs_mxfp4);
+    assert.ok(diff < TOLERANCE, `${k.name} kernels: logprobs differ from transformers by ${diff}`);
+  }
+});

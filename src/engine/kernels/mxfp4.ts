@@ -1,0 +1,106 @@
+// MXFP4 weights (OCP microscaling FP4, GPT-OSS's released expert matrices): each run of 32 values
+// along a row shares one power-of-two scale, and each value is a 4-bit e2m1 code. A checkpoint
+// stores `<name>_blocks` (uint8 [E, rows, cols/32, 16], two codes a byte, the low nibble first) and
+// `<name>_scales` (uint8 [E, rows, cols/32], exponents biased by 127); rows are the output
+// dimension. Dequantized, a code is FP4_VALUES[code]·2^(scale − 127), exact in float32 (and in the
+// bf16 transformers widens to). The engine keeps the bytes as they are mapped from the file and
+// widens one expert's matrix at a time, when a token is routed to it (docs/numerics.md#gpt-oss).
+import type { FloatArray } from "./types.ts";
+
+/** The e2m1 values of the 16 codes (sign bit 8). */
+export const FP4_VALUES = [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0, -0.5, -1, -1.5, -2, -3, -4, -6] as const;
+
+/** Each byte's two values (low nibble first), so widening a byte is one lookup. */
+const PAIRS = (() => {
+  const t = new Float32Array(512);
+  for (let b = 0; b < 256; b++) {
+    t[2 * b] = FP4_VALUES[b & 15];
+    t[2 * b + 1] = FP4_VALUES[b >> 4];
+  }
+  return t;
+})();
+
+/**
+ * One checkpoint tensor of `experts` matrices [rows, cols] in MXFP4. Its logical shape is that of
+ * the dense parameter it replaces, [experts, cols, rows] (GPT-OSS's x·W orientation), and `length`
+ * counts those elements, so shape checks treat it as that parameter.
+ */
+export class Mxfp4Matrix {
+  constructor(
+    readonly experts: number,
+    readonly rows: number,
+    readonly cols: number,
+    readonly blocks: Uint8Array,
+    readonly scales: Uint8Array,
+  ) {
+    if (cols % 32 !== 0) throw new Error(`MXFP4: a row of ${cols} values is not a whole number of 32-value blocks`);
+    const groups = experts * rows * (cols / 32);
+    if (blocks.length !== groups * 16 || scales.length !== groups) {
+      throw new Error(`MXFP4: [${experts}, ${rows}, ${cols}] needs ${groups * 16} block bytes and ${groups} scales, got ${blocks.length} and ${scales.length}`);
+    }
+  }
+
+  get length(): number {
+    return this.experts * this.rows * this.cols;
+  }
+
+  /** Bytes held (blocks and scales). */
+  get byteLength(): number {
+    return this.blocks.byteLength + this.scales.byteLength;
+  }
+
+  /** Expert e's matrix [rows, cols] (output-major: row r holds output r's weights) into out. */
+  dequantizeExpert(e: number, out: FloatArray): void {
+    const G = this.cols / 32;
+    const g0 = e * this.rows * G;
+    const n = this.rows * G;
+    const { blocks, scales } = this;
+    for (let g = 0; g < n; g++) {
+      const s = 2 ** (scales[g0 + g] - 127);
+      const src = (g0 + g) * 16;
+      const dst = g * 32;
+      for (let b = 0; b < 16; b++) {
+        const byte = blocks[src + b];
+        out[dst + 2 * b] = PAIRS[2 * byte] * s;
+        out[dst + 2 * b + 1] = PAIRS[2 * byte + 1] * s;
+      }
+    }
+  }
+
+  /** Every expert widened in the dense parameter's layout [experts, cols, rows] (the float32 loader). */
+  toDense(): Float32Array {
+    const { experts: E, rows: R, cols: C } = this;
+    const out = new Float32Array(E * C * R);
+    const m = new Float32Array(R * C);
+    for (let e = 0; e < E; e++) {
+      this.dequantizeExpert(e, m);
+      const base = e * C * R;
+      for (let r = 0; r < R; r++) for (let c = 0; c < C; c++) out[base + c * R + r] = m[r * C + c];
+    }
+    return out;
+  }
+}
+
+/** Where an MXFP4 expert is widened: buffers shared by all experts of a model, [2F, D] and [D, F]. */
+export interface ExpertBuffers {
+  gateUp: FloatArray;
+  down: FloatArray;
+}
+
+/** An expert whose matrices are MXFP4: its index in the two checkpoint tensors and the buffers its Linears read. */
+export interface QuantizedExpert {
+  gateUp: Mxfp4Matrix;
+  down: Mxfp4Matrix;
+  expert: number;
+  into: ExpertBuffers;
+}
+
+/**
+ * Widens expert q into its buffers (nothing for a dense expert). Called right before the expert's
+ * products, forward and backward: the buffers then hold this expert until the next call.
+ */
+export function widenExpert(q: QuantizedExpert | undefined): void {
+  if (q === undefined) return;
+  q.gateUp.dequantizeExpert(q.expert, q.into.gateUp);
+  q.down.dequantizeExpert(q.expert, q.into.down);
+}
