@@ -281,7 +281,8 @@ function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeP
     }
     ctx.quantized.set(gateUpName, rawGateUp);
     ctx.quantized.set(downName, rawDown);
-    const into = (ctx.expertBuffers ??= { gateUp: allocFloat(ctx.dtype, 2 * Fe * D), down: allocFloat(ctx.dtype, D * Fe) });
+    ctx.expertBuffers ??= { gateUp: allocFloat(ctx.dtype, 2 * Fe * D), down: allocFloat(ctx.dtype, D * Fe) };
+    const into = ctx.expertBuffers;
     const widened = (name: string, shape: number[], data: FloatArray): WeightTensor => ({ name: `${name} (one expert, widened)`, shape, data, grad: null });
     const experts = Array.from(
       { length: E },
