@@ -5,7 +5,8 @@
 // dimension. Dequantized, a code is FP4_VALUES[code]·2^(scale − 127), exact in float32 (and in the
 // bf16 transformers widens to). The engine keeps the bytes as they are mapped from the file and
 // widens one expert's matrix at a time, when a token is routed to it (docs/numerics.md#gpt-oss).
-import type { FloatArray } from "./types.ts";
+import { HalfArray } from "./halfArray.ts";
+import type { FloatArray, Kernels } from "./types.ts";
 
 /** The e2m1 values of the 16 codes (sign bit 8). */
 export const FP4_VALUES = [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0, -0.5, -1, -1.5, -2, -3, -4, -6] as const;
@@ -19,6 +20,29 @@ const PAIRS = (() => {
   }
   return t;
 })();
+
+/**
+ * For each scale byte s and code byte b, the bf16 bits of the byte's two values (low nibble in the
+ * low half): widening a byte is one 32-bit load and store. Every MXFP4 value is exact in bf16 (two
+ * significant bits, float32's exponent range), so the bits are those of the float32 value's top half.
+ */
+let bf16Pairs: Uint32Array | null = null;
+function bf16PairTable(): Uint32Array {
+  if (bf16Pairs !== null) return bf16Pairs;
+  const t = new Uint32Array(256 * 256);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  const bits = (v: number): number => {
+    f[0] = v;
+    return u[0] >>> 16;
+  };
+  for (let s = 0; s < 256; s++) {
+    const scale = 2 ** (s - 127);
+    for (let b = 0; b < 256; b++) t[s * 256 + b] = (bits(FP4_VALUES[b & 15] * scale) | (bits(FP4_VALUES[b >> 4] * scale) << 16)) >>> 0;
+  }
+  bf16Pairs = t;
+  return t;
+}
 
 /**
  * One checkpoint tensor of `experts` matrices [rows, cols] in MXFP4. Its logical shape is that of
@@ -67,6 +91,30 @@ export class Mxfp4Matrix {
     }
   }
 
+  /**
+   * Expert e's matrix [rows, cols] as bf16 bits into out (exact; the kernels widen bf16 as they
+   * read it), with the native kernel when `k` has it.
+   */
+  widenExpertBf16(e: number, out: Uint16Array, k?: Kernels): void {
+    const G = this.cols / 32;
+    const g0 = e * this.rows * G;
+    const n = this.rows * G;
+    const { blocks, scales } = this;
+    if (k?.mxfp4ToBf16 !== undefined) {
+      k.mxfp4ToBf16(blocks.subarray(g0 * 16, (g0 + n) * 16), scales.subarray(g0, g0 + n), n, out);
+      return;
+    }
+    const table = bf16PairTable();
+    if (out.byteOffset % 4 !== 0 || out.length < n * 32) throw new Error("widenExpertBf16: out must be 4-byte aligned and hold a whole expert");
+    const out32 = new Uint32Array(out.buffer, out.byteOffset, n * 16);
+    for (let g = 0; g < n; g++) {
+      const row = scales[g0 + g] * 256;
+      const src = (g0 + g) * 16;
+      const dst = g * 16;
+      for (let b = 0; b < 16; b++) out32[dst + b] = table[row + blocks[src + b]];
+    }
+  }
+
   /** Every expert widened in the dense parameter's layout [experts, cols, rows] (the float32 loader). */
   toDense(): Float32Array {
     const { experts: E, rows: R, cols: C } = this;
@@ -81,10 +129,17 @@ export class Mxfp4Matrix {
   }
 }
 
-/** Where an MXFP4 expert is widened: buffers shared by all experts of a model, [2F, D] and [D, F]. */
+/**
+ * Where an MXFP4 expert is widened: bf16 buffers shared by all experts of a model, [2F, D] and
+ * [D, F] (half the bytes of float32 to write, and the kernels' 16-bit products read them).
+ */
 export interface ExpertBuffers {
-  gateUp: FloatArray;
-  down: FloatArray;
+  gateUp: HalfArray;
+  down: HalfArray;
+}
+
+export function expertBuffers(gateUpSize: number, downSize: number): ExpertBuffers {
+  return { gateUp: new HalfArray("bf16", new Uint16Array(gateUpSize)), down: new HalfArray("bf16", new Uint16Array(downSize)) };
 }
 
 /** An expert whose matrices are MXFP4: its index in the two checkpoint tensors and the buffers its Linears read. */
@@ -99,8 +154,8 @@ export interface QuantizedExpert {
  * Widens expert q into its buffers (nothing for a dense expert). Called right before the expert's
  * products, forward and backward: the buffers then hold this expert until the next call.
  */
-export function widenExpert(q: QuantizedExpert | undefined): void {
+export function widenExpert(k: Kernels, q: QuantizedExpert | undefined): void {
   if (q === undefined) return;
-  q.gateUp.dequantizeExpert(q.expert, q.into.gateUp);
-  q.down.dequantizeExpert(q.expert, q.into.down);
+  q.gateUp.widenExpertBf16(q.expert, q.into.gateUp.bits, k);
+  q.down.widenExpertBf16(q.expert, q.into.down.bits, k);
 }

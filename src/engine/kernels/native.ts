@@ -72,6 +72,8 @@ interface NativeAddon extends DecodeAddon {
     C: FloatArray,
   ): void;
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
+  /** Absent in addons built before it. */
+  mxfp4ToBf16?(blocks: Uint8Array, scales: Uint8Array, groups: number, out: Uint16Array): void;
   rmsnormForward: Kernels["rmsnormForward"];
   rmsnormBackward: Kernels["rmsnormBackward"];
   rope: Kernels["rope"];
@@ -186,6 +188,7 @@ export function loadNativeKernels(): NativeKernels {
         : addon.embeddingForward(table, ids, out, n, dim),
     embeddingBackward: addon.embeddingBackward,
     bf16ToFloat32: addon.bf16ToFloat32,
+    mxfp4ToBf16: addon.mxfp4ToBf16,
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) =>
       W instanceof HalfArray ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C) : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
     kvStore: (k, v, kCache, vCache, ...rest) => {

@@ -193,7 +193,7 @@ export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, 
   const rank = expertRank(p);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
-    widenExpert(ex.quantized);
+    widenExpert(k, ex.quantized);
     const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
     linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, rank), ones);
     if (ex.up !== null) linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, rank), ones);
@@ -244,7 +244,7 @@ export function moeBlockBackward(
   const rank = expertRank(p);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
-    widenExpert(ex.quantized);
+    widenExpert(k, ex.quantized);
     const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
     const dact = rowsOf(sc.dact, r0, n, Fe);
     const dgate = rowsOf(sc.dgate, r0, n, expertGateWidth(moe));

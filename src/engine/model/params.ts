@@ -23,9 +23,8 @@ import {
   type ProjectionName,
 } from "./config.ts";
 import { RandomStream } from "./rng.ts";
-import { denseWeight, weightView, type BaseArray, type DenseArray } from "../kernels/halfArray.ts";
-import { Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
-import type { FloatArray } from "../kernels/types.ts";
+import { denseWeight, weightView, type BaseArray, type DenseArray, type HalfArray } from "../kernels/halfArray.ts";
+import { expertBuffers, Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
@@ -260,7 +259,7 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
  * GPT-OSS's router bias and experts, each expert's matrices and biases views of the layer's fused
  * tensors (so a 16-bit checkpoint stays 16-bit and full training updates the tensors it saves).
  * Its experts take no adapters: PEFT reaches fused expert tensors only through target_parameters,
- * one LoRA per layer's tensor, which Tinker's per-expert layout does not map onto (docs/numerics.md#gpt-oss).
+ * one LoRA per layer's tensor, a layout the per-expert adapters of Qwen3-MoE do not map onto (docs/numerics.md#gpt-oss).
  */
 function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeParams {
   const moe = ctx.config.moe as NonNullable<ModelConfig["moe"]>;
@@ -281,9 +280,9 @@ function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeP
     }
     ctx.quantized.set(gateUpName, rawGateUp);
     ctx.quantized.set(downName, rawDown);
-    ctx.expertBuffers ??= { gateUp: allocFloat(ctx.dtype, 2 * Fe * D), down: allocFloat(ctx.dtype, D * Fe) };
+    ctx.expertBuffers ??= expertBuffers(2 * Fe * D, D * Fe);
     const into = ctx.expertBuffers;
-    const widened = (name: string, shape: number[], data: FloatArray): WeightTensor => ({ name: `${name} (one expert, widened)`, shape, data, grad: null });
+    const widened = (name: string, shape: number[], data: HalfArray): WeightTensor => ({ name: `${name} (one expert, widened)`, shape, data, grad: null });
     const experts = Array.from(
       { length: E },
       (_, e): ExpertParams => ({

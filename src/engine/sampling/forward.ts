@@ -217,7 +217,7 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
   gatherRows(xin, ms.order, A, K, D, ms.xg);
   forEachBusyExpert(ms.offsets, E, (e, r0, rows) => {
     const ex = p.experts[e];
-    widenExpert(ex.quantized);
+    widenExpert(k, ex.quantized);
     const x = ms.xg.subarray(r0 * D, (r0 + rows) * D);
     const G = expertGateWidth(moe);
     const gate = ms.gate.subarray(r0 * G, (r0 + rows) * G);

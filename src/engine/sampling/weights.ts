@@ -5,7 +5,7 @@
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
 import { denseWeight, HalfArray, toFloat32, weightView, type BaseArray, type DenseArray } from "../kernels/halfArray.ts";
-import { Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
+import { expertBuffers, Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS,
@@ -284,15 +284,15 @@ function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: num
   const rawDown = needAny(base, fusedExpertName(l, "down_proj"));
   if (rawGateUp instanceof Mxfp4Matrix && rawDown instanceof Mxfp4Matrix) {
     // One pair of buffers for the whole model: the experts run one at a time (as in model/params.ts).
-    shared.buffers ??= { gateUp: new Float32Array(2 * Fe * D), down: new Float32Array(D * Fe) };
+    shared.buffers ??= expertBuffers(2 * Fe * D, D * Fe);
     const into = shared.buffers;
     return {
       router,
       routerBias,
       experts: Array.from({ length: moe.numExperts }, (_, e) => ({
-        gate: { weight: into.gateUp as Float32Array, lora: null },
+        gate: { weight: into.gateUp, lora: null },
         up: null,
-        down: { weight: into.down as Float32Array, lora: null },
+        down: { weight: into.down, lora: null },
         gateBias: gateUpBias.subarray(e * 2 * Fe, (e + 1) * 2 * Fe),
         downBias: downBias.subarray(e * D, (e + 1) * D),
         quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
