@@ -103,7 +103,7 @@ function bytesPerStep(iw: InferenceWeights): number {
     for (const x of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) if (x !== null) n += p(x);
     if (l.moe === null || moe === undefined) continue;
     n += l.moe.router.byteLength;
-    for (const e of l.moe.experts) n += ((p(e.gate) + p(e.up) + p(e.down)) * moe.topK) / moe.numExperts;
+    for (const e of l.moe.experts) n += ((p(e.gate) + (e.up === null ? 0 : p(e.up)) + p(e.down)) * moe.topK) / moe.numExperts;
   }
   return n;
 }

@@ -1,8 +1,9 @@
 """Builds the tiny per-family reference models in fixtures/families/ (docs/numerics.md#model-families).
 
 For each decoder family the engine implements beyond llama/qwen: a random model in a tiny config
-saved by transformers (fp32, and a bf16 copy for the resident 16-bit path), with transformers'
-own log-probabilities of a fixed token sequence in reference.json. The unit tests
+saved by transformers (fp32, and a bf16 copy for the resident 16-bit path; gpt_oss also an MXFP4
+copy, as the released checkpoints store their experts), with transformers' own log-probabilities
+of a fixed token sequence in reference.json. The unit tests
 (test/engine/model/families.test.ts) load these folders with the engine and compare.
 
 Run with the e2e venv's python (torch + transformers 5.x):
@@ -110,6 +111,32 @@ FAMILIES = {
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
         tie_word_embeddings=False,
     ),
+    # Attention sinks, a 5-token window on the first layer and full attention on the second, YaRN
+    # (truncate false, as the released config), biases everywhere, four experts with two per token
+    # (the router's top-k logits softmaxed) and the clamped SwiGLU; Fe = 32 so the experts can be
+    # written in MXFP4 (32-value blocks along the input) for the gpt_oss-mxfp4 fixture.
+    "gpt_oss": dict(
+        TINY,
+        model_type="gpt_oss",
+        num_hidden_layers=2,
+        intermediate_size=32,
+        head_dim=8,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=5,
+        layer_types=["sliding_attention", "full_attention"],
+        rope_parameters={
+            "rope_type": "yarn",
+            "rope_theta": 150000.0,
+            "factor": 8.0,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+            "truncate": False,
+            "original_max_position_embeddings": 64,
+        },
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
+    ),
 }
 
 
@@ -125,6 +152,12 @@ def randomize(model, generator):
                 offset = model_type.startswith("gemma") or (model_type.startswith("qwen3_5") and "linear_attn" not in name)
                 base = 0.0 if offset else 1.0
                 p.copy_(base + 0.4 * (torch.rand(p.shape, generator=generator) - 0.5))
+            elif name.endswith("sinks"):
+                # Sinks comparable to the scores, so the extra denominator term matters.
+                p.copy_(torch.randn(p.shape, generator=generator))
+            elif name.endswith("gate_up_proj_bias"):
+                # Large enough that the clamps at ±7 cut some gate and up values.
+                p.copy_(torch.randn(p.shape, generator=generator) * 5)
             else:
                 p.copy_(torch.randn(p.shape, generator=generator) * 0.2)
 
@@ -141,7 +174,7 @@ def routing(model, tokens):
     with torch.no_grad():
         out = model(input_ids=torch.tensor([tokens]), output_router_logits=True)
     k = model.config.num_experts_per_tok
-    return [torch.topk(torch.softmax(logits.float(), dim=-1), k, dim=-1).indices.tolist() for logits in out.router_logits]
+    return [torch.topk(logits.float(), k, dim=-1).indices.tolist() for logits in out.router_logits]
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
@@ -184,10 +217,53 @@ def build(family, out_dir, vocab, tokenizer_from=None):
             os.remove(gen)
         for name in TOKENIZER_FILES if tokenizer_from else ():
             shutil.copyfile(os.path.join(tokenizer_from, name), os.path.join(d, name))
+    if model_type == "gpt_oss":
+        reference["logprobs_mxfp4"] = write_mxfp4(bf16_dir, os.path.join(out_dir, f"{family}-mxfp4"), tokens, generator)
     with open(os.path.join(fp32_dir, "reference.json"), "w") as f:
         json.dump(reference, f, indent=1)
         f.write("\n")
     return fp32_dir
+
+
+def write_mxfp4(bf16_dir, out_dir, tokens, generator):
+    """GPT-OSS as released: the experts' matrices in MXFP4 (`*_blocks` uint8 [E, rows, in/32, 16], two
+    FP4 e2m1 codes a byte, low nibble first; `*_scales` uint8 [E, rows, in/32], exponents biased by
+    127; rows are the output dimension, as transformers' integrations/mxfp4.py dequantizes them),
+    every other tensor bf16. The codes and scales are random (every code value occurs), so the
+    dequantized weights are exact. Returns transformers' fp32 logprobs of `tokens` after it loads
+    the folder and dequantizes it."""
+    from safetensors.torch import load_file, save_file
+    from transformers import Mxfp4Config
+
+    tensors = load_file(os.path.join(bf16_dir, "model.safetensors"))
+    with open(os.path.join(bf16_dir, "config.json")) as f:
+        config = json.load(f)
+    out = {}
+    for name, t in tensors.items():
+        if not name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            out[name] = t
+            continue
+        experts, n_in, n_out = t.shape
+        blocks = torch.randint(0, 256, (experts, n_out, n_in // 32, 16), generator=generator, dtype=torch.int32).to(torch.uint8)
+        # 2^-4 .. 2^-2 times codes up to 6: weights up to 1.5, like the fp32 fixture's spread.
+        scales = torch.randint(127 - 4, 127 - 1, (experts, n_out, n_in // 32), generator=generator, dtype=torch.int32).to(torch.uint8)
+        out[f"{name}_blocks"] = blocks
+        out[f"{name}_scales"] = scales
+    os.makedirs(out_dir, exist_ok=True)
+    save_file(out, os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
+    config["quantization_config"] = {
+        "quant_method": "mxfp4",
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"],
+    }
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+    # On a CPU without the Triton kernels transformers dequantizes the experts to bf16 (exact).
+    model = AutoModelForCausalLM.from_pretrained(
+        out_dir, dtype=torch.float32, attn_implementation="eager", quantization_config=Mxfp4Config(dequantize=True)
+    )
+    model.float().eval()
+    return logprobs(model, tokens)
 
 
 def main():

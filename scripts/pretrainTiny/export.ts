@@ -2,7 +2,7 @@
 // generation_config.json, model.safetensors (bf16) and the tokenizer files next to them.
 import fs from "node:fs";
 import path from "node:path";
-import { toFloat32 } from "../../src/engine/kernels/halfArray.ts";
+import { denseWeight, toFloat32 } from "../../src/engine/kernels/halfArray.ts";
 import { modelConfigToHfJson } from "../../src/engine/storage/loadModel.ts";
 import type { EngineModel } from "../../src/engine/model/model.ts";
 import { writeModelSafetensors } from "../../src/engine/safetensors/index.ts";
@@ -23,7 +23,7 @@ export function exportHfModel(model: EngineModel, outDir: string, tokenizerDir: 
   for (const [name, data] of model.baseWeights()) {
     const shape = shapes.get(name);
     if (!shape) throw new Error(`exportHfModel: the model holds an unexpected tensor ${name}`);
-    tensors.set(name, { shape, data: toFloat32(data) });
+    tensors.set(name, { shape, data: toFloat32(denseWeight(data, name)) });
   }
   const bytes = writeModelSafetensors(outDir, tensors, { dtype: "BF16", metadata });
   if (path.resolve(tokenizerDir) !== path.resolve(outDir)) {

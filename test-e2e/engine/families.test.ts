@@ -31,7 +31,7 @@ const MAKE = join(ROOT_DIR, "scripts", "makeFamilyFixtures.py");
 const PEFT_STEPS = join(import.meta.dirname, "peftSteps.py");
 const SCORE = join(ROOT_DIR, "test-e2e", "export", "scoreExports.py");
 // FAMILIES=a,b (environment) runs a subset while working on one family.
-const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"];
+const FAMILIES = process.env.FAMILIES?.split(",") ?? ["olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text", "gpt_oss"];
 const RANK = 4;
 /**
  * How far the engine's logprobs may be from transformers' on the fp32 merged export. Qwen3.5: the
@@ -134,11 +134,14 @@ for (const family of FAMILIES) {
     });
     assert.equal(Object.keys(peft.grads).length, init.size, "PEFT trains as many tensors as the engine");
     // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names
-    // them; Qwen3.5: also its linear attention's).
+    // them; Qwen3.5: also its linear attention's; GPT-OSS: the attention's and the head, its fused
+    // experts take none).
     const expected =
       config.fusedProjections === true
         ? ["qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"]
-        : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
+        : config.moe?.gptOss !== undefined
+          ? ["q_proj", "k_proj", "v_proj", "o_proj", "lm_head"]
+          : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
     if (config.linearAttention !== undefined) expected.push("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj");
     assert.deepEqual([...targets].sort(), [...expected].sort());
     for (let s = 0; s < 3; s++)
@@ -188,12 +191,13 @@ for (const family of FAMILIES) {
       .map((l) => JSON.parse(l) as Record<string, number>);
     const nll = metrics.filter((m) => m.train_mean_nll !== undefined).map((m) => m.train_mean_nll!);
     assert.ok(nll.length >= 8 && nll.at(-1)! < nll[0]! - 1, `train_mean_nll did not fall: ${nll.join(", ")}`);
-    if (family === "qwen3_moe") {
-      // The load-balancing metrics are logged every step: k (2) when balanced, up to E (6) when not.
+    const moe = loadModelDir(dir).config.moe;
+    if (moe !== undefined) {
+      // The load-balancing metrics are logged every step: k when balanced, up to E when not.
       const aux = metrics.filter((m) => m.moe_aux_loss !== undefined).map((m) => m.moe_aux_loss!);
       assert.equal(aux.length, nll.length);
       assert.ok(
-        aux.every((a) => a >= 2 - 1e-6 && a <= 6),
+        aux.every((a) => a >= moe.topK - 1e-6 && a <= moe.numExperts),
         `moe_aux_loss out of range: ${aux.join(", ")}`,
       );
       assert.ok(metrics.some((m) => (m.moe_expert_load_max ?? 0) >= 1));

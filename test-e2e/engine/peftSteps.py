@@ -75,7 +75,9 @@ def adapt_experts(name, module):
 
 
 for name, module in model.named_modules():
-    if name.endswith("mlp.experts") and isinstance(getattr(module, "gate_up_proj", None), torch.nn.Parameter):
+    # Only where the engine adapts the experts (GPT-OSS's fused experts take no adapter there).
+    has_adapters = any(key.startswith(f"{name}.0.") for key in request["init"])
+    if name.endswith("mlp.experts") and isinstance(getattr(module, "gate_up_proj", None), torch.nn.Parameter) and has_adapters:
         adapt_experts(name, module)
 
 for name, p in model.named_parameters():

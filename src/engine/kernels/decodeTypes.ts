@@ -49,6 +49,13 @@ export interface DecodeKernels {
    * uniforms[r] of the total. logprobs[r] = log_softmax(z / T)[token] (raw at temperature 0).
    * Optional: without it the sampler draws with choose.ts, which defines these semantics.
    */
+  /**
+   * MXFP4 groups to bf16 bits (kernels/mxfp4.ts): for each of `groups` 32-value groups, scale byte
+   * scales[g] and 16 code bytes blocks[16g..] give out[32g..32g+32). Optional: mxfp4.ts has the
+   * same in TypeScript.
+   */
+  mxfp4ToBf16?(blocks: Uint8Array, scales: Uint8Array, groups: number, out: Uint16Array): void;
+
   sampleRows?(
     logits: Float32Array,
     rows: number,

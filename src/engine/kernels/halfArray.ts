@@ -3,6 +3,7 @@
 // (gemm's B operand, gemmRowsNT's W, embeddingForward's table) widen each value to float32 as they
 // load it. Both widenings are exact, so every result has the bits it would have with a widened
 // float32 copy, at half the memory and without materialising that copy (docs/kernels.md).
+import type { Mxfp4Matrix } from "./mxfp4.ts";
 import type { FloatArray } from "./types.ts";
 
 export type HalfDtype = "bf16" | "f16";
@@ -40,8 +41,20 @@ export function weightView<T extends FloatArray | HalfArray>(w: T, begin: number
 /** What a weight can be: float32/float64, or 16-bit bits widened by the kernels that read it. */
 export type WeightArray = FloatArray | HalfArray;
 
-/** A base model tensor as loaded: float32, or a 16-bit matrix kept as the checkpoint stored it. */
-export type BaseArray = Float32Array | HalfArray;
+/**
+ * A base model tensor as loaded: float32, a 16-bit matrix kept as the checkpoint stored it, or
+ * MXFP4 expert matrices (GPT-OSS), which no kernel reads directly: model code widens one expert at a time.
+ */
+export type BaseArray = Float32Array | HalfArray | Mxfp4Matrix;
+
+/** A base tensor the kernels can read: float32 or 16-bit. */
+export type DenseArray = Float32Array | HalfArray;
+
+/** `w` when the kernels can read it; a clear error for an MXFP4 tensor anywhere but GPT-OSS's experts. */
+export function denseWeight(w: BaseArray, name: string): DenseArray {
+  if (w instanceof Float32Array || w instanceof HalfArray) return w;
+  throw new Error(`tensor "${name}" is MXFP4; only GPT-OSS's expert matrices (mlp.experts.gate_up_proj, down_proj) may be`);
+}
 
 /** The values as float32: `w` itself when it is a Float32Array, else a widened (or rounded) copy. */
 export function toFloat32(w: WeightArray): Float32Array {

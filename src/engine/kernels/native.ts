@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DecodeKernels, KvArray } from "./decodeTypes.ts";
 import { HALF_CODES, HalfArray } from "./halfArray.ts";
+import { referenceKernels } from "./reference.ts";
 import type { FloatArray, Kernels } from "./types.ts";
 
 type GemmBackendName = "openblas" | "packed";
@@ -71,6 +72,8 @@ interface NativeAddon extends DecodeAddon {
     C: FloatArray,
   ): void;
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
+  /** Absent in addons built before it. */
+  mxfp4ToBf16?(blocks: Uint8Array, scales: Uint8Array, groups: number, out: Uint16Array): void;
   rmsnormForward: Kernels["rmsnormForward"];
   rmsnormBackward: Kernels["rmsnormBackward"];
   rope: Kernels["rope"];
@@ -143,10 +146,26 @@ export function loadNativeKernels(): NativeKernels {
     rmsnormForward: addon.rmsnormForward,
     rmsnormBackward: addon.rmsnormBackward,
     rope: addon.rope,
-    attentionForward: addon.attentionForward,
-    attentionBackward: addon.attentionBackward,
-    attentionDecode: addon.attentionDecode,
+    // Attention sinks (GPT-OSS) have no C++ kernel yet: those calls run the TypeScript reference
+    // (docs/numerics.md#gpt-oss). The backward's formula does not change with sinks, only their own
+    // gradient needs the reference.
+    attentionForward: (q, k, v, out, probs, seqStarts, nHeads, nKvHeads, headDim, scale, window, sinks) =>
+      sinks !== undefined && sinks !== null
+        ? referenceKernels.attentionForward(q, k, v, out, probs, seqStarts, nHeads, nKvHeads, headDim, scale, window, sinks)
+        : addon.attentionForward(q, k, v, out, probs, seqStarts, nHeads, nKvHeads, headDim, scale, window),
+    attentionBackward: (dout, q, k, v, probs, dq, dk, dv, seqStarts, nHeads, nKvHeads, headDim, scale, dsinks) =>
+      dsinks !== undefined && dsinks !== null
+        ? referenceKernels.attentionBackward(dout, q, k, v, probs, dq, dk, dv, seqStarts, nHeads, nKvHeads, headDim, scale, dsinks)
+        : addon.attentionBackward(dout, q, k, v, probs, dq, dk, dv, seqStarts, nHeads, nKvHeads, headDim, scale),
+    attentionDecode: (q, kCache, vCache, out, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window, sinks) =>
+      sinks !== undefined && sinks !== null
+        ? referenceKernels.attentionDecode(q, kCache, vCache, out, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window, sinks)
+        : addon.attentionDecode(q, kCache, vCache, out, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window),
     attentionDecodeSlots: (q, kCache, vCache, ...rest) => {
+      if (rest[10] !== undefined && rest[10] !== null) {
+        referenceKernels.attentionDecodeSlots(q, kCache, vCache, ...rest);
+        return;
+      }
       const kb = f16Bits(kCache);
       const vb = f16Bits(vCache);
       if (kb !== null && vb !== null) addon.attentionDecodeSlotsF16(q, kb, vb, ...rest);
@@ -169,6 +188,7 @@ export function loadNativeKernels(): NativeKernels {
         : addon.embeddingForward(table, ids, out, n, dim),
     embeddingBackward: addon.embeddingBackward,
     bf16ToFloat32: addon.bf16ToFloat32,
+    mxfp4ToBf16: addon.mxfp4ToBf16,
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) =>
       W instanceof HalfArray ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C) : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
     kvStore: (k, v, kCache, vCache, ...rest) => {

@@ -219,6 +219,7 @@ function attentionForward(
   headDim: number,
   scale: number,
   window = 0,
+  sinks: FloatArray | null = null,
 ): void {
   checkSeqStarts(seqStarts);
   const rep = checkHeads(nHeads, nKvHeads);
@@ -248,7 +249,9 @@ function attentionForward(
           acc[j] = sc;
           if (sc > mx) mx = sc;
         }
-        let sum = 0;
+        // A sink joins the max (as transformers subtracts the max over scores and sink) and the sum.
+        if (sinks !== null && sinks[h] > mx) mx = sinks[h];
+        let sum = sinks === null ? 0 : Math.exp(sinks[h] - mx);
         for (let j = lo; j <= i; j++) {
           const ex = Math.exp(acc[j] - mx);
           acc[j] = ex;
@@ -290,6 +293,7 @@ function attentionBackward(
   nKvHeads: number,
   headDim: number,
   scale: number,
+  dsinks: FloatArray | null = null,
 ): void {
   checkSeqStarts(seqStarts);
   const rep = checkHeads(nHeads, nKvHeads);
@@ -314,6 +318,7 @@ function attentionBackward(
         const qo = (start + i) * qw + h * headDim;
         const row = pOff + i * len;
         let rowsum = 0;
+        let psum = 0;
         for (let j = 0; j <= i; j++) {
           const vo = (start + j) * kw + g * headDim;
           const p = probs[row + j];
@@ -324,7 +329,9 @@ function attentionBackward(
           }
           dp[j] = d;
           rowsum += p * d;
+          psum += p;
         }
+        if (dsinks !== null) dsinks[h] -= (1 - psum) * rowsum;
         for (let j = 0; j <= i; j++) {
           const ds = probs[row + j] * (dp[j] - rowsum) * scale;
           if (ds === 0) continue;
@@ -355,6 +362,7 @@ function decode(
   maxLen: number,
   scale: number,
   window: number,
+  sinks: FloatArray | null,
 ): void {
   const rep = checkHeads(nHeads, nKvHeads);
   const qw = nHeads * headDim;
@@ -380,7 +388,8 @@ function decode(
         acc[j] = sc;
         if (sc > mx) mx = sc;
       }
-      let sum = 0;
+      if (sinks !== null && sinks[h] > mx) mx = sinks[h];
+      let sum = sinks === null ? 0 : Math.exp(sinks[h] - mx);
       for (let j = lo; j < len; j++) {
         const ex = Math.exp(acc[j] - mx);
         acc[j] = ex;
@@ -414,9 +423,10 @@ function attentionDecode(
   maxLen: number,
   scale: number,
   window = 0,
+  sinks: FloatArray | null = null,
 ): void {
   if (identitySlots.length < n) identitySlots = Int32Array.from({ length: Math.max(n, 2 * identitySlots.length) }, (_, i) => i);
-  decode("attentionDecode", q, kCache, vCache, out, identitySlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
+  decode("attentionDecode", q, kCache, vCache, out, identitySlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window, sinks);
 }
 
 function attentionDecodeSlots(
@@ -433,9 +443,10 @@ function attentionDecodeSlots(
   maxLen: number,
   scale: number,
   window = 0,
+  sinks: FloatArray | null = null,
 ): void {
   // An f16 cache is read as its widened values (a copy per call: the reference is for checking, not speed).
-  decode("attentionDecodeSlots", q, kvValues(kCache), kvValues(vCache), out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window);
+  decode("attentionDecodeSlots", q, kvValues(kCache), kvValues(vCache), out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window, sinks);
 }
 
 function swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {

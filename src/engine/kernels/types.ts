@@ -61,6 +61,8 @@ export interface Kernels extends DecodeKernels {
    * [len_s, len_s] block starting at probsOffset(s, h) = nHeads * sum_{s'<s} len_{s'}^2 + h * len_s^2.
    * window > 0 (sliding-window layers): query i sees only keys j with i - window < j <= i; the
    * probabilities of the others are 0 (so attentionBackward needs no window of its own).
+   * sinks [nHeads] (GPT-OSS), when given: head h's softmax denominator also holds exp(sinks[h])
+   * (a logit no value goes with), so a row's probabilities sum to less than 1.
    */
   attentionForward(
     q: FloatArray,
@@ -74,8 +76,13 @@ export interface Kernels extends DecodeKernels {
     headDim: number,
     scale: number,
     window?: number,
+    sinks?: FloatArray | null,
   ): void;
-  /** Gradients wrt q, k, v (overwritten) from dout and the saved probs (zero outside a window). */
+  /**
+   * Gradients wrt q, k, v (overwritten) from dout and the saved probs (zero outside a window). With
+   * attention sinks the formula is unchanged (the sink has no value); dsinks [nHeads], when given,
+   * accumulates their gradient, −Σ_rows p_sink·Σ_j P·dP with p_sink = 1 − Σ_j P.
+   */
   attentionBackward(
     dout: FloatArray,
     q: FloatArray,
@@ -90,6 +97,7 @@ export interface Kernels extends DecodeKernels {
     nKvHeads: number,
     headDim: number,
     scale: number,
+    dsinks?: FloatArray | null,
   ): void;
 
   /** out = silu(gate) * up, elementwise over n. */
@@ -165,7 +173,7 @@ export interface Kernels extends DecodeKernels {
    * token each: q and out are [n, nHeads*headDim]. kCache and vCache are [n, nKvHeads, maxLen, headDim]
    * (K after RoPE); query b attends to cache slots 0..cacheLens[b]-1, which already include the
    * current token, so no mask is needed. GQA mapping as in attentionForward. window > 0 reads only
-   * the last `window` of them (sliding-window layers).
+   * the last `window` of them (sliding-window layers). sinks as in attentionForward.
    */
   attentionDecode(
     q: FloatArray,
@@ -180,6 +188,7 @@ export interface Kernels extends DecodeKernels {
     maxLen: number,
     scale: number,
     window?: number,
+    sinks?: FloatArray | null,
   ): void;
   /**
    * attentionDecode for several query tokens in one call, each reading a chosen cache slot:
@@ -202,5 +211,6 @@ export interface Kernels extends DecodeKernels {
     maxLen: number,
     scale: number,
     window?: number,
+    sinks?: FloatArray | null,
   ): void;
 }

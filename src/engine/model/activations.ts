@@ -11,6 +11,7 @@
 import type { FloatArray } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
 import { checkpointCount, CHECKPOINT_TOKENS, linearDims, type LinearAttnActivations, type LinearAttnScratch } from "./deltanet.ts";
+import { expertGateWidth } from "./moe.ts";
 import { layerLinears, type LayerParams, type ModelParams } from "./params.ts";
 import { allocFloat, type Dtype, type Linear } from "./tensor.ts";
 
@@ -71,7 +72,7 @@ export interface MoeActivations {
   /** The assignment of each grouped row, [T·K]; expert e owns rows [offsets[e], offsets[e+1]). */
   order: Int32Array;
   offsets: Int32Array;
-  /** Per grouped row: gate and up pre-activations [T·K, Fe], and the expert's output [T·K, D]. */
+  /** Per grouped row: gate and up pre-activations [T·K, Fe] (GPT-OSS: gate holds gate_up, [T·K, 2·Fe]), and the expert's output [T·K, D]. */
   gate: FloatArray;
   up: FloatArray;
   y: FloatArray;
@@ -173,8 +174,9 @@ function allocMoe(dtype: Dtype, config: ModelConfig, T: number, rank: number): M
     weights: allocFloat(dtype, A),
     order: new Int32Array(A),
     offsets: new Int32Array(moe.numExperts + 1),
-    gate: allocFloat(dtype, A * moe.expertIntermediateSize),
-    up: allocFloat(dtype, A * moe.expertIntermediateSize),
+    gate: allocFloat(dtype, A * expertGateWidth(moe)),
+    // GPT-OSS's fused gate_up rows live in gate.
+    up: allocFloat(dtype, moe.gptOss !== undefined ? 0 : A * moe.expertIntermediateSize),
     y: allocFloat(dtype, A * config.hiddenSize),
     hrGate: hr(),
     hrUp: hr(),
@@ -196,8 +198,8 @@ function allocMoeScratch(dtype: Dtype, config: ModelConfig, T: number, training:
     dy: g(A * D),
     dxg: g(A * D),
     dact: g(A * Fe),
-    dgate: g(A * Fe),
-    dup: g(A * Fe),
+    dgate: g(A * expertGateWidth(moe)),
+    dup: g(moe.gptOss !== undefined ? 0 : A * Fe),
     dw: g(A),
   };
 }

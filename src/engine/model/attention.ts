@@ -1,9 +1,9 @@
 // The attention half of a decoder layer: h = x + o_proj(Attention(RMSNorm(x))), with GQA, optional
 // q/k/v biases (in the Linear), q/k RMSNorm before RoPE (per head for Qwen3, over the whole
-// projection for OLMo 2), rotate_half RoPE, and for post-norm families (OLMo 2)
-// h = x + RMSNorm(o_proj(Attention(x))) instead. Qwen3.5 gates the attention output per element
-// by sigmoid of a second half of q_proj (each head's rows: query, then gate) and rotates only the
-// first rotaryDim dims of each head
+// projection for OLMo 2), rotate_half RoPE, attention sinks (GPT-OSS), and for post-norm families
+// (OLMo 2) h = x + RMSNorm(o_proj(Attention(x))) instead. Qwen3.5 gates the attention output per
+// element by sigmoid of a second half of q_proj (each head's rows: query, then gate) and rotates
+// only the first rotaryDim dims of each head
 // (docs/numerics.md#rmsnorm, docs/numerics.md#rotary-embeddings,
 // docs/numerics.md#attention-with-gqa, docs/numerics.md#qwen2-and-qwen3-differences).
 import type { FloatArray } from "../kernels/types.ts";
@@ -96,7 +96,7 @@ export function attentionBlockForward(c: BatchContext, p: LayerParams, la: Layer
   const { k, config } = c;
   const { numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   qkvForward(c, p, la, x, sc);
-  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale, c.window);
+  k.attentionForward(la.q, la.k, la.v, la.attn, la.probs, c.seqStarts, H, Hkv, d, c.attnScale, c.window, p.sinks?.data ?? null);
   attentionOutputForward(c, p, la, x, la.attn, sc);
 }
 
@@ -127,9 +127,9 @@ export function attentionBlockBackward(c: BatchContext, p: LayerParams, la: Laye
     }
   }
   if (la.probs !== null) {
-    k.attentionBackward(sc.dattn, la.q, la.k, la.v, la.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale);
+    k.attentionBackward(sc.dattn, la.q, la.k, la.v, la.probs, sc.dq, sc.dk, sc.dv, c.seqStarts, H, Hkv, d, c.attnScale, p.sinks?.grad ?? null);
   } else {
-    attentionBackwardPerSequence(c, la, sc);
+    attentionBackwardPerSequence(c, p, la, sc);
   }
   if (c.rope) {
     applyRope(k, sc.dq, c.positions, c.invFreq, T, H, d, rotaryWidth(c), true);
@@ -180,7 +180,7 @@ export function inputNormBackward(c: BatchContext, p: LayerParams, x: FloatArray
  * Attention backward one sequence at a time, re-running that sequence's forward to get its
  * probabilities: they need H·maxLen² floats rather than H·Σlen² for the whole batch.
  */
-function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc: Scratch): void {
+function attentionBackwardPerSequence(c: BatchContext, p: LayerParams, la: LayerActivations, sc: Scratch): void {
   const { k, config } = c;
   const { numHeads: H, numKvHeads: Hkv, headDim: d } = config;
   const qw = H * d;
@@ -196,7 +196,7 @@ function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc:
     const kk = la.k.subarray(a * kw, b * kw);
     const v = la.v.subarray(a * kw, b * kw);
     // The output goes to scratch: only the probabilities are wanted.
-    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale, c.window);
+    k.attentionForward(q, kk, v, sc.attn.subarray(a * qw, b * qw), sc.probs, local, H, Hkv, d, c.attnScale, c.window, p.sinks?.data ?? null);
     k.attentionBackward(
       sc.dattn.subarray(a * qw, b * qw),
       q,
@@ -211,6 +211,7 @@ function attentionBackwardPerSequence(c: BatchContext, la: LayerActivations, sc:
       Hkv,
       d,
       c.attnScale,
+      p.sinks?.grad ?? null,
     );
   }
 }

@@ -1,7 +1,7 @@
 // The decoder configuration the engine needs, read from a Hugging Face config.json
 // (docs/numerics.md#model-config, docs/numerics.md#qwen2-and-qwen3-differences, docs/numerics.md#model-families).
 // The decoder families are llama / qwen2 / qwen3 / olmo2 / gemma3_text / smollm3 / phi3 / qwen3_moe /
-// qwen3_5_text (also read from a qwen3_5 checkpoint's text_config); anything the maths here does not implement
+// qwen3_5_text (also read from a qwen3_5 checkpoint's text_config) / gpt_oss; anything the maths here does not implement
 // (other rope scalings, MLP biases, sliding windows) is rejected by name rather than silently ignored.
 
 export interface Llama3RopeScaling {
@@ -12,7 +12,20 @@ export interface Llama3RopeScaling {
   originalMaxPositionEmbeddings: number;
 }
 
-export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text"] as const;
+/** YaRN (GPT-OSS): frequencies blended between interpolated and extrapolated by a ramp over the dimensions. */
+export interface YarnRopeScaling {
+  type: "yarn";
+  factor: number;
+  betaFast: number;
+  betaSlow: number;
+  originalMaxPositionEmbeddings: number;
+  /** Whether the correction range is rounded to whole dimensions (transformers' default true; GPT-OSS false). */
+  truncate: boolean;
+  /** cos and sin are multiplied by this (so attention scores by its square). */
+  attentionFactor: number;
+}
+
+export const MODEL_TYPES = ["llama", "qwen2", "qwen3", "olmo2", "gemma3_text", "smollm3", "phi3", "qwen3_moe", "qwen3_5_text", "gpt_oss"] as const;
 export type ModelType = (typeof MODEL_TYPES)[number];
 /** The config.json model_types the engine reads: its families, and qwen3_5 (the multimodal checkpoint whose text_config is qwen3_5_text). */
 export const CHECKPOINT_MODEL_TYPES: readonly string[] = [...MODEL_TYPES, "qwen3_5"];
@@ -28,7 +41,7 @@ export interface ModelConfig {
   headDim: number;
   rmsNormEps: number;
   ropeTheta: number;
-  ropeScaling: null | Llama3RopeScaling;
+  ropeScaling: null | Llama3RopeScaling | YarnRopeScaling;
   maxPositionEmbeddings: number;
   tieWordEmbeddings: boolean;
   /** Biases on q,k,v (and o except for qwen2, whose o_proj never has one). Always true for qwen2. */
@@ -69,7 +82,7 @@ export interface ModelConfig {
   fusedProjections?: boolean;
   /** Per layer: false where the layer applies no rotary embedding (SmolLM3's NoPE layers); absent means all rope. */
   ropeLayers?: boolean[];
-  /** Mixture of experts (Qwen3-MoE): the sparse MLP blocks and their routing. */
+  /** Mixture of experts (Qwen3-MoE, GPT-OSS): the sparse MLP blocks and their routing. */
   moe?: MoeConfig;
   /** Qwen3.5: the Gated DeltaNet (linear attention) layers and their shapes. */
   linearAttention?: LinearAttentionConfig;
@@ -80,6 +93,8 @@ export interface ModelConfig {
   attnOutputGate?: boolean;
   /** Leading dims of each head that RoPE rotates (partial_rotary_factor · head_dim); absent means all. */
   rotaryDim?: number;
+  /** GPT-OSS: a learned logit per query head (self_attn.sinks) joins each softmax's denominator. */
+  attentionSinks?: boolean;
   bosTokenId?: number;
   eosTokenId?: number | number[];
 }
@@ -99,6 +114,13 @@ export interface MoeConfig {
   sparseLayers: boolean[];
   /** The load-balancing loss's coefficient in transformers (router_aux_loss_coef); only reported, never trained on. */
   routerAuxLossCoef: number;
+  /**
+   * GPT-OSS's layout and expert: a router with a bias (mlp.router.{weight,bias}); each layer's
+   * experts stored fused as mlp.experts.gate_up_proj [E, D, 2·Fe] (x·W orientation, gate and up
+   * in alternating columns) and down_proj [E, Fe, D], each with a bias; the clamped SwiGLU
+   * (up + 1)·g·σ(1.702·g) with g clamped above and up on both sides at swigluLimit.
+   */
+  gptOss?: { swigluLimit: number };
 }
 
 /**
@@ -148,6 +170,11 @@ export function linearProjectionShape(config: ModelConfig, proj: LinearProjectio
 export function linearPrefix(layer: number): string {
   return `model.layers.${layer}.linear_attn`;
 }
+/** GPT-OSS's clamp of the experts' gate (above) and up (both sides). */
+export const GPT_OSS_SWIGLU_LIMIT = 7;
+
+/** GPT-OSS's SwiGLU slope: g·σ(alpha·g). */
+export const GPT_OSS_GLU_ALPHA = 1.702;
 
 /** Whether layer `l`'s MLP is a mixture of experts. */
 export function layerIsMoe(config: ModelConfig, l: number): boolean {
@@ -162,14 +189,32 @@ export function expertPrefix(layer: number, expert: number, proj: ExpertProjecti
   return `model.layers.${layer}.mlp.experts.${expert}.${proj}`;
 }
 
-/** The router's weight, [numExperts, hidden]. */
-export function routerName(layer: number): string {
-  return `model.layers.${layer}.mlp.gate.weight`;
+/** The router's weight, [numExperts, hidden] (its bias, GPT-OSS: same name with .bias). */
+export function routerName(config: ModelConfig, layer: number): string {
+  return config.moe?.gptOss !== undefined ? `model.layers.${layer}.mlp.router.weight` : `model.layers.${layer}.mlp.gate.weight`;
 }
 
-/** The attention scores' scale: query_pre_attn_scalar^-0.5 (Gemma) or head_dim^-0.5. */
+/** GPT-OSS's router bias, [numExperts]. */
+export function routerBiasName(layer: number): string {
+  return `model.layers.${layer}.mlp.router.bias`;
+}
+
+/** GPT-OSS's fused expert tensors of layer `l`: gate_up_proj, gate_up_proj_bias, down_proj, down_proj_bias. */
+export function fusedExpertName(layer: number, which: "gate_up_proj" | "gate_up_proj_bias" | "down_proj" | "down_proj_bias"): string {
+  return `model.layers.${layer}.mlp.experts.${which}`;
+}
+
+/** GPT-OSS's attention sinks of layer `l`, [H]. */
+export function sinksName(layer: number): string {
+  return `model.layers.${layer}.self_attn.sinks`;
+}
+
+/** The attention scores' scale: query_pre_attn_scalar^-0.5 (Gemma) or head_dim^-0.5, times YaRN's attention factor squared. */
 export function attentionScale(config: ModelConfig): number {
-  return 1 / Math.sqrt(config.queryPreAttnScalar ?? config.headDim);
+  const s = config.ropeScaling;
+  // YaRN scales cos and sin, so both q and k: the scores take the square.
+  const yarn = s !== null && s.type === "yarn" ? s.attentionFactor * s.attentionFactor : 1;
+  return yarn / Math.sqrt(config.queryPreAttnScalar ?? config.headDim);
 }
 
 /** Whether layer `l` rotates q and k (false for SmolLM3's NoPE layers). */
@@ -317,6 +362,7 @@ const DEFAULT_MAX_POSITIONS: Record<ModelType, number> = {
   phi3: 4096,
   qwen3_moe: 32768,
   qwen3_5_text: 32768,
+  gpt_oss: 131072,
 };
 /** transformers' rms_norm_eps default per family. */
 const DEFAULT_RMS_EPS: Record<ModelType, number> = {
@@ -329,6 +375,7 @@ const DEFAULT_RMS_EPS: Record<ModelType, number> = {
   phi3: 1e-5,
   qwen3_moe: 1e-6,
   qwen3_5_text: 1e-6,
+  gpt_oss: 1e-5,
 };
 
 /** Parses an HF config.json object. `source` (usually the file path) prefixes every error. */
@@ -372,9 +419,11 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   if (numHeads % numKvHeads !== 0) {
     throw new Error(`${source}: num_attention_heads (${numHeads}) must be a multiple of num_key_value_heads (${numKvHeads})`);
   }
+  const gptOss = modelType === "gpt_oss";
   let headDimDefault: number | undefined;
   if (modelType === "qwen3") headDimDefault = 128;
   else if (modelType === "qwen3_5_text") headDimDefault = 256;
+  else if (gptOss) headDimDefault = 64;
   else if (gemma) headDimDefault = 256;
   else if (hiddenSize % numHeads === 0) headDimDefault = hiddenSize / numHeads;
   const headDim = r.int("head_dim", headDimDefault);
@@ -382,18 +431,24 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
 
   // Newer transformers keep theta and scaling in rope_parameters; hub files mostly use the top level.
   const ropeParams = isObject(json.rope_parameters) ? json.rope_parameters : undefined;
-  const defaultTheta = smollm3 ? 2_000_000 : 10000;
+  const defaultTheta = smollm3 ? 2_000_000 : gptOss ? 150_000 : 10000;
   const ropeTheta =
     ropeParams && ropeParams.rope_theta !== undefined
       ? r.positive("rope_theta", defaultTheta, ropeParams, "rope_parameters.rope_theta")
       : r.positive("rope_theta", defaultTheta);
   // Gemma keeps one rope entry per layer type (parseGemma reads them).
   const scalingJson = gemma ? null : (json.rope_scaling ?? (ropeParams && ropeParams.rope_type !== undefined ? ropeParams : null));
-  const ropeScaling = parseRopeScaling(scalingJson, r, json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters");
+  const maxPositionEmbeddings = r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]);
+  const ropeScaling = parseRopeScaling(
+    scalingJson,
+    r,
+    json.rope_scaling !== undefined && json.rope_scaling !== null ? "rope_scaling" : "rope_parameters",
+    maxPositionEmbeddings,
+  );
 
   let attentionBias: boolean;
   if (modelType === "qwen2") attentionBias = true;
-  else attentionBias = r.bool("attention_bias", false);
+  else attentionBias = r.bool("attention_bias", gptOss);
 
   const config: ModelConfig = {
     modelType,
@@ -407,7 +462,7 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
     rmsNormEps: r.positive("rms_norm_eps", DEFAULT_RMS_EPS[modelType]),
     ropeTheta,
     ropeScaling,
-    maxPositionEmbeddings: r.int("max_position_embeddings", DEFAULT_MAX_POSITIONS[modelType]),
+    maxPositionEmbeddings,
     tieWordEmbeddings: r.bool("tie_word_embeddings", gemma || smollm3),
     attentionBias,
     qkNorm: modelType === "qwen3" || modelType === "qwen3_moe" || modelType === "olmo2" || gemma || modelType === "qwen3_5_text",
@@ -417,6 +472,7 @@ export function parseModelConfig(json: unknown, source: string): ModelConfig {
   if (modelType === "phi3") parsePhi3(json, r, config);
   if (modelType === "qwen3_moe") parseQwen3Moe(json, r, config);
   if (modelType === "qwen3_5_text") parseQwen35(json, r, config);
+  if (gptOss) parseGptOss(json, r, config);
   if (modelType === "olmo2") {
     config.qkNormScope = "projection";
     config.normPlacement = "post";
@@ -540,6 +596,45 @@ function parseQwen3Moe(json: Json, r: FieldReader, config: ModelConfig): void {
   };
 }
 
+/** GPT-OSS: sinks, alternating sliding/full layers, and every layer's MLP a biased, fused, clamped mixture of experts. */
+function parseGptOss(json: Json, r: FieldReader, config: ModelConfig): void {
+  const L = config.numLayers;
+  config.attentionSinks = true;
+  let types: unknown = json.layer_types;
+  // transformers' default: even layers (0-based) slide, odd ones are global.
+  if (types === undefined || types === null) types = Array.from({ length: L }, (_, i) => ((i + 1) % 2 === 1 ? "sliding_attention" : "full_attention"));
+  if (!Array.isArray(types) || types.length !== L || types.some((t) => t !== "full_attention" && t !== "sliding_attention")) {
+    r.fail("layer_types", `a list of ${L} "full_attention" / "sliding_attention" entries (one per layer)`, types);
+  }
+  config.slidingLayers = types.map((t) => t === "sliding_attention");
+  config.slidingWindow = r.int("sliding_window", 128);
+  const numExperts = r.int("num_local_experts", 128);
+  const topK = r.int("num_experts_per_tok", 4);
+  if (topK > numExperts) r.fail("num_experts_per_tok", `at most num_local_experts (${numExperts})`, topK);
+  const coef = json.router_aux_loss_coef ?? 0.001;
+  if (typeof coef !== "number" || !Number.isFinite(coef) || coef < 0) r.fail("router_aux_loss_coef", "a number >= 0", coef);
+  config.moe = {
+    numExperts,
+    topK,
+    // A softmax over the top-k logits is the full softmax renormalised over the k.
+    normTopkProb: true,
+    expertIntermediateSize: config.intermediateSize,
+    sparseLayers: Array.from({ length: L }, () => true),
+    routerAuxLossCoef: coef,
+    gptOss: { swigluLimit: GPT_OSS_SWIGLU_LIMIT },
+  };
+  const quant = json.quantization_config;
+  if (quant !== undefined && quant !== null) {
+    const method = isObject(quant) ? quant.quant_method : quant;
+    if (method !== "mxfp4") r.fail("quantization_config.quant_method", `"mxfp4" (the released GPT-OSS experts; no other quantization is implemented)`, method);
+  }
+  // transformers' GptOssExperts clamps at 7.0 whatever the config says.
+  const limit = json.swiglu_limit;
+  if (limit !== undefined && limit !== null && limit !== GPT_OSS_SWIGLU_LIMIT) {
+    r.fail("swiglu_limit", `${GPT_OSS_SWIGLU_LIMIT} (transformers' GptOssExperts fixes the clamp there)`, limit);
+  }
+}
+
 /** SmolLM3's NoPE layers (no_rope_layers: 1 = rope, 0 = none) and its optional sliding window. */
 function parseSmolLM3(json: Json, r: FieldReader, config: ModelConfig): void {
   const L = config.numLayers;
@@ -564,16 +659,17 @@ function parseSmolLM3(json: Json, r: FieldReader, config: ModelConfig): void {
   config.slidingLayers = types.map((t) => t === "sliding_attention");
 }
 
-function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Llama3RopeScaling {
+function parseRopeScaling(v: unknown, r: FieldReader, field: string, maxPositions: number): null | Llama3RopeScaling | YarnRopeScaling {
   if (v === undefined || v === null) return null;
   if (!isObject(v)) r.fail(field, "null or an object", v);
   const type = v.rope_type ?? v.type;
   if (type === "default" || type === undefined) return null;
-  if (type !== "llama3") r.fail(`${field}.rope_type`, `"llama3" or "default" (other scalings are not implemented)`, type);
+  if (type !== "llama3" && type !== "yarn") r.fail(`${field}.rope_type`, `"llama3", "yarn" or "default" (other scalings are not implemented)`, type);
   const need = (key: string): number => {
-    if (v[key] === undefined || v[key] === null) throw new Error(`${r.source}: field "${field}.${key}" is required for llama3 rope scaling`);
+    if (v[key] === undefined || v[key] === null) throw new Error(`${r.source}: field "${field}.${key}" is required for ${type} rope scaling`);
     return r.positive(key, Number.NaN, v, `${field}.${key}`);
   };
+  if (type === "yarn") return parseYarn(v, r, field, need("factor"), maxPositions);
   const scaling: Llama3RopeScaling = {
     type: "llama3",
     factor: need("factor"),
@@ -585,6 +681,34 @@ function parseRopeScaling(v: unknown, r: FieldReader, field: string): null | Lla
     r.fail(`${field}.high_freq_factor`, `greater than low_freq_factor (${scaling.lowFreqFactor})`, scaling.highFreqFactor);
   }
   return scaling;
+}
+
+/** YaRN's parameters with transformers' defaults (_compute_yarn_parameters). */
+function parseYarn(v: Json, r: FieldReader, field: string, factor: number, maxPositions: number): YarnRopeScaling {
+  const num = (key: string, fallback: number): number => r.positive(key, fallback, v, `${field}.${key}`);
+  const mscale = (scale: number, m: number): number => (scale <= 1 ? 1 : 0.1 * m * Math.log(scale) + 1);
+  let attentionFactor = v.attention_factor === undefined || v.attention_factor === null ? Number.NaN : num("attention_factor", 1);
+  if (Number.isNaN(attentionFactor)) {
+    const m = v.mscale;
+    const all = v.mscale_all_dim;
+    // transformers tests both for truthiness, so 0 means absent.
+    if (typeof m === "number" && m !== 0 && typeof all === "number" && all !== 0) attentionFactor = mscale(factor, m) / mscale(factor, all);
+    else attentionFactor = mscale(factor, 1);
+  }
+  const truncate = v.truncate ?? true;
+  if (typeof truncate !== "boolean") r.fail(`${field}.truncate`, "true or false", truncate);
+  const partial = v.partial_rotary_factor ?? 1;
+  if (partial !== 1) r.fail(`${field}.partial_rotary_factor`, "1 (partial rotary embeddings are not implemented)", partial);
+  return {
+    type: "yarn",
+    factor,
+    // transformers reads `beta_fast or 32`: 0 falls back too.
+    betaFast: v.beta_fast === 0 ? 32 : num("beta_fast", 32),
+    betaSlow: v.beta_slow === 0 ? 1 : num("beta_slow", 1),
+    originalMaxPositionEmbeddings: num("original_max_position_embeddings", maxPositions),
+    truncate,
+    attentionFactor,
+  };
 }
 
 /** Every tensor the checkpoint must hold, HF names → [out, in] or [n]. lm_head is omitted when tied. */
@@ -611,10 +735,20 @@ export function expectedTensorShapes(config: ModelConfig): Map<string, number[]>
       shapes.set(`model.layers.${l}.self_attn.k_norm.weight`, [kw]);
     }
     for (const name of Object.values(layerNormNames(config, l))) if (name !== null) shapes.set(name, [D]);
+    if (config.attentionSinks === true) shapes.set(sinksName(l), [config.numHeads]);
     const moe = config.moe;
     if (moe !== undefined && layerIsMoe(config, l)) {
       const Fe = moe.expertIntermediateSize;
-      shapes.set(routerName(l), [moe.numExperts, D]);
+      const E = moe.numExperts;
+      shapes.set(routerName(config, l), [E, D]);
+      if (moe.gptOss !== undefined) {
+        shapes.set(routerBiasName(l), [E]);
+        shapes.set(fusedExpertName(l, "gate_up_proj"), [E, D, 2 * Fe]);
+        shapes.set(fusedExpertName(l, "gate_up_proj_bias"), [E, 2 * Fe]);
+        shapes.set(fusedExpertName(l, "down_proj"), [E, Fe, D]);
+        shapes.set(fusedExpertName(l, "down_proj_bias"), [E, D]);
+        continue;
+      }
       for (let e = 0; e < moe.numExperts; e++) {
         shapes.set(`${expertPrefix(l, e, "gate_proj")}.weight`, [Fe, D]);
         shapes.set(`${expertPrefix(l, e, "up_proj")}.weight`, [Fe, D]);

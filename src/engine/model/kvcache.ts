@@ -162,6 +162,7 @@ export function forwardIncremental(
         maxT,
         c.attnScale,
         c.window,
+        p.sinks?.data ?? null,
       );
     }
     attentionOutputForward(c, p, la, x, sc.attn, sc);

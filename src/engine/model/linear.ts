@@ -1,5 +1,6 @@
 // Forward and backward of one (optionally LoRA-adapted, optionally biased) linear layer over a
-// block of token rows (docs/numerics.md#lora-gradients). Weights are [out, in], so y = x W^T.
+// block of token rows (docs/numerics.md#lora-gradients). Weights are [out, in], so y = x W^T
+// (or [in, out] when the Linear is `transposed`: y = x W).
 import type { FloatArray, Kernels } from "../kernels/types.ts";
 import type { Linear } from "./tensor.ts";
 
@@ -9,7 +10,7 @@ import type { Linear } from "./tensor.ts";
  */
 export function linearForward(k: Kernels, lin: Linear, x: FloatArray, rows: number, y: FloatArray, hr: FloatArray | null, ones: FloatArray): void {
   const { inDim, outDim } = lin;
-  k.gemm(false, true, rows, outDim, inDim, 1, x, lin.weight.data, 0, y);
+  k.gemm(false, lin.transposed !== true, rows, outDim, inDim, 1, x, lin.weight.data, 0, y);
   if (lin.bias !== null) k.gemm(false, false, rows, outDim, 1, 1, ones, lin.bias.data, 1, y);
   const lora = lin.lora;
   if (lora !== null) {
@@ -37,9 +38,13 @@ export function linearBackward(
 ): void {
   const { inDim, outDim } = lin;
   const w = lin.weight;
-  if (w.grad !== null) k.gemm(true, false, outDim, inDim, rows, 1, dy, x, 1, w.grad);
+  const t = lin.transposed === true;
+  if (w.grad !== null) {
+    if (t) k.gemm(true, false, inDim, outDim, rows, 1, x, dy, 1, w.grad);
+    else k.gemm(true, false, outDim, inDim, rows, 1, dy, x, 1, w.grad);
+  }
   if (lin.bias !== null && lin.bias.grad !== null) k.gemm(false, false, 1, outDim, rows, 1, ones, dy, 1, lin.bias.grad);
-  if (dx !== null) k.gemm(false, false, rows, inDim, outDim, 1, dy, w.data, dxBeta, dx);
+  if (dx !== null) k.gemm(false, t, rows, inDim, outDim, 1, dy, w.data, dxBeta, dx);
   const lora = lin.lora;
   if (lora !== null) {
     if (hr === null) throw new Error("linearBackward: an adapted layer needs its saved hr");

@@ -8,8 +8,9 @@ import { gatedBackward, gatedForward } from "./gated.ts";
 import { linearBackward, linearForward } from "./linear.ts";
 import { moeBlockBackward, moeBlockForward } from "./moe.ts";
 import type { ExpertParams, LayerParams } from "./params.ts";
+import type { Linear } from "./tensor.ts";
 
-function denseMlp(p: LayerParams): ExpertParams {
+function denseMlp(p: LayerParams): ExpertParams & { up: Linear } {
   if (p.gate === null || p.up === null || p.down === null) throw new Error("a dense MLP layer without gate/up/down projections");
   return { gate: p.gate, up: p.up, down: p.down };
 }

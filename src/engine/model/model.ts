@@ -169,13 +169,14 @@ export class EngineModel {
   }
 
   /**
-   * Frozen weights by HF name (16-bit matrices as they are); in full mode, the current (trained)
+   * Frozen weights by HF name (16-bit and MXFP4 matrices as they are); in full mode, the current (trained)
    * weights. float32 and 16-bit arrays are live; float64 ones come back rounded to float32 copies.
    */
   baseWeights(): Map<string, BaseArray> {
     const out = new Map<string, BaseArray>();
     const tensors = this.setup.mode === "full" ? this.params.trainable : [...this.params.frozen.values()];
     for (const t of tensors) out.set(t.name, t.data instanceof Float64Array ? Float32Array.from(t.data) : t.data);
+    for (const [name, m] of this.params.quantized) out.set(name, m);
     return out;
   }
 

@@ -4,11 +4,15 @@
 // those experts' SwiGLU outputs. Routing is a pure function of the logits (ties go to the lower
 // expert index), so training, the KV-cache sampler and transformers pick the same experts.
 // The routing choice itself has no gradient; the weights do, through the softmax into x and Wᵣ.
+// GPT-OSS (docs/numerics.md#gpt-oss) routes the same way (a softmax over the top-k logits is the
+// renormalised full softmax) with a router bias, and its experts are fused gate_up / down
+// matrices with biases and a clamped SwiGLU.
+import { widenExpert } from "../kernels/mxfp4.ts";
 import type { FloatArray } from "../kernels/types.ts";
 import type { MoeActivations, MoeScratch } from "./activations.ts";
 import type { MoeConfig } from "./config.ts";
 import type { BatchContext } from "./context.ts";
-import { gatedBackward, gatedForward } from "./gated.ts";
+import { clampedSwigluBackward, clampedSwigluForward, gatedBackward, gatedForward } from "./gated.ts";
 import { linearBackward, linearForward } from "./linear.ts";
 import type { MoeParams } from "./params.ts";
 
@@ -144,9 +148,27 @@ export function forEachBusyExpert(offsets: Int32Array, E: number, fn: (e: number
   }
 }
 
+/** Width of an expert's gate rows: Fe, or 2·Fe for GPT-OSS's fused gate_up (up then has none). */
+export function expertGateWidth(moe: MoeConfig): number {
+  return moe.gptOss !== undefined ? 2 * moe.expertIntermediateSize : moe.expertIntermediateSize;
+}
+
 /** Views of rows [r0, r0 + n) of the grouped buffers an expert reads and writes. */
-function expertRows(la: MoeActivations, sc: MoeScratch, r0: number, n: number, D: number, Fe: number) {
-  return { gate: rowsOf(la.gate, r0, n, Fe), up: rowsOf(la.up, r0, n, Fe), act: rowsOf(sc.act, r0, n, Fe), xg: rowsOf(sc.xg, r0, n, D) };
+function expertRows(la: MoeActivations, sc: MoeScratch, r0: number, n: number, D: number, moe: MoeConfig) {
+  const Fe = moe.expertIntermediateSize;
+  const up = moe.gptOss !== undefined ? la.up : rowsOf(la.up, r0, n, Fe);
+  return { gate: rowsOf(la.gate, r0, n, expertGateWidth(moe)), up, act: rowsOf(sc.act, r0, n, Fe), xg: rowsOf(sc.xg, r0, n, D) };
+}
+
+/** logits [T, E] += the router's bias (GPT-OSS), as a GEMM with a column of ones. */
+export function addRouterBias(c: BatchContext, bias: FloatArray | null, logits: FloatArray, ones: FloatArray): void {
+  if (bias !== null) c.k.gemm(false, false, c.T, logits.length / c.T, 1, 1, ones, bias, 1, logits);
+}
+
+/** act = the expert's activation of its gate (and up) rows: the family's SwiGLU, or GPT-OSS's clamped one. */
+function expertActivation(c: BatchContext, moe: MoeConfig, gate: FloatArray, up: FloatArray, act: FloatArray, n: number): void {
+  if (moe.gptOss !== undefined) clampedSwigluForward(moe.gptOss.swigluLimit, gate, act, n * moe.expertIntermediateSize);
+  else gatedForward(c.config, c.k, gate, up, act, n * moe.expertIntermediateSize);
 }
 
 function moeOf(c: BatchContext): MoeConfig {
@@ -160,9 +182,10 @@ export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, 
   const { k, T } = c;
   const moe = moeOf(c);
   const D = c.config.hiddenSize;
-  const { numExperts: E, topK: K, expertIntermediateSize: Fe } = moe;
+  const { numExperts: E, topK: K } = moe;
   const A = T * K;
   k.gemm(false, true, T, E, D, 1, xin, p.router.data, 0, sc.logits);
+  addRouterBias(c, p.routerBias?.data ?? null, sc.logits, ones);
   routeTokens(moe, sc.logits, T, la.probs, la.chosen, la.weights);
   c.routing?.add(la.probs, la.chosen, T);
   groupByExpert(la.chosen, A, E, la.order, la.offsets);
@@ -170,10 +193,11 @@ export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, 
   const rank = expertRank(p);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
-    const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, Fe);
+    widenExpert(k, ex.quantized);
+    const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
     linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, rank), ones);
-    linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, rank), ones);
-    gatedForward(c.config, k, gate, up, act, n * Fe);
+    if (ex.up !== null) linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, rank), ones);
+    expertActivation(c, moe, gate, up, act, n);
     linearForward(k, ex.down, act, n, rowsOf(la.y, r0, n, D), rowsOrNull(la.hrDown, r0, n, rank), ones);
   });
   combineExperts(la.y, la.weights, la.order, A, K, D, out, T);
@@ -220,13 +244,19 @@ export function moeBlockBackward(
   const rank = expertRank(p);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
-    const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, Fe);
+    widenExpert(k, ex.quantized);
+    const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
     const dact = rowsOf(sc.dact, r0, n, Fe);
-    const dgate = rowsOf(sc.dgate, r0, n, Fe);
-    const dup = rowsOf(sc.dup, r0, n, Fe);
+    const dgate = rowsOf(sc.dgate, r0, n, expertGateWidth(moe));
     const dxg = rowsOf(sc.dxg, r0, n, D);
-    gatedForward(c.config, k, gate, up, act, n * Fe);
+    expertActivation(c, moe, gate, up, act, n);
     linearBackward(k, ex.down, act, n, rowsOrNull(la.hrDown, r0, n, rank), rowsOf(sc.dy, r0, n, D), dact, 0, dhr, ones);
+    if (ex.up === null) {
+      clampedSwigluBackward(moe.gptOss?.swigluLimit ?? 0, dact, gate, dgate, n * Fe);
+      linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, rank), dgate, dxg, 0, dhr, ones);
+      return;
+    }
+    const dup = rowsOf(sc.dup, r0, n, Fe);
     gatedBackward(c.config, k, dact, gate, up, dgate, dup, n * Fe);
     linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, rank), dgate, dxg, 0, dhr, ones);
     linearBackward(k, ex.up, xg, n, rowsOrNull(la.hrUp, r0, n, rank), dup, dxg, 1, dhr, ones);
@@ -239,6 +269,8 @@ export function moeBlockBackward(
   routerLogitsBackward(moe, la, sc.dw, T, sc.logits);
   k.gemm(false, false, T, D, E, 1, sc.logits, p.router.data, 1, dxin);
   if (p.router.grad !== null) k.gemm(true, false, E, D, T, 1, sc.logits, xin, 1, p.router.grad);
+  const biasGrad = p.routerBias?.grad ?? null;
+  if (biasGrad !== null) k.gemm(false, false, 1, E, T, 1, ones, sc.logits, 1, biasGrad);
 }
 
 /** dlogits [T, E] (overwritten) from the weights' gradients dw [T·K], through the renormalisation and the softmax. */

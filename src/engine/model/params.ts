@@ -7,6 +7,7 @@ import {
   MLP_PROJECTIONS,
   expectedTensorShapes,
   expertPrefix,
+  fusedExpertName,
   isAttentionProjection,
   layerIsLinear,
   linearPrefix,
@@ -18,14 +19,17 @@ import {
   projectionPrefix,
   projectionShape,
   qkNormWidths,
+  routerBiasName,
   routerName,
   shapeSize,
+  sinksName,
   type ModelConfig,
   type ProjectionName,
 } from "./config.ts";
 import type { LinearAttnParams } from "./deltanet.ts";
 import { RandomStream } from "./rng.ts";
-import { weightView, type BaseArray } from "../kernels/halfArray.ts";
+import { denseWeight, weightView, type BaseArray, type DenseArray, type HalfArray } from "../kernels/halfArray.ts";
+import { expertBuffers, Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
@@ -46,6 +50,8 @@ export interface LayerParams {
   readonly o: Linear | null;
   readonly qNorm: Tensor | null;
   readonly kNorm: Tensor | null;
+  /** GPT-OSS: each query head's sink logit, [H]. */
+  readonly sinks: Tensor | null;
   /** Norm of the attention's output before the residual add (olmo2). */
   readonly attnOutNorm: Tensor | null;
   /** Norm of the MLP's input (HF's post_attention_layernorm in llama and qwen). */
@@ -68,16 +74,23 @@ export function attentionLinears(p: LayerParams): { q: Linear; k: Linear; v: Lin
   return { q: p.q, k: p.k, v: p.v, o: p.o };
 }
 
-/** One SwiGLU expert (or a dense MLP): gate, up [F, D] and down [D, F]. */
+/**
+ * One SwiGLU expert (or a dense MLP): gate, up [F, D] and down [D, F]. GPT-OSS's experts have no
+ * separate up: `gate` is the fused gate_up ([D, 2F] transposed, gate and up in alternating
+ * outputs, with its bias) and `down` is [F, D] transposed with a bias.
+ */
 export interface ExpertParams {
   readonly gate: Linear;
-  readonly up: Linear;
+  readonly up: Linear | null;
   readonly down: Linear;
+  /** MXFP4 experts (GPT-OSS as released): widenExpert fills the buffers gate and down read. */
+  readonly quantized?: QuantizedExpert;
 }
 
-/** A mixture-of-experts MLP: the router [E, D] (never LoRA-adapted, as PEFT's targets leave mlp.gate alone) and the experts. */
+/** A mixture-of-experts MLP: the router [E, D] (never LoRA-adapted, as PEFT's targets leave mlp.gate alone), its bias (GPT-OSS) and the experts. */
 export interface MoeParams {
   readonly router: WeightTensor;
+  readonly routerBias: Tensor | null;
   readonly experts: ExpertParams[];
 }
 
@@ -87,7 +100,7 @@ export function layerLinears(p: LayerParams): Linear[] {
   for (const lin of [p.q, p.k, p.v, p.o, p.gate, p.up, p.down]) if (lin !== null) out.push(lin);
   const la = p.linear;
   if (la !== null) out.push(la.inProjQkv, la.inProjZ, la.inProjB, la.inProjA, la.outProj);
-  for (const e of p.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
+  for (const e of p.moe?.experts ?? []) for (const lin of [e.gate, e.up, e.down]) if (lin !== null) out.push(lin);
   return out;
 }
 
@@ -101,6 +114,8 @@ export interface ModelParams {
   readonly trainable: Tensor[];
   /** Frozen tensors by HF name (full mode: empty). */
   readonly frozen: Map<string, WeightTensor>;
+  /** Frozen MXFP4 expert tensors by HF name, kept as loaded (no Linear reads them directly). */
+  readonly quantized: Map<string, Mxfp4Matrix>;
 }
 
 export function validateSetup(setup: TrainableSetup): void {
@@ -164,12 +179,19 @@ interface BuildContext {
   dtype: Dtype;
   trainable: Tensor[];
   frozen: Map<string, WeightTensor>;
+  quantized: Map<string, Mxfp4Matrix>;
+  /** The buffers MXFP4 experts widen into, shared by every expert of the model. */
+  expertBuffers: ExpertBuffers | null;
 }
 
-function source(ctx: BuildContext, name: string): BaseArray {
+function rawSource(ctx: BuildContext, name: string): BaseArray {
   const src = ctx.weights.get(name);
   if (src === undefined) throw new Error(`weights: tensor "${name}" is missing`);
   return src;
+}
+
+function source(ctx: BuildContext, name: string): DenseArray {
+  return denseWeight(rawSource(ctx, name), name);
 }
 
 /**
@@ -194,7 +216,7 @@ function vectorTensor(ctx: BuildContext, name: string, shape: number[]): Tensor 
   return t;
 }
 
-function trainableTensor(ctx: BuildContext, name: string, shape: number[], src: BaseArray): Tensor {
+function trainableTensor(ctx: BuildContext, name: string, shape: number[], src: DenseArray): Tensor {
   const data = toDtype(ctx.dtype, src);
   const t: Tensor = { name, shape, data, grad: allocFloat(ctx.dtype, data.length) };
   ctx.trainable.push(t);
@@ -236,7 +258,8 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
   if (moe === undefined) throw new Error("moeParams: the config has no experts");
   const { hiddenSize: D } = ctx.config;
   const Fe = moe.expertIntermediateSize;
-  const router = matrixTensor(ctx, routerName(l), [moe.numExperts, D]);
+  const router = matrixTensor(ctx, routerName(ctx.config, l), [moe.numExperts, D]);
+  if (moe.gptOss !== undefined) return gptOssExperts(ctx, l, router);
   const experts: ExpertParams[] = [];
   for (let e = 0; e < moe.numExperts; e++) {
     experts.push({
@@ -245,7 +268,67 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
       down: adaptedLinear(ctx, expertPrefix(l, e, "down_proj"), D, Fe, null, false),
     });
   }
-  return { router, experts };
+  return { router, routerBias: null, experts };
+}
+
+/**
+ * GPT-OSS's router bias and experts, each expert's matrices and biases views of the layer's fused
+ * tensors (so a 16-bit checkpoint stays 16-bit and full training updates the tensors it saves).
+ * Its experts take no adapters: PEFT reaches fused expert tensors only through target_parameters,
+ * one LoRA per layer's tensor, a layout the per-expert adapters of Qwen3-MoE do not map onto (docs/numerics.md#gpt-oss).
+ */
+function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeParams {
+  const moe = ctx.config.moe as NonNullable<ModelConfig["moe"]>;
+  const { hiddenSize: D } = ctx.config;
+  const { numExperts: E, expertIntermediateSize: Fe } = moe;
+  const routerBias = vectorTensor(ctx, routerBiasName(l), [E]);
+  const gateUpBias = vectorTensor(ctx, fusedExpertName(l, "gate_up_proj_bias"), [E, 2 * Fe]);
+  const downBias = vectorTensor(ctx, fusedExpertName(l, "down_proj_bias"), [E, D]);
+  const gateUpName = fusedExpertName(l, "gate_up_proj");
+  const downName = fusedExpertName(l, "down_proj");
+  const rawGateUp = rawSource(ctx, gateUpName);
+  const rawDown = rawSource(ctx, downName);
+  if (rawGateUp instanceof Mxfp4Matrix || rawDown instanceof Mxfp4Matrix) {
+    if (!(rawGateUp instanceof Mxfp4Matrix && rawDown instanceof Mxfp4Matrix))
+      throw new Error(`layer ${l}: gate_up_proj and down_proj must both be MXFP4 or both dense`);
+    if (ctx.setup.mode === "full") {
+      throw new InvalidArgumentError("full fine-tuning needs dense weights: an MXFP4 checkpoint (GPT-OSS as released) trains with LoRA, its experts frozen");
+    }
+    ctx.quantized.set(gateUpName, rawGateUp);
+    ctx.quantized.set(downName, rawDown);
+    ctx.expertBuffers ??= expertBuffers(2 * Fe * D, D * Fe);
+    const into = ctx.expertBuffers;
+    const widened = (name: string, shape: number[], data: HalfArray): WeightTensor => ({ name: `${name} (one expert, widened)`, shape, data, grad: null });
+    const experts = Array.from(
+      { length: E },
+      (_, e): ExpertParams => ({
+        // Widened output-major ([2F, D], [D, F]): the rows as MXFP4 stores them, gate and up alternating.
+        gate: { inDim: D, outDim: 2 * Fe, weight: widened(gateUpName, [2 * Fe, D], into.gateUp), bias: rowsOf(gateUpBias, 2 * Fe, e, e + 1), lora: null },
+        up: null,
+        down: { inDim: Fe, outDim: D, weight: widened(downName, [D, Fe], into.down), bias: rowsOf(downBias, D, e, e + 1), lora: null },
+        quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
+      }),
+    );
+    return { router, routerBias, experts };
+  }
+  const gateUp = matrixTensor(ctx, gateUpName, [E, D, 2 * Fe]);
+  const down = matrixTensor(ctx, downName, [E, Fe, D]);
+  const experts: ExpertParams[] = [];
+  for (let e = 0; e < E; e++) {
+    experts.push({
+      gate: {
+        inDim: D,
+        outDim: 2 * Fe,
+        transposed: true,
+        weight: rowsOf(gateUp, 2 * Fe, e * D, (e + 1) * D),
+        bias: rowsOf(gateUpBias, 2 * Fe, e, e + 1),
+        lora: null,
+      },
+      up: null,
+      down: { inDim: Fe, outDim: D, transposed: true, weight: rowsOf(down, D, e * Fe, (e + 1) * Fe), bias: rowsOf(downBias, D, e, e + 1), lora: null },
+    });
+  }
+  return { router, routerBias, experts };
 }
 
 /** Layer l's Gated DeltaNet; its projections adapt with the attention's (train_attn). */
@@ -314,7 +397,7 @@ function mlpProjections(ctx: BuildContext, l: number): Linear[] {
 }
 
 export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>, setup: TrainableSetup, dtype: Dtype): ModelParams {
-  const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map() };
+  const ctx: BuildContext = { config, weights, setup, dtype, trainable: [], frozen: new Map(), quantized: new Map(), expertBuffers: null };
   const { hiddenSize: D, vocabSize: V } = config;
   const [qNormWidth, kNormWidth] = qkNormWidths(config);
   const embed = matrixTensor(ctx, "model.embed_tokens.weight", [V, D]);
@@ -328,17 +411,18 @@ export function buildParams(config: ModelConfig, weights: Map<string, BaseArray>
     const qkNorm = config.qkNorm && linear === null;
     const qNorm = qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.q_norm.weight`, [qNormWidth]) : null;
     const kNorm = qkNorm ? vectorTensor(ctx, `model.layers.${l}.self_attn.k_norm.weight`, [kNormWidth]) : null;
+    const sinks = config.attentionSinks === true ? vectorTensor(ctx, sinksName(l), [config.numHeads]) : null;
     const attnOutNorm = norm(names.attnOut);
     const postNorm = norm(names.mlpIn);
     const sparse = layerIsMoe(config, l);
     const [gate, up, down] = sparse ? [null, null, null] : mlpProjections(ctx, l);
     const moe = sparse ? moeParams(ctx, l) : null;
     const mlpOutNorm = norm(names.mlpOut);
-    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm, linear });
+    layers.push({ inputNorm, q, k, v, o, qNorm, kNorm, sinks, attnOutNorm, postNorm, gate, up, down, moe, mlpOutNorm, linear });
   }
   const finalNorm = vectorTensor(ctx, "model.norm.weight", [D]);
   const headWeight = config.tieWordEmbeddings ? embed : matrixTensor(ctx, "lm_head.weight", [V, D]);
   const headLora = setup.mode === "lora" && setup.trainUnembed ? makeLora(ctx, "lm_head", D, V, setup.rank) : null;
   const head: Linear = { inDim: D, outDim: V, weight: headWeight, bias: null, lora: headLora };
-  return { embed, layers, finalNorm, head, trainable: ctx.trainable, frozen: ctx.frozen };
+  return { embed, layers, finalNorm, head, trainable: ctx.trainable, frozen: ctx.frozen, quantized: ctx.quantized };
 }

@@ -47,11 +47,13 @@ export interface WeightTensor {
   grad: FloatArray | null;
 }
 
-/** y = x W^T (+ b) (+ scale * (x A^T) B^T). */
+/** y = x W^T (+ b) (+ scale * (x A^T) B^T); y = x W (+ …) when `transposed`. */
 export interface Linear {
   readonly inDim: number;
   readonly outDim: number;
+  /** [out, in], or [in, out] when transposed (GPT-OSS's expert tensors, stored for x·W). */
   readonly weight: WeightTensor;
+  readonly transposed?: boolean;
   readonly bias: Tensor | null;
   readonly lora: LoraAdapter | null;
 }

@@ -38,9 +38,11 @@ export const DTYPE_SIZE: Readonly<Record<string, number>> = {
   F64: 8,
   I32: 4,
   I64: 8,
+  // MXFP4 checkpoints' packed codes and exponents (kernels/mxfp4.ts).
+  U8: 1,
 };
 
-export type ReadableDType = "F32" | "BF16" | "F16" | "F64" | "I32" | "I64";
+export type ReadableDType = "F32" | "BF16" | "F16" | "F64" | "I32" | "I64" | "U8";
 export type WritableDType = "F32" | "BF16";
 
 export function isReadableDType(dtype: string): dtype is ReadableDType {

@@ -40,7 +40,7 @@ export interface SafetensorsHeader {
   metadata: Record<string, string>;
 }
 
-export type TensorValues = Float32Array | Int32Array | BigInt64Array;
+export type TensorValues = Float32Array | Int32Array | BigInt64Array | Uint8Array;
 
 export interface Tensor {
   /** dtype as stored in the file; floating types are returned widened to float32. */
@@ -179,10 +179,12 @@ function decode(file: string, entry: SafetensorsEntry, buf: Buffer): TensorValue
       return new Int32Array(ab, buf.byteOffset, bytes / 4);
     case "I64":
       return new BigInt64Array(ab, buf.byteOffset, bytes / 8);
+    case "U8":
+      return new Uint8Array(ab, buf.byteOffset, bytes);
     default:
       throw new SafetensorsError(
         file,
-        `tensor ${JSON.stringify(entry.name)}: dtype ${entry.dtype} is not supported by this engine (supported: F32, BF16, F16, F64, I32, I64)`,
+        `tensor ${JSON.stringify(entry.name)}: dtype ${entry.dtype} is not supported by this engine (supported: F32, BF16, F16, F64, I32, I64, U8)`,
       );
   }
 }
@@ -192,7 +194,7 @@ export type ReadPath = "native" | "positioned";
 
 /**
  * Reads tensors of one file (all, or only `names`). F32/BF16/F16/F64 come back as Float32Array,
- * I32 as Int32Array, I64 as BigInt64Array. Every returned array owns its buffer. `via` forces one
+ * I32 as Int32Array, I64 as BigInt64Array, U8 as Uint8Array. Every returned array owns its buffer. `via` forces one
  * path (tests compare them); by default floating tensors go through the native mapping when the
  * addon is there and COOKBOOK_KERNELS is not "reference".
  */

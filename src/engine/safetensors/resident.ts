@@ -2,7 +2,8 @@
 // BF16 or F16 matrix becomes a HalfArray, a view straight into a read-only memory mapping of the
 // file. Nothing is copied and no fresh memory is touched; the pages are the page cache's own and
 // fault in when a kernel first reads them. The views keep the mapping alive, and it is unmapped
-// when the last of them is garbage-collected. Norm weights, biases, F32/F64 and integer tensors are
+// when the last of them is garbage-collected. U8 tensors of two or more dimensions (MXFP4 expert
+// weights) are mapped views too. Norm weights, biases, F32/F64 and integer tensors are
 // read as readSafetensors reads them (float32 copies; small, or not 16-bit to begin with).
 import { HalfArray } from "../kernels/halfArray.ts";
 import { loadNativeKernels } from "../kernels/native.ts";
@@ -31,6 +32,12 @@ export function readSafetensorsResident(file: string, options: { names?: Iterabl
     if (e === undefined) throw new SafetensorsError(file, `has no tensor named ${JSON.stringify(name)}`);
     const dtype = HALF_DTYPES[e.dtype];
     const offset = header.dataStart + e.begin;
+    if (e.dtype === "U8" && e.shape.length >= 2) {
+      // MXFP4 blocks and scales: bytes read where they lie, as the 16-bit matrices are.
+      mapping ??= mapWhole(file, header.fileSize);
+      out.set(name, { dtype: e.dtype, shape: e.shape, data: new Uint8Array(mapping, offset, e.end - e.begin) });
+      continue;
+    }
     // Uint16Array views need an even offset (every real checkpoint has one; else it is read as floats).
     if (dtype === undefined || e.shape.length < 2 || offset % 2 !== 0) {
       rest.push(name);

@@ -45,6 +45,9 @@ function plan(name: string, t: TensorToWrite, floatType: WritableDType): Planned
   } else if (t.data instanceof Int32Array) {
     dtype = "I32";
     bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  } else if (t.data instanceof Uint8Array) {
+    dtype = "U8";
+    bytes = t.data;
   } else {
     dtype = "I64";
     bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
@@ -52,7 +55,7 @@ function plan(name: string, t: TensorToWrite, floatType: WritableDType): Planned
   return { name, dtype, shape: t.shape, bytes };
 }
 
-const SIZE_ORDER: Record<string, number> = { I64: 8, F32: 4, I32: 4, BF16: 2 };
+const SIZE_ORDER: Record<string, number> = { I64: 8, F32: 4, I32: 4, BF16: 2, U8: 1 };
 
 /** Serialises the header; exported so tests and sizing code can predict the layout. */
 export function buildHeader(planned: Planned[], metadata?: Record<string, string>): Buffer {

@@ -7,12 +7,13 @@
 // advanced token by token in call order; a slot's state restarts at position 0.
 import type { KvArray } from "../kernels/decodeTypes.ts";
 import { HalfArray } from "../kernels/halfArray.ts";
+import { widenExpert } from "../kernels/mxfp4.ts";
 import type { Kernels } from "../kernels/types.ts";
 import { applyOutputGate, splitQueryGate } from "../model/attention.ts";
 import { attentionScale, layerIsLinear, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
 import { gatedNormForward, linearDims, recurrentTokens, type LinearDims } from "../model/deltanet.ts";
-import { gatedForward } from "../model/gated.ts";
-import { combineExperts, forEachBusyExpert, gatherRows, groupByExpert, routeTokens } from "../model/moe.ts";
+import { clampedSwigluForward, gatedForward } from "../model/gated.ts";
+import { combineExperts, expertGateWidth, forEachBusyExpert, gatherRows, groupByExpert, routeTokens } from "../model/moe.ts";
 import { scaleEmbeddings } from "../model/pass.ts";
 import { applyRope, ropeInvFreq } from "../model/rope.ts";
 import { project, type Projection, type InferenceLayer, type InferenceLinear, type InferenceMoe, type InferenceWeights } from "./weights.ts";
@@ -319,7 +320,8 @@ class InferenceMoeScratch {
     this.order = new Int32Array(A);
     this.offsets = new Int32Array(moe.numExperts + 1);
     this.xg = new Float32Array(A * c.hiddenSize);
-    this.gate = new Float32Array(A * Fe);
+    this.gate = new Float32Array(A * expertGateWidth(moe));
+    // up, then the activation (GPT-OSS: the activation of the fused gate_up in gate).
     this.up = new Float32Array(A * Fe);
     this.y = new Float32Array(A * c.hiddenSize);
   }
@@ -336,18 +338,27 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
   const { numExperts: E, topK: K, expertIntermediateSize: Fe } = moe;
   const A = n * K;
   project(k, { weight: p.router, lora: null }, xin, n, E, D, ms.logits, sc.lora);
+  addBias(k, ms.logits, p.routerBias, n, E, sc.ones);
   routeTokens(moe, ms.logits, n, ms.probs, ms.chosen, ms.weights);
   groupByExpert(ms.chosen, A, E, ms.order, ms.offsets);
   gatherRows(xin, ms.order, A, K, D, ms.xg);
   forEachBusyExpert(ms.offsets, E, (e, r0, rows) => {
     const ex = p.experts[e];
+    widenExpert(k, ex.quantized);
     const x = ms.xg.subarray(r0 * D, (r0 + rows) * D);
-    const gate = ms.gate.subarray(r0 * Fe, (r0 + rows) * Fe);
-    const up = ms.up.subarray(r0 * Fe, (r0 + rows) * Fe);
-    project(k, ex.gate, x, rows, Fe, D, gate, sc.lora);
-    project(k, ex.up, x, rows, Fe, D, up, sc.lora);
-    gatedForward(c, k, gate, up, gate, rows * Fe);
-    project(k, ex.down, gate, rows, D, Fe, ms.y.subarray(r0 * D, (r0 + rows) * D), sc.lora);
+    const G = expertGateWidth(moe);
+    const gate = ms.gate.subarray(r0 * G, (r0 + rows) * G);
+    const act = ms.up.subarray(r0 * Fe, (r0 + rows) * Fe);
+    project(k, ex.gate, x, rows, G, D, gate, sc.lora);
+    addBias(k, gate, ex.gateBias, rows, G, sc.ones);
+    if (ex.up === null) clampedSwigluForward(moe.gptOss?.swigluLimit ?? 0, gate, act, rows * Fe);
+    else {
+      project(k, ex.up, x, rows, Fe, D, act, sc.lora);
+      gatedForward(c, k, gate, act, act, rows * Fe);
+    }
+    const y = ms.y.subarray(r0 * D, (r0 + rows) * D);
+    project(k, ex.down, act, rows, D, Fe, y, sc.lora);
+    addBias(k, y, ex.downBias, rows, D, sc.ones);
   });
   combineExperts(ms.y, ms.weights, ms.order, A, K, D, out, n);
 }
@@ -438,7 +449,7 @@ export function forwardHidden(
         applyRope(k, kk, positions, invFreq, n, Hkv, d, rotary, false);
       }
       k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
-      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window);
+      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window, p.sinks);
       if (sc.qGate !== null) applyOutputGate(attn, sc.qGate, attn, n * qw);
       project(k, po, attn, n, D, qw, tmp, lora);
       addBias(k, tmp, p.oBias, n, D, ones);

@@ -4,7 +4,8 @@
 // computes x·Wᵀ + scale·(x·Aᵀ)·Bᵀ (docs/numerics.md#kv-cache): the two rank-r products cost about r/D of
 // the base product, while merging would cost a full fp32 copy of every adapted matrix per snapshot
 // (gigabytes at 1B parameters, and two resident copies while an RL loop swaps samplers).
-import { HalfArray, toFloat32, weightView, type BaseArray } from "../kernels/halfArray.ts";
+import { denseWeight, HalfArray, toFloat32, weightView, type BaseArray, type DenseArray } from "../kernels/halfArray.ts";
+import { expertBuffers, Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
 import type { Kernels } from "../kernels/types.ts";
 import {
   ATTENTION_PROJECTIONS,
@@ -13,12 +14,15 @@ import {
   layerIsLinear,
   linearPrefix,
   linearProjectionShape,
+  fusedExpertName,
   layerIsMoe,
   layerNormNames,
   projectionHasBias,
   projectionPrefix,
   projectionShape,
+  routerBiasName,
   routerName,
+  sinksName,
   type ModelConfig,
   type ProjectionName,
 } from "../model/config.ts";
@@ -32,10 +36,11 @@ export interface LoraFactors {
   scale: number;
 }
 
-/** A base matrix [out, in] and its adapter, if any. */
+/** A base matrix [out, in] ([in, out] when transposed: GPT-OSS's experts) and its adapter, if any. */
 export interface Projection {
-  weight: BaseArray;
+  weight: DenseArray;
   lora: LoraFactors | null;
+  transposed?: boolean;
 }
 
 /** Norms as in the training model's LayerParams: null where the family has none. */
@@ -53,6 +58,8 @@ export interface InferenceLayer {
   oBias: Float32Array | null;
   qNorm: Float32Array | null;
   kNorm: Float32Array | null;
+  /** GPT-OSS's per-head sink logits. */
+  sinks: Float32Array | null;
   attnOutNorm: Float32Array | null;
   postNorm: Float32Array | null;
   mlpOutNorm: Float32Array | null;
@@ -78,15 +85,29 @@ export interface InferenceLinear {
   norm: Float32Array;
 }
 
-/** A mixture-of-experts layer's router [E, D] and experts (model/moe.ts routes the same way). */
+/**
+ * A mixture-of-experts layer's router [E, D] and experts (model/moe.ts routes the same way). GPT-OSS:
+ * a router bias, and experts whose `gate` is the fused gate_up (no `up`), with biases.
+ */
 export interface InferenceMoe {
-  router: BaseArray;
-  experts: { gate: Projection; up: Projection; down: Projection }[];
+  router: DenseArray;
+  routerBias: Float32Array | null;
+  experts: InferenceExpert[];
+}
+
+export interface InferenceExpert {
+  gate: Projection;
+  up: Projection | null;
+  down: Projection;
+  gateBias: Float32Array | null;
+  downBias: Float32Array | null;
+  /** MXFP4 experts: widenExpert fills the buffers gate and down read. */
+  quantized?: QuantizedExpert;
 }
 
 export interface InferenceWeights {
   config: ModelConfig;
-  embed: BaseArray;
+  embed: DenseArray;
   layers: InferenceLayer[];
   finalNorm: Float32Array;
   /** [V, D]; its weight is the embedding itself when tied. */
@@ -101,10 +122,14 @@ export interface AdapterTensors {
   tensors: Map<string, Float32Array>;
 }
 
-function need(weights: Map<string, BaseArray>, name: string): BaseArray {
+function needAny(weights: Map<string, BaseArray>, name: string): BaseArray {
   const w = weights.get(name);
   if (w === undefined) throw new Error(`sampler weights: tensor "${name}" is missing`);
   return w;
+}
+
+function need(weights: Map<string, BaseArray>, name: string): DenseArray {
+  return denseWeight(needAny(weights, name), name);
 }
 
 /** A norm weight or bias as float32 (a loader keeps only matrices in 16 bits; widen any other). */
@@ -122,7 +147,7 @@ function needNorm(config: ModelConfig, weights: Map<string, BaseArray>, name: st
  * The projection of `module`: `base` with the adapter's factors for it, if the adapter has them.
  * Throws when only one of A and B is present or sizes disagree.
  */
-function projection(base: BaseArray, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
+function projection(base: DenseArray, module: string, outDim: number, inDim: number, adapter: AdapterTensors | null, used: Set<string>): Projection {
   if (adapter === null) return { weight: base, lora: null };
   const aName = peftName(module, "lora_A");
   const bName = peftName(module, "lora_B");
@@ -162,7 +187,10 @@ export const ROWS_PRODUCT_MAX = 64;
  */
 export function project(k: Kernels, p: Projection, x: Float32Array, n: number, outDim: number, inDim: number, y: Float32Array, scratch: Float32Array): void {
   const rows = n <= ROWS_PRODUCT_MAX;
-  if (rows) k.gemmRowsNT(n, outDim, inDim, 1, x, p.weight, 0, y);
+  // A transposed weight ([in, out]) has no row-streaming kernel: a plain GEMM (its rows' bits may
+  // then depend on the batch's other rows).
+  if (p.transposed === true) k.gemm(false, false, n, outDim, inDim, 1, x, p.weight, 0, y);
+  else if (rows) k.gemmRowsNT(n, outDim, inDim, 1, x, p.weight, 0, y);
   else k.gemm(false, true, n, outDim, inDim, 1, x, p.weight, 0, y);
   if (p.lora === null) return;
   const { a, b, rank, scale } = p.lora;
@@ -181,6 +209,7 @@ export function project(k: Kernels, p: Projection, x: Float32Array, n: number, o
  */
 export function buildInferenceWeights(config: ModelConfig, base: Map<string, BaseArray>, adapter: AdapterTensors | null): InferenceWeights {
   const used = new Set<string>();
+  const expertBuffers: { buffers: ExpertBuffers | null } = { buffers: null };
   const proj = (l: number, p: ProjectionName): Projection => {
     const prefix = projectionPrefix(l, p);
     const [outDim, inDim] = projectionShape(config, p);
@@ -232,14 +261,20 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
         const prefix = expertPrefix(l, e, p);
         return projection(need(base, `${prefix}.weight`), prefix, outDim, inDim, adapter, used);
       };
-      moe = {
-        router: need(base, routerName(l)),
-        experts: Array.from({ length: config.moe.numExperts }, (_, e) => ({
-          gate: expert(e, "gate_proj", Fe, D),
-          up: expert(e, "up_proj", Fe, D),
-          down: expert(e, "down_proj", D, Fe),
-        })),
-      };
+      moe =
+        config.moe.gptOss !== undefined
+          ? gptOssExperts(config, base, l, expertBuffers)
+          : {
+              router: need(base, routerName(config, l)),
+              routerBias: null,
+              experts: Array.from({ length: config.moe.numExperts }, (_, e) => ({
+                gate: expert(e, "gate_proj", Fe, D),
+                up: expert(e, "up_proj", Fe, D),
+                down: expert(e, "down_proj", D, Fe),
+                gateBias: null,
+                downBias: null,
+              })),
+            };
     }
     const norms = layerNormNames(config, l);
     layers.push({
@@ -254,6 +289,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       oBias: full ? bias(l, "o_proj") : null,
       qNorm: config.qkNorm && full ? needNorm(config, base, `model.layers.${l}.self_attn.q_norm.weight`) : null,
       kNorm: config.qkNorm && full ? needNorm(config, base, `model.layers.${l}.self_attn.k_norm.weight`) : null,
+      sinks: config.attentionSinks === true ? needVector(base, sinksName(l)) : null,
       attnOutNorm: norm(norms.attnOut),
       postNorm: norm(norms.mlpIn),
       mlpOutNorm: norm(norms.mlpOut),
@@ -279,20 +315,64 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   return { config, embed, layers, finalNorm: needNorm(config, base, "model.norm.weight"), head, maxRank };
 }
 
+/** GPT-OSS's router and experts as views of the layer's fused tensors (no adapters: see model/params.ts). */
+function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: number, shared: { buffers: ExpertBuffers | null }): InferenceMoe {
+  const moe = config.moe as NonNullable<ModelConfig["moe"]>;
+  const D = config.hiddenSize;
+  const Fe = moe.expertIntermediateSize;
+  const gateUpBias = needVector(base, fusedExpertName(l, "gate_up_proj_bias"));
+  const downBias = needVector(base, fusedExpertName(l, "down_proj_bias"));
+  const router = need(base, routerName(config, l));
+  const routerBias = needVector(base, routerBiasName(l));
+  const rawGateUp = needAny(base, fusedExpertName(l, "gate_up_proj"));
+  const rawDown = needAny(base, fusedExpertName(l, "down_proj"));
+  if (rawGateUp instanceof Mxfp4Matrix && rawDown instanceof Mxfp4Matrix) {
+    // One pair of buffers for the whole model: the experts run one at a time (as in model/params.ts).
+    shared.buffers ??= expertBuffers(2 * Fe * D, D * Fe);
+    const into = shared.buffers;
+    return {
+      router,
+      routerBias,
+      experts: Array.from({ length: moe.numExperts }, (_, e) => ({
+        gate: { weight: into.gateUp, lora: null },
+        up: null,
+        down: { weight: into.down, lora: null },
+        gateBias: gateUpBias.subarray(e * 2 * Fe, (e + 1) * 2 * Fe),
+        downBias: downBias.subarray(e * D, (e + 1) * D),
+        quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
+      })),
+    };
+  }
+  const gateUp = denseWeight(rawGateUp, fusedExpertName(l, "gate_up_proj"));
+  const down = denseWeight(rawDown, fusedExpertName(l, "down_proj"));
+  const gu = D * 2 * Fe;
+  return {
+    router,
+    routerBias,
+    experts: Array.from({ length: moe.numExperts }, (_, e) => ({
+      gate: { weight: weightView(gateUp, e * gu, (e + 1) * gu), lora: null, transposed: true },
+      up: null,
+      down: { weight: weightView(down, e * Fe * D, (e + 1) * Fe * D), lora: null, transposed: true },
+      gateBias: gateUpBias.subarray(e * 2 * Fe, (e + 1) * 2 * Fe),
+      downBias: downBias.subarray(e * D, (e + 1) * D),
+    })),
+  };
+}
+
 /** Every projection of a layer: attention, dense MLP or every expert. */
 function layerProjections(l: InferenceLayer): Projection[] {
   const out: Projection[] = [];
   for (const p of [l.q, l.k, l.v, l.o, l.gate, l.up, l.down]) if (p !== null) out.push(p);
   const la = l.linear;
   if (la !== null) out.push(la.inProjQkv, la.inProjZ, la.inProjB, la.inProjA, la.outProj);
-  for (const e of l.moe?.experts ?? []) out.push(e.gate, e.up, e.down);
+  for (const e of l.moe?.experts ?? []) for (const p of [e.gate, e.up, e.down]) if (p !== null) out.push(p);
   return out;
 }
 
 /** Bytes held by arrays of `w` that are not in `shared`: the adapter factors (nothing is merged). */
 export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>): number {
   // By buffer: Phi-3's projections are views of the shared fused matrices.
-  const bufferOf = (a: BaseArray): ArrayBufferLike => (a instanceof HalfArray ? a.bits.buffer : a.buffer);
+  const bufferOf = (a: BaseArray): ArrayBufferLike => (a instanceof HalfArray ? a.bits.buffer : a instanceof Mxfp4Matrix ? a.blocks.buffer : a.buffer);
   const sharedSet = new Set<ArrayBufferLike>([...shared.values()].map(bufferOf));
   const seen = new Set<BaseArray>();
   let n = 0;

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig, type ModelType } from "../model/config.ts";
 import { HalfArray, type BaseArray } from "../kernels/halfArray.ts";
+import { Mxfp4Matrix } from "../kernels/mxfp4.ts";
 import { readModelSafetensors, readModelSafetensorsResident } from "../safetensors/directory.ts";
 import type { ResidentTensor } from "../safetensors/resident.ts";
 import type { ReadPath } from "../safetensors/reader.ts";
@@ -23,8 +24,8 @@ export function readModelConfig(dir: string): { config: ModelConfig; json: Recor
 
 /** Float32 tensors by HF name, filtered and shape-checked against `config`; `via` as in readSafetensors. */
 export function loadModelWeights(dir: string, config: ModelConfig, options: { via?: ReadPath } = {}): Map<string, Float32Array> {
-  // This reader widens every floating tensor, so the checked map holds Float32Arrays only.
-  return checkModelTensors(dir, config, readModelSafetensors(dir, options)) as Map<string, Float32Array>;
+  // This reader widens every floating tensor (and MXFP4 experts, dense: true), so the checked map holds Float32Arrays only.
+  return checkModelTensors(dir, config, readModelSafetensors(dir, options), true) as Map<string, Float32Array>;
 }
 
 export function loadModelDir(
@@ -65,7 +66,45 @@ export function loadBaseModelDir(
 ): { config: ModelConfig; configJson: Record<string, unknown>; weights: Map<string, BaseArray> } {
   if (mode === "fp32") return loadModelDir(dir);
   const { config, json } = readModelConfig(dir);
-  return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir)) };
+  return { config, configJson: json, weights: checkModelTensors(dir, config, readModelSafetensorsResident(dir), false) };
+}
+
+/**
+ * GPT-OSS as released stores its experts' matrices as MXFP4 `<name>_blocks` / `<name>_scales`
+ * pairs (kernels/mxfp4.ts): each pair becomes `<name>` with the dense parameter's shape, an
+ * Mxfp4Matrix over the bytes as loaded (mapped, in resident mode), or widened when `dense`.
+ */
+function joinMxfp4(dir: string, config: ModelConfig, tensors: Map<string, ResidentTensor>, dense: boolean): Map<string, ResidentTensor | Mxfp4Tensor> {
+  const expected = expectedTensorShapes(config);
+  const out = new Map<string, ResidentTensor | Mxfp4Tensor>(tensors);
+  for (const [name, blocks] of tensors) {
+    if (!name.endsWith("_blocks")) continue;
+    const base = name.slice(0, -"_blocks".length);
+    const shape = expected.get(base);
+    const scales = tensors.get(`${base}_scales`);
+    if (shape === undefined || scales === undefined || config.moe?.gptOss === undefined) continue;
+    const [E, cols, rows] = shape as [number, number, number];
+    const G = cols / 32;
+    const wantBlocks = [E, rows, G, 16];
+    const wantScales = [E, rows, G];
+    const same = (a: number[], b: number[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
+    if (!(blocks.data instanceof Uint8Array) || !(scales.data instanceof Uint8Array) || !same(blocks.shape, wantBlocks) || !same(scales.shape, wantScales)) {
+      throw new Error(
+        `${dir}: MXFP4 tensors ${name} (${blocks.dtype} [${blocks.shape.join(", ")}]) and ${base}_scales (${scales.dtype} [${scales.shape.join(", ")}]) must be U8 [${wantBlocks.join(", ")}] and U8 [${wantScales.join(", ")}] for config.json's ${base} [${shape.join(", ")}]`,
+      );
+    }
+    const m = new Mxfp4Matrix(E, rows, cols, blocks.data, scales.data);
+    out.delete(name);
+    out.delete(`${base}_scales`);
+    out.set(base, { dtype: "MXFP4", shape, data: dense ? m.toDense() : m });
+  }
+  return out;
+}
+
+interface Mxfp4Tensor {
+  dtype: "MXFP4";
+  shape: number[];
+  data: Mxfp4Matrix | Float32Array;
 }
 
 /**
@@ -82,13 +121,16 @@ export function decoderTensorName(config: ModelConfig, name: string): string | n
 }
 
 /** The tensors `config` needs, each checked for shape; unused extras of tied/old checkpoints dropped. */
-function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string, ResidentTensor>): Map<string, BaseArray> {
+function checkModelTensors(dir: string, config: ModelConfig, read: Map<string, ResidentTensor>, dense: boolean): Map<string, BaseArray> {
   const expected = expectedTensorShapes(config);
   const out = new Map<string, BaseArray>();
   const unexpected: string[] = [];
-  for (const [stored, t] of tensors) {
+  const named = new Map<string, ResidentTensor>();
+  for (const [stored, t] of read) {
     const name = decoderTensorName(config, stored);
-    if (name === null) continue;
+    if (name !== null) named.set(name, t);
+  }
+  for (const [name, t] of joinMxfp4(dir, config, named, dense)) {
     const shape = expected.get(name);
     if (shape === undefined) {
       // Tied checkpoints sometimes still carry the head; old ones carry rotary buffers. Neither is used.
@@ -96,7 +138,7 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
       unexpected.push(name);
       continue;
     }
-    if (!(t.data instanceof Float32Array) && !(t.data instanceof HalfArray)) {
+    if (!(t.data instanceof Float32Array) && !(t.data instanceof HalfArray) && !(t.data instanceof Mxfp4Matrix)) {
       throw new Error(`${dir}: tensor ${name} has integer dtype ${t.dtype}; model weights must be floating point`);
     }
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
@@ -118,6 +160,28 @@ function checkModelTensors(dir: string, config: ModelConfig, tensors: Map<string
   return out;
 }
 
+function ropeScalingJson(s: ModelConfig["ropeScaling"]): Record<string, unknown> | null {
+  if (s === null) return null;
+  if (s.type === "yarn") {
+    return {
+      rope_type: "yarn",
+      factor: s.factor,
+      beta_fast: s.betaFast,
+      beta_slow: s.betaSlow,
+      original_max_position_embeddings: s.originalMaxPositionEmbeddings,
+      truncate: s.truncate,
+      attention_factor: s.attentionFactor,
+    };
+  }
+  return {
+    rope_type: "llama3",
+    factor: s.factor,
+    low_freq_factor: s.lowFreqFactor,
+    high_freq_factor: s.highFreqFactor,
+    original_max_position_embeddings: s.originalMaxPositionEmbeddings,
+  };
+}
+
 /** The HF config.json for a config built in code (models trained from scratch), inverse of parseModelConfig. */
 export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown> {
   const archs: Record<ModelType, string> = {
@@ -130,6 +194,7 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     phi3: "Phi3ForCausalLM",
     qwen3_moe: "Qwen3MoeForCausalLM",
     qwen3_5_text: "Qwen3_5ForCausalLM",
+    gpt_oss: "GptOssForCausalLM",
   };
   const arch = archs[config.modelType];
   const json: Record<string, unknown> = {
@@ -145,16 +210,7 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     hidden_act: "silu",
     rms_norm_eps: config.rmsNormEps,
     rope_theta: config.ropeTheta,
-    rope_scaling:
-      config.ropeScaling === null
-        ? null
-        : {
-            rope_type: "llama3",
-            factor: config.ropeScaling.factor,
-            low_freq_factor: config.ropeScaling.lowFreqFactor,
-            high_freq_factor: config.ropeScaling.highFreqFactor,
-            original_max_position_embeddings: config.ropeScaling.originalMaxPositionEmbeddings,
-          },
+    rope_scaling: ropeScalingJson(config.ropeScaling),
     max_position_embeddings: config.maxPositionEmbeddings,
     tie_word_embeddings: config.tieWordEmbeddings,
     torch_dtype: "float32",
@@ -198,7 +254,15 @@ export function modelConfigToHfJson(config: ModelConfig): Record<string, unknown
     json.linear_value_head_dim = lin.valueHeadDim;
   }
   const moe = config.moe;
-  if (moe !== undefined) {
+  if (moe?.gptOss !== undefined) {
+    json.num_local_experts = moe.numExperts;
+    json.num_experts_per_tok = moe.topK;
+    json.intermediate_size = moe.expertIntermediateSize;
+    json.router_aux_loss_coef = moe.routerAuxLossCoef;
+    json.swiglu_limit = moe.gptOss.swigluLimit;
+    json.sliding_window = config.slidingWindow;
+    json.layer_types = (config.slidingLayers ?? []).map((s) => (s ? "sliding_attention" : "full_attention"));
+  } else if (moe !== undefined) {
     json.num_experts = moe.numExperts;
     json.num_experts_per_tok = moe.topK;
     json.norm_topk_prob = moe.normTopkProb;

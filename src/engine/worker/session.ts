@@ -8,7 +8,7 @@ import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { getKernels, loadNativeKernels, referenceKernels, type Kernels } from "../kernels/index.ts";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "../model/config.ts";
 import { EngineModel, type TrainableSetup } from "../model/model.ts";
-import { HalfArray, type BaseArray } from "../kernels/halfArray.ts";
+import { denseWeight, HalfArray, type BaseArray } from "../kernels/halfArray.ts";
 import { baseWeightsMode, loadBaseModelDir, modelConfigToHfJson } from "../storage/loadModel.ts";
 import { IdleCollector } from "./idleGc.ts";
 import { CheckpointStore, type LoraInfo } from "../storage/store.ts";
@@ -224,7 +224,10 @@ export class EngineSession {
         };
       } else {
         const weights = new Map<string, BaseArray>();
-        for (const [name, w] of model.baseWeights()) weights.set(name, w instanceof HalfArray ? w.widen() : w.slice());
+        for (const [name, w] of model.baseWeights()) {
+          const dense = denseWeight(w, name);
+          weights.set(name, dense instanceof HalfArray ? dense.widen() : dense.slice());
+        }
         source = { config: model.config, weights, adapter: null, tokenizerDir: e.sourceDir };
       }
     }

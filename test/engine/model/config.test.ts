@@ -1,7 +1,7 @@
 // config.json parsing and the expected checkpoint tensors.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { expectedTensorShapes, parseModelConfig, shapeSize } from "../../../src/engine/model/config.ts";
+import { attentionScale, expectedTensorShapes, parseModelConfig, shapeSize } from "../../../src/engine/model/config.ts";
 import { ropeInvFreq } from "../../../src/engine/model/rope.ts";
 
 const smollm = {
@@ -221,13 +221,76 @@ describe("parseModelConfig", () => {
       /num_attention_heads \(9\) must be a multiple of num_key_value_heads \(4\)/,
     );
     assert.throws(
-      () => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "yarn", factor: 4 } }, "x.json"),
-      /field "rope_scaling.rope_type" must be "llama3" or "default"/,
+      () => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "longrope", factor: 4 } }, "x.json"),
+      /field "rope_scaling.rope_type" must be "llama3", "yarn" or "default"/,
     );
     assert.throws(() => parseModelConfig({ ...smollm, rope_scaling: { rope_type: "llama3", factor: 4 } }, "x.json"), /rope_scaling.low_freq_factor/);
     assert.throws(() => parseModelConfig({ ...smollm, mlp_bias: true }, "x.json"), /field "mlp_bias" must be false/);
     assert.throws(() => parseModelConfig({ ...smollm, hidden_act: "gelu" }, "x.json"), /field "hidden_act" must be "silu"/);
     assert.throws(() => parseModelConfig([], "x.json"), /x.json: expected a JSON object, got an array/);
+  });
+});
+
+describe("gpt_oss config", () => {
+  const gptOss = {
+    model_type: "gpt_oss",
+    vocab_size: 64,
+    hidden_size: 32,
+    intermediate_size: 32,
+    num_hidden_layers: 4,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    num_local_experts: 4,
+    rope_scaling: { rope_type: "yarn", factor: 32, beta_fast: 32, beta_slow: 1, truncate: false, original_max_position_embeddings: 4096 },
+  };
+  it("takes transformers' defaults: alternating sliding layers (window 128), biases, sinks, head_dim 64, top 4, the clamp at 7", () => {
+    const c = parseModelConfig(gptOss, "x");
+    assert.deepEqual(c.slidingLayers, [true, false, true, false]);
+    assert.equal(c.slidingWindow, 128);
+    assert.equal(c.headDim, 64);
+    assert.equal(c.ropeTheta, 150000);
+    assert.equal(c.rmsNormEps, 1e-5);
+    assert.ok(c.attentionBias && c.attentionSinks);
+    assert.deepEqual(c.moe, {
+      numExperts: 4,
+      topK: 4,
+      normTopkProb: true,
+      expertIntermediateSize: 32,
+      sparseLayers: [true, true, true, true],
+      routerAuxLossCoef: 0.001,
+      gptOss: { swigluLimit: 7 },
+    });
+  });
+  it("refuses a clamp other than transformers' and a quantization other than MXFP4", () => {
+    assert.throws(() => parseModelConfig({ ...gptOss, swiglu_limit: 5 }, "x"), /field "swiglu_limit" must be 7/);
+    assert.doesNotThrow(() => parseModelConfig({ ...gptOss, swiglu_limit: 7, quantization_config: { quant_method: "mxfp4" } }, "x"));
+    assert.throws(
+      () => parseModelConfig({ ...gptOss, quantization_config: { quant_method: "bitsandbytes" } }, "x"),
+      /quantization_config.quant_method" must be "mxfp4"/,
+    );
+  });
+  it("YaRN gives transformers' inv_freq and attention factor (GPT-OSS-20B's rope, with and without truncate)", () => {
+    // transformers 5.18 _compute_yarn_parameters for head_dim 64, theta 150000, factor 32, original 4096: every 4th frequency.
+    const expected = {
+      false: [
+        1.0, 0.22541800141334534, 0.05081327259540558, 0.006794959306716919, 0.0004564839182421565, 1.818833698052913e-5, 4.099978468730114e-6,
+        9.242089618055616e-7,
+      ],
+      true: [
+        1.0, 0.22541800141334534, 0.05081327259540558, 0.007015713956207037, 0.0005809474969282746, 1.818833698052913e-5, 4.099978468730114e-6,
+        9.242089618055616e-7,
+      ],
+    };
+    for (const truncate of [false, true]) {
+      const c = parseModelConfig({ ...gptOss, head_dim: 64, rope_scaling: { ...gptOss.rope_scaling, truncate } }, "x");
+      const inv = ropeInvFreq(c).filter((_, i) => i % 4 === 0);
+      inv.forEach((v, i) =>
+        assert.ok(Math.abs(v - expected[`${truncate}`][i]!) <= 1e-7 * expected[`${truncate}`][i]!, `truncate ${truncate}, i = ${4 * i}: ${v}`),
+      );
+    }
+    const c = parseModelConfig(gptOss, "x");
+    assert.ok(c.ropeScaling?.type === "yarn" && Math.abs(c.ropeScaling.attentionFactor - 1.3465735902799727) < 1e-15);
+    assert.ok(Math.abs(attentionScale(c) - 1.3465735902799727 ** 2 / 8) < 1e-15);
   });
 });
 

@@ -4,10 +4,11 @@
 // sampler's KV-cache forward, and the resident 16-bit base path must all give them within 1e-5.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { getKernels, referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
+import { Mxfp4Matrix } from "../../../src/engine/kernels/mxfp4.ts";
 import type { Kernels } from "../../../src/engine/kernels/types.ts";
 import { loadBaseModelDir, loadModelDir, modelConfigToHfJson } from "../../../src/engine/storage/loadModel.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
@@ -32,7 +33,7 @@ interface Reference {
 }
 
 const families = readdirSync(ROOT, { withFileTypes: true })
-  .filter((e) => e.isDirectory() && !e.name.endsWith("-bf16"))
+  .filter((e) => e.isDirectory() && !e.name.endsWith("-bf16") && !e.name.endsWith("-mxfp4"))
   .map((e) => e.name)
   .sort();
 
@@ -54,40 +55,41 @@ function worst(got: ArrayLike<number | null>, expected: number[]): number {
 }
 
 test("every family in the engine has a fixture", () => {
-  assert.deepEqual(families, ["gemma3_text", "olmo2", "phi3", "qwen3_5_text", "qwen3_moe", "smollm3"]);
+  assert.deepEqual(families, ["gemma3_text", "gpt_oss", "olmo2", "phi3", "qwen3_5_text", "qwen3_moe", "smollm3"]);
 });
 
-test("qwen3_moe: every token goes to the experts transformers' router chose, in its order", () => {
-  const dir = join(ROOT, "qwen3_moe");
-  const ref = JSON.parse(readFileSync(join(dir, "reference.json"), "utf8")) as Reference & { routing: number[][][] };
-  const { config, weights } = loadModelDir(dir);
-  const moe = config.moe;
-  assert.ok(moe?.normTopkProb && moe.sparseLayers.join() === "true,true,true");
-  const params = buildParams(config, weights, { mode: "full", seed: 0 }, "float32");
-  const loss = resolveLoss("cross_entropy", undefined);
-  const input = {
-    inputTokens: Int32Array.from(ref.tokens),
-    lossInputs: { target_tokens: Int32Array.from(ref.tokens), weights: new Float32Array(ref.tokens.length).fill(1) },
-  };
-  const result = forwardBackwardPass(passInputs(getKernels(), "float32", config, params), packBatch([input], loss, config), loss, false, true);
-  const choices = result.routing?.choices ?? [];
-  assert.equal(choices.length, ref.routing.length);
-  const K = moe.topK;
-  choices.forEach((chosen, layer) => {
-    const ours = ref.tokens.map((_, t) => Array.from(chosen.subarray(t * K, (t + 1) * K)));
-    assert.deepEqual(ours, ref.routing[layer], `sparse layer ${layer}`);
+for (const family of ["qwen3_moe", "gpt_oss"])
+  test(`${family}: every token goes to the experts transformers' router chose, in its order`, () => {
+    const dir = join(ROOT, family);
+    const ref = JSON.parse(readFileSync(join(dir, "reference.json"), "utf8")) as Reference & { routing: number[][][] };
+    const { config, weights } = loadModelDir(dir);
+    const moe = config.moe;
+    assert.ok(moe?.normTopkProb && moe.sparseLayers.every((s) => s) && moe.sparseLayers.length === ref.routing.length);
+    const params = buildParams(config, weights, { mode: "full", seed: 0 }, "float32");
+    const loss = resolveLoss("cross_entropy", undefined);
+    const input = {
+      inputTokens: Int32Array.from(ref.tokens),
+      lossInputs: { target_tokens: Int32Array.from(ref.tokens), weights: new Float32Array(ref.tokens.length).fill(1) },
+    };
+    const result = forwardBackwardPass(passInputs(getKernels(), "float32", config, params), packBatch([input], loss, config), loss, false, true);
+    const choices = result.routing?.choices ?? [];
+    assert.equal(choices.length, ref.routing.length);
+    const K = moe.topK;
+    choices.forEach((chosen, layer) => {
+      const ours = ref.tokens.map((_, t) => Array.from(chosen.subarray(t * K, (t + 1) * K)));
+      assert.deepEqual(ours, ref.routing[layer], `sparse layer ${layer}`);
+    });
+    // The load-balancing metrics of transformers' load_balancing_loss_func, from the same choices.
+    const metrics = result.routing?.metrics() ?? {};
+    assert.ok((metrics["moe_aux_loss:mean"] ?? 0) > K * 0.99, `aux loss ${metrics["moe_aux_loss:mean"]}`);
+    let busiest = 0;
+    for (const layer of ref.routing) {
+      const counts = new Array<number>(moe.numExperts).fill(0);
+      for (const row of layer) for (const e of row) counts[e]++;
+      busiest = Math.max(busiest, ...counts);
+    }
+    assert.ok(metrics["moe_expert_load_max:max"]! >= (busiest * moe.numExperts) / (ref.tokens.length * 2 * K) - 1e-9);
   });
-  // The load-balancing metrics of transformers' load_balancing_loss_func, from the same choices.
-  const metrics = result.routing?.metrics() ?? {};
-  assert.ok((metrics["moe_aux_loss:mean"] ?? 0) > K * 0.99, `aux loss ${metrics["moe_aux_loss:mean"]}`);
-  let busiest = 0;
-  for (const layer of ref.routing) {
-    const counts = new Array<number>(moe.numExperts).fill(0);
-    for (const row of layer) for (const e of row) counts[e]++;
-    busiest = Math.max(busiest, ...counts);
-  }
-  assert.ok(metrics["moe_expert_load_max:max"]! >= (busiest * moe.numExperts) / (ref.tokens.length * 2 * K) - 1e-9);
-});
 
 for (const family of families) {
   const dir = join(ROOT, family);
@@ -142,3 +144,38 @@ for (const family of families) {
     assert.ok(worst(train, ref.logprobs) > 1e-5, "bf16 weights gave the fp32 logprobs: the fixture is not rounded");
   });
 }
+
+test("gpt_oss: an MXFP4 checkpoint loads resident (expert bytes mapped, widened one expert at a time) and scores like transformers' dequantized model", (t) => {
+  const k = getKernels();
+  if (k.name !== "native") return t.skip("the resident path needs the native addon");
+  const dir = join(ROOT, "gpt_oss-mxfp4");
+  const ref = JSON.parse(readFileSync(join(ROOT, "gpt_oss", "reference.json"), "utf8")) as Reference & { logprobs_mxfp4: number[] };
+  const { config, weights } = loadBaseModelDir(dir, "resident");
+  const quantized = [...weights.entries()].filter(([, w]) => w instanceof Mxfp4Matrix);
+  assert.equal(quantized.length, 2 * config.numLayers, "gate_up_proj and down_proj of every layer stay MXFP4");
+  const fileSize = statSync(join(dir, "model.safetensors")).size;
+  for (const [name, w] of quantized) assert.equal((w as Mxfp4Matrix).blocks.buffer.byteLength, fileSize, `${name} is not a view of the file's mapping`);
+  const tokens = ref.tokens;
+  const input = {
+    inputTokens: Int32Array.from(tokens.slice(0, -1)),
+    lossInputs: { target_tokens: Int32Array.from(tokens.slice(1)), weights: new Float32Array(tokens.length - 1).fill(1) },
+  };
+  const model = EngineModel.create(config, weights, { mode: "lora", rank: 2, seed: 1, trainAttn: true, trainMlp: true, trainUnembed: false }, k);
+  const train = model.forwardBackward([input], "cross_entropy", undefined, true).logprobs[0]!;
+  assert.ok(worst(train, ref.logprobs_mxfp4) < TOLERANCE, `training forward on MXFP4 experts: ${worst(train, ref.logprobs_mxfp4)}`);
+  assert.ok(model.gradNorm() > 0, "the LoRA step through MXFP4 experts has a gradient");
+  // The sampler shares the training model's frozen base, MXFP4 experts included.
+  const inf = inferenceModel(buildInferenceWeights(config, model.baseWeights(), null), k);
+  const sampled = computePromptLogprobs(inf, Int32Array.from(tokens), "f32").slice(1);
+  assert.ok(worst(sampled, ref.logprobs_mxfp4) < TOLERANCE, `sampler on MXFP4 experts: ${worst(sampled, ref.logprobs_mxfp4)}`);
+  assert.ok(worst(train, ref.logprobs_bf16_weights) > 0.1, "the MXFP4 experts are not the bf16 fixture's");
+  assert.throws(() => EngineModel.create(config, weights, { mode: "full", seed: 0 }, k), /full fine-tuning needs dense weights/);
+});
+
+test("gpt_oss: the float32 loader widens an MXFP4 checkpoint into the dense fused tensors (reference kernels too)", () => {
+  const ref = JSON.parse(readFileSync(join(ROOT, "gpt_oss", "reference.json"), "utf8")) as Reference & { logprobs_mxfp4: number[] };
+  for (const k of [getKernels(), referenceKernels]) {
+    const diff = worst(trainingLogprobs(join(ROOT, "gpt_oss-mxfp4"), k, ref.tokens), ref.logprobs_mxfp4);
+    assert.ok(diff < TOLERANCE, `${k.name} kernels: logprobs differ from transformers by ${diff}`);
+  }
+});

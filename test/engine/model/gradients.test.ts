@@ -68,6 +68,26 @@ describe("full-mode gradients (float64 finite differences)", () => {
       ],
     ],
   ];
+  it("gpt_oss: sinks, q/k/v/o biases, the router with its bias, the fused experts with theirs", () => {
+    const config = tinyConfig("gpt_oss");
+    const model = makeModel64(config, FULL);
+    const checked = gradCheck(model, inputsFor(tinyBatch(config, 3, [7, 5]), "cross_entropy"), { loss: "cross_entropy" });
+    assert.equal(checked.length, model.parameters().length);
+    for (let l = 0; l < 2; l++)
+      for (const n of [
+        "self_attn.sinks",
+        "self_attn.q_proj.bias",
+        "self_attn.o_proj.bias",
+        "mlp.router.weight",
+        "mlp.router.bias",
+        "mlp.experts.gate_up_proj",
+        "mlp.experts.gate_up_proj_bias",
+        "mlp.experts.down_proj",
+        "mlp.experts.down_proj_bias",
+      ])
+        assert.ok(checked.includes(`model.layers.${l}.${n}`), `layer ${l} ${n} not checked`);
+  });
+
   for (const [name, config, mustInclude] of cases) {
     it(name, () => {
       const model = makeModel64(config, FULL);
@@ -153,6 +173,16 @@ describe("LoRA gradients (float64 finite differences)", () => {
     for (const p of ["in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj"])
       assert.ok(checked.includes(`base_model.model.model.layers.0.linear_attn.${p}.lora_A.weight`), p);
     assert.ok(checked.includes("base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight"));
+  });
+
+  it("gpt_oss: A and B of every attention projection and lm_head (the fused experts take none); gradients pass sinks and the clamped experts", () => {
+    const config = tinyConfig("gpt_oss");
+    const model = makeModel64(config, LORA_ALL);
+    randomizeTrainable(model, 5);
+    const checked = gradCheck(model, inputsFor(tinyBatch(config, 3, [7, 5]), "cross_entropy"), { loss: "cross_entropy" });
+    assert.equal(checked.length, 2 * (4 * config.numLayers + 1));
+    assert.ok(checked.includes("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"));
+    assert.ok(!checked.some((n) => n.includes("mlp")));
   });
 
   it("only the selected targets get adapters (attention only)", () => {

@@ -37,6 +37,7 @@ export function tinyConfig(modelType: ModelConfig["modelType"], overrides: Parti
     ...(modelType === "qwen3_moe"
       ? { moe: { numExperts: 3, topK: 2, normTopkProb: true, expertIntermediateSize: 6, sparseLayers: [true, false], routerAuxLossCoef: 0.001 } }
       : {}),
+    ...(modelType === "gpt_oss" ? GPT_OSS_TINY : {}),
     ...(modelType === "smollm3" ? { ropeLayers: [true, false], slidingLayers: [false, true], slidingWindow: 3, tieWordEmbeddings: true } : {}),
     ...(modelType === "qwen3_5_text" ? QWEN35_TINY : {}),
     ...overrides,
@@ -70,6 +71,38 @@ const GEMMA3_TINY: Partial<ModelConfig> = {
   slidingWindow: 2,
   ropeThetaLocal: 100,
   tieWordEmbeddings: true,
+};
+
+/**
+ * GPT-OSS in miniature: sinks, biases, layer 0 sliding over 3 keys, YaRN (head_dim 8 puts the
+ * ramp across the frequencies), two of three fused experts per token, and a clamp at 0.5 instead
+ * of 7 so that both clamps cut values of the test's small activations.
+ */
+const GPT_OSS_TINY: Partial<ModelConfig> = {
+  headDim: 8,
+  attentionBias: true,
+  attentionSinks: true,
+  slidingLayers: [true, false],
+  slidingWindow: 3,
+  ropeTheta: 1000,
+  ropeScaling: {
+    type: "yarn",
+    factor: 4,
+    betaFast: 8,
+    betaSlow: 1,
+    originalMaxPositionEmbeddings: 16,
+    truncate: false,
+    attentionFactor: 0.1 * Math.log(4) + 1,
+  },
+  moe: {
+    numExperts: 3,
+    topK: 2,
+    normTopkProb: true,
+    expertIntermediateSize: 6,
+    sparseLayers: [true, true],
+    routerAuxLossCoef: 0.001,
+    gptOss: { swigluLimit: 0.5 },
+  },
 };
 
 /**

@@ -36,6 +36,7 @@ function invFreqs(c: ModelConfig, theta = c.ropeTheta): number[] {
   for (let i = 0; i < d / 2; i++) {
     let f = Math.fround(1 / Math.fround(theta ** Math.fround((2 * i) / d)));
     const s = c.ropeScaling;
+    if (s && s.type === "yarn") throw new Error("naive model: YaRN is not implemented here");
     if (s) {
       const wl = (2 * Math.PI) / f;
       const lowWl = s.originalMaxPositionEmbeddings / s.lowFreqFactor;

@@ -2,7 +2,7 @@
 // slot reuse, cache growth, and snapshots that decode with the adapter unmerged.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { toFloat32, type BaseArray } from "../../../src/engine/kernels/halfArray.ts";
+import { denseWeight, toFloat32, type BaseArray } from "../../../src/engine/kernels/halfArray.ts";
 import { referenceKernels } from "../../../src/engine/kernels/index.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
@@ -63,7 +63,7 @@ function mergedCopy(base: Map<string, BaseArray>, adapter: Map<string, Float32Ar
     assert.ok(b !== undefined && w !== undefined, module);
     const inDim = a.length / rank;
     const outDim = b.length / rank;
-    const m = Float32Array.from(toFloat32(w));
+    const m = Float32Array.from(toFloat32(denseWeight(w, module)));
     for (let o = 0; o < outDim; o++) {
       for (let i = 0; i < inDim; i++) {
         let acc = 0;

@@ -290,6 +290,35 @@ Napi::Value Bf16ToFloat32(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// MXFP4 (GPT-OSS's experts, kernels/mxfp4.ts) to bf16 bits: per 32-value group one power-of-two
+// scale and 16 bytes of two e2m1 codes each (low nibble first). Every value is exact in bf16, so its
+// bits are the top half of the float32 product.
+Napi::Value Mxfp4ToBf16(const Napi::CallbackInfo& info) {
+  Args a(info, "mxfp4ToBf16", 4);
+  const ptrdiff_t groups = a.size(2, "groups");
+  const uint8_t* blocks = a.array<uint8_t, napi_uint8_array>(0, "blocks", groups * 16, "groups*16");
+  const uint8_t* scales = a.array<uint8_t, napi_uint8_array>(1, "scales", groups, "groups");
+  uint16_t* out = a.array<uint16_t, napi_uint16_array>(3, "out", groups * 32, "groups*32");
+  static const float kFp4[16] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f, -0.f, -0.5f, -1.f, -1.5f, -2.f, -3.f, -4.f, -6.f};
+  for (ptrdiff_t g = 0; g < groups; g++) {
+    const float scale = std::ldexp(1.0f, static_cast<int>(scales[g]) - 127);
+    uint16_t lut[16];
+    for (int c = 0; c < 16; c++) {
+      const float v = kFp4[c] * scale;
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      lut[c] = static_cast<uint16_t>(bits >> 16);
+    }
+    const uint8_t* src = blocks + g * 16;
+    uint16_t* dst = out + g * 32;
+    for (int b = 0; b < 16; b++) {
+      dst[2 * b] = lut[src[b] & 15];
+      dst[2 * b + 1] = lut[src[b] >> 4];
+    }
+  }
+  return info.Env().Undefined();
+}
+
 const int32_t* checked_ids(Args& a, size_t ids_i, ptrdiff_t n, ptrdiff_t table_rows) {
   const int32_t* ids = a.i32(ids_i, "ids", n, "n");
   for (ptrdiff_t i = 0; i < n; i++)
@@ -376,6 +405,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
   exports.Set("gemmHalf", Napi::Function::New(env, GemmHalf, "gemmHalf"));
   exports.Set("bf16ToFloat32", Napi::Function::New(env, Bf16ToFloat32, "bf16ToFloat32"));
+  exports.Set("mxfp4ToBf16", Napi::Function::New(env, Mxfp4ToBf16, "mxfp4ToBf16"));
   exports.Set("rmsnormForward", Napi::Function::New(env, RmsnormForward, "rmsnormForward"));
   exports.Set("rmsnormBackward", Napi::Function::New(env, RmsnormBackward, "rmsnormBackward"));
   exports.Set("rope", Napi::Function::New(env, Rope, "rope"));
