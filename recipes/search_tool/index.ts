@@ -1,9 +1,10 @@
 // Search tool (the cookbook's search_tool, Search-R1 style, offline): answer questions about a
-// shipped synthetic world (scripts/makeSearchCorpus.ts: invented places with a capital, a river and
-// a mountain) by calling `search` over its documents, a local BM25 index, then replying
-// "Answer: NAME". Graded as the cookbook grades: exact match after normalisation (F1 logged too);
-// reward = format_coef·(format − 1) + correct. No model has seen these names, so only a search
-// finds an answer. tiny-chat has never seen a tool call either, so a supervised warm-up on the
+// shipped synthetic world (scripts/makeSearchCorpus.ts: invented places, each with a capital, a
+// river and a mayor, all named by pairs of common words) by calling `search` over its documents, a
+// local BM25 index or an embedding model's (search_index=embedding), then replying "Answer: NAME".
+// Graded as the cookbook grades: exact match after normalisation (F1 logged too); reward =
+// format_coef·(format − 1) + correct. No model has seen these facts, so only a search finds an
+// answer. tiny-chat has never seen a tool call and cannot copy, so a supervised warm-up on the
 // warm-up's own invented places first teaches the call and copying the answer out of the result,
 // but demonstrates the decision to search in only a small share (the tool_use recipe's design);
 // RL then learns that searching pays. See docs/rl.md "Search tool" for measured runs.
