@@ -8,6 +8,7 @@
 // onnx/model.onnx, the layout transformers.js exports have. Vectors are mean-pooled over the
 // tokens and L2-normalised, as sentence-transformers models are used.
 import { basename, dirname } from "node:path";
+import * as transformers from "@huggingface/transformers";
 import { type ResolveOptions, resolveModel } from "../../engine/resolve.ts";
 import type { SearchDocument, SearchIndex } from "./documentSearch.ts";
 
@@ -81,7 +82,6 @@ type FeatureExtractor = (texts: string[], options: { pooling: "mean"; normalize:
  */
 export async function transformersEmbedder(model: string, resolve: ResolveOptions = {}): Promise<Embedder> {
   const found = await resolveModel(model, { ...resolve, need: "onnx" });
-  const transformers = await import("@huggingface/transformers");
   // transformers.js reads a local model as <localModelPath>/<id>; the folder is already found, so
   // it must not look anywhere else.
   transformers.env.allowRemoteModels = false;
