@@ -1,13 +1,15 @@
 // Search tool (the cookbook's search_tool, Search-R1 style, offline): answer questions about a
-// shipped synthetic world (scripts/makeSearchCorpus.ts: invented places with a capital, a river and
-// a mountain) by calling `search` over its documents, a local BM25 index, then replying
-// "Answer: NAME". Graded as the cookbook grades: exact match after normalisation (F1 logged too);
-// reward = format_coef·(format − 1) + correct. No model has seen these names, so only a search
-// finds an answer. tiny-chat has never seen a tool call either, so a supervised warm-up on the
+// shipped synthetic world (scripts/makeSearchCorpus.ts: invented places, each with a capital, a
+// river and a mayor, all named by pairs of common words) by calling `search` over its documents, a
+// local BM25 index or an embedding model's (search_index=embedding), then replying "Answer: NAME".
+// Graded as the cookbook grades: exact match after normalisation (F1 logged too); reward =
+// format_coef·(format − 1) + correct. No model has seen these facts, so only a search finds an
+// answer. tiny-chat has never seen a tool call and cannot copy, so a supervised warm-up on the
 // warm-up's own invented places first teaches the call and copying the answer out of the result,
 // but demonstrates the decision to search in only a small share (the tool_use recipe's design);
 // RL then learns that searching pays. See docs/rl.md "Search tool" for measured runs.
 import { z } from "zod";
+import { ConfigError } from "../../src/config/errors.ts";
 import { type RecipeContext, defineRecipe } from "../../src/config/recipe.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
 import { RLConfigSchema } from "../../src/rl/config.ts";
@@ -15,8 +17,17 @@ import { type RLRecipeSetup, runRLRecipe } from "../../src/rl/recipeRuntime.ts";
 import type { RLDatasetBuilder } from "../../src/rl/types.ts";
 import { supervisedWarmupOn, warmupRunFields } from "../../src/supervised/warmup.ts";
 import { answerOnlyRollout } from "../../src/toolUse/rolloutLimits.ts";
-import { SearchDataset, type SearchEnvOptions, readSearchQA, searchWarmupDatasetBuilder } from "../../src/toolUse/searchTask.ts";
-import { DocumentIndex, documentSearchTool, readDocuments } from "../../src/toolUse/tools/documentSearch.ts";
+import { SEARCH_NAME_STYLES } from "../../src/data/synthetic/searchCorpus.ts";
+import {
+  SEARCH_TOOL_DESCRIPTION,
+  SearchDataset,
+  type SearchEnvOptions,
+  placesAskedAbout,
+  readSearchQA,
+  searchWarmupDatasetBuilder,
+} from "../../src/toolUse/searchTask.ts";
+import { DocumentIndex, type SearchIndex, documentSearchTool, readDocuments } from "../../src/toolUse/tools/documentSearch.ts";
+import { EmbeddingIndex, transformersEmbedder } from "../../src/toolUse/tools/embeddingSearch.ts";
 import { overrideDefaults } from "../../src/training/config.ts";
 
 export const configSchema = overrideDefaults(
@@ -25,13 +36,22 @@ export const configSchema = overrideDefaults(
     train_path: z.string().default(fixtureDataPath("search_qa_train.jsonl")).describe('Questions: JSONL of {"id", "question", "answers": [...]}'),
     test_path: z.string().nullable().default(fixtureDataPath("search_qa_test.jsonl")).describe("Held-out questions (null = none)"),
     test_problems: z.number().int().min(0).default(61).describe("Held-out questions per evaluation (0 = no test set)"),
-    search_k: z.number().int().positive().default(2).describe("Documents a search returns"),
+    search_index: z
+      .enum(["bm25", "embedding"])
+      .default("bm25")
+      .describe("How documents are found: BM25 over words, or cosine similarity of embedding_model's vectors"),
+    embedding_model: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe("Feature-extraction model of search_index=embedding: a folder with onnx/model.onnx, a shipped name (tiny-embed) or a hub id"),
+    search_k: z.number().int().positive().default(1).describe("Documents a search returns"),
     search_max_chars: z.number().int().positive().default(200).describe("Characters kept of each returned document"),
     format_coef: z.number().min(0).default(0.1).describe('Reward lost by a final reply without "Answer:"'),
     rollout_preset: z.enum(["simple", "agentic"]).default("simple").describe("Rollout limits and parse-error / termination-reward policies"),
     max_turns: z.number().int().positive().default(3).describe("Policy turns per episode (a search and the answer take two)"),
     tool_timeout_seconds: z.number().positive().default(5).describe("Budget of one search"),
-    warmup_steps: z.number().int().min(0).default(300).describe("Supervised warm-up steps on transcripts about the warm-up's own places (0 = none)"),
+    warmup_steps: z.number().int().min(0).default(600).describe("Supervised warm-up steps on transcripts about the warm-up's own places (0 = none)"),
     warmup_batch_size: z.number().int().positive().default(16).describe("Warm-up examples per step"),
     warmup_learning_rate: z.number().positive().default(5e-3).describe("Warm-up peak learning rate (linear decay)"),
     warmup_tool_share: z
@@ -46,6 +66,10 @@ export const configSchema = overrideDefaults(
       .max(1)
       .default(0.05)
       .describe("Share of searching warm-up transcripts whose opening token, the decision to search, is trained"),
+    warmup_name_style: z
+      .enum(SEARCH_NAME_STYLES)
+      .default("words")
+      .describe("How the warm-up's own places are named: word pairs as in the shipped corpus, or invented syllables"),
   }),
   {
     log_path: "/tmp/tinker-examples/search_tool",
@@ -61,13 +85,32 @@ export const configSchema = overrideDefaults(
 );
 export type SearchToolConfig = z.output<typeof configSchema>;
 
-/** The search tool over the corpus (the index is built once and shared by every env). */
-function searchTool(config: SearchToolConfig) {
-  return documentSearchTool(new DocumentIndex(readDocuments(config.corpus_path)), { k: config.search_k, maxChars: config.search_max_chars });
+/** The index RL searches: BM25, or the embedding model's (built once and shared by every env). */
+async function searchIndex(config: SearchToolConfig): Promise<SearchIndex> {
+  const documents = readDocuments(config.corpus_path);
+  if (config.search_index === "bm25") return new DocumentIndex(documents);
+  if (config.embedding_model === null)
+    throw new ConfigError("search_index=embedding needs embedding_model (a folder with onnx/model.onnx, tiny-embed, or a hub id)");
+  return EmbeddingIndex.build(documents, await transformersEmbedder(config.embedding_model));
+}
+
+function searchTool(config: SearchToolConfig, index: SearchIndex) {
+  return documentSearchTool(index, { k: config.search_k, maxChars: config.search_max_chars, description: SEARCH_TOOL_DESCRIPTION });
+}
+
+/** Every question of the run, held-out ones included (the warm-up stays off their places). */
+function questionsOf(config: SearchToolConfig) {
+  return [...readSearchQA(config.train_path), ...(config.test_path === null ? [] : readSearchQA(config.test_path))];
 }
 
 async function warmup(config: SearchToolConfig, context?: RecipeContext): Promise<string> {
-  const data = { tool_share: config.warmup_tool_share, decision_share: config.warmup_decision_share, k: config.search_k, max_chars: config.search_max_chars };
+  const data = {
+    tool_share: config.warmup_tool_share,
+    decision_share: config.warmup_decision_share,
+    k: config.search_k,
+    max_chars: config.search_max_chars,
+    names: config.warmup_name_style,
+  };
   const spec = {
     ...warmupRunFields(config),
     steps: config.warmup_steps,
@@ -75,7 +118,8 @@ async function warmup(config: SearchToolConfig, context?: RecipeContext): Promis
     learning_rate: config.warmup_learning_rate,
     data: `search_tool transcripts ${JSON.stringify(data)}`,
   };
-  const search = searchTool(config);
+  // The warm-up's transcripts declare the tool; their results come from BM25 over their own worlds.
+  const search = searchTool(config, new DocumentIndex([]));
   const done = await supervisedWarmupOn(
     spec,
     (renderer) =>
@@ -89,6 +133,8 @@ async function warmup(config: SearchToolConfig, context?: RecipeContext): Promis
         seed: config.seed,
         k: config.search_k,
         maxChars: config.search_max_chars,
+        nameStyle: config.warmup_name_style,
+        avoidPlaces: placesAskedAbout(questionsOf(config)),
       }),
     context,
   );
@@ -102,7 +148,7 @@ export function environments(config: SearchToolConfig, { renderer }: RLRecipeSet
     async build() {
       const options: SearchEnvOptions = {
         renderer,
-        search: searchTool(config),
+        search: searchTool(config, await searchIndex(config)),
         rollout,
         formatCoef: config.format_coef,
         maxGenerationTokens: config.max_tokens,

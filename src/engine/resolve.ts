@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve as resolvePath, sep } from "node:path";
 import { hfHubCacheDir } from "../hf/cache.ts";
 import { hfEndpoint } from "../hf/download.ts";
-import { downloadToCache, findCachedModelSnapshot, hfCacheRepoDir, INDEX_FILE, missingFor, SINGLE_FILE, type ModelNeed } from "../hf/models.ts";
+import { downloadToCache, findCachedModelSnapshot, hfCacheRepoDir, INDEX_FILE, missingFor, ONNX_FILE, SINGLE_FILE, type ModelNeed } from "../hf/models.ts";
 
 export { hfHubCacheDir };
 export { downloadToCache, findCachedModelSnapshot, hfCacheRepoDir, missingFor, TOKENIZER_FILES, type ModelNeed } from "../hf/models.ts";
@@ -90,6 +90,12 @@ function shippedName(name: string): string | null {
   return m ? m[1]! : null;
 }
 
+function neededFiles(need: ModelNeed): string {
+  if (need === "model") return `config.json and ${SINGLE_FILE} (or ${INDEX_FILE} with its shards)`;
+  if (need === "onnx") return `config.json, tokenizer.json and ${ONNX_FILE}`;
+  return "tokenizer.json or tokenizer_config.json";
+}
+
 export async function resolveModel(name: string, options: ResolveOptions = {}): Promise<ResolvedModel> {
   const env = options.env ?? process.env;
   const need = options.need ?? "model";
@@ -103,11 +109,7 @@ export async function resolveModel(name: string, options: ResolveOptions = {}): 
     if (why === null) return { name, dir: asPath, source: "local" };
     attempts.push(`local directory ${asPath}: ${why}`);
     if (looksLikePath(name)) {
-      throw new ModelNotFoundError(
-        name,
-        attempts,
-        `A model folder needs ${need === "model" ? `config.json and ${SINGLE_FILE} (or ${INDEX_FILE} with its shards)` : "tokenizer.json or tokenizer_config.json"}.`,
-      );
+      throw new ModelNotFoundError(name, attempts, `A model folder needs ${neededFiles(need)}.`);
     }
   }
 
@@ -150,8 +152,8 @@ export async function resolveModel(name: string, options: ResolveOptions = {}): 
 
   const hint =
     repoId !== null && !name.startsWith("cookbook/")
-      ? `To get it: run \`hf download ${repoId}\` (or \`huggingface-cli download ${repoId}\`) while online, or run again online without HF_HUB_OFFLINE (set HF_TOKEN for gated models), or pass the path of a folder with config.json and ${SINGLE_FILE}.`
-      : `To get it: pass the path of a folder with config.json and ${SINGLE_FILE}, a Hugging Face repo id such as "org/name", or the name of a model in ${options.fixturesDir ?? defaultFixturesDir()}.`;
+      ? `To get it: run \`hf download ${repoId}\` (or \`huggingface-cli download ${repoId}\`) while online, or run again online without HF_HUB_OFFLINE (set HF_TOKEN for gated models), or pass the path of a folder with ${neededFiles(need)}.`
+      : `To get it: pass the path of a folder with ${neededFiles(need)}, a Hugging Face repo id such as "org/name", or the name of a model in ${options.fixturesDir ?? defaultFixturesDir()}.`;
   throw new ModelNotFoundError(name, attempts, hint);
 }
 

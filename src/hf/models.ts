@@ -23,8 +23,14 @@ export const TOKENIZER_FILES = [
   "generation_config.json",
 ];
 
-/** "model": config.json and weights; "tokenizer": tokenizer.json or tokenizer_config.json. */
-export type ModelNeed = "model" | "tokenizer";
+/** An encoder exported for onnxruntime, where `@huggingface/transformers` looks for it. */
+export const ONNX_FILE = "onnx/model.onnx";
+
+/**
+ * "model": config.json and safetensors weights; "tokenizer": tokenizer.json or
+ * tokenizer_config.json; "onnx": config.json, a tokenizer and onnx/model.onnx (an embedding model).
+ */
+export type ModelNeed = "model" | "tokenizer" | "onnx";
 
 /** Why `dir` cannot serve `need`, or null when it can. */
 export function missingFor(dir: string, need: ModelNeed): string | null {
@@ -34,6 +40,10 @@ export function missingFor(dir: string, need: ModelNeed): string | null {
     if (!existsSync(join(dir, "config.json"))) return "has no config.json";
     if (!existsSync(join(dir, SINGLE_FILE)) && !existsSync(join(dir, INDEX_FILE))) return `has no ${SINGLE_FILE} or ${INDEX_FILE}`;
     return null;
+  }
+  if (need === "onnx") {
+    if (!existsSync(join(dir, "config.json"))) return "has no config.json";
+    if (!existsSync(join(dir, ONNX_FILE))) return `has no ${ONNX_FILE}`;
   }
   if (!existsSync(join(dir, "tokenizer.json")) && !existsSync(join(dir, "tokenizer_config.json"))) {
     return "has no tokenizer.json or tokenizer_config.json";
@@ -119,6 +129,7 @@ export async function downloadToCache(repoId: string, need: ModelNeed, env: Node
   try {
     await get("config.json", need === "tokenizer");
     for (const f of TOKENIZER_FILES) await get(f, true);
+    if (need === "onnx") await get(ONNX_FILE, false);
     if (need === "model") {
       if (!(await get(SINGLE_FILE, true))) {
         if (!(await get(INDEX_FILE, true)))

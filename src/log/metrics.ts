@@ -88,15 +88,30 @@ export class MetricsLogger {
     appendTraceSpans(this.logDir, step, timer.timeline());
   }
 
-  /** Lets every sink finish its pending writes (uploads) at the end of the run, and writes trace.json. */
+  /**
+   * Lets every sink finish its pending writes (uploads) at the end of the run, and writes
+   * trace.json, also when a sink fails to close. On a failing run (exitCode ≠ 0) nothing here
+   * throws: a sink's or the trace's error must not take the place of the run's own.
+   */
   async close(exitCode = 0): Promise<void> {
-    await Promise.all(this.sinks.map((s) => s.close?.(exitCode)));
+    const closed = await Promise.allSettled(this.sinks.map((s) => s.close?.(exitCode)));
+    const traceError = this.writeTrace();
+    if (exitCode !== 0) return;
+    const failed = closed.find((r) => r.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
+    if (traceError !== null) throw traceError;
+  }
+
+  /**
+   * trace.json from the spans logged so far; the error instead of throwing it (trace.json is
+   * derived from trace_events.jsonl and can be made again). Also called on a forced exit.
+   */
+  writeTrace(): unknown {
     try {
       exportTrace(this.logDir);
+      return null;
     } catch (err) {
-      // trace.json is derived from trace_events.jsonl and can be made again; on a run that is
-      // already failing (a full disk, say) its error must not take the place of the run's own.
-      if (exitCode === 0) throw err;
+      return err;
     }
   }
 }

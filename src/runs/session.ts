@@ -113,7 +113,9 @@ function openSession(logDir: string, resumed: boolean, lock: RunLock, options: R
   metrics.logHyperparams(options.config);
   const control = installRunControl({
     onForceExit: (signal) => {
-      log.warn(`${signal}: exiting without a final checkpoint`);
+      bestEffort(() => log.warn(`${signal}: exiting without a final checkpoint`));
+      // The steps' timing so far, as a run that ends normally leaves it.
+      metrics.writeTrace();
       manifest.finish("stopped", `${signal} forced exit`);
     },
     log: (message) => {

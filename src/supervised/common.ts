@@ -120,6 +120,32 @@ export function computeMeanNll(logprobsList: readonly TensorData[], weightsList:
   return total === 0 ? Number.NaN : -weighted / total;
 }
 
+/** The datums of each mixture source (`sources` aligned with the batch): its indices, in order. */
+export function indicesBySource(sources: readonly string[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  sources.forEach((s, i) => {
+    const mine = out.get(s);
+    if (mine === undefined) out.set(s, [i]);
+    else mine.push(i);
+  });
+  return out;
+}
+
+/** computeMeanNll over the datums of each source. */
+export function meanNllBySource(sources: readonly string[], logprobs: readonly TensorData[], weights: readonly TensorData[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [source, mine] of indicesBySource(sources)) {
+    out.set(
+      source,
+      computeMeanNll(
+        mine.map((i) => logprobs[i]!),
+        mine.map((i) => weights[i]!),
+      ),
+    );
+  }
+  return out;
+}
+
 /**
  * Bits per byte: total NLL (in bits) of the trained, non-special target tokens over the UTF-8
  * bytes they decode to. Weights are only a >0 mask, so token-mean normalized weights work too;

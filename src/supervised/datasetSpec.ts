@@ -2,8 +2,9 @@
 // Hugging Face hub id, or a short name the cookbook knows (no_robots, tulu3).
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { FromConversationFileBuilder } from "./data.ts";
+import { FromConversationFileBuilder, StreamingConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
+import { ConfigError } from "../config/errors.ts";
 import { ChatMixtureSourceSchema, InterleavedChatDatasetBuilder, StoppingStrategySchema } from "./mixture.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder } from "./types.ts";
@@ -16,6 +17,10 @@ export const ChatDatasetSpecSchema = z.object({
   message_field: z.string().default("messages").describe("column holding the conversation"),
   test_size: z.number().int().min(0).default(0).describe("conversations held out for test/nll (0 = none, or the size cap of test_split)"),
   shuffle_seed: z.number().int().default(0).describe("seed of the shuffle before the train/test split"),
+  stream: z
+    .boolean()
+    .default(false)
+    .describe("read a .jsonl dataset in blocks instead of whole (a file larger than memory; the held-out rows are its first test_size)"),
   mixture: z
     .array(ChatMixtureSourceSchema)
     .min(1)
@@ -45,6 +50,12 @@ export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetC
         ...(specIn.test_size > 0 ? { test_size: specIn.test_size } : {}),
       }
     : specIn;
+  if (spec.stream) {
+    if (spec.mixture !== null || !spec.dataset.endsWith(".jsonl")) {
+      throw new ConfigError(`stream=true reads a .jsonl dataset in blocks; got ${spec.mixture !== null ? "a mixture" : spec.dataset}`);
+    }
+    return new StreamingConversationFileBuilder({ common, filePath: spec.dataset, testSize: spec.test_size });
+  }
   if (spec.mixture !== null) {
     return new InterleavedChatDatasetBuilder({
       common,

@@ -25,7 +25,7 @@ import { adamParams } from "../training/config.ts";
 import { openTrainingClient } from "../training/open.ts";
 import { positionOf, resumeStep, type LoopPosition } from "../training/position.ts";
 import { withTrainingRun, type TrainingContext, type TrainingRunOptions } from "../training/run.ts";
-import { computeBpb, computeMeanNll } from "./common.ts";
+import { computeBpb, computeMeanNll, indicesBySource, meanNllBySource } from "./common.ts";
 import type { SupervisedConfig } from "./config.ts";
 import { NLLEvaluator } from "./nllEvaluator.ts";
 import type { SupervisedDataset, SupervisedDatasetBuilder } from "./types.ts";
@@ -276,12 +276,9 @@ async function finishBatch(loop: Loop, submitted: SubmittedBatch): Promise<void>
 /** A mixture's loss by source: `source/<name>/train_mean_nll`, and its sequences and loss tokens. */
 function perSourceNll(sources: readonly string[], logprobs: TensorData[], weights: TensorData[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const name of new Set(sources)) {
-    const mine = sources.flatMap((s, i) => (s === name ? [i] : []));
-    out[`source/${name}/train_mean_nll`] = computeMeanNll(
-      mine.map((i) => logprobs[i]!),
-      mine.map((i) => weights[i]!),
-    );
+  const nll = meanNllBySource(sources, logprobs, weights);
+  for (const [name, mine] of indicesBySource(sources)) {
+    out[`source/${name}/train_mean_nll`] = nll.get(name)!;
     out[`source/${name}/num_sequences`] = mine.length;
     out[`source/${name}/num_loss_tokens`] = mine.reduce((n, i) => n + weights[i]!.data.reduce((a, b) => a + b, 0), 0);
   }

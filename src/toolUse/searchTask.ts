@@ -7,7 +7,7 @@
 // the decision to search in only a chosen share of them.
 import { z } from "zod";
 import { Prng } from "../data/synthetic/prng.ts";
-import { type SearchQA, factDocument, factQuestion, generateSearchFacts } from "../data/synthetic/searchCorpus.ts";
+import { type SearchNameStyle, type SearchQA, factDocuments, factQuestion, generateSearchFacts } from "../data/synthetic/searchCorpus.ts";
 import { readJsonlRecords } from "../files/jsonlInput.ts";
 import { gradeTextAnswer } from "../grading/index.ts";
 import type { Renderer } from "../renderers/base.ts";
@@ -24,6 +24,8 @@ import { toolSpec, type Tool } from "./tool.ts";
 import { DocumentIndex, formatSearchResult } from "./tools/documentSearch.ts";
 
 export const SEARCH_SYSTEM_PROMPT = "Search, then reply with Answer: and the answer.";
+/** Short on purpose: the declaration is in every sequence, and the tiny model pays for each token. */
+export const SEARCH_TOOL_DESCRIPTION = "finds facts";
 
 const SearchQASchema = z.object({
   id: z.union([z.string(), z.number()]).transform(String),
@@ -128,24 +130,44 @@ export interface SearchWarmupOptions {
   /** The search tool's results per query and their length cap, as the RL run's tool has them. */
   k: number;
   maxChars: number;
+  /** How the warm-up's places and answers are named (the RL corpus's style). */
+  nameStyle?: SearchNameStyle;
+  /** Places the warm-up must not be about (the RL questions' places). */
+  avoidPlaces?: readonly string[];
 }
 
-/** Warm-up rows over places of their own (the warm-up's facts never answer an RL question). */
+/** Places in one warm-up world (180 facts); the next examples come from a fresh world with its own corpus. */
+const WARMUP_WORLD_PLACES = 60;
+
+/** The places questions ask about ("What is the capital of apple tiger?" → "apple tiger"). */
+export function placesAskedAbout(questions: readonly SearchQA[]): string[] {
+  return questions.flatMap((q) => /\bof (.+)\?$/.exec(q.question)?.[1] ?? []);
+}
+
+/**
+ * Warm-up rows over places of their own (the warm-up's facts never answer an RL question). The
+ * places come in small worlds of their own corpus, each searched the way the RL run's tool searches
+ * the shipped one, so that the facts keep changing and only reading the result pays.
+ */
 export function searchWarmupRows(options: SearchWarmupOptions): WarmupRow[] {
   const rng = new Prng(options.seed * 7919 + 29);
-  const facts = generateSearchFacts(options.seed * 104_729 + 99_991, Math.max(1, Math.ceil(options.examples / 3)));
-  // The warm-up's own corpus, searched the way the RL run's tool searches the shipped one.
-  const index = new DocumentIndex(facts.map((f, id) => ({ id: String(id), title: `${f.entity} ${f.attribute}`, text: factDocument(f) })));
-  return Array.from({ length: options.examples }, (_, i) => {
-    const fact = facts[i % facts.length]!;
-    const useTool = rng.chance(options.toolShare);
-    const qa = factQuestion(fact);
-    const result = formatSearchResult(index.search(qa.query, options.k), options.maxChars);
-    return {
-      messages: searchWarmupTranscript(options.renderer, options.search, qa, result, useTool),
-      trainDecision: !useTool || rng.chance(options.decisionShare),
-    };
-  });
+  const perWorld = WARMUP_WORLD_PLACES * 3;
+  const worlds = Math.max(1, Math.ceil(options.examples / perWorld));
+  const rows: WarmupRow[] = [];
+  for (let w = 0; w < worlds; w++) {
+    const facts = generateSearchFacts(options.seed * 104_729 + 99_991 + w, WARMUP_WORLD_PLACES, options.nameStyle, options.avoidPlaces);
+    const index = new DocumentIndex(factDocuments(facts));
+    for (const fact of rng.shuffled(facts).slice(0, options.examples - rows.length)) {
+      const useTool = rng.chance(options.toolShare);
+      const qa = factQuestion(fact);
+      const result = formatSearchResult(index.search(qa.query, options.k), options.maxChars);
+      rows.push({
+        messages: searchWarmupTranscript(options.renderer, options.search, qa, result, useTool),
+        trainDecision: !useTool || rng.chance(options.decisionShare),
+      });
+    }
+  }
+  return rows;
 }
 
 export function searchWarmupDatasetBuilder(options: SearchWarmupOptions): SupervisedDatasetBuilder {

@@ -98,11 +98,14 @@ export class FakeTrainingClient implements TrainingClient {
     return -2 / (1 + this.steps);
   }
 
+  /** Scales a datum's logprobs by its id (a test that needs datums to differ sets it). */
+  logprobScale: (id: number) => number = () => 1;
+
   private output(data: Datum[]): ForwardBackwardOutput {
-    const lp = this.logprob();
     return {
       loss_fn_output_type: "cross_entropy",
       loss_fn_outputs: data.map((d) => {
+        const lp = this.logprob() * this.logprobScale(idOf(d));
         const n = d.loss_fn_inputs["target_tokens"]!.data.length;
         return { logprobs: { data: Array.from({ length: n }, () => lp), dtype: "float32" as const, shape: [n] } };
       }),

@@ -1,5 +1,6 @@
 // Supervised mixtures: two conversation files mixed by weight train through chat_sl with the loss
-// of each source logged, and the per-source losses add up to the batch's loss.
+// of each source logged, the per-source losses add up to the batch's loss, and the held-out rows
+// are scored per source too.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -20,7 +21,7 @@ function head(fixture: string, lines: number, to: string): string {
   return to;
 }
 
-test("chat_sl on a 3:1 mixture of two files logs each source's loss, sequences and tokens", { timeout: 120_000 }, async () => {
+test("chat_sl on a 3:1 mixture of two files logs each source's loss, sequences and tokens, and each source's held-out NLL", { timeout: 120_000 }, async () => {
   const s = recipeSandbox("sl-mixture");
   try {
     const persona = head("persona_train.jsonl", 200, join(s.root, "persona.jsonl"));
@@ -33,8 +34,8 @@ test("chat_sl on a 3:1 mixture of two files logs each source's loss, sequences a
       "batch_size=16",
       "max_steps=5",
       "lora_rank=4",
-      "test_size=8",
-      "eval_every=0",
+      "test_size=24",
+      "eval_every=5",
       "save_every=0",
       "max_length=256",
       "behavior_if_log_dir_exists=delete",
@@ -58,6 +59,16 @@ test("chat_sl on a 3:1 mixture of two files logs each source's loss, sequences a
       persona_n += r["source/persona/num_sequences"] ?? 0;
       total += 16;
     }
+    // The final evaluation: the held-out rows of each source scored apart, the pooled NLL between them.
+    const evalRow = readMetrics(logDir).find((r) => "test/nll" in r) as Record<string, number> | undefined;
+    assert.ok(evalRow, "a test/nll row");
+    const perSource = ["persona", "sums"].map((n) => evalRow[`source/${n}/test_nll`]);
+    assert.ok(
+      perSource.every((v) => v !== undefined && Number.isFinite(v) && v > 0),
+      JSON.stringify(evalRow),
+    );
+    const [lo, hi] = [Math.min(...(perSource as number[])), Math.max(...(perSource as number[]))];
+    assert.ok(lo < hi && evalRow["test/nll"]! > lo && evalRow["test/nll"]! < hi, JSON.stringify(evalRow));
     const share = persona_n / total;
     assert.ok(share > 0.6 && share < 0.9, `persona share ${share} for weight 3:1`);
   } finally {

@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { runEvaluators, type SamplingClientEvaluator, type TrainingClientEvaluator } from "../../src/eval/evaluators.ts";
 import { NLLEvaluator } from "../../src/supervised/nllEvaluator.ts";
 import { syntheticByteTokenizer } from "../renderers/helpers.ts";
-import { FakeStore, FakeTrainingClient, IdDataset, idDatum } from "./fakes.ts";
+import type { SupervisedDataset } from "../../src/supervised/types.ts";
+import { FakeStore, FakeTrainingClient, IdDataset, idDatum, idOf } from "./fakes.ts";
 
 test("test/nll is the weighted mean NLL over every test datum, in chunks queued before any is awaited", async () => {
   const tc = new FakeTrainingClient("m", new FakeStore());
@@ -55,4 +56,28 @@ test("runEvaluators: one fresh sampler shared by the sampling evaluators, none w
   assert.deepEqual(m, { "test/a": 1, "test/b": 2, "test/shared": 2 });
   assert.equal(tc.samplers, 1);
   assert.equal(paths.length, 2);
+});
+
+test("a mixture's held-out rows: source/<name>/test_nll per source, token-weighted to the pooled test/nll", async () => {
+  const tc = new FakeTrainingClient("m", new FakeStore());
+  // Datum id i has NLL 2·(1 + i mod 3); sources a, b, c by i mod 3 → 2, 4, 6.
+  tc.logprobScale = (id) => 1 + (id % 3);
+  const names = ["a", "b", "c"];
+  const dataset = new IdDataset(12, 4);
+  const sourced: SupervisedDataset = {
+    length: dataset.length,
+    getBatch: (i) => dataset.getBatch(i),
+    setEpoch: (seed) => dataset.setEpoch(seed),
+    batchSources: (i) => dataset.getBatch(i).map((d) => names[idOf(d) % 3]!),
+  };
+  const evaluator = NLLEvaluator.fromDataset(sourced);
+  const m = await evaluator.evaluate(tc);
+  assert.ok(Math.abs(m["source/a/test_nll"]! - 2) < 1e-6, JSON.stringify(m));
+  assert.ok(Math.abs(m["source/b/test_nll"]! - 4) < 1e-6);
+  assert.ok(Math.abs(m["source/c/test_nll"]! - 6) < 1e-6);
+  assert.ok(Math.abs(m["test/nll"]! - 4) < 1e-6, "four rows of each source: the pooled mean");
+  // A dataset without sources (no batchSources) has no per-source keys.
+  const plain = await NLLEvaluator.fromDataset(dataset).evaluate(tc);
+  assert.deepEqual(Object.keys(plain), ["test/nll"]);
+  assert.throws(() => new NLLEvaluator([idDatum(0)], "test", null, ["a", "b"]), /2 source names for 1 datums/);
 });

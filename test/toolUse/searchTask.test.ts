@@ -1,17 +1,18 @@
 // The search_tool task: the shipped corpus answers every shipped question at rank 1 of its query
 // (so the task is solvable by searching), a typed episode (search, then answer) is graded by exact
-// match, a direct answer without Answer: loses the format reward, and the warm-up's places are not
-// the RL questions' places.
+// match, a direct answer without Answer: loses the format reward, the warm-up's places are not
+// the RL questions' places, the names keep one token layout, and the embedding index serves play.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { recipes } from "../../recipes/registry.ts";
 import { fixtureDataPath } from "../../src/data/fixtures.ts";
-import { generateSearchWorld } from "../../src/data/synthetic/searchCorpus.ts";
+import { PLACE_WORDS, SEARCH_ATTRIBUTES, VALUE_WORDS, generateSearchFacts, generateSearchWorld } from "../../src/data/synthetic/searchCorpus.ts";
 import { openPlay } from "../../src/play/open.ts";
 import { getRenderer } from "../../src/renderers/registry.ts";
 import { getTokenizer } from "../../src/tokenizers/index.ts";
-import { readSearchQA, searchWarmupRows } from "../../src/toolUse/searchTask.ts";
+import { placesAskedAbout, readSearchQA, searchWarmupRows } from "../../src/toolUse/searchTask.ts";
 import { DocumentIndex, documentSearchTool, readDocuments } from "../../src/toolUse/tools/documentSearch.ts";
+import { EmbeddingIndex, transformersEmbedder } from "../../src/toolUse/tools/embeddingSearch.ts";
 
 test("the shipped corpus is what scripts/makeSearchCorpus.ts writes, and BM25 puts each question's fact first", () => {
   const documents = readDocuments(fixtureDataPath("search_corpus.jsonl"));
@@ -35,10 +36,10 @@ test("the shipped corpus is what scripts/makeSearchCorpus.ts writes, and BM25 pu
 test("cookbook play search_tool: a typed search then a typed answer is graded by exact match", async () => {
   const { session } = await openPlay(recipes, "search_tool", ["log_path=/tmp/unused-search-play"]);
   assert.match(session.observationText(), /search\(query\)/);
-  const question = /What is the (\w+) of (\w+)\?/.exec(session.observationText())!;
-  const first = await session.act(`<call>search ${question[2]} ${question[1]}</call>`);
+  const question = /What is the (\w+) of (\w+ \w+)\?/.exec(session.observationText())!;
+  const first = await session.act(`<call>search ${question[1]} of ${question[2]}</call>`);
   assert.equal(first.done, false);
-  const answer = new RegExp(`The ${question[1]} of ${question[2]} is (\\w+)\\.`).exec(first.newObservationText);
+  const answer = new RegExp(`\\[d\\d{3}\\] The ${question[1]} of ${question[2]} is (\\w+ \\w+)\\.`).exec(first.newObservationText);
   assert.ok(answer, `the result names the answer: ${first.newObservationText}`);
   const last = await session.act(`Answer: ${answer[1]}`);
   assert.equal(last.done, true);
@@ -55,19 +56,67 @@ test("cookbook play search_tool: a typed search then a typed answer is graded by
 test("warm-up transcripts search the warm-up's own places and copy the answer out of the real tool's result", async () => {
   const renderer = getRenderer("role_colon", await getTokenizer("tiny-chat"));
   const search = documentSearchTool(fixtureDataPath("search_corpus.jsonl"));
-  const rows = searchWarmupRows({ renderer, search, examples: 60, batchSize: 4, toolShare: 0.9, decisionShare: 0.05, seed: 0, k: 2, maxChars: 200 });
-  const shipped = new Set(readDocuments(fixtureDataPath("search_corpus.jsonl")).map((d) => d.title!.split(" ")[0]));
+  const questions = [...readSearchQA(fixtureDataPath("search_qa_train.jsonl")), ...readSearchQA(fixtureDataPath("search_qa_test.jsonl"))];
+  const avoidPlaces = placesAskedAbout(questions);
+  assert.equal(new Set(avoidPlaces).size, 160);
+  const rows = searchWarmupRows({
+    renderer,
+    search,
+    examples: 400,
+    batchSize: 4,
+    toolShare: 0.9,
+    decisionShare: 0.05,
+    seed: 0,
+    k: 1,
+    maxChars: 200,
+    avoidPlaces,
+  });
+  const shipped = new Set(avoidPlaces);
+  const places = new Set<string>();
   let searching = 0;
   for (const row of rows) {
     const rest = row.messages.slice(-3);
-    const place = /of (\w+)\?/.exec(String(row.messages.find((m) => m.role === "user")!.content))![1]!;
-    assert.ok(!shipped.has(place), `${place} is a shipped place`);
+    const place = /of (\w+ \w+)\?/.exec(String(row.messages.find((m) => m.role === "user")!.content))![1]!;
+    assert.ok(!shipped.has(place) && !shipped.has(place.split(" ").reverse().join(" ")), `${place} is a shipped place`);
+    places.add(place);
     if (rest.length === 3 && rest[1]!.role === "tool") {
       searching += 1;
-      const answer = /^Answer: (\w+)$/.exec(String(rest[2]!.content))![1]!;
-      assert.match(String(rest[1]!.content), new RegExp(`^\\[\\d+\\] ${place} \\w+: The \\w+ of ${place} is ${answer}\\.`));
+      const answer = /^Answer: (\w+ \w+)$/.exec(String(rest[2]!.content))![1]!;
+      assert.match(String(rest[1]!.content), new RegExp(`^\\[d\\d{3}\\] The \\w+ of ${place} is ${answer}\\.$`));
     }
   }
-  assert.ok(searching > 40 && searching < 60, `${searching} of 60 search`);
-  assert.ok(rows.filter((r) => r.trainDecision).length < 20, "the decision is trained in few rows");
+  assert.ok(searching > 330 && searching < 390, `${searching} of 400 search`);
+  assert.ok(rows.filter((r) => r.trainDecision).length < 80, "the decision is trained in few rows");
+  // 400 rows span three worlds of 60 places: the facts keep changing.
+  assert.ok(places.size > 100, `${places.size} places`);
+});
+
+test("the names are word pairs tiny-chat has as single tokens, place and answer words apart, so every fact has one token layout", async () => {
+  const tokenizer = await getTokenizer("tiny-chat");
+  for (const w of [...PLACE_WORDS, ...VALUE_WORDS, ...SEARCH_ATTRIBUTES]) {
+    assert.equal(tokenizer.encode(` ${w}`, { addSpecialTokens: false }).length, 1, `" ${w}" is one token`);
+  }
+  const places = new Set<string>(PLACE_WORDS);
+  assert.ok(!VALUE_WORDS.some((w) => places.has(w)) && !SEARCH_ATTRIBUTES.some((a) => places.has(a) || VALUE_WORDS.includes(a)));
+  const lengths = new Set(
+    readDocuments(fixtureDataPath("search_corpus.jsonl")).map((d) => tokenizer.encode(`[${d.id}] ${d.text}`, { addSpecialTokens: false }).length),
+  );
+  assert.equal(lengths.size, 1, `result lines of ${[...lengths].join(", ")} tokens`);
+  assert.throws(() => generateSearchFacts(1, 436), /436 places \(0 avoided\) need more words names than the 435 places/);
+});
+
+test("search_index=embedding: play searches the tiny-embed index; without embedding_model it is refused", async () => {
+  const args = ["log_path=/tmp/unused-search-play", "search_index=embedding", "embedding_model=tiny-embed", "search_k=2"];
+  const { session } = await openPlay(recipes, "search_tool", args);
+  const question = /What is the (\w+) of (\w+ \w+)\?/.exec(session.observationText())!;
+  const query = `${question[1]} of ${question[2]}`;
+  const step = await session.act(`<call>search ${query}</call>`);
+  const documents = readDocuments(fixtureDataPath("search_corpus.jsonl"));
+  const index = await EmbeddingIndex.build(documents, await transformersEmbedder("tiny-embed", { allowDownload: false }));
+  const expected = (await index.search(query, 2)).map((d) => `[${d.id}] ${d.text}`).join("\n");
+  assert.ok(step.newObservationText.includes(expected), `${step.newObservationText} has ${expected}`);
+  await assert.rejects(
+    openPlay(recipes, "search_tool", ["log_path=/tmp/unused-search-play", "search_index=embedding"]),
+    /search_index=embedding needs embedding_model/,
+  );
 });

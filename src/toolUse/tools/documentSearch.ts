@@ -22,10 +22,15 @@ function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
+/** What the search tool asks of an index: BM25's answers come at once, an embedding index's later. */
+export interface SearchIndex {
+  search(query: string, k: number): SearchDocument[] | Promise<SearchDocument[]>;
+}
+
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 
-export class DocumentIndex {
+export class DocumentIndex implements SearchIndex {
   private readonly termCounts: Map<string, number>[];
   private readonly lengths: number[];
   private readonly averageLength: number;
@@ -82,17 +87,24 @@ export function formatSearchResult(hits: readonly SearchDocument[], maxChars: nu
   return hits.map((d) => `[${d.id}]${d.title ? ` ${d.title}:` : ""} ${d.text.slice(0, maxChars)}`).join("\n");
 }
 
-/** A `search` tool over the documents of a JSONL file (or an in-memory list). */
-export function documentSearchTool(source: string | readonly SearchDocument[] | DocumentIndex, options: { k?: number; maxChars?: number } = {}): Tool {
-  const index = source instanceof DocumentIndex ? source : new DocumentIndex(typeof source === "string" ? readDocuments(source) : source);
+function isIndex(source: readonly SearchDocument[] | SearchIndex): source is SearchIndex {
+  return !Array.isArray(source);
+}
+
+/** A `search` tool over the documents of a JSONL file, an in-memory list (BM25 both), or an index. */
+export function documentSearchTool(
+  source: string | readonly SearchDocument[] | SearchIndex,
+  options: { k?: number; maxChars?: number; description?: string } = {},
+): Tool {
+  const index = typeof source === "string" ? new DocumentIndex(readDocuments(source)) : isIndex(source) ? source : new DocumentIndex(source);
   const k = options.k ?? 3;
   const maxChars = options.maxChars ?? 300;
   return defineTool({
     name: "search",
-    description: "Search the document collection; returns the best matching documents",
+    description: options.description ?? "Search the document collection; returns the best matching documents",
     schema: z.object({ query: z.string().min(1).describe("words to look for") }),
     async handler({ query }) {
-      return simpleToolResult(formatSearchResult(index.search(query, k), maxChars));
+      return simpleToolResult(formatSearchResult(await index.search(query, k), maxChars));
     },
   });
 }
