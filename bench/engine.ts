@@ -21,9 +21,9 @@ import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
 import type { ModelConfig } from "../src/engine/model/config.ts";
 import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
 import { inferenceModel } from "../src/engine/sampling/forward.ts";
-import { resolveSampleRequest } from "../src/engine/sampling/request.ts";
-import { DecodeScheduler, type SamplerHandle } from "../src/engine/sampling/scheduler.ts";
+import { DecodeScheduler } from "../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights } from "../src/engine/sampling/weights.ts";
+import { benchHandle, timeRequests, type Timing } from "./lib/decodeRun.ts";
 import { benchBatch, configOnlyDir, runPeftPeer, writeBatchFile } from "./lib/peers.ts";
 import { BENCH_SHAPES, loraStepFlops } from "./lib/shapes.ts";
 import { cpuDescription } from "./lib/machine.ts";
@@ -147,39 +147,13 @@ console.log(
 
 // ---- 2. decoding ----
 const inf = inferenceModel(buildInferenceWeights(config, weights, null), kernels);
-const handle: SamplerHandle = {
-  id: "bench",
-  limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
-  model: () => inf,
-  decoder: () => Promise.reject(new Error("no tokenizer")),
-};
+const handle = benchHandle(inf, config);
 const scheduler = new DecodeScheduler();
 const prompt = Int32Array.from({ length: 16 }, () => Math.floor(rand() * config.vocabSize));
-async function decode(n: number, requests: number): Promise<{ wall: number; cpu: number; tokens: number }> {
-  const c0 = cpuSeconds();
-  const t0 = performance.now();
-  const rs = await Promise.all(
-    Array.from({ length: requests }, (_, i) =>
-      scheduler.submit(
-        handle,
-        resolveSampleRequest(
-          {
-            prompt,
-            numSamples: n,
-            params: { max_tokens: genTokens, temperature: 1, seed: 1000 + i },
-            promptLogprobs: false,
-            topkPromptLogprobs: 0,
-            fallbackSeed: 0,
-          },
-          handle.limits,
-        ),
-      ),
-    ),
-  );
-  const w = performance.now() - t0;
-  report(totals, w);
-  const tokens = rs.reduce((a, r) => a + r.sequences.reduce((b, s) => b + s.tokens.length, 0), 0);
-  return { wall: w / 1000, cpu: cpuSeconds() - c0, tokens };
+async function decode(n: number, requests: number): Promise<Timing> {
+  const t = await timeRequests(scheduler, handle, requests, n, prompt, genTokens);
+  report(totals, t.wall * 1000);
+  return t;
 }
 await decode(2, 1); // warm-up
 const batched = await decode(numSamples, 1);
