@@ -52,22 +52,35 @@ function pick(rand: () => number, probabilities: readonly number[], allowed: (i:
  * stops drawing from a spent source and ends when all are spent (every row exactly once).
  */
 export function interleaveRows(sizes: readonly number[], probabilities: readonly number[], seed: number, strategy: StoppingStrategy): [number, number][] {
+  const taken = sizes.map(() => 0);
+  const out: [number, number][] = [];
+  for (const source of interleaveSources(sizes, probabilities, seed, strategy)) {
+    out.push([source, taken[source]! % sizes[source]!]);
+    taken[source]! += 1;
+  }
+  return out;
+}
+
+/**
+ * interleaveRows one slot at a time, as the source each slot draws from: the row is that source's
+ * count of earlier draws, modulo its size (what a streamed mixture keeps instead of the pairs).
+ */
+export function* interleaveSources(sizes: readonly number[], probabilities: readonly number[], seed: number, strategy: StoppingStrategy): Generator<number> {
   sizes.forEach((n, i) => {
     if (n <= 0) throw new MixtureError(`source ${i} is empty`);
   });
   const rand = mulberry32(seed);
   const next = sizes.map(() => 0);
   const exhausted = sizes.map(() => false);
-  const out: [number, number][] = [];
   for (;;) {
     const source = pick(rand, probabilities, (i) => strategy !== "all_exhausted_without_replacement" || next[i]! < sizes[i]!);
-    if (source < 0) return out;
-    out.push([source, next[source]!]);
+    if (source < 0) return;
+    yield source;
     next[source]! += 1;
     if (next[source]! < sizes[source]!) continue;
     exhausted[source] = true;
-    if (strategy === "first_exhausted") return out;
-    if (exhausted.every(Boolean)) return out;
+    if (strategy === "first_exhausted") return;
+    if (exhausted.every(Boolean)) return;
     if (strategy === "all_exhausted") next[source] = 0;
   }
 }

@@ -17,17 +17,26 @@ export class DatasetRowError extends Error {
   override name = "DatasetRowError";
 }
 
-/** The rows of one parquet file, one row group at a time; errors name the file (and row group). */
-export async function* streamParquetRows(file: string, columns?: string[]): AsyncGenerator<DatasetRow> {
-  const what = columns === undefined ? "rows" : `columns ${columns.join(", ")}`;
-  let buffer: Awaited<ReturnType<typeof asyncBufferFromFile>>;
-  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
+type ParquetFile = Awaited<ReturnType<typeof asyncBufferFromFile>>;
+type ParquetMetadata = Awaited<ReturnType<typeof parquetMetadataAsync>>;
+
+async function openParquet(file: string, what: string): Promise<{ buffer: ParquetFile; metadata: ParquetMetadata }> {
   try {
-    buffer = await asyncBufferFromFile(file);
-    metadata = await parquetMetadataAsync(buffer);
+    const buffer = await asyncBufferFromFile(file);
+    return { buffer, metadata: await parquetMetadataAsync(buffer) };
   } catch (err) {
     throw new DatasetRowError(`${file}: cannot read ${what} (${(err as Error).message})`);
   }
+}
+
+function describeColumns(columns: string[] | undefined): string {
+  return columns === undefined ? "rows" : `columns ${columns.join(", ")}`;
+}
+
+/** The rows of one parquet file, one row group at a time; errors name the file (and row group). */
+export async function* streamParquetRows(file: string, columns?: string[]): AsyncGenerator<DatasetRow> {
+  const what = describeColumns(columns);
+  const { buffer, metadata } = await openParquet(file, what);
   let start = 0;
   for (const [group, rowGroup] of metadata.row_groups.entries()) {
     const end = start + Number(rowGroup.num_rows);
@@ -40,6 +49,22 @@ export async function* streamParquetRows(file: string, columns?: string[]): Asyn
     for (const [i, values] of rows.entries()) yield { file, row: start + i, values };
     start = end;
   }
+}
+
+/**
+ * Rows [rowStart, rowEnd) of one parquet file. Only the row groups they fall in are read, each
+ * whole: a range inside a big row group costs that row group's memory.
+ */
+export async function readParquetRowRange(file: string, rowStart: number, rowEnd: number, columns?: string[]): Promise<DatasetRow[]> {
+  const what = describeColumns(columns);
+  const { buffer, metadata } = await openParquet(file, what);
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await parquetReadObjects({ file: buffer, metadata, rowStart, rowEnd, ...(columns === undefined ? {} : { columns }) });
+  } catch (err) {
+    throw new DatasetRowError(`${file}: cannot read ${what} of rows ${rowStart}..${rowEnd} (${(err as Error).message})`);
+  }
+  return rows.map((values, i) => ({ file, row: rowStart + i, values }));
 }
 
 /** The rows of every parquet file of a split, in file order, streamed. */

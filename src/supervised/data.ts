@@ -12,7 +12,6 @@ import { getTokenizer } from "../tokenizers/index.ts";
 import { conversationToDatum, DataValidationError } from "./common.ts";
 import { checkRoles, readConversationFile } from "./conversationFile.ts";
 import { seededPermutation, seededShuffle } from "../data/shuffle.ts";
-import { BLOCK_BATCHES, StreamingConversationDataset } from "./streamingFile.ts";
 import {
   ChatDatasetCommonConfigSchema,
   type ChatDatasetCommonConfig,
@@ -202,33 +201,5 @@ export class FromConversationFileBuilder implements SupervisedDatasetBuilder {
       shuffleSeed: this.shuffleSeed,
       source: this.filePath,
     });
-  }
-}
-
-export interface StreamingFileOptions {
-  common: ChatDatasetCommonConfigInput;
-  filePath: string;
-  testSize?: number;
-  /** Rows per block, a multiple of batch_size (default BLOCK_BATCHES batches). */
-  blockRows?: number;
-}
-
-/** The cookbook's FromConversationFileBuilder, streamed (src/supervised/streamingFile.ts). */
-export class StreamingConversationFileBuilder implements SupervisedDatasetBuilder {
-  constructor(readonly options: StreamingFileOptions) {}
-
-  async build(): Promise<SupervisedDatasets> {
-    const common = ChatDatasetCommonConfigSchema.parse(this.options.common);
-    const renderer = await rendererFor(common);
-    const trainOnWhat: TrainOnWhat = common.train_on_what ?? "all_assistant_messages";
-    const map = (conv: Conversation): Datum => datumFor(conv, renderer, common.max_length, trainOnWhat);
-    const { train, test } = StreamingConversationDataset.scan(this.options.filePath, {
-      testSize: this.options.testSize ?? 0,
-      blockRows: this.options.blockRows ?? common.batch_size * BLOCK_BATCHES,
-      batchSize: common.batch_size,
-      roles: { names: renderer.knownRoles(), renderer: renderer.rendererName },
-      map,
-    });
-    return { train, test: test.length > 0 ? new SupervisedDatasetFromRows(test, test.length, map) : null };
   }
 }

@@ -2,9 +2,9 @@
 // Hugging Face hub id, or a short name the cookbook knows (no_robots, tulu3).
 import { z } from "zod";
 import { inGroup } from "../config/groups.ts";
-import { FromConversationFileBuilder, StreamingConversationFileBuilder } from "./data.ts";
+import { FromConversationFileBuilder } from "./data.ts";
 import { FromHFDatasetBuilder } from "./hf/builder.ts";
-import { ConfigError } from "../config/errors.ts";
+import { StreamingChatDatasetBuilder } from "./streamingBuilder.ts";
 import { ChatMixtureSourceSchema, InterleavedChatDatasetBuilder, StoppingStrategySchema } from "./mixture.ts";
 import { resolveRendererName } from "../modelInfo.ts";
 import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder } from "./types.ts";
@@ -20,7 +20,9 @@ export const ChatDatasetSpecSchema = z.object({
   stream: z
     .boolean()
     .default(false)
-    .describe("read a .jsonl dataset in blocks instead of whole (a file larger than memory; the held-out rows are its first test_size)"),
+    .describe(
+      "read the dataset (a .jsonl file, parquet, a hub split, or a mixture of them) in blocks instead of whole, for data larger than memory: blocks in a seeded order, rows shuffled inside a block; the held-out rows are its first test_size (or test_split)",
+    ),
   mixture: z
     .array(ChatMixtureSourceSchema)
     .min(1)
@@ -51,10 +53,15 @@ export function chatDatasetBuilder(specIn: ChatDatasetSpec, common: ChatDatasetC
       }
     : specIn;
   if (spec.stream) {
-    if (spec.mixture !== null || !spec.dataset.endsWith(".jsonl")) {
-      throw new ConfigError(`stream=true reads a .jsonl dataset in blocks; got ${spec.mixture !== null ? "a mixture" : spec.dataset}`);
-    }
-    return new StreamingConversationFileBuilder({ common, filePath: spec.dataset, testSize: spec.test_size });
+    return new StreamingChatDatasetBuilder({
+      common,
+      data:
+        spec.mixture !== null
+          ? { mixture: spec.mixture, stoppingStrategy: spec.mixture_stopping_strategy, seed: spec.shuffle_seed }
+          : { dataset: spec.dataset, subset: spec.subset, split: spec.split, message_field: spec.message_field },
+      testSize: spec.test_size,
+      testSplit: spec.test_split,
+    });
   }
   if (spec.mixture !== null) {
     return new InterleavedChatDatasetBuilder({

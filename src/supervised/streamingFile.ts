@@ -1,20 +1,14 @@
-// A conversation file read in blocks instead of whole (`stream=true` on a .jsonl dataset): one pass
-// at build time checks every line (JSON, messages, roles) and keeps only where each block of rows
-// starts; training then reads one block at a time (a few dozen batches of rows) with positioned
-// reads. Each epoch visits the blocks in a seeded order and shuffles the rows inside a block, the
-// streaming counterpart of a full shuffle (as a shuffle buffer is for Hugging Face's streaming
-// datasets). The held-out rows are the file's first `test_size` conversations.
+// A conversation file read back by range instead of whole (`stream=true` on a .jsonl dataset): one
+// pass at build time checks every line (JSON, messages, roles) and keeps only where every
+// CHECKPOINT_ROWS-th row starts; a range is then read with positioned reads from the checkpoint
+// before it. How rows become batches is src/supervised/stream.ts's.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-// This file keeps to the file and its rows (no renderer), so a process can stream with little loaded.
-import type { Message } from "../renderers/types.ts";
-import type { Datum } from "../tinker/types.ts";
-import { seededPermutation, seededShuffle } from "../data/shuffle.ts";
 import { checkRoles, DataFormatError, parseConversationLine } from "./conversationFile.ts";
-import type { SupervisedDataset } from "./types.ts";
+import type { ConversationStream, StreamedConversation } from "./stream.ts";
 
 const CHUNK_BYTES = 1 << 20;
-/** Batches of rows in one block: what is in memory at a time. */
-export const BLOCK_BATCHES = 32;
+/** Rows between two kept line offsets: a read starts at most this many lines early. */
+const CHECKPOINT_ROWS = 64;
 
 interface LineAt {
   /** Byte offset of the line's first byte. */
@@ -62,115 +56,35 @@ function* fileLines(path: string, from = 0, to = Number.POSITIVE_INFINITY, first
   }
 }
 
-/** A streamed conversation and its file:line (the shape of data.ts's Conversation). */
-export interface StreamedConversation {
-  messages: Message[];
-  where: string;
-}
-
-interface Block {
-  offset: number;
-  line: number;
-  rows: number;
-}
-
-/** The training rows of a streamed file, one block in memory at a time. */
-export class StreamingConversationDataset implements SupervisedDataset {
-  private order: number[];
-  private seed: number | null = null;
-  private cached: { block: number; rows: StreamedConversation[] } | null = null;
-
-  constructor(
-    readonly filePath: string,
-    private readonly blocks: readonly Block[],
-    readonly batchSize: number,
-    private readonly map: (conv: StreamedConversation) => Datum,
-  ) {
-    this.order = blocks.map((_, i) => i);
+/** The checked rows of a .jsonl file; `roles` (when given) are the roles a renderer can write. */
+export function scanConversationFile(path: string, roles?: { names: readonly string[]; renderer: string }): ConversationStream {
+  const offsets: number[] = [];
+  const lines: number[] = [];
+  let rows = 0;
+  for (const { offset, line, text } of fileLines(path)) {
+    const where = `${path}:${line}`;
+    const messages = parseConversationLine(text, where);
+    if (roles !== undefined) checkRoles(messages, roles.names, roles.renderer, where);
+    if (rows % CHECKPOINT_ROWS === 0) {
+      offsets.push(offset);
+      lines.push(line);
+    }
+    rows += 1;
   }
-
-  /**
-   * One pass over the file: every line is checked (JSON, messages, and roles when `roles` is
-   * given) and the first `testSize` conversations kept; of the rest only where each block of
-   * `blockRows` starts is kept.
-   */
-  static scan(
-    path: string,
-    options: {
-      testSize: number;
-      blockRows: number;
-      batchSize: number;
-      roles?: { names: readonly string[]; renderer: string };
-      map: (conv: StreamedConversation) => Datum;
-    },
-  ): { train: StreamingConversationDataset; test: StreamedConversation[] } {
-    if (options.blockRows % options.batchSize !== 0)
-      throw new DataFormatError(`blockRows=${options.blockRows} must be a multiple of batch_size=${options.batchSize}`);
-    const test: StreamedConversation[] = [];
-    const blocks: Block[] = [];
-    let rows = 0;
-    for (const { offset, line, text } of fileLines(path)) {
-      const where = `${path}:${line}`;
-      const messages = parseConversationLine(text, where);
-      if (options.roles !== undefined) checkRoles(messages, options.roles.names, options.roles.renderer, where);
-      if (test.length < options.testSize) {
-        test.push({ messages, where });
-        continue;
+  const read = (start: number, end: number): StreamedConversation[] => {
+    const out: StreamedConversation[] = [];
+    if (end <= start) return out;
+    const checkpoint = Math.floor(start / CHECKPOINT_ROWS);
+    let row = checkpoint * CHECKPOINT_ROWS;
+    for (const { line, text } of fileLines(path, offsets[checkpoint], Number.POSITIVE_INFINITY, lines[checkpoint])) {
+      if (row >= start) {
+        const where = `${path}:${line}`;
+        out.push({ messages: parseConversationLine(text, where), where });
       }
-      if (rows % options.blockRows === 0) blocks.push({ offset, line, rows: 0 });
-      blocks.at(-1)!.rows += 1;
-      rows += 1;
+      row += 1;
+      if (row >= end) break;
     }
-    if (rows + test.length === 0) throw new DataFormatError(`${path}: the dataset is empty (no conversations)`);
-    if (rows === 0)
-      throw new DataFormatError(`${path}: test_size=${options.testSize} leaves no training examples (the dataset has ${test.length}); lower test_size`);
-    if (options.batchSize > rows)
-      throw new DataFormatError(`${path}: batch_size=${options.batchSize} is larger than the ${rows} training examples; lower batch_size`);
-    return { train: new StreamingConversationDataset(path, blocks, options.batchSize, options.map), test };
-  }
-
-  get length(): number {
-    return this.blocks.reduce((n, b) => n + Math.floor(b.rows / this.batchSize), 0);
-  }
-
-  /** Block order and in-block shuffles from the epoch's seed (file order before the first). */
-  setEpoch(seed: number): void {
-    this.seed = seed;
-    this.order = seededPermutation(this.blocks.length, seed);
-    this.cached = null;
-  }
-
-  /** The conversations of batch `index` of this epoch (reads its block when it is not the one held). */
-  rowsOfBatch(index: number): StreamedConversation[] {
-    if (!Number.isInteger(index) || index < 0 || index >= this.length) {
-      throw new RangeError(`batch ${index} is out of range: the dataset has ${this.length} batches of ${this.batchSize}`);
-    }
-    let rest = index;
-    for (const block of this.order) {
-      const batches = Math.floor(this.blocks[block]!.rows / this.batchSize);
-      if (rest < batches) return this.blockRows(block).slice(rest * this.batchSize, (rest + 1) * this.batchSize);
-      rest -= batches;
-    }
-    throw new RangeError(`batch ${index} not found`);
-  }
-
-  getBatch(index: number): Datum[] {
-    return this.rowsOfBatch(index).map(this.map);
-  }
-
-  private blockRows(block: number): StreamedConversation[] {
-    if (this.cached?.block === block) return this.cached.rows;
-    const b = this.blocks[block]!;
-    const to = this.blocks[block + 1]?.offset ?? Number.POSITIVE_INFINITY;
-    const rows: StreamedConversation[] = [];
-    for (const { line, text } of fileLines(this.filePath, b.offset, to, b.line)) {
-      const where = `${this.filePath}:${line}`;
-      rows.push({ messages: parseConversationLine(text, where), where });
-    }
-    if (rows.length !== b.rows)
-      throw new DataFormatError(`${this.filePath} changed while training: block at line ${b.line} has ${rows.length} rows, had ${b.rows}`);
-    const shuffled = this.seed === null ? rows : seededShuffle(rows, this.seed * 1_000_003 + block);
-    this.cached = { block, rows: shuffled };
-    return shuffled;
-  }
+    return out;
+  };
+  return { name: path, rows, read: async (start, end) => read(start, end) };
 }

@@ -209,7 +209,10 @@ async function submitBatch(loop: Loop, position: LoopPosition): Promise<Submitte
   const timer = new StepTimer();
   const learningRate = config.learning_rate * computeScheduleLrMultiplier(config.lr_schedule, step, loop.endStep);
   const metrics: Record<string, number> = { epoch: position.epoch, learning_rate: learningRate };
-  const data = timer.spanSync("get_batch", () => loop.dataset.getBatch(position.batch));
+  const data = await timer.span("get_batch", async () => {
+    await loop.dataset.load?.(position.batch);
+    return loop.dataset.getBatch(position.batch);
+  });
   const sources = loop.dataset.batchSources?.(position.batch) ?? null;
   if (data.length === 0) throw new Error(`batch ${position.batch} of epoch ${position.epoch} is empty`);
   metrics["num_tokens"] = data.reduce((n, d) => n + modelInputLength(d.model_input), 0);

@@ -7,8 +7,10 @@ import type { Datum } from "../tinker/types.ts";
 export interface SupervisedDataset {
   /** Number of full batches per epoch (a partial last batch is dropped). */
   readonly length: number;
-  /** Batch `index` (0-based) of the current epoch's order. */
+  /** Batch `index` (0-based) of the current epoch's order (a streamed dataset: after `load(index)`). */
   getBatch(index: number): Datum[];
+  /** Reads what batch `index` needs when the dataset is not in memory (src/supervised/stream.ts). */
+  load?(index: number): Promise<void>;
   /** Reorders the examples for an epoch; the same seed always gives the same order. */
   setEpoch(seed: number): void;
   /** The source of each datum of batch `index` (a mixture's), or null when there is one source. */

@@ -10,8 +10,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chatDatasetBuilder, ChatDatasetSpecSchema } from "../../src/supervised/datasetSpec.ts";
-import { StreamingConversationFileBuilder } from "../../src/supervised/data.ts";
-import { StreamingConversationDataset } from "../../src/supervised/streamingFile.ts";
+import { StreamingConversationDataset } from "../../src/supervised/stream.ts";
+import { StreamingChatDatasetBuilder } from "../../src/supervised/streamingBuilder.ts";
 import { REPO } from "../recipes/helpers.ts";
 
 const common = { model_name_for_tokenizer: "tiny-chat", renderer_name: "role_colon", batch_size: 4 };
@@ -36,20 +36,22 @@ test("streamed batches: each training row once per epoch, block by block, reshuf
     // 5 held out + 42 training rows, a blank line and CRLF endings in the middle.
     const lines = Array.from({ length: 47 }, (_, i) => conversation(i));
     writeFileSync(file, `${lines.slice(0, 20).join("\n")}\n\n${lines.slice(20, 30).join("\r\n")}\r\n${lines.slice(30).join("\n")}`);
-    const { train, test: held } = await new StreamingConversationFileBuilder({ common, filePath: file, testSize: 5, blockRows: 8 }).build();
+    const { train, test: held } = await new StreamingChatDatasetBuilder({ common, data: { dataset: file }, testSize: 5, blockRows: 8 }).build();
     assert.ok(train instanceof StreamingConversationDataset);
     // Blocks of 8: 5 full (40 rows, 10 batches) and one of 2 rows (no full batch).
     assert.equal(train.length, 10);
     assert.deepEqual(held!.getBatch(0).length, 5);
-    const epoch = (seed: number | null): string[][] => {
+    const epoch = async (seed: number | null): Promise<string[][]> => {
       if (seed !== null) train.setEpoch(seed);
-      return Array.from({ length: train.length }, (_, b) => train.rowsOfBatch(b).map((c) => answerOf(c.messages)));
+      const out: string[][] = [];
+      for (let b = 0; b < train.length; b++) out.push((await train.rowsOfBatch(b)).map((c) => answerOf(c.messages)));
+      return out;
     };
-    const fileOrder = epoch(null);
+    const fileOrder = await epoch(null);
     assert.deepEqual(fileOrder[0], ["row 5", "row 6", "row 7", "row 8"], "before any epoch: file order after the held-out rows");
-    const a = epoch(1);
-    const again = epoch(1);
-    const b = epoch(2);
+    const a = await epoch(1);
+    const again = await epoch(1);
+    const b = await epoch(2);
     assert.deepEqual(a, again, "one seed, one order");
     assert.notDeepEqual(a, b);
     const expected = Array.from({ length: 40 }, (_, i) => `row ${i + 5}`).sort();
@@ -67,33 +69,30 @@ test("streamed batches: each training row once per epoch, block by block, reshuf
       }
     }
     assert.notDeepEqual(a.flat(), expected, "rows are shuffled");
-    // Datums are the rows rendered: one per row, trained tokens present.
+    // Datums are the rows rendered: one per row, trained tokens present; a batch is read before it is asked for.
+    assert.throws(() => train.getBatch(3), /not read: await load\(3\) first/);
+    await train.load(3);
     const datums = train.getBatch(3);
     assert.equal(datums.length, 4);
     assert.ok(datums.every((d) => d.loss_fn_inputs["weights"]!.data.some((w) => w > 0)));
     // Where a row came from survives blank lines and CRLF.
     train.setEpoch(7);
-    const where = Array.from({ length: train.length }, (_, i) => train.rowsOfBatch(i))
-      .flat()
-      .find((c) => answerOf(c.messages) === "row 33")!.where;
+    const rows = [];
+    for (let i = 0; i < train.length; i++) rows.push(...(await train.rowsOfBatch(i)));
+    const where = rows.find((c) => answerOf(c.messages) === "row 33")!.where;
     assert.equal(where, `${file}:35`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test("stream=true: a bad line is reported with file:line before training; parquet, hub ids and mixtures are refused", async () => {
+test("stream=true: a bad line is reported with file:line before training", async () => {
   const dir = mkdtempSync(join(tmpdir(), "stream-"));
   try {
     const file = join(dir, "bad.jsonl");
     writeFileSync(file, `${conversation(0)}\n${conversation(1)}\n{"messages": [{"role": "wizard", "content": "x"}]}\n`);
     const spec = ChatDatasetSpecSchema.parse({ dataset: file, stream: true });
     await assert.rejects(chatDatasetBuilder(spec, common).build(), new RegExp(`${file}:3: messages\\[0\\] has unknown role "wizard"`));
-    assert.throws(() => chatDatasetBuilder(ChatDatasetSpecSchema.parse({ dataset: "org/name", stream: true }), common), /stream=true reads a \.jsonl dataset/);
-    assert.throws(
-      () => chatDatasetBuilder(ChatDatasetSpecSchema.parse({ dataset: file, stream: true, mixture: [{ dataset: file }] }), common),
-      /got a mixture/,
-    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -104,12 +103,14 @@ const TEXT = 64 * 1024;
 
 const STREAM = `
 import { createHash } from "node:crypto";
-const { StreamingConversationDataset } = await import(${JSON.stringify(join(REPO, "src/supervised/streamingFile.ts"))});
+const { scanConversationFile } = await import(${JSON.stringify(join(REPO, "src/supervised/streamingFile.ts"))});
+const { splitStream } = await import(${JSON.stringify(join(REPO, "src/supervised/stream.ts"))});
 // The rows only (the builder adds the renderer's role check and datums, tested above).
-const { train } = StreamingConversationDataset.scan(process.argv[1], { testSize: 0, blockRows: 128, batchSize: 4, map: (c) => ({ length: c.messages.length }) });
+const { train } = await splitStream(scanConversationFile(process.argv[1]), { testSize: 0, blockRows: 128, batchSize: 4, map: (c) => ({ length: c.messages.length }) });
 const digest = createHash("sha256");
 let rows = 0;
-for (let b = 0; b < train.length; b++) for (const c of train.rowsOfBatch(b)) { digest.update(c.messages[1].content + "\\n"); rows++; }
+for (let b = 0; b < train.length; b++) for (const c of await train.rowsOfBatch(b)) { digest.update(c.messages[1].content + "\\n"); rows++; }
+await train.load(0);
 const datums = train.getBatch(0).length;
 console.log(JSON.stringify({ rows, digest: digest.digest("hex"), datums }));
 `;

@@ -1,10 +1,11 @@
 // Conversations from parquet files (the format the Hugging Face hub stores datasets in), read
 // with hyparquet. A `messages` column may hold a list of {role, content} structs (what the hub's
 // chat datasets use) or a JSON string of that list.
-import { DatasetRowError, streamParquetRows } from "../../hf/parquetRows.ts";
+import { DatasetRowError, readParquetRowRange, streamParquetRows } from "../../hf/parquetRows.ts";
 import { MessageSchema, type Message } from "../../renderers/types.ts";
-import { DataFormatError } from "../conversationFile.ts";
+import { checkRoles, DataFormatError } from "../conversationFile.ts";
 import type { Conversation } from "../data.ts";
+import { checkReadBack, type ConversationStream, type StreamedConversation } from "../stream.ts";
 
 function toMessages(value: unknown, where: string, field: string): Message[] {
   let raw = value;
@@ -31,20 +32,70 @@ function toMessages(value: unknown, where: string, field: string): Message[] {
   });
 }
 
+function conversationOf(file: string, row: number, values: Record<string, unknown>, messageField: string): Conversation {
+  const where = `${file} row ${row}`;
+  if (!(messageField in values)) throw new DataFormatError(`${where}: no "${messageField}" column`);
+  return { messages: toMessages(values[messageField], where, messageField), where };
+}
+
+async function* fileConversations(file: string, messageField: string): AsyncGenerator<Conversation> {
+  try {
+    for await (const { row, values } of streamParquetRows(file, [messageField])) yield conversationOf(file, row, values, messageField);
+  } catch (err) {
+    if (err instanceof DatasetRowError) throw new DataFormatError(`${file}: cannot read as parquet with a "${messageField}" column: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Every row's conversation, in file order; rows are named "<file> row <n>" (0-based) in errors. */
 export async function readParquetConversations(files: readonly string[], messageField = "messages"): Promise<Conversation[]> {
   const out: Conversation[] = [];
-  for (const file of files) {
-    try {
-      for await (const { row, values } of streamParquetRows(file, [messageField])) {
-        const where = `${file} row ${row}`;
-        if (!(messageField in values)) throw new DataFormatError(`${where}: no "${messageField}" column`);
-        out.push({ messages: toMessages(values[messageField], where, messageField), where });
-      }
-    } catch (err) {
-      if (err instanceof DatasetRowError) throw new DataFormatError(`${file}: cannot read as parquet with a "${messageField}" column: ${err.message}`);
-      throw err;
-    }
-  }
+  for (const file of files) for await (const conv of fileConversations(file, messageField)) out.push(conv);
   return out;
+}
+
+/**
+ * The conversations of parquet files as a stream (`stream=true`): one pass, a row group at a time,
+ * checks every row (and its roles when `roles` is given) and keeps only each file's row count; a
+ * range is read back from the row groups it falls in.
+ */
+export async function scanParquetConversations(
+  name: string,
+  files: readonly string[],
+  messageField = "messages",
+  roles?: { names: readonly string[]; renderer: string },
+): Promise<ConversationStream> {
+  const counts: number[] = [];
+  for (const file of files) {
+    let n = 0;
+    for await (const conv of fileConversations(file, messageField)) {
+      if (roles !== undefined) checkRoles(conv.messages, roles.names, roles.renderer, conv.where);
+      n += 1;
+    }
+    counts.push(n);
+  }
+  const rows = counts.reduce((a, b) => a + b, 0);
+  const read = async (start: number, end: number): Promise<StreamedConversation[]> => {
+    const out: StreamedConversation[] = [];
+    let first = 0;
+    for (const [i, file] of files.entries()) {
+      const from = Math.max(start, first);
+      const to = Math.min(end, first + counts[i]!);
+      if (from < to) {
+        let got: Awaited<ReturnType<typeof readParquetRowRange>>;
+        try {
+          got = await readParquetRowRange(file, from - first, to - first, [messageField]);
+        } catch (err) {
+          if (err instanceof DatasetRowError) throw new DataFormatError(`${name} changed while training: ${err.message}`);
+          throw err;
+        }
+        checkReadBack(file, from - first, to - from, got.length);
+        for (const r of got) out.push(conversationOf(file, r.row, r.values, messageField));
+      }
+      first += counts[i]!;
+      if (first >= end) break;
+    }
+    return out;
+  };
+  return { name, rows, read };
 }
