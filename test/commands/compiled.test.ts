@@ -9,28 +9,19 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
 import { readMetrics } from "../../src/log/metrics.ts";
 import { startFakeWandb } from "../log/fakeWandb.ts";
-
-const ROOT = resolve(import.meta.dirname, "../..");
+import { buildBundle, ROOT } from "./bundle.ts";
 
 test("compiled bundle: same recipe list as the sources, code cache reused, stacks in src/, a training run works", async () => {
-  const out = mkdtempSync(join(ROOT, ".cookbook-test-dist-"));
+  const { out, id, runner, cleanup } = buildBundle();
   try {
-    execFileSync(process.execPath, [join(ROOT, "scripts", "build.mjs"), "--outdir", out], { stdio: "pipe" });
-    const { id } = JSON.parse(readFileSync(join(out, ".built"), "utf8")) as { id: string };
     assert.match(id, /^[0-9a-f]{16}$/);
     assert.ok(existsSync(join(out, "cookbook.cjs.map")) && existsSync(join(out, "entry.js.map")), "source maps beside the bundles");
-    // What bin/cookbook.js does once it has found dist/ current.
-    const runner = join(out, "run.mjs");
-    writeFileSync(
-      runner,
-      `import { runBundle } from ${JSON.stringify(join(ROOT, "bin", "compiled.js"))};\nrunBundle(${JSON.stringify(out)}, ${JSON.stringify(id)});\n`,
-    );
     const env = { ...process.env, COOKBOOK_HOME: join(out, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_CODE_CACHE_DEBUG: "1" };
 
     // From a folder with no package.json above it, where yargs' version probe fails: a start that
@@ -172,6 +163,6 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
       await wandb.close();
     }
   } finally {
-    rmSync(out, { recursive: true, force: true });
+    cleanup();
   }
 });
