@@ -104,7 +104,7 @@ test("stream=true on a hub id: shards download into the HF cache, stream, and th
   });
   try {
     const logPath = join(dir, "run");
-    const env = { ...process.env, COOKBOOK_HOME: join(dir, "home"), HF_HOME: join(dir, "hf"), HF_ENDPOINT: hub.url };
+    const env: NodeJS.ProcessEnv = { ...process.env, COOKBOOK_HOME: join(dir, "home"), HF_HOME: join(dir, "hf"), HF_ENDPOINT: hub.url };
     delete env["HF_HUB_OFFLINE"];
     delete env["COOKBOOK_OFFLINE"];
     delete env["HF_HUB_CACHE"];
