@@ -7,14 +7,23 @@
 import { readJsonlObjects } from "../files/jsonlInput.ts";
 import { inflateSync } from "node:zlib";
 import type { HubOptions } from "../hf/datasets.ts";
-import { readSplitRows } from "../hf/parquetRows.ts";
+import { readParquetRowRange, readSplitRows, streamSplitRows } from "../hf/parquetRows.ts";
 import type { CodeTest } from "./code.ts";
+
+/**
+ * Tests read back from their parquet row when the task is graded: DeepCoder's and LiveCodeBench's
+ * tests are gigabytes, so a loader keeps only each task's file and row (docs/code-rl.md#data).
+ */
+export interface LazyCodeTests {
+  count: number;
+  load(): Promise<CodeTest[]>;
+}
 
 export interface CodeTask {
   id: string;
   /** The full user message: statement, format instructions and starter code. */
   prompt: string;
-  tests: CodeTest[];
+  tests: CodeTest[] | LazyCodeTests;
   /** Python run before the solution (MBPP's test_setup_code). */
   setup?: string;
   /** HumanEval: the function's signature and docstring, put before a reply that omits them. */
@@ -22,8 +31,58 @@ export interface CodeTask {
   source: string;
 }
 
+/** A task whose tests are in memory (the shipped tasks, MBPP, HumanEval). */
+export type LoadedCodeTask = CodeTask & { tests: CodeTest[] };
+
 export class CodeTaskError extends Error {
   override name = "CodeTaskError";
+}
+
+/** A task's tests, read from their row when they are not in memory. */
+export function testsOf(task: CodeTask): Promise<CodeTest[]> {
+  return Array.isArray(task.tests) ? Promise.resolve(task.tests) : task.tests.load();
+}
+
+export function testCount(task: CodeTask): number {
+  return Array.isArray(task.tests) ? task.tests.length : task.tests.count;
+}
+
+/** Tasks read back recently: a group's members and a retried task share one read. */
+const RECENT_TESTS = 64;
+
+/**
+ * Rows of a split streamed one row group at a time; each kept row's tests are parsed once to
+ * check and count them, then dropped, and read again from the row when `load` is called.
+ */
+async function lazyTaskRows<T>(
+  ref: { path: string; name: string | null; split: string },
+  hub: HubOptions,
+  task: (values: Record<string, unknown>, where: string) => (T & { tests: CodeTest[] }) | null,
+): Promise<(T & { tests: LazyCodeTests })[]> {
+  const recent = new Map<string, Promise<CodeTest[]>>();
+  const out: (T & { tests: LazyCodeTests })[] = [];
+  for await (const { file, row, values } of streamSplitRows(ref, undefined, hub)) {
+    const where = `${file} row ${row}`;
+    const made = task(values, where);
+    if (made === null) continue;
+    const load = (): Promise<CodeTest[]> => {
+      const key = `${file}#${row}`;
+      let tests = recent.get(key);
+      if (tests === undefined) {
+        tests = readParquetRowRange(file, row, row + 1).then((rows) => {
+          const again = rows[0] === undefined ? null : task(rows[0].values, where);
+          if (again === null) throw new CodeTaskError(`${where}: the row changed since it was read (no tests now)`);
+          return again.tests;
+        });
+        tests.catch(() => recent.delete(key));
+        recent.set(key, tests);
+        if (recent.size > RECENT_TESTS) recent.delete(recent.keys().next().value!);
+      }
+      return tests;
+    };
+    out.push({ ...made, tests: { count: made.tests.length, load } });
+  }
+  return out;
 }
 
 // The cookbook's LiveCodeBench prompt (docs/code-rl.md#prompt-and-reward), in our words where the
@@ -79,7 +138,7 @@ export type CodePromptStyle = "lcb" | "short";
  * `{"id", "question", "starter_code"?, "tests": [...]}` per line (the shipped tasks' format), asked
  * with the LiveCodeBench prompt or the short one.
  */
-export function readCodeTasksJsonl(path: string, style: CodePromptStyle = "lcb"): CodeTask[] {
+export function readCodeTasksJsonl(path: string, style: CodePromptStyle = "lcb"): LoadedCodeTask[] {
   const rows = readJsonlObjects(path, 'an object with "question" and "tests"', { makeError: (m) => new CodeTaskError(m) });
   const out = rows.map(({ where, line, row }) => {
     const question = row["question"];
@@ -169,18 +228,22 @@ export const DEEPCODER_REPO = "agentica-org/DeepCoder-Preview-Dataset";
 /** The cookbook's subsets: primeintellect, taco and lcbv5 for training; codeforces and lcbv5 for testing. */
 export const DEEPCODER_SUBSETS: Record<"train" | "test", string[]> = { train: ["primeintellect", "taco", "lcbv5"], test: ["codeforces", "lcbv5"] };
 
-/** DeepCoder-style rows of one split (rows without usable tests or statement are skipped, as the cookbook does). */
+/**
+ * DeepCoder-style rows of one split (rows without usable tests or statement are skipped, as the
+ * cookbook does). The split is streamed; each task's tests are read from its row when graded.
+ */
 export async function readDeepcoder(split: "train" | "test", options: { path?: string; subsets?: string[]; hub?: HubOptions } = {}): Promise<CodeTask[]> {
   const path = options.path ?? DEEPCODER_REPO;
   const out: CodeTask[] = [];
   for (const subset of options.subsets ?? DEEPCODER_SUBSETS[split]) {
-    for (const { where, values } of await parquetRows(path, subset, split, options.hub ?? {})) {
+    const tasks = await lazyTaskRows({ path, name: subset, split }, options.hub ?? {}, (values, where) => {
       const statement = [values["question"], values["prompt"], values["problem"]].find((v): v is string => typeof v === "string" && v.trim() !== "");
       const tests = normalizeDeepcoderTests(values["tests"] ?? values["ground_truth"], values["metadata"]);
-      if (statement === undefined || tests.length === 0) continue;
+      if (statement === undefined || tests.length === 0) return null;
       const starter = typeof values["starter_code"] === "string" ? values["starter_code"] : null;
-      out.push({ id: `${subset}/${out.length}`, prompt: codePrompt(statement, starter), tests, source: where });
-    }
+      return { prompt: codePrompt(statement, starter), tests, source: where };
+    });
+    for (const t of tasks) out.push({ id: `${subset}/${out.length}`, ...t });
   }
   if (out.length === 0)
     throw new CodeTaskError(`${path}: no ${split} rows with a statement and tests in ${(options.subsets ?? DEEPCODER_SUBSETS[split]).join(", ")}`);
@@ -190,7 +253,7 @@ export async function readDeepcoder(split: "train" | "test", options: { path?: s
 export const MBPP_REPO = "google-research-datasets/mbpp";
 
 /** MBPP (config `full`: text, test_list, test_setup_code): the first assert is shown, every assert is a test. */
-export async function readMbpp(split: string, options: { path?: string; config?: string; hub?: HubOptions } = {}): Promise<CodeTask[]> {
+export async function readMbpp(split: string, options: { path?: string; config?: string; hub?: HubOptions } = {}): Promise<LoadedCodeTask[]> {
   const path = options.path ?? MBPP_REPO;
   const rows = await parquetRows(path, options.config ?? "full", split, options.hub ?? {});
   return rows.map(({ where, values }) => {
@@ -203,7 +266,7 @@ export async function readMbpp(split: string, options: { path?: string; config?:
     return {
       id: String(values["task_id"] ?? where),
       prompt: `${SYSTEM_LINE}\n\n${statement}\nYour code should pass tests like this:\n${asserts[0]}\n\nWrite the function in a \`\`\`python code block.`,
-      tests: asserts.map((code) => ({ kind: "assert", code })),
+      tests: asserts.map((code): CodeTest => ({ kind: "assert", code })),
       ...(setup !== "" ? { setup } : {}),
       source: where,
     };
@@ -269,8 +332,7 @@ export function decodeLiveCodeBenchTests(encoded: string, where: string): unknow
  */
 export async function readLiveCodeBench(options: { path?: string; hub?: HubOptions } = {}): Promise<CodeTask[]> {
   const path = options.path ?? LIVECODEBENCH_REPO;
-  const rows = await parquetRows(path, null, "test", options.hub ?? {});
-  return rows.map(({ where, values }) => {
+  return lazyTaskRows({ path, name: null, split: "test" }, options.hub ?? {}, (values, where) => {
     const statement = text(values, "question_content", where);
     const publicTests = jsonish(values["public_test_cases"]);
     const privateTests =
@@ -286,7 +348,7 @@ export async function readLiveCodeBench(options: { path?: string; hub?: HubOptio
 export const HUMANEVAL_REPO = "openai/openai_humaneval";
 
 /** HumanEval (split test): complete the function; its `check(candidate)` is one test. */
-export async function readHumanEval(options: { path?: string; hub?: HubOptions } = {}): Promise<CodeTask[]> {
+export async function readHumanEval(options: { path?: string; hub?: HubOptions } = {}): Promise<LoadedCodeTask[]> {
   const path = options.path ?? HUMANEVAL_REPO;
   const rows = await parquetRows(path, null, "test", options.hub ?? {});
   return rows.map(({ where, values }) => {

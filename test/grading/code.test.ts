@@ -2,7 +2,7 @@
 // task files and the hub's shapes (DeepCoder, MBPP, HumanEval) read into our tests.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parquetWriteBuffer } from "hyparquet-writer";
@@ -12,11 +12,14 @@ import {
   decodeLiveCodeBenchTests,
   normalizeDeepcoderTests,
   readCodeTasksJsonl,
+  readDeepcoder,
   readHumanEval,
   readLiveCodeBench,
   readMbpp,
   shortCodePrompt,
   solutionSource,
+  testCount,
+  testsOf,
   unpickleString,
   type CodeTask,
 } from "../../src/grading/codeTasks.ts";
@@ -112,9 +115,46 @@ test("HumanEval replies that give only the body get the signature back", () => {
   assert.equal(solutionSource(task, "return a + b"), 'def add(a, b):\n    """Add."""\n    return a + b\n');
 });
 
-function parquet(columns: Record<string, string[]>): Uint8Array {
-  return new Uint8Array(parquetWriteBuffer({ columnData: Object.entries(columns).map(([name, data]) => ({ name, data, type: "STRING" as const })) }));
+function parquet(columns: Record<string, string[]>, rowGroupSize?: number): Uint8Array {
+  return new Uint8Array(
+    parquetWriteBuffer({
+      columnData: Object.entries(columns).map(([name, data]) => ({ name, data, type: "STRING" as const })),
+      ...(rowGroupSize !== undefined ? { rowGroupSize } : {}),
+    }),
+  );
 }
+
+test("DeepCoder from a local folder: rows streamed, unusable ones skipped, each task's tests read back from its row when graded", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "deepcoder-"));
+  const tests = (n: number) => JSON.stringify([{ input: `${n}\n`, output: `${n * 2}\n`, testtype: "stdin" }]);
+  mkdirSync(join(dir, "taco"));
+  writeFileSync(
+    join(dir, "taco", "train-00000-of-00001.parquet"),
+    parquet(
+      {
+        problem: ["Double 1.", "No tests here.", "", "Double 4.", "Double 5."],
+        tests: [tests(1), "[]", tests(3), tests(4), tests(5)],
+        metadata: ["{}", "{}", "{}", "{}", "{}"],
+      },
+      2,
+    ),
+  );
+  const tasks = await readDeepcoder("train", { path: dir, subsets: ["taco"] });
+  assert.deepEqual(
+    tasks.map((t) => t.id),
+    ["taco/0", "taco/1", "taco/2"],
+  );
+  assert.ok(
+    tasks.every((t) => !Array.isArray(t.tests)),
+    "tests are not kept in memory",
+  );
+  assert.match(tasks[2]!.source, /train-00000-of-00001\.parquet row 4$/);
+  assert.match(tasks[1]!.prompt, /Double 4\./);
+  assert.equal(testCount(tasks[1]!), 1);
+  assert.deepEqual(await testsOf(tasks[1]!), [{ kind: "stdin_stdout", input: "4\n", output: "8\n" }]);
+  assert.deepEqual(await testsOf(tasks[2]!), [{ kind: "stdin_stdout", input: "5\n", output: "10\n" }]);
+  assert.equal(await testsOf(tasks[2]!), await testsOf(tasks[2]!), "a task read again soon after shares the read");
+});
 
 test("MBPP and HumanEval from the (fake) hub the cookbook's way", async () => {
   const mbpp = parquet({
@@ -192,13 +232,14 @@ test("LiveCodeBench from the (fake) hub: public and private tests, stdin program
     const env = { HF_ENDPOINT: hub.url, HF_HOME: mkdtempSync(join(tmpdir(), "hfhome-")) };
     const [stdin, leetcode] = await readLiveCodeBench({ hub: { env, log: () => undefined } });
     assert.equal(stdin!.id, "abc001_a");
-    assert.deepEqual(stdin!.tests, [
+    assert.equal(testCount(stdin!), 3);
+    assert.deepEqual(await testsOf(stdin!), [
       { kind: "stdin_stdout", input: "1 1\n", output: "2\n" },
       { kind: "stdin_stdout", input: "2 3\n", output: "5\n" },
       { kind: "stdin_stdout", input: "10 -4\n", output: "6\n" },
     ]);
     assert.match(stdin!.prompt, /Read the inputs from stdin/);
-    assert.deepEqual(leetcode!.tests, [
+    assert.deepEqual(await testsOf(leetcode!), [
       { kind: "functional", fn: "add", input: "1\n2", output: "3" },
       { kind: "functional", fn: "add", input: "7\n8", output: "15" },
     ]);

@@ -2,7 +2,7 @@
 // block runs against the problem's tests in the sandbox (src/grading/code.ts); an example is
 // correct when every test passes, so accuracy is pass@1 (pass@k with num_samples > 1).
 import { extractCodeBlock, gradeCode } from "../../grading/code.ts";
-import { readHumanEval, readLiveCodeBench, readMbpp, solutionSource, type CodeTask } from "../../grading/codeTasks.ts";
+import { readHumanEval, readLiveCodeBench, readMbpp, solutionSource, testCount, testsOf, type CodeTask } from "../../grading/codeTasks.ts";
 import type { AnswerGrade } from "../../grading/index.ts";
 import type { HubOptions } from "../../hf/datasets.ts";
 import { BenchmarkDataError, type EvalExample, type GenerationBenchmark } from "../benchmark.ts";
@@ -19,10 +19,11 @@ function codeBenchmark(name: string, description: string, loadTasks: (hub: HubOp
       const loaded = await loadTasks(options.hub);
       return loaded.map((task): EvalExample => {
         tasks.set(task.id, task);
+        const n = testCount(task);
         return {
           id: task.id,
           prompt: [{ role: "user", content: task.prompt }],
-          reference: `${task.tests.length} hidden test${task.tests.length === 1 ? "" : "s"}`,
+          reference: `${n} hidden test${n === 1 ? "" : "s"}`,
         };
       });
     },
@@ -31,7 +32,7 @@ function codeBenchmark(name: string, description: string, loadTasks: (hub: HubOp
       if (task === undefined) throw new BenchmarkDataError(`${name}: example ${JSON.stringify(example.id)} was not loaded by this benchmark`);
       const code = extractCodeBlock(response);
       if (code === null) return { correct: false, extracted: null };
-      const result = await gradeCode(solutionSource(task, code), task.tests, { setup: task.setup, testTimeoutSeconds: 6 });
+      const result = await gradeCode(solutionSource(task, code), await testsOf(task), { setup: task.setup, testTimeoutSeconds: 6 });
       return { correct: result.allPassed, extracted: code };
     },
   };

@@ -4,7 +4,7 @@
 // (the cookbook's rule, reward=all) or the share of tests passed (reward=fraction). The tests'
 // results are the last message of the transcript, so the TUI shows each test's outcome.
 import { describeGrade, extractCodeBlock, gradeCode, type CodeGrade } from "../../grading/code.ts";
-import { solutionSource, type CodeTask } from "../../grading/codeTasks.ts";
+import { solutionSource, testsOf, type CodeTask } from "../../grading/codeTasks.ts";
 import type { SandboxLimits } from "../../sandbox/index.ts";
 import { messageText, type Message, type RLRenderer } from "../../renderers/policyRenderer.ts";
 import { emptyModelInput } from "../tokenSeq.ts";
@@ -43,7 +43,7 @@ export class CodeEnv implements Env {
     const code = extractCodeBlock(content);
     let grade: CodeGrade | null = null;
     if (code !== null)
-      grade = await gradeCode(solutionSource(this.task, code), this.task.tests, {
+      grade = await gradeCode(solutionSource(this.task, code), await testsOf(this.task), {
         testTimeoutSeconds: this.options.testTimeoutSeconds,
         setup: this.task.setup,
         limits: this.options.limits,
