@@ -3,10 +3,9 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { UsageError } from "../config/errors.ts";
-import { expandLogPath, isRunDir, metricsTailReader, readCheckpoints, readLogTail, readRunConfig, runState, inferTrainingKind } from "../runs/index.ts";
+import { expandLogPath, isRunDir, readCheckpoints, readLogTail, readMetricColumns, readRunConfig, runState, inferTrainingKind } from "../runs/index.ts";
 import { renderSnapshot } from "../tui/core/snapshot.ts";
 import { EMA_WEIGHT } from "../tui/core/dashboard.ts";
-import { numericKeys } from "../tui/core/series.ts";
 import { defineCommand } from "./types.ts";
 
 interface WatchArgs {
@@ -20,8 +19,7 @@ interface WatchArgs {
 }
 
 export function watchSnapshot(dir: string, options: { width: number; chartRows: number; extra?: string[]; smooth?: boolean; color: boolean }): string {
-  const rows = metricsTailReader(dir).read();
-  const keys = numericKeys(rows);
+  const metrics = readMetricColumns(dir);
   const config = readRunConfig(dir);
   let checkpoints: ReturnType<typeof readCheckpoints> = [];
   try {
@@ -32,9 +30,8 @@ export function watchSnapshot(dir: string, options: { width: number; chartRows: 
   return renderSnapshot({
     name: basename(dir),
     state: runState(dir),
-    kind: inferTrainingKind(config) ?? (keys.some((k) => k.startsWith("env/all/")) ? "rl" : undefined),
-    rows,
-    keys,
+    kind: inferTrainingKind(config) ?? (metrics.keys.some((k) => k.startsWith("env/all/")) ? "rl" : undefined),
+    metrics,
     checkpoints,
     logLines: readLogTail(dir, 8),
     extraCharts: options.extra,

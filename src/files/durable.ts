@@ -79,6 +79,9 @@ export interface AppendResult {
   repaired?: "cut" | "terminated";
   /** The bytes cut off, when repaired is "cut". */
   cutBytes?: number;
+  /** Byte offsets of the line written: where it starts and where the file ended after it. */
+  start?: number;
+  end?: number;
 }
 
 function readRange(fd: number, start: number, end: number): Buffer {
@@ -144,7 +147,10 @@ export function appendLine(path: string, line: string, options: AppendOptions = 
     }
     const text = `${prefix}${line}${line.endsWith("\n") ? "" : "\n"}`;
     try {
-      writeAll(fd, Buffer.from(text));
+      const bytes = Buffer.from(text);
+      writeAll(fd, bytes);
+      result.start = end + Buffer.byteLength(prefix);
+      result.end = end + bytes.length;
     } catch (err) {
       try {
         ftruncateSync(fd, end);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { writeJsonAtomic } from "../files/durable.ts";
 import { formatColumns, formatValue } from "./format.ts";
 import { appendJsonl, readJsonl } from "./jsonl.ts";
+import { MetricColumnsWriter } from "./metricColumns.ts";
 import type { StepTimer } from "./timing.ts";
 import { appendTraceSpans, exportTrace } from "./trace.ts";
 
@@ -66,6 +67,7 @@ export class MetricsLogger {
   }
 
   private readonly sinks: readonly MetricsSink[];
+  private columns: MetricColumnsWriter | undefined;
 
   /** Writes config.json (indent 2), replacing any earlier one. */
   logHyperparams(config: unknown): void {
@@ -76,7 +78,9 @@ export class MetricsLogger {
   logMetrics(metrics: Metrics, step: number): void {
     const record: MetricsRecord = { step, ...metrics };
     record.step = step;
-    appendJsonl(this.metricsPath, record, { context: `metrics of step ${step}` });
+    const written = appendJsonl(this.metricsPath, record, { context: `metrics of step ${step}` });
+    this.columns ??= new MetricColumnsWriter(this.metricsPath);
+    if (written.start !== undefined && written.end !== undefined) this.columns.append(record, written.start, written.end);
     this.lastStep = step;
     for (const sink of this.sinks) sink.write(metrics, step);
     if (this.console && step % this.consoleEvery === 0) this.console.write(`${formatMetricsTable(metrics, step)}\n`);

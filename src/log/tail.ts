@@ -102,6 +102,11 @@ export class JsonlTailReader<T = Record<string, unknown>> {
     return this.lines.restarts;
   }
 
+  /** Starts reading at a byte offset (the start of a line). */
+  seek(offset: number): void {
+    this.lines.seek(offset);
+  }
+
   read(): T[] {
     const firstLine = this.lines.lineNumber + 1;
     const lines = this.lines.readLines();

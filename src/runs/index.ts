@@ -43,5 +43,6 @@ export {
 } from "./transcripts.ts";
 export { removeCheckpointRecord } from "./checkpointEdit.ts";
 export { type TokenGapRecord, readTokenGaps, tokenGapKey } from "../log/transcripts/tokenGaps.ts";
+export { type MetricColumns, readMetricColumns } from "../log/metricColumns.ts";
 export { DPO_PAIRS_FILE, type DpoPair, type DpoPairsByStep, pairMargin, readDpoPairs } from "./dpoPairs.ts";
 export { EXISTING_DIR_CHOICES, type ExistingDirChoice, freshName, hasContent, prepareLaunchDir } from "./launchDir.ts";

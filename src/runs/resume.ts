@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../files/durable.ts";
 import { parseJsonlText } from "../log/jsonl.ts";
+import { dropMetricColumns } from "../log/metricColumns.ts";
 
 /**
  * Rewrites metrics.jsonl without rows whose step is ≥ `fromStep` (atomically: temp file +
@@ -18,5 +19,6 @@ export function truncateMetricsFrom(logDir: string, fromStep: number): number {
   const dropped = records.length - kept.length;
   if (dropped === 0 && !tornTail) return 0;
   writeFileAtomic(path, kept.map((r) => `${JSON.stringify(r)}\n`).join(""), { context: `dropping metrics from step ${fromStep} to resume` });
+  dropMetricColumns(logDir);
   return dropped;
 }

@@ -1,8 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { resolve } from "node:path";
+import { existsSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { execaSync } from "execa";
 import { watchSnapshot } from "../../src/commands/watch.ts";
+import { METRIC_COLUMNS_FILE } from "../../src/log/metricColumns.ts";
+import { MetricsLogger } from "../../src/log/metrics.ts";
 import { stripAnsi } from "../../src/tui/core/format.ts";
 import { RunTailer } from "../../src/tui/services/runTailer.ts";
 import { appendMetrics, makeRlRun, makeSlRun, tempRoot } from "./fixtures.ts";
@@ -33,6 +36,26 @@ test("cookbook watch <dir> --once prints the snapshot from the CLI", () => {
   const bad = execaSync(process.execPath, [bin, "watch", root + "/missing", "--once"], { reject: false });
   assert.notEqual(bad.exitCode, 0);
   assert.match(bad.stderr, /does not exist/);
+});
+
+test("cookbook watch --once prints the same snapshot from metrics.columns as from metrics.jsonl alone", () => {
+  const root = tempRoot();
+  const dir = join(root, "logged");
+  const logger = new MetricsLogger(dir, { console: false });
+  logger.logHyperparams({ model_name: "tiny-chat", num_epochs: 1 });
+  for (let step = 0; step < 300; step++)
+    logger.logMetrics({ train_mean_nll: 3 / (step + 1), learning_rate: 1e-4, progress: (step + 1) / 300, "time/total": 0.5 }, step);
+  assert.ok(existsSync(join(dir, METRIC_COLUMNS_FILE)), "the writer keeps metrics.columns");
+  const bin = resolve(import.meta.dirname, "../../bin/cookbook.js");
+  const once = (): string => {
+    const r = execaSync(process.execPath, [bin, "watch", dir, "--once", "--width", "80"], { reject: false });
+    assert.equal(r.exitCode, 0, r.stderr);
+    return r.stdout;
+  };
+  const fromColumns = once();
+  assert.match(fromColumns, /step 299 /);
+  rmSync(join(dir, METRIC_COLUMNS_FILE));
+  assert.equal(once(), fromColumns);
 });
 
 test("the tailer reads only what was appended and batches changes per poll", () => {

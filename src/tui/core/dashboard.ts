@@ -3,14 +3,14 @@ import type { TrainingKind } from "../../runs/index.ts";
 import { type ChartLine, renderChart } from "./chart.ts";
 import { fmtNum } from "./format.ts";
 import { runColorAnsi } from "./palette.ts";
-import { type MetricRow, type SeriesCache, type XAxis, buildSeries } from "./series.ts";
+import { type MetricRow, type SeriesSource, type XAxis, buildSeries } from "./series.ts";
 
 export interface ChartRun {
   name: string;
   rows: readonly MetricRow[];
   elapsed: readonly number[];
-  /** Incremental series for live runs; without it series are built from rows. */
-  cache?: SeriesCache;
+  /** Incremental series for live runs, or columns for a snapshot; without it series are built from rows. */
+  cache?: SeriesSource;
 }
 
 export interface ChartSpec {

@@ -1,6 +1,7 @@
 // Metric series from metrics.jsonl records: which keys a run kind cares about, x by step or by
 // elapsed time, and the list of numeric keys for the metric picker. Pure, no React.
-import type { TrainingKind } from "../../runs/index.ts";
+import type { MetricColumns, TrainingKind } from "../../runs/index.ts";
+import { ema } from "./smoothing.ts";
 
 export type XAxis = "step" | "time";
 
@@ -32,10 +33,15 @@ const STEP_DURATION_KEYS = ["time/total", "time/step"] as const;
  */
 export function elapsedSeconds(rows: readonly MetricRow[]): number[] {
   const key = STEP_DURATION_KEYS.find((k) => rows.some((r) => typeof r[k] === "number"));
-  const out: number[] = new Array(rows.length);
+  return runningDuration(rows.map((r) => (key === undefined ? undefined : r[key])));
+}
+
+/** The running sum of each row's duration; rows without a positive finite one add nothing. */
+function runningDuration(durations: ArrayLike<unknown>): number[] {
+  const out: number[] = new Array(durations.length);
   let t = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const d = key === undefined ? undefined : rows[i][key];
+  for (let i = 0; i < durations.length; i++) {
+    const d = durations[i];
     if (typeof d === "number" && Number.isFinite(d) && d > 0) t += d;
     out[i] = t;
   }
@@ -105,20 +111,101 @@ export function filterKeys(keys: readonly string[], query: string): string[] {
 
 /** Progress in [0, 1] from the last row (`progress` for SL, `progress/done_frac` for RL). */
 export function progressOf(rows: readonly MetricRow[]): number | undefined {
-  for (let i = rows.length - 1; i >= Math.max(0, rows.length - 5); i--) {
+  return latestProgress(rows.length, (i, k) => rows[i][k]);
+}
+
+function latestProgress(length: number, valueAt: (row: number, key: string) => unknown): number | undefined {
+  for (let i = length - 1; i >= Math.max(0, length - 5); i--) {
     for (const k of ["progress", "progress/done_frac"]) {
-      const v = rows[i][k];
+      const v = valueAt(i, k);
       if (typeof v === "number" && Number.isFinite(v)) return Math.min(1, Math.max(0, v));
     }
   }
   return undefined;
 }
 
+/** Where a chart gets a run's series: rows with an incremental cache, or metric columns. */
+export interface SeriesSource {
+  series(key: string, axis: XAxis): Series;
+  smoothed(key: string, axis: XAxis, weight: number): number[];
+}
+
+/**
+ * Series straight from metric columns (`cookbook watch --once` on metrics.columns): no row objects,
+ * the same points, x values and EMA as the row path.
+ */
+export class ColumnSeries implements SeriesSource {
+  private elapsedCache: number[] | undefined;
+  private readonly seriesCache = new Map<string, Series>();
+
+  constructor(readonly metrics: MetricColumns) {}
+
+  /** Every key with at least one numeric value (except `step`), sorted. */
+  keys(): string[] {
+    return this.metrics.keys.filter((k) => k !== "step").sort();
+  }
+
+  /** The value of `key` in row `row`, if it has a finite one. */
+  valueAt(row: number, key: string): number | undefined {
+    const c = this.metrics.column(key);
+    if (c === undefined) return undefined;
+    let lo = 0;
+    let hi = c.rows.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (c.rows[mid] < row) lo = mid + 1;
+      else if (c.rows[mid] > row) hi = mid - 1;
+      else return c.values[mid];
+    }
+    return undefined;
+  }
+
+  /** Elapsed seconds at the end of each row, as elapsedSeconds computes them from rows. */
+  elapsed(): number[] {
+    if (this.elapsedCache === undefined) {
+      const key = STEP_DURATION_KEYS.find((k) => this.metrics.keys.includes(k));
+      const perRow = new Float64Array(this.metrics.length);
+      const c = key === undefined ? undefined : this.metrics.column(key);
+      if (c !== undefined) for (let j = 0; j < c.rows.length; j++) perRow[c.rows[j]] = c.values[j];
+      this.elapsedCache = runningDuration(perRow);
+    }
+    return this.elapsedCache;
+  }
+
+  progress(): number | undefined {
+    return latestProgress(this.metrics.length, (i, k) => this.valueAt(i, k));
+  }
+
+  series(key: string, axis: XAxis): Series {
+    const id = `${axis}\0${key}`;
+    const cached = this.seriesCache.get(id);
+    if (cached !== undefined) return cached;
+    const c = this.metrics.column(key);
+    const n = c?.rows.length ?? 0;
+    const times = axis === "time" ? this.elapsed() : undefined;
+    const step = this.metrics.step;
+    const x: number[] = new Array(n);
+    const y: number[] = new Array(n);
+    for (let j = 0; j < n; j++) {
+      const row = c!.rows[j];
+      x[j] = times ? times[row] : Number.isNaN(step[row]) ? row : step[row];
+      y[j] = c!.values[j];
+    }
+    const out = { key, x, y };
+    this.seriesCache.set(id, out);
+    return out;
+  }
+
+  smoothed(key: string, axis: XAxis, weight: number): number[] {
+    return ema(this.series(key, axis).y, weight);
+  }
+}
+
 /**
  * Series per (key, axis) extended incrementally as rows are appended, with their EMA, so a
  * redraw of a 100k-row run only bucketizes instead of rebuilding everything.
  */
-export class SeriesCache {
+export class SeriesCache implements SeriesSource {
   private readonly cache = new Map<string, { x: number[]; y: number[]; upto: number; ema?: { w: number; acc: number; norm: number; values: number[] } }>();
 
   constructor(

@@ -1,16 +1,15 @@
 // `cookbook watch <dir> --once`: the dashboard as plain text (charts included) for ssh, CI and
 // scripts. Pure given the run's data; the command gathers it through src/runs.
-import type { CheckpointRecord, RunState, TrainingKind } from "../../runs/index.ts";
+import type { CheckpointRecord, MetricColumns, RunState, TrainingKind } from "../../runs/index.ts";
 import { chartBlock, gridLayout, kindLabel } from "./dashboard.ts";
 import { eta, fmtDuration, progressBar } from "./format.ts";
-import { type MetricRow, chartsFor, elapsedSeconds, progressOf } from "./series.ts";
+import { ColumnSeries, chartsFor } from "./series.ts";
 
 export interface SnapshotInput {
   name: string;
   state: RunState;
   kind?: TrainingKind;
-  rows: readonly MetricRow[];
-  keys: readonly string[];
+  metrics: MetricColumns;
   checkpoints: readonly CheckpointRecord[];
   logLines: readonly string[];
   extraCharts?: readonly string[];
@@ -24,23 +23,24 @@ export interface SnapshotInput {
 export function renderSnapshot(input: SnapshotInput): string {
   const out: string[] = [];
   const m = input.state.manifest;
-  const last = input.rows[input.rows.length - 1];
-  const elapsed = elapsedSeconds(input.rows);
+  const series = new ColumnSeries(input.metrics);
+  const lastStep = input.metrics.length > 0 ? input.metrics.step[input.metrics.length - 1] : Number.NaN;
+  const elapsed = series.elapsed();
   const spent = elapsed[elapsed.length - 1] || (m ? ((input.now ?? Date.now()) - Date.parse(m.started_at)) / 1000 : 0);
-  const progress = progressOf(input.rows);
+  const progress = series.progress();
   out.push(
     `${input.name}  ${input.state.live ? "live" : input.state.status}  ${m?.recipe ?? "?"} · ${kindLabel(input.kind)}${m ? ` · pid ${m.pid} · engine ${m.engine}` : ""}`,
   );
   const left = input.state.live ? eta(spent, progress) : undefined;
   out.push(
-    `step ${last?.step ?? "–"}  ${progress !== undefined ? progressBar(progress, 32) : ""}  elapsed ${fmtDuration(spent)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}`,
+    `step ${Number.isNaN(lastStep) ? "–" : lastStep}  ${progress !== undefined ? progressBar(progress, 32) : ""}  elapsed ${fmtDuration(spent)}${left !== undefined ? `  ETA ${fmtDuration(left)}` : ""}`,
   );
-  const charts = [...chartsFor(input.kind, input.keys), ...(input.extraCharts ?? [])];
+  const charts = [...chartsFor(input.kind, series.keys()), ...(input.extraCharts ?? [])];
   const grid = gridLayout(charts.length, input.width, charts.length * input.chartRows, Math.min(6, input.chartRows));
   out.push("");
   for (const key of charts.slice(0, Math.max(grid.shown, charts.length))) {
     out.push(
-      ...chartBlock([{ name: input.name, rows: input.rows, elapsed }], {
+      ...chartBlock([{ name: input.name, rows: [], elapsed, cache: series }], {
         key,
         width: input.width,
         rows: input.chartRows,
