@@ -10,7 +10,7 @@
 import type { Message } from "../renderers/types.ts";
 import type { Datum } from "../tinker/types.ts";
 import { seededPermutation, seededShuffle } from "../data/shuffle.ts";
-import { DataFormatError } from "./conversationFile.ts";
+import { checkRoles, DataFormatError } from "./conversationFile.ts";
 import type { SupervisedDataset } from "./types.ts";
 
 /** Batches of rows in one block: what is in memory at a time. */
@@ -30,6 +30,22 @@ export interface ConversationStream {
   readonly rows: number;
   /** Rows [start, end) in stream order; throws when the data changed since it was checked. */
   read(start: number, end: number): Promise<StreamedConversation[]>;
+}
+
+/** What a stream's check pass checks besides the format, and whom it tells how far it got. */
+export interface ScanChecks {
+  /** The roles a renderer can write; others fail naming the row. */
+  roles?: { names: readonly string[]; renderer: string };
+  /** Called with the rows checked so far, every SCAN_PROGRESS_ROWS rows. */
+  progress?: (rows: number) => void;
+}
+
+const SCAN_PROGRESS_ROWS = 10_000;
+
+/** The checks of row number `index` (0-based) of a stream's check pass. */
+export function checkScanned(conv: StreamedConversation, index: number, checks: ScanChecks | undefined): void {
+  if (checks?.roles !== undefined) checkRoles(conv.messages, checks.roles.names, checks.roles.renderer, conv.where);
+  if ((index + 1) % SCAN_PROGRESS_ROWS === 0) checks?.progress?.(index + 1);
 }
 
 /** Checks that `got` rows were read back where `want` were counted at build time. */

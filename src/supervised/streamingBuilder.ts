@@ -9,7 +9,7 @@ import { datumFor, rendererFor, SupervisedDatasetFromRows } from "./data.ts";
 import { scanParquetConversations } from "./hf/parquet.ts";
 import { type ChatMixtureSource, sourceName } from "./mixture.ts";
 import { mixtureStream } from "./mixtureStream.ts";
-import { type ConversationStream, type StreamedConversation, splitStream } from "./stream.ts";
+import { type ConversationStream, type ScanChecks, type StreamedConversation, splitStream } from "./stream.ts";
 import { scanConversationFile } from "./streamingFile.ts";
 import { ChatDatasetCommonConfigSchema, type ChatDatasetCommonConfigInput, type SupervisedDatasetBuilder, type SupervisedDatasets } from "./types.ts";
 
@@ -34,12 +34,29 @@ export interface StreamingChatOptions {
   hub?: HubOptions;
 }
 
-type Roles = { names: readonly string[]; renderer: string };
+/** Seconds between two progress lines of a long check pass. */
+const PROGRESS_SECONDS = 10;
 
-async function openStream(ref: StreamedDatasetRef, roles: Roles, hub: HubOptions | undefined, split = ref.split ?? "train"): Promise<ConversationStream> {
-  if (ref.dataset.endsWith(".jsonl")) return scanConversationFile(ref.dataset, roles);
+async function openStream(
+  ref: StreamedDatasetRef,
+  roles: ScanChecks["roles"],
+  hub: HubOptions | undefined,
+  split = ref.split ?? "train",
+): Promise<ConversationStream> {
+  const name = ref.dataset.endsWith(".jsonl") ? ref.dataset : `${ref.dataset} (split ${split})`;
+  // A check pass over gigabytes takes minutes: say how far it got now and then.
+  const log = hub?.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const started = Date.now();
+  let said = started;
+  const progress = (rows: number): void => {
+    const now = Date.now();
+    if (now - said < PROGRESS_SECONDS * 1000) return;
+    said = now;
+    log(`stream=true: checked ${rows.toLocaleString("en-US")} rows of ${name} in ${Math.round((now - started) / 1000)} s`);
+  };
+  if (ref.dataset.endsWith(".jsonl")) return scanConversationFile(ref.dataset, { roles, progress });
   const files = await resolveDatasetSplitFiles({ path: ref.dataset, name: ref.subset ?? null, split }, hub);
-  return scanParquetConversations(`${ref.dataset} (split ${split})`, files, ref.message_field ?? "messages", roles);
+  return scanParquetConversations(name, files, ref.message_field ?? "messages", { roles, progress });
 }
 
 export class StreamingChatDatasetBuilder implements SupervisedDatasetBuilder {

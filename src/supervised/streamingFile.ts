@@ -3,8 +3,8 @@
 // CHECKPOINT_ROWS-th row starts; a range is then read with positioned reads from the checkpoint
 // before it. How rows become batches is src/supervised/stream.ts's.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { checkRoles, DataFormatError, parseConversationLine } from "./conversationFile.ts";
-import type { ConversationStream, StreamedConversation } from "./stream.ts";
+import { DataFormatError, parseConversationLine } from "./conversationFile.ts";
+import { checkScanned, type ConversationStream, type ScanChecks, type StreamedConversation } from "./stream.ts";
 
 const CHUNK_BYTES = 1 << 20;
 /** Rows between two kept line offsets: a read starts at most this many lines early. */
@@ -56,15 +56,14 @@ function* fileLines(path: string, from = 0, to = Number.POSITIVE_INFINITY, first
   }
 }
 
-/** The checked rows of a .jsonl file; `roles` (when given) are the roles a renderer can write. */
-export function scanConversationFile(path: string, roles?: { names: readonly string[]; renderer: string }): ConversationStream {
+/** The checked rows of a .jsonl file. */
+export function scanConversationFile(path: string, checks?: ScanChecks): ConversationStream {
   const offsets: number[] = [];
   const lines: number[] = [];
   let rows = 0;
   for (const { offset, line, text } of fileLines(path)) {
     const where = `${path}:${line}`;
-    const messages = parseConversationLine(text, where);
-    if (roles !== undefined) checkRoles(messages, roles.names, roles.renderer, where);
+    checkScanned({ messages: parseConversationLine(text, where), where }, rows, checks);
     if (rows % CHECKPOINT_ROWS === 0) {
       offsets.push(offset);
       lines.push(line);

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { chatDatasetBuilder, ChatDatasetSpecSchema } from "../../src/supervised/datasetSpec.ts";
 import { StreamingConversationDataset } from "../../src/supervised/stream.ts";
 import { StreamingChatDatasetBuilder } from "../../src/supervised/streamingBuilder.ts";
+import { scanConversationFile } from "../../src/supervised/streamingFile.ts";
 import { REPO } from "../recipes/helpers.ts";
 
 const common = { model_name_for_tokenizer: "tiny-chat", renderer_name: "role_colon", batch_size: 4 };
@@ -93,6 +94,20 @@ test("stream=true: a bad line is reported with file:line before training", async
     writeFileSync(file, `${conversation(0)}\n${conversation(1)}\n{"messages": [{"role": "wizard", "content": "x"}]}\n`);
     const spec = ChatDatasetSpecSchema.parse({ dataset: file, stream: true });
     await assert.rejects(chatDatasetBuilder(spec, common).build(), new RegExp(`${file}:3: messages\\[0\\] has unknown role "wizard"`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the check pass reports how far it got every 10,000 rows", () => {
+  const dir = mkdtempSync(join(tmpdir(), "stream-"));
+  try {
+    const file = join(dir, "many.jsonl");
+    writeFileSync(file, `${Array.from({ length: 25_000 }, (_, i) => conversation(i)).join("\n")}\n`);
+    const seen: number[] = [];
+    const stream = scanConversationFile(file, { progress: (rows) => seen.push(rows) });
+    assert.equal(stream.rows, 25_000);
+    assert.deepEqual(seen, [10_000, 20_000]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

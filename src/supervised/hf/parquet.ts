@@ -3,9 +3,9 @@
 // chat datasets use) or a JSON string of that list.
 import { DatasetRowError, readParquetRowRange, streamParquetRows } from "../../hf/parquetRows.ts";
 import { MessageSchema, type Message } from "../../renderers/types.ts";
-import { checkRoles, DataFormatError } from "../conversationFile.ts";
+import { DataFormatError } from "../conversationFile.ts";
 import type { Conversation } from "../data.ts";
-import { checkReadBack, type ConversationStream, type StreamedConversation } from "../stream.ts";
+import { checkReadBack, checkScanned, type ConversationStream, type ScanChecks, type StreamedConversation } from "../stream.ts";
 
 function toMessages(value: unknown, where: string, field: string): Message[] {
   let raw = value;
@@ -56,25 +56,23 @@ export async function readParquetConversations(files: readonly string[], message
 
 /**
  * The conversations of parquet files as a stream (`stream=true`): one pass, a row group at a time,
- * checks every row (and its roles when `roles` is given) and keeps only each file's row count; a
+ * checks every row and keeps only each file's row count; a
  * range is read back from the row groups it falls in.
  */
 export async function scanParquetConversations(
   name: string,
   files: readonly string[],
   messageField = "messages",
-  roles?: { names: readonly string[]; renderer: string },
+  checks?: ScanChecks,
 ): Promise<ConversationStream> {
   const counts: number[] = [];
+  let rows = 0;
   for (const file of files) {
     let n = 0;
-    for await (const conv of fileConversations(file, messageField)) {
-      if (roles !== undefined) checkRoles(conv.messages, roles.names, roles.renderer, conv.where);
-      n += 1;
-    }
+    for await (const conv of fileConversations(file, messageField)) checkScanned(conv, rows + n++, checks);
     counts.push(n);
+    rows += n;
   }
-  const rows = counts.reduce((a, b) => a + b, 0);
   const read = async (start: number, end: number): Promise<StreamedConversation[]> => {
     const out: StreamedConversation[] = [];
     let first = 0;
