@@ -7,7 +7,9 @@
 // Options: --shapes smollm2-135m,qwen3-0.6b --bases bf16,f32 --prompt 128 --tokens 128
 // --streams 1,4,16 --reps 3 --threads 2.
 import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 import { ensurePythonVenv } from "../../test-e2e/pythonVenv.ts";
 import type { DecodeSideResult } from "./decodeSide.ts";
 import { ensureBatchedBench, ensureGguf, NODE_LLAMA_CPP, runBatchedBench, type BatchedBenchResult } from "./llamaCpp.ts";
@@ -51,15 +53,10 @@ export interface DecodeComparison {
 export function compareDecode(python: string, peer: DecodePeer, name: string, base: "bf16" | "f32", o: DecodeOptions): DecodeComparison {
   const dir = randomModelDir(python, name);
   const sideArgs = ["--prompt", String(o.prompt), "--tokens", String(o.tokens), "--streams", o.streams.join(","), "--reps", String(o.reps)];
-  const ours: Side = runSide<DecodeSideResult>(
-    `our sampler on ${name} ${base}`,
-    process.execPath,
-    ["--import", "tsx", OURS_SCRIPT, "--model-dir", dir, ...sideArgs],
-    {
-      COOKBOOK_THREADS: String(o.threads),
-      COOKBOOK_BASE_WEIGHTS: base === "f32" ? "fp32" : "auto",
-    },
-  );
+  const ours: Side = runSide<DecodeSideResult>(`our sampler on ${name} ${base}`, process.execPath, [compiledSide(), "--model-dir", dir, ...sideArgs], {
+    COOKBOOK_THREADS: String(o.threads),
+    COOKBOOK_BASE_WEIGHTS: base === "f32" ? "fp32" : "auto",
+  });
   let theirs: Side;
   let notes: string;
   if (peer === "llama.cpp") {
@@ -101,6 +98,22 @@ export function compareDecode(python: string, peer: DecodePeer, name: string, ba
 }
 
 const OURS_SCRIPT = fileURLToPath(new URL("./decodeSide.ts", import.meta.url));
+
+let compiled: string | null = null;
+/**
+ * Our side bundled to one JavaScript file, as the product runs its engine (dist/entry.js), so its
+ * peak RSS holds no TypeScript loader: through tsx the same process starts 39 MiB bigger (82 MiB
+ * against 43 before any model is loaded), which is the development setup's, not the engine's.
+ */
+function compiledSide(): string {
+  if (compiled !== null) return compiled;
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  // Inside the checkout, so that the bundle finds the project root (and the addon) as src/ does.
+  const out = join(root, "node_modules", ".cache", "tinker-cookbook-ts-bench", "decodeSide.mjs");
+  buildSync({ entryPoints: [OURS_SCRIPT], bundle: true, platform: "node", format: "esm", target: "node20", outfile: out, logLevel: "warning" });
+  compiled = out;
+  return out;
+}
 const TORCH_SCRIPT = fileURLToPath(new URL("../torch_decode.py", import.meta.url));
 
 export async function comparePeerDecode(argv: readonly string[]): Promise<void> {

@@ -16,11 +16,6 @@ import { float32ToBf16, readSafetensors, readSafetensorsHeader } from "../../src
 import { startServer } from "../../src/server/server.ts";
 import { trainTinyChat, type TrainedTinyChat } from "./trainedTinyChat.ts";
 
-// The merged export is checked against the unmerged adapter to float32 rounding (1e-4); the
-// sampler's default f16 KV cache would add about 1e-4..1e-3 of its own (docs/embedded-engine.md#the-kv-cache).
-// Set before the engine's worker starts, which copies the environment.
-process.env.COOKBOOK_KV_CACHE = "f32";
-
 const root = mkdtempSync(join(tmpdir(), "export-test-"));
 const store = join(root, "store");
 let trained: TrainedTinyChat;

@@ -5,7 +5,7 @@
 // which equals causal attention over each sequence. Linear-attention layers (Qwen3.5) keep a
 // recurrent state per slot instead (their conv window and each value head's delta-rule state),
 // advanced token by token in call order; a slot's state restarts at position 0.
-import type { KvArray } from "../kernels/decodeTypes.ts";
+import type { DecodeKernels, KvArray } from "../kernels/decodeTypes.ts";
 import { HalfArray } from "../kernels/halfArray.ts";
 import { widenExpert } from "../kernels/mxfp4.ts";
 import type { Kernels } from "../kernels/types.ts";
@@ -22,18 +22,18 @@ import { project, type Projection, type InferenceLayer, type InferenceLinear, ty
 export type KvDtype = "f32" | "f16";
 
 /**
- * COOKBOOK_KV_CACHE=f32 | f16 | auto (f16 with the native kernels, float32 with the reference ones,
- * whose attention would widen the whole f16 cache on every call); unset: float32. `compute_logprobs`
- * shares the scheduler's cache, and its numbers are references (DPO, KL penalties, teachers, export
- * checks), which f16 moves by up to 7e-4 against transformers: f16 is opt-in until logprob requests
- * keep a float32 cache of their own (docs/embedded-engine.md#the-kv-cache).
+ * What the sampling cache holds: COOKBOOK_KV_CACHE=f32 | f16 | auto; unset is auto, i.e. f16 with
+ * the native kernels and float32 with the reference ones (whose attention would widen the whole f16
+ * cache on every call). Only decoding reads this cache: prompts, prompt logprobs and
+ * compute_logprobs run over a float32 cache whatever it says (scheduler.ts prefill), so the
+ * logprobs other code trusts as references (DPO, KL penalties, teachers, export checks) do not
+ * depend on it (docs/embedded-engine.md#the-kv-cache).
  */
 export function kvCacheDtype(kernelsName: "native" | "reference", env: NodeJS.ProcessEnv = process.env): KvDtype {
   const v = env.COOKBOOK_KV_CACHE;
   if (v === "f32" || v === "f16") return v;
-  if (v === "auto") return kernelsName === "native" ? "f16" : "f32";
-  if (v !== undefined && v !== "") throw new Error(`COOKBOOK_KV_CACHE=${JSON.stringify(v)} is not valid; expected "f32" (the default), "f16" or "auto"`);
-  return "f32";
+  if (v === "auto" || v === undefined || v === "") return kernelsName === "native" ? "f16" : "f32";
+  throw new Error(`COOKBOOK_KV_CACHE=${JSON.stringify(v)} is not valid; expected "f32", "f16" or "auto" (the default)`);
 }
 
 function kvArray(dtype: KvDtype, n: number): KvArray {
@@ -110,6 +110,31 @@ export class KvCache {
           const src = (from * Hkv + g) * this.maxLen * d;
           arr.copyWithin((to * Hkv + g) * this.maxLen * d, src, src + length * d);
         }
+      }
+    }
+  }
+
+  /**
+   * Stores positions 0..length-1 of slot `from` of a float32 cache `src` into slot `to` of this one
+   * through kvStore (rounded to nearest even when this cache is f16, copied when float32): a prompt
+   * prefilled over float32 moving into the sampling cache.
+   */
+  importSlot(kernels: DecodeKernels, src: KvCache, from: number, to: number, length: number): void {
+    if (src.dtype !== "f32") throw new TypeError(`importSlot: the source cache holds ${src.dtype}, not float32`);
+    const { numKvHeads: Hkv, headDim: d } = this.config;
+    src.copyRecurrent(this, from, to);
+    const positions = Int32Array.from({ length }, (_, i) => i);
+    const slots = new Int32Array(length);
+    for (let l = 0; l < this.k.length; l++) {
+      if (this.k[l].length === 0) continue;
+      const sk = src.k[l] as Float32Array;
+      const sv = src.v[l] as Float32Array;
+      // One head's positions are contiguous in both caches: store them as the rows of a
+      // one-head cache whose slots are this cache's (slot, head) pairs.
+      for (let g = 0; g < Hkv; g++) {
+        const a = (from * Hkv + g) * src.maxLen * d;
+        slots.fill(to * Hkv + g);
+        kernels.kvStore(sk.subarray(a, a + length * d), sv.subarray(a, a + length * d), this.k[l], this.v[l], slots, positions, length, 1, d, this.maxLen);
       }
     }
   }

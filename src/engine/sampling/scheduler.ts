@@ -126,8 +126,8 @@ export class DecodeScheduler {
   }
 
   private scheduled = false;
-  /** Decode steps and tokens run so far (diagnostics and tests). */
-  readonly stats = { steps: 0, tokens: 0, maxBatch: 0 };
+  /** Decode steps and tokens run so far, and the largest decode cache held, in bytes (diagnostics and tests). */
+  readonly stats = { steps: 0, tokens: 0, maxBatch: 0, cacheBytes: 0 };
 
   /** Queues a request; the promise settles when all of its samples finished. */
   submit(handle: SamplerHandle, req: ResolvedSampleRequest): Promise<SampleResult> {
@@ -233,6 +233,7 @@ export class DecodeScheduler {
       const newLen = Math.max(needLen, st.cache?.maxLen ?? 0);
       const old = st.cache;
       st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen, model.kvDtype) : old.grown(newSlots, newLen, st.slotLen);
+      this.stats.cacheBytes = Math.max(this.stats.cacheBytes, st.cache.bytes);
       const lens = new Int32Array(newSlots);
       lens.set(st.slotLen);
       st.slotLen = lens;
@@ -256,7 +257,10 @@ export class DecodeScheduler {
       if (r.logprobsOnly === true && scored > 0 && (scored + 1) * Math.max(scoredLen, r.req.prompt.length) > LOGPROBS_POSITIONS) break;
       st.pending.shift();
       try {
-        const slots = this.reserve(st, slotsWanted, r.req.prompt.length + r.req.maxTokens);
+        // A compute_logprobs request over a 16-bit decode cache runs in the prefill's own float32
+        // cache only (see prefill).
+        const ownCache = r.logprobsOnly === true && st.handle.model().kvDtype !== "f32";
+        const slots = ownCache ? [] : this.reserve(st, slotsWanted, r.req.prompt.length + r.req.maxTokens);
         group.push({ r, slots, wantPrompt: r.req.promptLogprobs || r.req.topkPromptLogprobs > 0, last: null });
         samples += slotsWanted;
         if (r.logprobsOnly === true) {
@@ -280,13 +284,90 @@ export class DecodeScheduler {
 
   /**
    * Runs the prompts of `group` through the model, packed into forward calls of up to
-   * PREFILL_TOKENS tokens (a prompt that does not fit continues in the next call, attending to
-   * what the earlier calls cached), then draws every sample's first token.
+   * PREFILL_TOKENS tokens (a prompt that does not fit continues in the next call, attending to what
+   * the earlier calls cached), then draws every sample's first token. Prompts always run over a
+   * float32 cache: the decode cache itself when it is float32, else a cache of their own that lives
+   * for this prefill, from which each sample request's prompt is then stored into its decode slot
+   * (rounded to f16). So prompt logprobs, compute_logprobs and each sample's first token are the
+   * float32 cache's whatever the sampling cache holds (docs/embedded-engine.md#the-kv-cache).
    */
   private prefill(st: SamplerState, group: Prefill[]): void {
     const model = st.handle.model();
-    const cache = st.cache as KvCache;
     const { vocabSize: V, hiddenSize: D } = model.weights.config;
+    const calls = this.prefillCalls(group);
+    const separate = model.kvDtype !== "f32";
+    // Where each prompt runs: its first decode slot, or a slot of the prefill cache that is
+    // taken at its first call and given back after its last (so the cache holds only the prompts
+    // that overlap in time, not the whole group).
+    const at = new Map<Prefill, number>();
+    let into: KvCache;
+    if (!separate) {
+      into = st.cache as KvCache;
+      for (const g of group) at.set(g, g.slots[0]);
+    } else {
+      const free: number[] = [];
+      let slots = 0;
+      for (const segs of calls) {
+        for (const { g, from } of segs) if (from === 0) at.set(g, free.pop() ?? slots++);
+        for (const { g, to } of segs) if (to === g.r.req.prompt.length) free.push(at.get(g) as number);
+      }
+      into = new KvCache(model.weights.config, slots, Math.max(...group.map((g) => g.r.req.prompt.length)), "f32");
+    }
+    for (const segs of calls) {
+      const n = segs.reduce((a, s) => a + s.to - s.from, 0);
+      const tokens = new Int32Array(n);
+      const positions = new Int32Array(n);
+      const slots = new Int32Array(n);
+      // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
+      // prompt's last row. `owner[i]` is the segment of picked row i.
+      const picked: number[] = [];
+      const owner: number[] = [];
+      let o = 0;
+      segs.forEach(({ g, from: a, to: b }, si) => {
+        const T = g.r.req.prompt.length;
+        tokens.set(g.r.req.prompt.subarray(a, b), o);
+        for (let t = a; t < b; t++) {
+          positions[o + t - a] = t;
+          slots[o + t - a] = at.get(g) as number;
+          if (g.wantPrompt || t === T - 1) {
+            picked.push(o + t - a);
+            owner.push(si);
+          }
+        }
+        o += b - a;
+      });
+      const hidden = forwardHidden(model, into, tokens, positions, slots, Int32Array.from(picked));
+      for (const { g, to } of segs) {
+        if (!separate) st.slotLen[g.slots[0]] = to;
+        else if (to === g.r.req.prompt.length && g.r.logprobsOnly !== true) {
+          (st.cache as KvCache).importSlot(model.kernels, into, at.get(g) as number, g.slots[0], to);
+          st.slotLen[g.slots[0]] = to;
+        }
+      }
+      for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
+        const rows = Math.min(LOGIT_CHUNK, picked.length - a);
+        const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
+        for (let i = 0; i < rows; i++) {
+          const seg = segs[owner[a + i]];
+          const t = positions[picked[a + i]];
+          this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
+        }
+      }
+    }
+    for (const g of group) {
+      if (g.r.logprobsOnly === true) {
+        if (!separate) this.release(st, g.slots[0]);
+        g.r.resolve({ sequences: [], prompt_logprobs: g.r.promptLogprobs });
+      } else {
+        this.start(st, g);
+      }
+    }
+    this.finishDone(st);
+  }
+
+  /** The group's prompts cut into forward calls of up to prefillTokens tokens, in order. */
+  private prefillCalls(group: Prefill[]): { g: Prefill; from: number; to: number }[][] {
+    const calls: { g: Prefill; from: number; to: number }[][] = [];
     let gi = 0;
     let from = 0;
     while (gi < group.length) {
@@ -305,48 +386,9 @@ export class DecodeScheduler {
           from = to;
         }
       }
-      const tokens = new Int32Array(n);
-      const positions = new Int32Array(n);
-      const slots = new Int32Array(n);
-      // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
-      // prompt's last row. `owner[i]` is the segment of picked row i, `at[i]` its position.
-      const picked: number[] = [];
-      const owner: number[] = [];
-      let o = 0;
-      segs.forEach(({ g, from: a, to: b }, si) => {
-        const T = g.r.req.prompt.length;
-        tokens.set(g.r.req.prompt.subarray(a, b), o);
-        for (let t = a; t < b; t++) {
-          positions[o + t - a] = t;
-          slots[o + t - a] = g.slots[0];
-          if (g.wantPrompt || t === T - 1) {
-            picked.push(o + t - a);
-            owner.push(si);
-          }
-        }
-        o += b - a;
-      });
-      const hidden = forwardHidden(model, cache, tokens, positions, slots, Int32Array.from(picked));
-      for (const { g, to } of segs) st.slotLen[g.slots[0]] = to;
-      for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
-        const rows = Math.min(LOGIT_CHUNK, picked.length - a);
-        const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
-        for (let i = 0; i < rows; i++) {
-          const seg = segs[owner[a + i]];
-          const t = positions[picked[a + i]];
-          this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
-        }
-      }
+      calls.push(segs);
     }
-    for (const g of group) {
-      if (g.r.logprobsOnly === true) {
-        this.release(st, g.slots[0]);
-        g.r.resolve({ sequences: [], prompt_logprobs: g.r.promptLogprobs });
-      } else {
-        this.start(st, g);
-      }
-    }
-    this.finishDone(st);
+    return calls;
   }
 
   /** Takes the logits row at prompt position t: a prompt logprob, or the first token's row. */
@@ -480,9 +522,10 @@ export class DecodeScheduler {
 
 /**
  * Logprobs of every prompt token given the ones before it (first entry null), with its own
- * one-slot cache (of the model's KV dtype unless `kvDtype` says), outside the decode batches.
+ * one-slot cache, outside the decode batches: float32 like every scoring of given tokens, whatever
+ * the sampling cache holds, unless `kvDtype` says (tests measuring what f16 would cost).
  */
-export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array, kvDtype: KvDtype = model.kvDtype): (number | null)[] {
+export function computePromptLogprobs(model: InferenceModel, prompt: Int32Array, kvDtype: KvDtype = "f32"): (number | null)[] {
   const T = prompt.length;
   const { vocabSize: V, hiddenSize: D } = model.weights.config;
   const cache = new KvCache(model.weights.config, 1, T, kvDtype);

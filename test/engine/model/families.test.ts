@@ -17,8 +17,9 @@ import { resolveLoss } from "../../../src/engine/model/losses.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
 import { buildParams } from "../../../src/engine/model/params.ts";
 import { forwardBackwardPass, passInputs } from "../../../src/engine/model/pass.ts";
-import { inferenceModel } from "../../../src/engine/sampling/forward.ts";
-import { computePromptLogprobs } from "../../../src/engine/sampling/scheduler.ts";
+import { inferenceModel, type KvDtype } from "../../../src/engine/sampling/forward.ts";
+import { resolveSampleRequest } from "../../../src/engine/sampling/request.ts";
+import { computePromptLogprobs, DecodeScheduler, type SamplerHandle } from "../../../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights } from "../../../src/engine/sampling/weights.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..", "fixtures", "families");
@@ -117,9 +118,42 @@ for (const family of families) {
     assert.equal(got[0], null);
     const diff = worst(got.slice(1), ref.logprobs);
     assert.ok(diff < TOLERANCE, `sampler logprobs differ from transformers by ${diff}`);
-    // The f16 cache (the default with native kernels) rounds K and V: close, not equal.
+    // A prompt run over an f16 cache (what decoding over the default cache reads) rounds K and V: close, not equal.
     const half = worst(computePromptLogprobs(inf, Int32Array.from(ref.tokens), "f16").slice(1), ref.logprobs);
     assert.ok(half < KV_F16_TOLERANCE && half > 0, `f16 KV cache: logprobs differ from transformers by ${half}`);
+  });
+
+  test(`${family}: sampling over the default f16 cache: sampled logprobs within 1e-2 of the float32 cache's, compute_logprobs bit-equal and transformers' within 1e-5`, async () => {
+    const { config, weights } = loadModelDir(dir);
+    const w = buildInferenceWeights(config, weights, null);
+    const prompt = Int32Array.from(ref.tokens.slice(0, 8));
+    const run = async (kv: KvDtype) => {
+      const inf = inferenceModel(w, getKernels(), kv);
+      const h: SamplerHandle = {
+        id: kv,
+        limits: { vocabSize: config.vocabSize, contextLength: config.maxPositionEmbeddings },
+        model: () => inf,
+        decoder: () => Promise.reject(new Error("no tokenizer")),
+      };
+      const req = { prompt, numSamples: 4, params: { max_tokens: 24, temperature: 1, seed: 9 }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0 };
+      const sched = new DecodeScheduler();
+      const [sampled, scored] = await Promise.all([sched.submit(h, resolveSampleRequest(req, h.limits)), sched.submitLogprobs(h, Int32Array.from(ref.tokens))]);
+      return { sampled, scored };
+    };
+    const [half, full] = [await run("f16"), await run("f32")];
+    assert.deepEqual(half.scored, full.scored);
+    assert.ok(worst(half.scored.slice(1), ref.logprobs) < TOLERANCE, "compute_logprobs beside f16 sampling");
+    let compared = 0;
+    let diff = 0;
+    full.sampled.sequences.forEach((q, i) => {
+      const h = half.sampled.sequences[i];
+      for (let t = 0; t < q.tokens.length && q.tokens[t] === h.tokens[t]; t++) {
+        diff = Math.max(diff, Math.abs(q.logprobs[t] - h.logprobs[t]));
+        compared++;
+      }
+    });
+    assert.ok(compared >= 48, `only ${compared} of 96 sampled tokens matched`);
+    assert.ok(diff < KV_F16_TOLERANCE && diff > 0, `sampled logprobs over f16 differ from float32's by ${diff}`);
   });
 
   test(`${family}: a bf16 checkpoint held resident (16-bit matrices) scores like transformers on the widened weights`, (t) => {

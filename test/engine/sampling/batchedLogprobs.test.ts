@@ -1,6 +1,7 @@
 // compute_logprobs through the decode scheduler: requests that arrive together are packed into
-// shared prefill forwards (with each other and with sample prompts), and each result equals the
-// unbatched one-prompt forward (computePromptLogprobs) to float rounding.
+// shared prefill forwards (with each other and with sample prompts), each result equals the
+// unbatched one-prompt forward (computePromptLogprobs, float32) to float rounding, and it is the
+// same bit for bit whatever the sampling cache holds (prompts always run over float32).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadNativeKernels } from "../../../src/engine/kernels/native.ts";
@@ -56,7 +57,7 @@ for (const kv of ["f32", "f16"] as const) {
     assert.equal(sched.busy, false);
     assert.equal(h.model().scratch, null, "an idle sampler keeps no buffers");
     prompts.forEach((p, i) => {
-      const alone = computePromptLogprobs(h.model(), p, kv);
+      const alone = computePromptLogprobs(h.model(), p);
       assert.equal(batched[i].length, p.length);
       assert.equal(batched[i][0], null);
       for (let t = 1; t < p.length; t++) {
@@ -66,6 +67,27 @@ for (const kv of ["f32", "f16"] as const) {
     });
   });
 }
+
+test("compute_logprobs over the f16 sampling cache is bit-equal to the float32 one's, alone and prefilled beside sample requests", async () => {
+  const [h16, h32] = [handle(loadNativeKernels(), "f16"), handle(loadNativeKernels(), "f32")];
+  const sample = (h: SamplerHandle) =>
+    resolveSampleRequest(
+      { prompt: prompts[2], numSamples: 4, params: { max_tokens: 6, temperature: 1, seed: 3 }, promptLogprobs: true, topkPromptLogprobs: 2, fallbackSeed: 0 },
+      h.limits,
+    );
+  const run = async (h: SamplerHandle) => {
+    const sched = new DecodeScheduler();
+    const alone = await Promise.all(prompts.map((p) => sched.submitLogprobs(h, p)));
+    const [s, ...mixed] = await Promise.all([sched.submit(h, sample(h)), ...prompts.map((p) => sched.submitLogprobs(h, p))]);
+    return { alone, mixed, prompt: s.prompt_logprobs, topk: s.topk_prompt_logprobs, first: s.sequences.map((q) => q.logprobs[0]) };
+  };
+  const [half, full] = [await run(h16), await run(h32)];
+  assert.deepEqual(half.alone, full.alone);
+  assert.deepEqual(half.mixed, full.mixed);
+  assert.deepEqual(half.prompt, full.prompt);
+  assert.deepEqual(half.topk, full.topk);
+  assert.deepEqual(half.first, full.first, "each sample's first token is drawn from the float32 prompt's last row");
+});
 
 test("compute_logprobs requests prefilled with a sample request leave its samples as they are alone", async () => {
   const h = handle(loadNativeKernels(), "f16");

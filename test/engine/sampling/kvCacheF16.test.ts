@@ -1,14 +1,17 @@
-// The sampler's f16 KV cache (docs/embedded-engine.md#the-kv-cache): sampled and prompt logprobs
-// within 1e-2 of the float32 cache, the same tokens while no near-tie intervenes, half the bytes,
-// and which dtype COOKBOOK_KV_CACHE selects.
+// The sampler's f16 KV cache (docs/embedded-engine.md#the-kv-cache), the default with the native
+// kernels: sampled logprobs within 1e-2 of the float32 cache, the same tokens while no near-tie
+// intervenes, prompt logprobs bit-equal (prompts run over float32 whatever the sampling cache
+// holds), half the bytes, and which dtype COOKBOOK_KV_CACHE selects.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import { loadNativeKernels } from "../../../src/engine/kernels/native.ts";
+import { referenceKernels } from "../../../src/engine/kernels/reference.ts";
 import { parseModelConfig } from "../../../src/engine/model/config.ts";
 import { EngineModel } from "../../../src/engine/model/model.ts";
 import { inferenceModel, KvCache, kvCacheDtype, type KvDtype } from "../../../src/engine/sampling/forward.ts";
 import { resolveSampleRequest } from "../../../src/engine/sampling/request.ts";
+import { SamplerRegistry } from "../../../src/engine/sampling/samplers.ts";
 import { DecodeScheduler, type SampleResult, type SamplerHandle } from "../../../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights } from "../../../src/engine/sampling/weights.ts";
 import { randomTokens, tinyConfigJson } from "../helpers.ts";
@@ -37,15 +40,10 @@ async function sample(kv: KvDtype, prompt: Int32Array): Promise<SampleResult> {
   return new DecodeScheduler().submit(h, resolveSampleRequest(req, h.limits));
 }
 
-test("f16 KV cache: prompt and sampled logprobs within 1e-2 of the float32 cache, same tokens until a near tie", async () => {
+test("f16 KV cache: prompt logprobs bit-equal to the float32 cache's, sampled ones within 1e-2, same tokens until a near tie", async () => {
   const prompt = Int32Array.from(randomTokens(200, 3).map((t) => t % config.vocabSize));
   const [full, half] = [await sample("f32", prompt), await sample("f16", prompt)];
-  const p32 = full.prompt_logprobs as (number | null)[];
-  const p16 = half.prompt_logprobs as (number | null)[];
-  let worst = 0;
-  for (let t = 1; t < prompt.length; t++) worst = Math.max(worst, Math.abs((p16[t] as number) - (p32[t] as number)));
-  assert.ok(worst < KV_F16_TOLERANCE, `prompt logprobs differ by ${worst}`);
-  assert.ok(worst > 0, "the f16 cache gave the float32 logprobs bit for bit: it was not used");
+  assert.deepEqual(half.prompt_logprobs, full.prompt_logprobs);
   let compared = 0;
   let worstSampled = 0;
   full.sequences.forEach((s, i) => {
@@ -58,6 +56,32 @@ test("f16 KV cache: prompt and sampled logprobs within 1e-2 of the float32 cache
   });
   assert.ok(compared >= 128, `only ${compared} of 256 sampled tokens matched`);
   assert.ok(worstSampled < KV_F16_TOLERANCE, `sampled logprobs differ by ${worstSampled}`);
+  assert.ok(worstSampled > 0, "the f16 cache gave the float32 logprobs bit for bit: it was not used");
+  // The first token is drawn from the prompt's last row, which ran over float32 in both.
+  full.sequences.forEach((s, i) => assert.equal(half.sequences[i].logprobs[0], s.logprobs[0]));
+});
+
+test("the default cache: a sampler on the native kernels decodes over f16 (half the float32 cache's bytes) and scores over float32", async () => {
+  const reg = new SamplerRegistry(kernels);
+  const s = reg.add("a", { config, weights, adapter: null });
+  assert.equal(s.model().kvDtype, "f16");
+  assert.equal(new SamplerRegistry(referenceKernels).add("r", { config, weights, adapter: null }).model().kvDtype, "f32");
+  const prompt = Int32Array.from(randomTokens(40, 8).map((t) => t % config.vocabSize));
+  const req = { prompt, numSamples: 16, params: { max_tokens: 8, temperature: 1, seed: 2 }, promptLogprobs: false, topkPromptLogprobs: 0, fallbackSeed: 0 };
+  const run = async (h: SamplerHandle) => {
+    const sched = new DecodeScheduler();
+    const [r, scored] = await Promise.all([sched.submit(h, resolveSampleRequest(req, h.limits)), sched.submitLogprobs(h, prompt)]);
+    assert.equal(r.sequences.length, 16);
+    return { scored, bytes: sched.stats.cacheBytes };
+  };
+  const [half, full] = [await run(s), await run(handle("f32"))];
+  // 16 slots of 64 positions (the cache's smallest length), K and V in 2 bytes each; the float32
+  // cache also holds compute_logprobs' slot (32 slots after rounding up to a power of 2).
+  const perPosition = 2 * config.numLayers * config.numKvHeads * config.headDim;
+  assert.equal(half.bytes, 16 * 64 * perPosition * 2);
+  assert.equal(full.bytes, 32 * 64 * perPosition * 4);
+  // compute_logprobs beside it equals a float32 sampler's, bit for bit.
+  assert.deepEqual(half.scored, full.scored);
 });
 
 test("f16 KV cache: half the bytes; slots copied and grown keep their f16 values", () => {
@@ -77,10 +101,12 @@ test("f16 KV cache: half the bytes; slots copied and grown keep their f16 values
   assert.ok(at(g, 1, 3).some((x) => x !== 0));
 });
 
-test("COOKBOOK_KV_CACHE: float32 by default, f16 on request or by auto with native kernels, a bad value named", () => {
-  assert.equal(kvCacheDtype("native", {}), "f32");
+test("COOKBOOK_KV_CACHE: unset or auto is f16 with native kernels and float32 with the reference ones; f32/f16 force it; a bad value named", () => {
+  assert.equal(kvCacheDtype("native", {}), "f16");
   assert.equal(kvCacheDtype("reference", {}), "f32");
-  assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "f16" }), "f16");
+  assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "" }), "f16");
+  assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "f32" }), "f32");
+  assert.equal(kvCacheDtype("reference", { COOKBOOK_KV_CACHE: "f16" }), "f16");
   assert.equal(kvCacheDtype("native", { COOKBOOK_KV_CACHE: "auto" }), "f16");
   assert.equal(kvCacheDtype("reference", { COOKBOOK_KV_CACHE: "auto" }), "f32");
   assert.throws(() => kvCacheDtype("native", { COOKBOOK_KV_CACHE: "bf16" }), /COOKBOOK_KV_CACHE="bf16" is not valid; expected "f32"/);
