@@ -8,6 +8,7 @@
 // low-rank products, and the shared factors' products run once over all grouped rows of a layer.
 // The training pass (moe.ts) and the sampler (sampling/forward.ts) both call these functions.
 import type { FloatArray, Kernels } from "../kernels/types.ts";
+import type { ModelConfig } from "./config.ts";
 
 /** Tinker's names of a layer's expert factors: w1 gate, w3 up, w2 down. */
 export const EXPERT_LORA_PROJECTIONS = ["w1", "w3", "w2"] as const;
@@ -29,6 +30,17 @@ export function expertLoraShapes(proj: ExpertLoraProjection, r: number, E: numbe
         [1, r, D],
         [E, F, r],
       ];
+}
+
+const NAME_RE = /^base_model\.model\.model\.layers\.(\d+)\.mlp\.experts\.(w[123])\.lora_([AB])\.weight$/;
+
+/** The shape of a GPT-OSS expert factor by its checkpoint name, or null when the name is not one. */
+export function expertLoraTensorShape(config: ModelConfig, rank: number, name: string): number[] | null {
+  const moe = config.moe;
+  const m = NAME_RE.exec(name);
+  if (m === null || moe?.gptOss === undefined) return null;
+  const [a, b] = expertLoraShapes(m[2] as ExpertLoraProjection, rank, moe.numExperts, config.hiddenSize, moe.expertIntermediateSize);
+  return m[3] === "A" ? a : b;
 }
 
 /** A layer's expert factors (values) with rank and scale alpha / r. */
