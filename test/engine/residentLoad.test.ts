@@ -4,7 +4,7 @@
 // model's and sampler's arrays are collected (the engine worker's idle collection).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
@@ -90,6 +90,23 @@ test("16-bit matrices become views of the file's mapping with its bits; vectors,
       assert.deepEqual(resident.get("f")!.data, floats.get("f")!.data);
       assert.ok(resident.get("i")!.data instanceof Int32Array);
     }
+  } finally {
+    cleanup();
+  }
+});
+
+test("a file over 4 GiB is refused with the reason instead of aborting the process in the addon", () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // A sparse file: a valid header and one BF16 matrix just over 4 GiB of (unwritten) data.
+    const bytes = 65536 * 32769 * 2;
+    const json = Buffer.from(JSON.stringify({ w: { dtype: "BF16", shape: [65536, 32769], data_offsets: [0, bytes] } }), "utf8");
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(json.length));
+    const file = join(dir, "big.safetensors");
+    writeFileSync(file, Buffer.concat([len, json]));
+    truncateSync(file, 8 + json.length + bytes);
+    assert.throws(() => readSafetensorsResident(file), /maps each file as one ArrayBuffer, which Node's N-API cannot make above 4 GiB.*Re-shard/);
   } finally {
     cleanup();
   }

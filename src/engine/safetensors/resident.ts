@@ -50,7 +50,19 @@ export function readSafetensorsResident(file: string, options: { names?: Iterabl
   return new Map(wanted.map((n) => [n, out.get(n) as ResidentTensor]));
 }
 
+/**
+ * Node 20's N-API cannot make one ArrayBuffer over more than 4 GiB of mapping: the addon's call
+ * fails and node-addon-api then frees its finalizer data twice, aborting the process.
+ */
+const MAX_MAPPED_BYTES = 2 ** 32;
+
 function mapWhole(file: string, expectedSize: number): ArrayBuffer {
+  if (expectedSize > MAX_MAPPED_BYTES)
+    throw new SafetensorsError(
+      file,
+      `is ${expectedSize} bytes; a resident load maps each file as one ArrayBuffer, which Node's N-API cannot make above 4 GiB. ` +
+        "Re-shard the checkpoint into files under 4 GiB (save_pretrained(max_shard_size=...)), or load it widened with COOKBOOK_BASE_WEIGHTS=fp32",
+    );
   const buffer = loadNativeKernels().mapFile(file);
   // The header was checked against the size fstat gave a moment ago; a file replaced in between
   // (a checkpoint being rewritten) must not give views past the end of the new one.
