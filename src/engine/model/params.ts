@@ -115,7 +115,7 @@ export function expertLoraValues(p: ExpertLoraParams): ExpertLoraValues {
   return { rank: p.rank, scale: p.scale, gateA: p.gateA.data, gateB: p.gateB.data, upA: p.upA.data, upB: p.upB.data, downA: p.downA.data, downB: p.downB.data };
 }
 
-/** The factors' gradients, or null when frozen (never in LoRA mode, where they are what trains). */
+/** The factors' gradient buffers (always there: the factors exist only in LoRA mode, where they train). */
 export function expertLoraGrads(p: ExpertLoraParams): ExpertLoraGrads {
   const g = (t: Tensor): FloatArray => {
     if (t.grad === null) throw new Error(`${t.name} has no gradient buffer`);
