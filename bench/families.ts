@@ -24,6 +24,7 @@ const FAMILY_SHAPES: Record<string, string> = {
   phi3: "phi3-mini-4l",
   qwen3_moe: "qwen3-30b-a3b-2l",
   qwen3_5_text: "qwen3.5-0.8b",
+  gpt_oss: "gpt-oss-20b-2l",
 };
 
 const argv = process.argv.slice(2);

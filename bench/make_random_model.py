@@ -20,5 +20,7 @@ with open(args.config) as f:
     cfg = json.load(f)
 config = AutoConfig.for_model(cfg.pop("model_type"), **cfg)
 model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-model.save_pretrained(args.out, safe_serialization=True)
+# Shards under 4 GiB, as released checkpoints mostly are: the engine's resident load then maps each
+# file once (a larger file is mapped tensor by tensor, safetensors/resident.ts).
+model.save_pretrained(args.out, safe_serialization=True, max_shard_size="3GB")
 print(json.dumps({"out": args.out, "params": sum(t.numel() for t in model.parameters())}))

@@ -47,10 +47,14 @@ if has_weights:
     model = AutoModelForCausalLM.from_pretrained(args.model_dir, dtype=torch.float32)
 else:
     model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(args.model_dir), dtype=torch.float32)
+# GPT-OSS's experts are fused nn.Parameters, reachable only through target_parameters (one LoRA
+# of rank r per expert, PEFT's ParamWrapper); the engine trains Tinker's shared-outer factors there.
+is_gpt_oss = model.config.model_type == "gpt_oss"
 lora = peft.LoraConfig(
     r=args.rank, lora_alpha=32, lora_dropout=0.0, bias="none",
     # Phi-3 stores q/k/v and gate/up fused (qkv_proj, gate_up_proj); names a model lacks match nothing.
     target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "gate_up_proj", "down_proj", "lm_head"],
+    target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"] if is_gpt_oss else None,
 )
 model = peft.get_peft_model(model, lora)
 model.train()

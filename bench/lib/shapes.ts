@@ -173,6 +173,31 @@ export const HF_BENCH_SHAPES: Record<string, Record<string, unknown>> = {
     rms_norm_eps: 1e-5,
     tie_word_embeddings: false,
   },
+  // openai/gpt-oss-20b's layers (32 experts of width 2880, 4 per token, attention sinks, 64 / 8
+  // heads of 64, YaRN) and its 201088-token vocabulary, with 2 of its 24 layers (one sliding, one
+  // full); bf16 experts here (the released MXFP4 ones are measured by bench:gpt_oss_memory).
+  "gpt-oss-20b-2l": {
+    model_type: "gpt_oss",
+    vocab_size: 201088,
+    hidden_size: 2880,
+    intermediate_size: 2880,
+    num_hidden_layers: 2,
+    num_attention_heads: 64,
+    num_key_value_heads: 8,
+    head_dim: 64,
+    num_local_experts: 32,
+    num_experts_per_tok: 4,
+    attention_bias: true,
+    layer_types: ["sliding_attention", "full_attention"],
+    sliding_window: 128,
+    swiglu_limit: 7.0,
+    rope_theta: 150000,
+    rope_scaling: { rope_type: "yarn", factor: 32.0, beta_fast: 32.0, beta_slow: 1.0, original_max_position_embeddings: 4096, truncate: false },
+    max_position_embeddings: 131072,
+    rms_norm_eps: 1e-5,
+    router_aux_loss_coef: 0.9,
+    tie_word_embeddings: false,
+  },
 };
 
 export const BENCH_SHAPE_NAMES = [...Object.keys(BENCH_SHAPES), ...Object.keys(HF_BENCH_SHAPES)];

@@ -12,7 +12,8 @@ import {
   type SafetensorsEntry,
   type TensorToWrite,
 } from "../engine/safetensors/index.ts";
-import { peftAdapterConfig } from "../engine/storage/store.ts";
+import { peftAdapterConfig, peftTargetModules } from "../engine/storage/store.ts";
+import { isExpertFactorName, peftExpertTensors } from "./expertLora.ts";
 import { copyTokenizerFiles, ExportError, writeFolderAtomically } from "./folder.ts";
 import { checkAdapterFitsBase, pairLoraTensors, type LoraAdapter } from "./lora.ts";
 import { readJsonFile, writeMergedModel, type ExportDtype } from "./merged.ts";
@@ -95,6 +96,27 @@ export async function exportCheckpoint(tinkerPath: string, options: ExportOption
 }
 
 /**
+ * GPT-OSS: the adapter's tensors with each layer's expert factors (Tinker's w1/w3/w2) rewritten as
+ * PEFT's target_parameters LoRA of the fused expert tensors (expertLora.ts), and `config` (changed
+ * in place) naming them: gate_up_proj at rank 2r with alpha 2·alpha, so its scale stays alpha / r.
+ */
+function withPeftExperts(
+  adapter: LoraAdapter,
+  raw: Map<string, { shape: number[]; data: Float32Array }>,
+  config: Record<string, unknown>,
+): Map<string, { shape: number[]; data: Float32Array }> {
+  const out = new Map([...raw].filter(([name]) => !isExpertFactorName(name)));
+  for (const layer of adapter.experts.values()) for (const [name, t] of peftExpertTensors(layer)) out.set(name, t);
+  const rank = Number(config.r);
+  const alpha = Number(config.lora_alpha);
+  config.target_modules = peftTargetModules([...raw.keys()].filter((n) => !isExpertFactorName(n)));
+  config.target_parameters = ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"];
+  config.rank_pattern = { ...(config.rank_pattern as Record<string, number> | undefined), gate_up_proj: 2 * rank };
+  config.alpha_pattern = { ...(config.alpha_pattern as Record<string, number> | undefined), gate_up_proj: 2 * alpha };
+  return out;
+}
+
+/**
  * The adapter folder. The base model's weights are only read to check the adapter fits them; when
  * they are not on this machine only its tokenizer is fetched (a few MB instead of the whole model).
  */
@@ -121,8 +143,9 @@ async function exportAdapter(
     ? readJsonFile(configFile)
     : peftAdapterConfig(nameOrPath, { rank: files.rank!, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, raw.keys());
   config.base_model_name_or_path = nameOrPath;
+  const tensors = adapter.experts.size > 0 ? withPeftExperts(adapter, raw, config) : raw;
   const written = writeFolderAtomically(options.outDir, (tmp) => {
-    writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(raw), {
+    writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(tensors), {
       dtype: options.dtype === "bf16" ? "BF16" : "F32",
       metadata: { format: "pt" },
     });

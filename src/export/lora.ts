@@ -3,6 +3,7 @@
 // them against the base model's weight shapes, so an adapter for another model fails before
 // anything is written.
 import type { SafetensorsEntry } from "../engine/safetensors/index.ts";
+import { checkExpertsFitBase, isExpertFactorName, pairExpertFactors, type ExpertLoraLayer } from "./expertLora.ts";
 import { ExportError } from "./folder.ts";
 
 export interface LoraModule {
@@ -17,6 +18,8 @@ export interface LoraModule {
 
 export interface LoraAdapter {
   modules: Map<string, LoraModule>;
+  /** GPT-OSS: each layer's expert factors (Tinker's shared-outer w1/w3/w2, expertLora.ts) by experts module. */
+  experts: Map<string, ExpertLoraLayer>;
   /** lora_alpha / r. */
   scale: number;
 }
@@ -26,6 +29,7 @@ const NAME_RE = /^base_model\.model\.(.+)\.lora_([AB])\.weight$/;
 export function pairLoraTensors(tensors: Map<string, { shape: number[]; data: Float32Array }>, rank: number, alpha: number, where: string): LoraAdapter {
   const halves = new Map<string, { a?: { shape: number[]; data: Float32Array }; b?: { shape: number[]; data: Float32Array } }>();
   for (const [name, t] of tensors) {
+    if (isExpertFactorName(name)) continue;
     const m = NAME_RE.exec(name);
     if (m === null)
       throw new ExportError(
@@ -47,16 +51,24 @@ export function pairLoraTensors(tensors: Map<string, { shape: number[]; data: Fl
     }
     modules.set(module, { module, a: a.data, b: b.data, rank, outDim: b.shape[0]!, inDim: a.shape[1]! });
   }
-  if (modules.size === 0) throw new ExportError(`${where}: the adapter has no LoRA tensors`);
-  return { modules, scale: alpha / rank };
+  const experts = pairExpertFactors(tensors, rank, where);
+  if (modules.size === 0 && experts.size === 0) throw new ExportError(`${where}: the adapter has no LoRA tensors`);
+  return { modules, experts, scale: alpha / rank };
 }
 
 /**
  * Checks every adapted module against the base weights' shapes. `lm_head` may be missing from the
  * base when embeddings are tied: then it is the embedding matrix. Returns the modules whose head is tied.
  */
-export function checkAdapterFitsBase(adapter: LoraAdapter, baseEntries: Map<string, SafetensorsEntry>, tied: boolean, baseDir: string): { untieHead: boolean } {
+export function checkAdapterFitsBase(
+  adapter: LoraAdapter,
+  baseEntries: Map<string, SafetensorsEntry>,
+  tied: boolean,
+  baseDir: string,
+): { untieHead: boolean; mxfp4Experts: boolean } {
   let untieHead = false;
+  let mxfp4Experts = false;
+  for (const layer of adapter.experts.values()) mxfp4Experts = checkExpertsFitBase(layer, baseEntries, baseDir).mxfp4 || mxfp4Experts;
   for (const m of adapter.modules.values()) {
     let target = `${m.module}.weight`;
     let entry = baseEntries.get(target);
@@ -76,5 +88,5 @@ export function checkAdapterFitsBase(adapter: LoraAdapter, baseEntries: Map<stri
       );
     }
   }
-  return { untieHead };
+  return { untieHead, mxfp4Experts };
 }

@@ -19,6 +19,7 @@ import {
   type TensorValues,
 } from "../engine/safetensors/index.ts";
 import { ExportError } from "./folder.ts";
+import { mergeExpertFactors, type ExpertLoraLayer } from "./expertLora.ts";
 import { checkAdapterFitsBase, type LoraAdapter } from "./lora.ts";
 
 export type ExportDtype = "bf16" | "fp32";
@@ -95,7 +96,15 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   // The adapter names modules as the engine does; a checkpoint may store them under a prefix
   // (Qwen3.5's model.language_model.), which the merged folder keeps.
   const engineName = (name: string): string => decoderTensorName(config, name) ?? name;
-  if (adapter !== null) checkAdapterFitsBase(adapter, new Map([...entries].map(([n, e]) => [engineName(n), e])), config.tieWordEmbeddings, baseDir);
+  if (adapter !== null) {
+    const fit = checkAdapterFitsBase(adapter, new Map([...entries].map(([n, e]) => [engineName(n), e])), config.tieWordEmbeddings, baseDir);
+    if (fit.mxfp4Experts)
+      throw new ExportError(
+        `${baseDir} stores GPT-OSS's experts in MXFP4 and the adapter adapts them (train_mlp): a merged model needs the expert delta inside those tensors. ` +
+          "Tinker's cookbook dequantizes them, adds the delta and re-quantizes to MXFP4, which rounds most of the delta away; this export refuses instead. " +
+          "Export the adapter (--adapter), or merge into a bf16 copy of the base model.",
+      );
+  }
   // An adapted head of a tied model is its own matrix from now on (even when the file kept a copy).
   // biome-ignore lint/complexity/useOptionalChain: the explicit null check keeps the flag a boolean
   const untieHead = adapter !== null && adapter.modules.has("lm_head") && config.tieWordEmbeddings;
@@ -127,6 +136,13 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
     const module = engineName(name).slice(0, -".weight".length);
     return adapter.modules.has(module) ? { module } : null;
   };
+  /** GPT-OSS: the layer whose expert factors fold into this fused tensor, if any. */
+  const expertDeltaFor = (name: string): { layer: ExpertLoraLayer; which: "gate_up_proj" | "down_proj" } | null => {
+    const m = /^(.+\.mlp\.experts)\.(gate_up_proj|down_proj)$/.exec(engineName(name));
+    const layer = m === null ? undefined : adapter?.experts.get(m[1]!);
+    return layer === undefined ? null : { layer, which: m![2] as "gate_up_proj" | "down_proj" };
+  };
+  let mergedExperts = 0;
   let merged = 0;
   let total = 0;
   const weightMap: Record<string, string> = {};
@@ -149,6 +165,12 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
         k.gemm(false, false, m.outDim, m.inDim, m.rank, adapter!.scale, m.b, m.a, 1, data);
         merged++;
       }
+      const x = expertDeltaFor(t.name);
+      if (x !== null) {
+        if (!(data instanceof Float32Array)) throw new ExportError(`${t.file}: ${t.source} is an integer tensor; the expert adapter cannot be merged into it`);
+        mergeExpertFactors(k, x.layer, x.which, adapter!.scale, data);
+        mergedExperts++;
+      }
       tensors.set(t.name, { shape: t.shape, data });
       weightMap[t.name] = file;
       names.push(t.name);
@@ -158,6 +180,11 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   if (adapter !== null && merged !== adapter.modules.size) {
     throw new ExportError(`merged ${merged} of the adapter's ${adapter.modules.size} modules; the adapter does not match ${baseDir}`);
   }
+  if (adapter !== null && mergedExperts !== 2 * adapter.experts.size) {
+    throw new ExportError(
+      `merged ${mergedExperts} of the ${2 * adapter.experts.size} fused expert tensors the adapter adapts; the adapter does not match ${baseDir}`,
+    );
+  }
   if (shards.length > 1) {
     const tmp = join(outDir, `.${INDEX_FILE}.tmp`);
     writeFileSync(tmp, JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + "\n");
@@ -166,7 +193,7 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   writeFileSync(join(outDir, "config.json"), JSON.stringify(mergedConfigJson(json, options.dtype, untieHead), null, 2) + "\n");
   const written = shards.map((_, i) => shardName(i, shards.length));
   if (shards.length > 1) written.push(INDEX_FILE);
-  return { shards: written, totalBytes: total, mergedModules: merged, untiedHead: untieHead };
+  return { shards: written, totalBytes: total, mergedModules: merged + mergedExperts, untiedHead: untieHead };
 }
 
 export function readJsonFile(file: string): Record<string, unknown> {

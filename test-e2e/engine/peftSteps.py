@@ -9,7 +9,10 @@ Mixture-of-experts models: transformers 5 stores a layer's experts fused (gate_u
 down_proj [E, D, I]), which PEFT's target_modules cannot reach one expert at a time, while the
 engine adapts each expert's gate_proj / up_proj / down_proj like a dense MLP's. Those adapters are
 applied here by plain torch autograd, W_e + scale·B_e·A_e inside the experts' forward; everything
-else is PEFT's."""
+else is PEFT's. GPT-OSS's experts adapt in Tinker's shared-outer layout (w1/w3: A [1, r, D] shared,
+B [E, F, r]; w2: A [E, r, F], B [1, D, r] shared), which is not PEFT's per-expert parametrisation
+(the shared factors' gradients sum over the experts): those are applied the same way, inside
+transformers' GptOssExperts forward, the gate and up deltas into the interleaved gate_up columns."""
 import json
 import sys
 
@@ -74,11 +77,49 @@ def adapt_experts(name, module):
     module.forward = forward
 
 
+def adapt_gpt_oss_experts(name, module):
+    """Tinker's shared-outer factors (leaves from the engine's values) inside GptOssExperts' forward."""
+    r, E, D, F_ = request["rank"], module.num_experts, module.hidden_size, module.intermediate_size
+
+    def leaf(proj, which, shape):
+        key = f"{name}.{proj}.{which}.weight"
+        if key not in request["init"]:
+            raise SystemExit(f"the engine's adapter has no {key}")
+        t = torch.tensor(request["init"][key], dtype=torch.float32).reshape(shape).requires_grad_(True)
+        params[key] = t
+        return t
+
+    a1, b1 = leaf("w1", "lora_A", (1, r, D)), leaf("w1", "lora_B", (E, F_, r))
+    a3, b3 = leaf("w3", "lora_A", (1, r, D)), leaf("w3", "lora_B", (E, F_, r))
+    a2, b2 = leaf("w2", "lora_A", (E, r, F_)), leaf("w2", "lora_B", (1, D, r))
+
+    def forward(hidden_states, router_indices=None, routing_weights=None):
+        out = torch.zeros_like(hidden_states)
+        for e in range(E):
+            token_idx, top_k_pos = torch.where(router_indices == e)
+            if len(token_idx) == 0:
+                continue
+            x = hidden_states[token_idx]
+            gate_up = x @ module.gate_up_proj[e] + module.gate_up_proj_bias[e]
+            gate = scale * (x @ a1[0].T) @ b1[e].T
+            up = scale * (x @ a3[0].T) @ b3[e].T
+            gate_up = gate_up + torch.stack([gate, up], dim=-1).reshape(len(token_idx), 2 * F_)
+            h = module._apply_gate(gate_up)
+            y = h @ module.down_proj[e] + module.down_proj_bias[e] + scale * (h @ a2[e].T) @ b2[0].T
+            out.index_add_(0, token_idx, y * routing_weights[token_idx, top_k_pos, None])
+        return out
+
+    module.forward = forward
+
+
 for name, module in model.named_modules():
-    # Only where the engine adapts the experts (GPT-OSS's fused experts take no adapter there).
-    has_adapters = any(key.startswith(f"{name}.0.") for key in request["init"])
-    if name.endswith("mlp.experts") and isinstance(getattr(module, "gate_up_proj", None), torch.nn.Parameter) and has_adapters:
+    # Only where the engine adapts the experts: per expert (Qwen3-MoE) or shared-outer (GPT-OSS).
+    if not (name.endswith("mlp.experts") and isinstance(getattr(module, "gate_up_proj", None), torch.nn.Parameter)):
+        continue
+    if any(key.startswith(f"{name}.0.") for key in request["init"]):
         adapt_experts(name, module)
+    elif any(key.startswith(f"{name}.w1.") for key in request["init"]):
+        adapt_gpt_oss_experts(name, module)
 
 for name, p in model.named_parameters():
     if not p.requires_grad:

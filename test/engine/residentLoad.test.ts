@@ -4,7 +4,7 @@
 // model's and sampler's arrays are collected (the engine worker's idle collection).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, realpathSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { setFlagsFromString } from "node:v8";
@@ -90,6 +90,49 @@ test("16-bit matrices become views of the file's mapping with its bits; vectors,
       assert.deepEqual(resident.get("f")!.data, floats.get("f")!.data);
       assert.ok(resident.get("i")!.data instanceof Int32Array);
     }
+  } finally {
+    cleanup();
+  }
+});
+
+test("a file over 4 GiB is mapped tensor by tensor (one ArrayBuffer cannot wrap it); a tensor over 4 GiB is refused", () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // Sparse files: a valid header, unwritten (zero) data, and real bits where a tensor lies past 4 GiB.
+    const write = (file: string, header: Record<string, unknown>, dataBytes: number): number => {
+      const raw = JSON.stringify(header);
+      const json = Buffer.from(raw.padEnd(Math.ceil(raw.length / 8) * 8, " "), "utf8");
+      const len = Buffer.alloc(8);
+      len.writeBigUInt64LE(BigInt(json.length));
+      writeFileSync(file, Buffer.concat([len, json]));
+      truncateSync(file, 8 + json.length + dataBytes);
+      return 8 + json.length;
+    };
+    const half = 65536 * 16384 * 2;
+    const bigBytes = 2 * half;
+    const tail = Uint16Array.from({ length: 6 * 10 }, (_, i) => (0x3c00 + i * 37) & 0xffff);
+    const file = join(dir, "big.safetensors");
+    const dataStart = write(
+      file,
+      {
+        big: { dtype: "BF16", shape: [65536, 16384], data_offsets: [0, half] },
+        big2: { dtype: "BF16", shape: [65536, 16384], data_offsets: [half, bigBytes] },
+        pad: { dtype: "BF16", shape: [1, 3], data_offsets: [bigBytes, bigBytes + 6] },
+        tail: { dtype: "BF16", shape: [6, 10], data_offsets: [bigBytes + 6, bigBytes + 126] },
+      },
+      bigBytes + 126,
+    );
+    const fd = openSync(file, "r+");
+    writeSync(fd, new Uint8Array(tail.buffer), 0, 120, dataStart + bigBytes + 6);
+    closeSync(fd);
+    const t = readSafetensorsResident(file, { names: ["tail", "big"] });
+    const got = t.get("tail")!.data;
+    assert.ok(got instanceof HalfArray && dataStart + bigBytes + 6 > 2 ** 32);
+    assert.deepEqual(Array.from(got.bits), Array.from(tail), "the bits past 4 GiB are the file's");
+    assert.equal((t.get("big")!.data as HalfArray).bits.length, 65536 * 16384);
+    const huge = join(dir, "huge.safetensors");
+    write(huge, { w: { dtype: "BF16", shape: [65536, 32769], data_offsets: [0, 65536 * 32769 * 2] } }, 65536 * 32769 * 2);
+    assert.throws(() => readSafetensorsResident(huge), /maps at most 4 GiB per tensor/);
   } finally {
     cleanup();
   }

@@ -44,6 +44,8 @@ interface DecodeAddon {
    * the ArrayBuffer is garbage-collected. Writing into a view of it crashes the process.
    */
   mapFile(file: string): ArrayBuffer;
+  /** Bytes [offset, offset + length) only; offset a multiple of the page size, length at most 4 GiB. */
+  mapFile(file: string, offset: number, length: number): ArrayBuffer;
 }
 
 /** What the addon exports (see src/engine/kernels/native/addon.cc). */

@@ -11,7 +11,7 @@
 import type { FloatArray } from "../kernels/types.ts";
 import type { ModelConfig } from "./config.ts";
 import { checkpointCount, CHECKPOINT_TOKENS, linearDims, type LinearAttnActivations, type LinearAttnScratch } from "./deltanet.ts";
-import { expertGateWidth } from "./moe.ts";
+import { expertGateWidth, expertRank as moeExpertRank } from "./moe.ts";
 import { layerLinears, type LayerParams, type ModelParams } from "./params.ts";
 import { allocFloat, type Dtype, type Linear } from "./tensor.ts";
 
@@ -97,6 +97,10 @@ export interface MoeScratch {
   dup: FloatArray;
   /** Gradient wrt each assignment's weight, [T·K]. */
   dw: FloatArray;
+  /** GPT-OSS's shared-outer expert adapter (expertLora.ts), training: gradients wrt x·Aᵀ per grouped row, [T·K, rank]. */
+  dhrGate: FloatArray | null;
+  dhrUp: FloatArray | null;
+  dhrDown: FloatArray | null;
 }
 
 export interface Scratch {
@@ -159,7 +163,13 @@ function loraBuf(dtype: Dtype, lin: Linear | null, T: number): FloatArray | null
 
 /** The rank of the experts' adapters (0 when they have none). */
 function expertRank(params: ModelParams): number {
-  for (const l of params.layers) if (l.moe !== null) return l.moe.experts[0]?.gate.lora?.rank ?? 0;
+  for (const l of params.layers) if (l.moe !== null) return moeExpertRank(l.moe);
+  return 0;
+}
+
+/** The rank of GPT-OSS's shared-outer expert adapters (0 without). */
+function sharedExpertRank(params: ModelParams): number {
+  for (const l of params.layers) if (l.moe?.lora) return l.moe.lora.rank;
   return 0;
 }
 
@@ -184,13 +194,14 @@ function allocMoe(dtype: Dtype, config: ModelConfig, T: number, rank: number): M
   };
 }
 
-function allocMoeScratch(dtype: Dtype, config: ModelConfig, T: number, training: boolean): MoeScratch | null {
+function allocMoeScratch(dtype: Dtype, config: ModelConfig, T: number, training: boolean, sharedRank: number): MoeScratch | null {
   const moe = config.moe;
   if (moe === undefined || !moe.sparseLayers.includes(true)) return null;
   const A = T * moe.topK;
   const D = config.hiddenSize;
   const Fe = moe.expertIntermediateSize;
   const g = (n: number): FloatArray => allocFloat(dtype, training ? n : 0);
+  const shared = (): FloatArray | null => (training && sharedRank > 0 ? allocFloat(dtype, A * sharedRank) : null);
   return {
     xg: allocFloat(dtype, A * D),
     act: allocFloat(dtype, A * Fe),
@@ -201,6 +212,9 @@ function allocMoeScratch(dtype: Dtype, config: ModelConfig, T: number, training:
     dgate: g(A * expertGateWidth(moe)),
     dup: g(moe.gptOss !== undefined ? 0 : A * Fe),
     dw: g(A),
+    dhrGate: shared(),
+    dhrUp: shared(),
+    dhrDown: shared(),
   };
 }
 
@@ -356,7 +370,7 @@ export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelPar
     dup: g(T * F),
     // LoRA backward scratch, also used for the head's chunks (never larger than T rows).
     dhr: allocFloat(dtype, T * Math.max(1, maxRank(params))),
-    moe: allocMoeScratch(dtype, config, T, training),
+    moe: allocMoeScratch(dtype, config, T, training, sharedExpertRank(params)),
     qFull: gt(T * 2 * H * d),
     gated: gt(T * H * d),
     dqGate: gt(training ? T * H * d : 0),

@@ -13,8 +13,18 @@ import type { MoeActivations, MoeScratch } from "./activations.ts";
 import type { MoeConfig } from "./config.ts";
 import type { BatchContext } from "./context.ts";
 import { clampedSwigluBackward, clampedSwigluForward, gatedBackward, gatedForward } from "./gated.ts";
+import {
+  expertLoraDownInput,
+  expertLoraDownInputBackward,
+  expertLoraDownOutput,
+  expertLoraDownOutputBackward,
+  expertLoraGateUp,
+  expertLoraGateUpBackward,
+  expertLoraInputs,
+  expertLoraInputsBackward,
+} from "./expertLora.ts";
 import { linearBackward, linearForward } from "./linear.ts";
-import type { MoeParams } from "./params.ts";
+import { expertLoraGrads, expertLoraValues, type MoeParams } from "./params.ts";
 
 /**
  * For T rows of router logits [T, E]: probs = softmax (overwrites `probs`), and each row's top-k
@@ -171,6 +181,11 @@ function expertActivation(c: BatchContext, moe: MoeConfig, gate: FloatArray, up:
   else gatedForward(c.config, c.k, gate, up, act, n * moe.expertIntermediateSize);
 }
 
+function sharedDhr(sc: MoeScratch): { gate: FloatArray; up: FloatArray; down: FloatArray } {
+  if (sc.dhrGate === null || sc.dhrUp === null || sc.dhrDown === null) throw new Error("expert adapters without their gradient buffers");
+  return { gate: sc.dhrGate, up: sc.dhrUp, down: sc.dhrDown };
+}
+
 function moeOf(c: BatchContext): MoeConfig {
   const moe = c.config.moe;
   if (moe === undefined) throw new Error("mixture-of-experts block in a model whose config has no experts");
@@ -191,20 +206,37 @@ export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, 
   groupByExpert(la.chosen, A, E, la.order, la.offsets);
   gatherRows(xin, la.order, A, K, D, sc.xg);
   const rank = expertRank(p);
+  // GPT-OSS's shared-outer factors: their linears hold no adapter, the block applies it (expertLora.ts).
+  const shared = p.lora === null ? null : { f: expertLoraValues(p.lora), hr: sharedHr(la) };
+  if (shared !== null) expertLoraInputs(k, shared.f, sc.xg, A, D, shared.hr.gate, shared.hr.up);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
     widenExpert(k, ex.quantized);
     const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
-    linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, rank), ones);
-    if (ex.up !== null) linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, rank), ones);
+    const own = shared === null ? rank : 0;
+    linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, own), ones);
+    if (shared !== null) {
+      const Fe = moe.expertIntermediateSize;
+      expertLoraGateUp(k, shared.f, e, Fe, rowsOf(shared.hr.gate, r0, n, rank), rowsOf(shared.hr.up, r0, n, rank), n, gate, act);
+    }
+    if (ex.up !== null) linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, own), ones);
     expertActivation(c, moe, gate, up, act, n);
-    linearForward(k, ex.down, act, n, rowsOf(la.y, r0, n, D), rowsOrNull(la.hrDown, r0, n, rank), ones);
+    linearForward(k, ex.down, act, n, rowsOf(la.y, r0, n, D), rowsOrNull(la.hrDown, r0, n, own), ones);
+    if (shared !== null) expertLoraDownInput(k, shared.f, e, moe.expertIntermediateSize, act, n, rowsOf(shared.hr.down, r0, n, rank));
   });
+  if (shared !== null) expertLoraDownOutput(k, shared.f, shared.hr.down, A, D, la.y);
   combineExperts(la.y, la.weights, la.order, A, K, D, out, T);
 }
 
-function expertRank(p: MoeParams): number {
-  return p.experts[0]?.gate.lora?.rank ?? 0;
+/** The rank of the block's expert adapters, per-expert or shared-outer (0 without). */
+export function expertRank(p: MoeParams): number {
+  return p.lora?.rank ?? p.experts[0]?.gate.lora?.rank ?? 0;
+}
+
+/** The saved x·Aᵀ rows of the shared-outer factors (the per-expert adapters' buffers, which GPT-OSS leaves unused). */
+function sharedHr(la: MoeActivations): { gate: FloatArray; up: FloatArray; down: FloatArray } {
+  if (la.hrGate === null || la.hrUp === null || la.hrDown === null) throw new Error("expert adapters without their activation buffers");
+  return { gate: la.hrGate, up: la.hrUp, down: la.hrDown };
 }
 
 /**
@@ -242,6 +274,8 @@ export function moeBlockBackward(
   }
   gatherRows(xin, la.order, A, K, D, sc.xg);
   const rank = expertRank(p);
+  const shared = p.lora === null ? null : { f: expertLoraValues(p.lora), g: expertLoraGrads(p.lora), hr: sharedHr(la), dhr: sharedDhr(sc) };
+  if (shared !== null) expertLoraDownOutputBackward(k, shared.f, shared.g, sc.dy, shared.hr.down, A, D, shared.dhr.down);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
     widenExpert(k, ex.quantized);
@@ -249,11 +283,31 @@ export function moeBlockBackward(
     const dact = rowsOf(sc.dact, r0, n, Fe);
     const dgate = rowsOf(sc.dgate, r0, n, expertGateWidth(moe));
     const dxg = rowsOf(sc.dxg, r0, n, D);
+    const own = shared === null ? rank : 0;
     expertActivation(c, moe, gate, up, act, n);
-    linearBackward(k, ex.down, act, n, rowsOrNull(la.hrDown, r0, n, rank), rowsOf(sc.dy, r0, n, D), dact, 0, dhr, ones);
+    linearBackward(k, ex.down, act, n, rowsOrNull(la.hrDown, r0, n, own), rowsOf(sc.dy, r0, n, D), dact, 0, dhr, ones);
+    if (shared !== null) expertLoraDownInputBackward(k, shared.f, shared.g, e, Fe, act, rowsOf(shared.dhr.down, r0, n, rank), n, dact);
     if (ex.up === null) {
       clampedSwigluBackward(moe.gptOss?.swigluLimit ?? 0, dact, gate, dgate, n * Fe);
-      linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, rank), dgate, dxg, 0, dhr, ones);
+      if (shared !== null) {
+        const rowsOfShared = (a: FloatArray): FloatArray => rowsOf(a, r0, n, rank);
+        // dact is spent: it serves as the de-interleaving buffer.
+        expertLoraGateUpBackward(
+          k,
+          shared.f,
+          shared.g,
+          e,
+          Fe,
+          rowsOfShared(shared.hr.gate),
+          rowsOfShared(shared.hr.up),
+          dgate,
+          n,
+          dact,
+          rowsOfShared(shared.dhr.gate),
+          rowsOfShared(shared.dhr.up),
+        );
+      }
+      linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, own), dgate, dxg, 0, dhr, ones);
       return;
     }
     const dup = rowsOf(sc.dup, r0, n, Fe);
@@ -261,6 +315,7 @@ export function moeBlockBackward(
     linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, rank), dgate, dxg, 0, dhr, ones);
     linearBackward(k, ex.up, xg, n, rowsOrNull(la.hrUp, r0, n, rank), dup, dxg, 1, dhr, ones);
   });
+  if (shared !== null) expertLoraInputsBackward(k, shared.f, shared.g, sc.xg, shared.dhr.gate, shared.dhr.up, A, D, sc.dxg);
   dxin.fill(0, 0, T * D);
   for (let i = 0; i < A; i++) {
     const t = (la.order[i] / K) | 0;

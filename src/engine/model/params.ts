@@ -30,6 +30,8 @@ import type { LinearAttnParams } from "./deltanet.ts";
 import { RandomStream } from "./rng.ts";
 import { denseWeight, weightView, type BaseArray, type DenseArray, type HalfArray } from "../kernels/halfArray.ts";
 import { expertBuffers, Mxfp4Matrix, type ExpertBuffers, type QuantizedExpert } from "../kernels/mxfp4.ts";
+import type { FloatArray } from "../kernels/types.ts";
+import { expertLoraModule, expertLoraShapes, type ExpertLoraGrads, type ExpertLoraProjection, type ExpertLoraValues } from "./expertLora.ts";
 import { allocFloat, toDtype, type Dtype, type Linear, type LoraAdapter, type Tensor, type WeightTensor } from "./tensor.ts";
 
 export type TrainableSetup =
@@ -92,6 +94,34 @@ export interface MoeParams {
   readonly router: WeightTensor;
   readonly routerBias: Tensor | null;
   readonly experts: ExpertParams[];
+  /** GPT-OSS with train_mlp: the experts' shared-outer adapter (expertLora.ts); per-expert adapters live on the experts' Linears. */
+  readonly lora: ExpertLoraParams | null;
+}
+
+/** A GPT-OSS layer's expert factors as trainable tensors (Tinker's names and shapes, expertLora.ts). */
+export interface ExpertLoraParams {
+  readonly rank: number;
+  readonly scale: number;
+  readonly gateA: Tensor;
+  readonly gateB: Tensor;
+  readonly upA: Tensor;
+  readonly upB: Tensor;
+  readonly downA: Tensor;
+  readonly downB: Tensor;
+}
+
+/** The factors' values for expertLora.ts. */
+export function expertLoraValues(p: ExpertLoraParams): ExpertLoraValues {
+  return { rank: p.rank, scale: p.scale, gateA: p.gateA.data, gateB: p.gateB.data, upA: p.upA.data, upB: p.upB.data, downA: p.downA.data, downB: p.downB.data };
+}
+
+/** The factors' gradient buffers (always there: the factors exist only in LoRA mode, where they train). */
+export function expertLoraGrads(p: ExpertLoraParams): ExpertLoraGrads {
+  const g = (t: Tensor): FloatArray => {
+    if (t.grad === null) throw new Error(`${t.name} has no gradient buffer`);
+    return t.grad;
+  };
+  return { gateA: g(p.gateA), gateB: g(p.gateB), upA: g(p.upA), upB: g(p.upB), downA: g(p.downA), downB: g(p.downB) };
 }
 
 /** Every linear layer of a decoder layer (attention, dense MLP or every expert). */
@@ -223,17 +253,39 @@ function trainableTensor(ctx: BuildContext, name: string, shape: number[], src: 
   return t;
 }
 
-function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: number, rank: number): LoraAdapter {
+/**
+ * A trainable LoRA pair of `module`: A of `aShape` (its last dimension the input width) and B of
+ * `bShape`. PEFT's kaiming_uniform(a=sqrt(5)) init for A, U(-1/sqrt(in), 1/sqrt(in)); B = 0 keeps step 0 exact.
+ */
+function loraPair(ctx: BuildContext, module: string, aShape: number[], bShape: number[]): [Tensor, Tensor] {
   const aName = peftName(module, "lora_A");
   const bName = peftName(module, "lora_B");
-  const a = allocFloat(ctx.dtype, rank * inDim);
-  // PEFT's kaiming_uniform(a=sqrt(5)) init: U(-1/sqrt(in), 1/sqrt(in)); B = 0 keeps step 0 exact.
-  const bound = 1 / Math.sqrt(inDim);
+  const a = allocFloat(ctx.dtype, shapeSize(aShape));
+  const bound = 1 / Math.sqrt(aShape[aShape.length - 1]);
   new RandomStream(ctx.setup.seed, aName).fillUniform(a, -bound, bound);
-  const aT: Tensor = { name: aName, shape: [rank, inDim], data: a, grad: allocFloat(ctx.dtype, a.length) };
-  const bT: Tensor = { name: bName, shape: [outDim, rank], data: allocFloat(ctx.dtype, outDim * rank), grad: allocFloat(ctx.dtype, outDim * rank) };
+  const bSize = shapeSize(bShape);
+  const aT: Tensor = { name: aName, shape: aShape, data: a, grad: allocFloat(ctx.dtype, a.length) };
+  const bT: Tensor = { name: bName, shape: bShape, data: allocFloat(ctx.dtype, bSize), grad: allocFloat(ctx.dtype, bSize) };
   ctx.trainable.push(aT, bT);
-  return { a: aT, b: bT, rank, scale: LORA_ALPHA / rank };
+  return [aT, bT];
+}
+
+function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: number, rank: number): LoraAdapter {
+  const [a, b] = loraPair(ctx, module, [rank, inDim], [outDim, rank]);
+  return { a, b, rank, scale: LORA_ALPHA / rank };
+}
+
+/** Layer l's GPT-OSS expert factors when the setup trains the MLP (Tinker's shared-outer layout, expertLora.ts). */
+function expertLora(ctx: BuildContext, l: number): ExpertLoraParams | null {
+  const s = ctx.setup;
+  const moe = ctx.config.moe;
+  if (s.mode !== "lora" || !s.trainMlp || moe === undefined) return null;
+  const pair = (proj: ExpertLoraProjection): [Tensor, Tensor] =>
+    loraPair(ctx, expertLoraModule(l, proj), ...expertLoraShapes(proj, s.rank, moe.numExperts, ctx.config.hiddenSize, moe.expertIntermediateSize));
+  const [gateA, gateB] = pair("w1");
+  const [upA, upB] = pair("w3");
+  const [downA, downB] = pair("w2");
+  return { rank: s.rank, scale: LORA_ALPHA / s.rank, gateA, gateB, upA, upB, downA, downB };
 }
 
 function projection(ctx: BuildContext, layer: number, proj: ProjectionName): Linear {
@@ -268,14 +320,14 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
       down: adaptedLinear(ctx, expertPrefix(l, e, "down_proj"), D, Fe, null, false),
     });
   }
-  return { router, routerBias: null, experts };
+  return { router, routerBias: null, experts, lora: null };
 }
 
 /**
  * GPT-OSS's router bias and experts, each expert's matrices and biases views of the layer's fused
  * tensors (so a 16-bit checkpoint stays 16-bit and full training updates the tensors it saves).
- * Its experts take no adapters: PEFT reaches fused expert tensors only through target_parameters,
- * one LoRA per layer's tensor, a layout the per-expert adapters of Qwen3-MoE do not map onto (docs/numerics.md#gpt-oss).
+ * With train_mlp the experts adapt through Tinker's shared-outer factors (`lora`), applied beside
+ * the base products, never merged into them (docs/numerics.md#gpt-oss).
  */
 function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeParams {
   const moe = ctx.config.moe as NonNullable<ModelConfig["moe"]>;
@@ -309,7 +361,7 @@ function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeP
         quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
       }),
     );
-    return { router, routerBias, experts };
+    return { router, routerBias, experts, lora: expertLora(ctx, l) };
   }
   const gateUp = matrixTensor(ctx, gateUpName, [E, D, 2 * Fe]);
   const down = matrixTensor(ctx, downName, [E, Fe, D]);
@@ -328,7 +380,7 @@ function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeP
       down: { inDim: Fe, outDim: D, transposed: true, weight: rowsOf(down, D, e * Fe, (e + 1) * Fe), bias: rowsOf(downBias, D, e, e + 1), lora: null },
     });
   }
-  return { router, routerBias, experts };
+  return { router, routerBias, experts, lora: expertLora(ctx, l) };
 }
 
 /** Layer l's Gated DeltaNet; its projections adapt with the attention's (train_attn). */

@@ -27,6 +27,18 @@ export function readSafetensorsResident(file: string, options: { names?: Iterabl
   const out = new Map<string, ResidentTensor>();
   const rest: string[] = [];
   let mapping: ArrayBuffer | null = null;
+  // A file up to 4 GiB is one mapping shared by its views; a larger one (one ArrayBuffer cannot
+  // wrap it) maps each tensor's own bytes.
+  const mapped = (offset: number, bytes: number): [ArrayBuffer, number] => {
+    if (header.fileSize <= MAX_MAPPED_BYTES) {
+      mapping ??= mapWhole(file, header.fileSize);
+      return [mapping, offset];
+    }
+    const start = Math.floor(offset / MAP_ALIGN) * MAP_ALIGN;
+    if (offset + bytes - start > MAX_MAPPED_BYTES)
+      throw new SafetensorsError(file, `has a tensor of ${bytes} bytes; a resident load maps at most 4 GiB per tensor`);
+    return [loadNativeKernels().mapFile(file, start, offset + bytes - start), offset - start];
+  };
   for (const name of wanted) {
     const e = header.entries.get(name);
     if (e === undefined) throw new SafetensorsError(file, `has no tensor named ${JSON.stringify(name)}`);
@@ -34,8 +46,8 @@ export function readSafetensorsResident(file: string, options: { names?: Iterabl
     const offset = header.dataStart + e.begin;
     if (e.dtype === "U8" && e.shape.length >= 2) {
       // MXFP4 blocks and scales: bytes read where they lie, as the 16-bit matrices are.
-      mapping ??= mapWhole(file, header.fileSize);
-      out.set(name, { dtype: e.dtype, shape: e.shape, data: new Uint8Array(mapping, offset, e.end - e.begin) });
+      const [buffer, at] = mapped(offset, e.end - e.begin);
+      out.set(name, { dtype: e.dtype, shape: e.shape, data: new Uint8Array(buffer, at, e.end - e.begin) });
       continue;
     }
     // Uint16Array views need an even offset (every real checkpoint has one; else it is read as floats).
@@ -43,12 +55,21 @@ export function readSafetensorsResident(file: string, options: { names?: Iterabl
       rest.push(name);
       continue;
     }
-    mapping ??= mapWhole(file, header.fileSize);
-    out.set(name, { dtype: e.dtype, shape: e.shape, data: new HalfArray(dtype, new Uint16Array(mapping, offset, (e.end - e.begin) / 2)) });
+    const [buffer, at] = mapped(offset, e.end - e.begin);
+    out.set(name, { dtype: e.dtype, shape: e.shape, data: new HalfArray(dtype, new Uint16Array(buffer, at, (e.end - e.begin) / 2)) });
   }
   if (rest.length > 0) for (const [name, t] of readSafetensors(file, { names: rest })) out.set(name, t);
   return new Map(wanted.map((n) => [n, out.get(n) as ResidentTensor]));
 }
+
+/**
+ * Node 20's N-API cannot make one ArrayBuffer over more than 4 GiB of mapping (the addon's call
+ * fails and node-addon-api then frees its finalizer data twice, aborting the process), so larger
+ * files are mapped tensor by tensor, each range starting at a multiple of MAP_ALIGN (a multiple of
+ * every page size Linux uses).
+ */
+const MAX_MAPPED_BYTES = 2 ** 32;
+const MAP_ALIGN = 65536;
 
 function mapWhole(file: string, expectedSize: number): ArrayBuffer {
   const buffer = loadNativeKernels().mapFile(file);

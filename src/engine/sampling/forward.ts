@@ -13,6 +13,7 @@ import { applyOutputGate, splitQueryGate } from "../model/attention.ts";
 import { attentionScale, layerIsLinear, layerUsesRope, layerWindow, type ModelConfig } from "../model/config.ts";
 import { gatedNormForward, linearDims, recurrentTokens, type LinearDims } from "../model/deltanet.ts";
 import { clampedSwigluForward, gatedForward } from "../model/gated.ts";
+import { expertLoraDownInput, expertLoraDownOutput, expertLoraGateUp, expertLoraInputs } from "../model/expertLora.ts";
 import { combineExperts, expertGateWidth, forEachBusyExpert, gatherRows, groupByExpert, routeTokens } from "../model/moe.ts";
 import { scaleEmbeddings } from "../model/pass.ts";
 import { applyRope, ropeInvFreq } from "../model/rope.ts";
@@ -242,7 +243,7 @@ export class ForwardScratch {
     this.lora = new Float32Array(n * maxRank);
     this.lens = new Int32Array(n);
     this.out = new Float32Array(n * D);
-    this.moe = c.moe?.sparseLayers.includes(true) ? new InferenceMoeScratch(c, n) : null;
+    this.moe = c.moe?.sparseLayers.includes(true) ? new InferenceMoeScratch(c, n, maxRank) : null;
     const gated = c.attnOutputGate === true;
     this.qFull = gated ? new Float32Array(n * 2 * H * d) : null;
     this.qGate = gated ? new Float32Array(n * H * d) : null;
@@ -332,8 +333,12 @@ class InferenceMoeScratch {
   readonly gate: Float32Array;
   readonly up: Float32Array;
   readonly y: Float32Array;
+  /** GPT-OSS's shared-outer expert adapter: x·Aᵀ of each grouped row for gate, up and down, [A, rank]. */
+  readonly hrGate: Float32Array;
+  readonly hrUp: Float32Array;
+  readonly hrDown: Float32Array;
 
-  constructor(c: ModelConfig, rows: number) {
+  constructor(c: ModelConfig, rows: number, rank: number) {
     const moe = c.moe;
     if (moe === undefined) throw new Error("InferenceMoeScratch: the config has no experts");
     const A = rows * moe.topK;
@@ -349,6 +354,9 @@ class InferenceMoeScratch {
     // up, then the activation (GPT-OSS: the activation of the fused gate_up in gate).
     this.up = new Float32Array(A * Fe);
     this.y = new Float32Array(A * c.hiddenSize);
+    this.hrGate = new Float32Array(moe.gptOss !== undefined ? A * rank : 0);
+    this.hrUp = new Float32Array(this.hrGate.length);
+    this.hrDown = new Float32Array(this.hrGate.length);
   }
 }
 
@@ -367,6 +375,9 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
   routeTokens(moe, ms.logits, n, ms.probs, ms.chosen, ms.weights);
   groupByExpert(ms.chosen, A, E, ms.order, ms.offsets);
   gatherRows(xin, ms.order, A, K, D, ms.xg);
+  const lora = p.lora;
+  const r = lora?.rank ?? 0;
+  if (lora !== null) expertLoraInputs(k, lora, ms.xg, A, D, ms.hrGate, ms.hrUp);
   forEachBusyExpert(ms.offsets, E, (e, r0, rows) => {
     const ex = p.experts[e];
     widenExpert(k, ex.quantized);
@@ -376,6 +387,9 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
     const act = ms.up.subarray(r0 * Fe, (r0 + rows) * Fe);
     project(k, ex.gate, x, rows, G, D, gate, sc.lora);
     addBias(k, gate, ex.gateBias, rows, G, sc.ones);
+    // act's rows are free until the activation: they hold the de-interleaved delta.
+    if (lora !== null)
+      expertLoraGateUp(k, lora, e, Fe, ms.hrGate.subarray(r0 * r, (r0 + rows) * r), ms.hrUp.subarray(r0 * r, (r0 + rows) * r), rows, gate, act);
     if (ex.up === null) clampedSwigluForward(moe.gptOss?.swigluLimit ?? 0, gate, act, rows * Fe);
     else {
       project(k, ex.up, x, rows, Fe, D, act, sc.lora);
@@ -384,7 +398,9 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
     const y = ms.y.subarray(r0 * D, (r0 + rows) * D);
     project(k, ex.down, act, rows, D, Fe, y, sc.lora);
     addBias(k, y, ex.downBias, rows, D, sc.ones);
+    if (lora !== null) expertLoraDownInput(k, lora, e, Fe, act, rows, ms.hrDown.subarray(r0 * r, (r0 + rows) * r));
   });
+  if (lora !== null) expertLoraDownOutput(k, lora, ms.hrDown, A, D, ms.y);
   combineExperts(ms.y, ms.weights, ms.order, A, K, D, out, n);
 }
 

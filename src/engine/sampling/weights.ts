@@ -26,6 +26,7 @@ import {
   type ModelConfig,
   type ProjectionName,
 } from "../model/config.ts";
+import { EXPERT_LORA_PROJECTIONS, expertLoraModule, expertLoraShapes, type ExpertLoraValues } from "../model/expertLora.ts";
 import { LORA_ALPHA, peftName } from "../model/params.ts";
 
 /** A LoRA pair of one matrix: A [r, in], B [out, r], applied as scale·B·A. */
@@ -93,6 +94,8 @@ export interface InferenceMoe {
   router: DenseArray;
   routerBias: Float32Array | null;
   experts: InferenceExpert[];
+  /** GPT-OSS: the experts' shared-outer adapter (model/expertLora.ts), unmerged as every adapter here. */
+  lora: ExpertLoraValues | null;
 }
 
 export interface InferenceExpert {
@@ -263,7 +266,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
       };
       moe =
         config.moe.gptOss !== undefined
-          ? gptOssExperts(config, base, l, expertBuffers)
+          ? gptOssExperts(config, base, l, expertBuffers, adapter, used)
           : {
               router: need(base, routerName(config, l)),
               routerBias: null,
@@ -274,6 +277,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
                 gateBias: null,
                 downBias: null,
               })),
+              lora: null,
             };
     }
     const norms = layerNormNames(config, l);
@@ -315,8 +319,54 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
   return { config, embed, layers, finalNorm: needNorm(config, base, "model.norm.weight"), head, maxRank };
 }
 
-/** GPT-OSS's router and experts as views of the layer's fused tensors (no adapters: see model/params.ts). */
-function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: number, shared: { buffers: ExpertBuffers | null }): InferenceMoe {
+/**
+ * Layer l's GPT-OSS expert factors from the adapter (Tinker's w1/w3/w2 names and shapes), or null
+ * when it has none; a partial set or a wrong size throws.
+ */
+function gptOssExpertLora(config: ModelConfig, l: number, adapter: AdapterTensors | null, used: Set<string>): ExpertLoraValues | null {
+  const moe = config.moe as NonNullable<ModelConfig["moe"]>;
+  if (adapter === null) return null;
+  const r = adapter.rank;
+  const found = new Map<string, Float32Array>();
+  const missing: string[] = [];
+  for (const proj of EXPERT_LORA_PROJECTIONS) {
+    const shapes = expertLoraShapes(proj, r, moe.numExperts, config.hiddenSize, moe.expertIntermediateSize);
+    (["lora_A", "lora_B"] as const).forEach((which, i) => {
+      const name = peftName(expertLoraModule(l, proj), which);
+      const t = adapter.tensors.get(name);
+      if (t === undefined) return void missing.push(name);
+      const shape = shapes[i] as number[];
+      if (t.length !== shape.reduce((a, b) => a * b, 1)) throw new Error(`adapter: ${name} has ${t.length} elements, expected [${shape.join(", ")}]`);
+      found.set(name, t);
+    });
+  }
+  if (found.size === 0) return null;
+  if (missing.length > 0) throw new Error(`adapter: layer ${l}'s expert factors are incomplete: ${missing.join(", ")} missing`);
+  for (const n of found.keys()) used.add(n);
+  const get = (proj: (typeof EXPERT_LORA_PROJECTIONS)[number], which: "lora_A" | "lora_B"): Float32Array =>
+    found.get(peftName(expertLoraModule(l, proj), which)) as Float32Array;
+  return {
+    rank: r,
+    scale: LORA_ALPHA / r,
+    gateA: get("w1", "lora_A"),
+    gateB: get("w1", "lora_B"),
+    upA: get("w3", "lora_A"),
+    upB: get("w3", "lora_B"),
+    downA: get("w2", "lora_A"),
+    downB: get("w2", "lora_B"),
+  };
+}
+
+/** GPT-OSS's router and experts as views of the layer's fused tensors, and the experts' adapter if any. */
+function gptOssExperts(
+  config: ModelConfig,
+  base: Map<string, BaseArray>,
+  l: number,
+  shared: { buffers: ExpertBuffers | null },
+  adapter: AdapterTensors | null,
+  used: Set<string>,
+): InferenceMoe {
+  const lora = gptOssExpertLora(config, l, adapter, used);
   const moe = config.moe as NonNullable<ModelConfig["moe"]>;
   const D = config.hiddenSize;
   const Fe = moe.expertIntermediateSize;
@@ -341,6 +391,7 @@ function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: num
         downBias: downBias.subarray(e * D, (e + 1) * D),
         quantized: { gateUp: rawGateUp, down: rawDown, expert: e, into },
       })),
+      lora,
     };
   }
   const gateUp = denseWeight(rawGateUp, fusedExpertName(l, "gate_up_proj"));
@@ -356,6 +407,7 @@ function gptOssExperts(config: ModelConfig, base: Map<string, BaseArray>, l: num
       gateBias: gateUpBias.subarray(e * 2 * Fe, (e + 1) * 2 * Fe),
       downBias: downBias.subarray(e * D, (e + 1) * D),
     })),
+    lora,
   };
 }
 
@@ -389,7 +441,11 @@ export function ownedBytes(w: InferenceWeights, shared: Map<string, BaseArray>):
       count(p.lora.b);
     }
   };
-  for (const l of w.layers) for (const p of layerProjections(l)) countProjection(p);
+  for (const l of w.layers) {
+    for (const p of layerProjections(l)) countProjection(p);
+    const el = l.moe?.lora;
+    if (el) for (const a of [el.gateA, el.gateB, el.upA, el.upB, el.downA, el.downB]) count(a as Float32Array);
+  }
   countProjection(w.head);
   return n;
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { InvalidArgumentError } from "../../tinker/errors.ts";
 import { getKernels, loadNativeKernels, referenceKernels, type Kernels } from "../kernels/index.ts";
 import { expectedTensorShapes, parseModelConfig, type ModelConfig } from "../model/config.ts";
+import { expertLoraTensorShape } from "../model/expertLora.ts";
 import { EngineModel, type TrainableSetup } from "../model/model.ts";
 import { denseWeight, HalfArray, type BaseArray } from "../kernels/halfArray.ts";
 import { baseWeightsMode, loadBaseModelDir, modelConfigToHfJson } from "../storage/loadModel.ts";
@@ -40,13 +41,18 @@ export function loraInfo(setup: TrainableSetup): LoraInfo | null {
     : null;
 }
 
-/** Shapes of trainable tensors: LoRA A is [r, in] and B is [out, r]; full mode uses the HF shapes. */
+/**
+ * Shapes of trainable tensors: LoRA A is [r, in] and B is [out, r] (GPT-OSS's expert factors are
+ * 3-D, model/expertLora.ts); full mode uses the HF shapes.
+ */
 export function trainableShapes(config: ModelConfig, setup: TrainableSetup, tensors: Map<string, Float32Array>): Map<string, TensorToWrite> {
   const hf = expectedTensorShapes(config);
   const out = new Map<string, TensorToWrite>();
   for (const [name, data] of tensors) {
     let shape: number[];
-    if (setup.mode === "lora" && name.endsWith(".lora_A.weight")) shape = [setup.rank, data.length / setup.rank];
+    const expert = setup.mode === "lora" ? expertLoraTensorShape(config, setup.rank, name) : null;
+    if (expert !== null) shape = expert;
+    else if (setup.mode === "lora" && name.endsWith(".lora_A.weight")) shape = [setup.rank, data.length / setup.rank];
     else if (setup.mode === "lora" && name.endsWith(".lora_B.weight")) shape = [data.length / setup.rank, setup.rank];
     else shape = hf.get(name) ?? [data.length];
     out.set(name, { shape, data });

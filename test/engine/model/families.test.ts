@@ -21,6 +21,7 @@ import { inferenceModel, type KvDtype } from "../../../src/engine/sampling/forwa
 import { resolveSampleRequest } from "../../../src/engine/sampling/request.ts";
 import { computePromptLogprobs, DecodeScheduler, type SamplerHandle } from "../../../src/engine/sampling/scheduler.ts";
 import { buildInferenceWeights } from "../../../src/engine/sampling/weights.ts";
+import { randomizeTrainable } from "./helpers.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..", "..", "fixtures", "families");
 const TOLERANCE = 1e-5;
@@ -211,5 +212,43 @@ test("gpt_oss: the float32 loader widens an MXFP4 checkpoint into the dense fuse
   for (const k of [getKernels(), referenceKernels]) {
     const diff = worst(trainingLogprobs(join(ROOT, "gpt_oss-mxfp4"), k, ref.tokens), ref.logprobs_mxfp4);
     assert.ok(diff < TOLERANCE, `${k.name} kernels: logprobs differ from transformers by ${diff}`);
+  }
+});
+
+test("gpt_oss: a trained expert adapter (Tinker's shared-outer w1/w3/w2) gives the sampler the training forward's logprobs on fp32, bf16 and MXFP4 experts", (t) => {
+  const k = getKernels();
+  const ref = JSON.parse(readFileSync(join(ROOT, "gpt_oss", "reference.json"), "utf8")) as Reference & { logprobs_mxfp4: number[] };
+  const tokens = ref.tokens;
+  const input = {
+    inputTokens: Int32Array.from(tokens.slice(0, -1)),
+    lossInputs: { target_tokens: Int32Array.from(tokens.slice(1)), weights: new Float32Array(tokens.length - 1).fill(1) },
+  };
+  const bases: Array<[string, () => ReturnType<typeof loadBaseModelDir>, number[]]> = [["fp32", () => loadModelDir(join(ROOT, "gpt_oss")), ref.logprobs]];
+  if (k.name === "native")
+    bases.push(
+      ["bf16 resident", () => loadBaseModelDir(join(ROOT, "gpt_oss-bf16"), "resident"), ref.logprobs_bf16_weights],
+      ["MXFP4 resident", () => loadBaseModelDir(join(ROOT, "gpt_oss-mxfp4"), "resident"), ref.logprobs_mxfp4],
+    );
+  else t.diagnostic("the resident bf16 and MXFP4 cases need the native addon");
+  for (const [label, load, baseLogprobs] of bases) {
+    const { config, weights } = load();
+    const model = EngineModel.create(config, weights, { mode: "lora", rank: 2, seed: 1, trainAttn: false, trainMlp: true, trainUnembed: false }, k);
+    const trained = model.trainableTensors();
+    assert.deepEqual(
+      [...trained.keys()].filter((n) => n.includes("layers.0.")),
+      ["w1", "w3", "w2"].flatMap((p) => ["A", "B"].map((ab) => `base_model.model.model.layers.0.mlp.experts.${p}.lora_${ab}.weight`)),
+    );
+    randomizeTrainable(model, 7, 0.3);
+    const train = model.forwardBackward([input], "cross_entropy", undefined, false).logprobs[0]!;
+    assert.ok(worst(train, baseLogprobs) > 1e-2, `${label}: the expert adapter barely moves the logprobs (${worst(train, baseLogprobs)})`);
+    const inf = inferenceModel(buildInferenceWeights(config, model.baseWeights(), { rank: 2, tensors: model.trainableTensors() }), k);
+    const sampled = computePromptLogprobs(inf, Int32Array.from(tokens), "f32").slice(1);
+    assert.ok(worst(sampled, Array.from(train)) < TOLERANCE, `${label}: sampler vs training forward ${worst(sampled, Array.from(train))}`);
+    const partial = model.trainableTensors();
+    partial.delete("base_model.model.model.layers.1.mlp.experts.w2.lora_B.weight");
+    assert.throws(
+      () => buildInferenceWeights(config, model.baseWeights(), { rank: 2, tensors: partial }),
+      /layer 1's expert factors are incomplete: .*w2\.lora_B/,
+    );
   }
 });

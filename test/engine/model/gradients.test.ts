@@ -175,14 +175,40 @@ describe("LoRA gradients (float64 finite differences)", () => {
     assert.ok(checked.includes("base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight"));
   });
 
-  it("gpt_oss: A and B of every attention projection and lm_head (the fused experts take none); gradients pass sinks and the clamped experts", () => {
+  it("gpt_oss: A and B of every attention projection, lm_head and the experts' shared-outer w1/w3/w2 factors; gradients pass sinks and the clamped experts", () => {
     const config = tinyConfig("gpt_oss");
     const model = makeModel64(config, LORA_ALL);
     randomizeTrainable(model, 5);
-    const checked = gradCheck(model, inputsFor(tinyBatch(config, 3, [7, 5]), "cross_entropy"), { loss: "cross_entropy" });
-    assert.equal(checked.length, 2 * (4 * config.numLayers + 1));
+    const checked = gradCheck(model, inputsFor(tinyBatch(config, 3, [7, 5]), "cross_entropy"), { loss: "cross_entropy", entries: 4 });
+    assert.equal(checked.length, 2 * (4 * config.numLayers + 1) + 6 * config.numLayers);
     assert.ok(checked.includes("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"));
-    assert.ok(!checked.some((n) => n.includes("mlp")));
+    const moe = config.moe as NonNullable<ModelConfig["moe"]>;
+    const [E, r, D, F] = [moe.numExperts, LORA_ALL.mode === "lora" ? LORA_ALL.rank : 0, config.hiddenSize, moe.expertIntermediateSize];
+    // Tinker's shapes: the hidden-side factor shared ([1, …]), the other per expert ([E, …]).
+    const shapes: Record<string, number[]> = {
+      "w1.lora_A": [1, r, D],
+      "w1.lora_B": [E, F, r],
+      "w3.lora_A": [1, r, D],
+      "w3.lora_B": [E, F, r],
+      "w2.lora_A": [E, r, F],
+      "w2.lora_B": [1, D, r],
+    };
+    for (let l = 0; l < config.numLayers; l++)
+      for (const [suffix, shape] of Object.entries(shapes)) {
+        const name = `base_model.model.model.layers.${l}.mlp.experts.${suffix}.weight`;
+        assert.ok(checked.includes(name), `${name} not checked`);
+        assert.deepEqual(model.parameters().find((t) => t.name === name)?.shape, shape, name);
+      }
+    assert.ok(!checked.some((n) => n.includes("mlp.router")), "the router carries no adapter");
+  });
+
+  it("gpt_oss: the experts' factors alone (train_mlp only), float64 finite differences through both layers", () => {
+    const config = tinyConfig("gpt_oss");
+    const model = makeModel64(config, { mode: "lora", rank: 2, seed: 3, trainAttn: false, trainMlp: true, trainUnembed: false });
+    randomizeTrainable(model, 11);
+    const checked = gradCheck(model, inputsFor(tinyBatch(config, 5, [6, 6]), "cross_entropy"), { loss: "cross_entropy", entries: 6 });
+    assert.equal(checked.length, 6 * config.numLayers);
+    assert.ok(checked.every((n) => /mlp\.experts\.w[123]\.lora_[AB]\.weight$/.test(n)));
   });
 
   it("only the selected targets get adapters (attention only)", () => {

@@ -119,13 +119,20 @@ Napi::Value WidenFromFile(const Napi::CallbackInfo& info) {
 
 // mapFile(file): an ArrayBuffer over a read-only private mapping of the whole file. The mapping is
 // released (munmap) when the ArrayBuffer is garbage-collected, i.e. once no view of it is left.
+// mapFile(file, offset, length): bytes [offset, offset + length) only (offset page-aligned), for
+// files whose whole mapping would pass the 4 GiB an ArrayBuffer can wrap here.
 Napi::Value MapFile(const Napi::CallbackInfo& info) {
   Args a(info, "mapFile", 1);
   if (!info[0].IsString()) a.fail_type("argument file must be a string");
   const std::string file = info[0].As<Napi::String>().Utf8Value();
+  const ptrdiff_t offset = a.optional_size(1, "offset", -1);
+  const ptrdiff_t length = a.optional_size(2, "length", 0);
+  if (offset >= 0 && (length <= 0 || static_cast<double>(length) > 4294967296.0))
+    a.fail_range("argument length must be 1 to 4294967296 bytes when an offset is given");
   void* data = nullptr;
   size_t size = 0;
-  const std::string err = ck::map_file(file, &data, &size);
+  const std::string err = offset < 0 ? ck::map_file(file, &data, &size)
+                                     : ck::map_file_range(file, static_cast<size_t>(offset), static_cast<size_t>(length), &data, &size);
   if (!err.empty()) throw Napi::Error::New(info.Env(), file + ": " + err);
   if (data == nullptr) return Napi::ArrayBuffer::New(info.Env(), 0);
   return Napi::ArrayBuffer::New(

@@ -57,6 +57,9 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
 // Maps all of `file` read-only (private, so later changes to the file are not promised to show).
 // Returns an empty string and sets *data / *size (*data null for an empty file), or what went wrong.
 std::string map_file(const std::string& file, void** data, size_t* size);
+// Maps bytes [offset, offset + length) of `file` read-only (offset a multiple of the page size;
+// length 0 means to the end). A file over 4 GiB cannot be one ArrayBuffer, so it is mapped by parts.
+std::string map_file_range(const std::string& file, size_t offset, size_t length, void** data, size_t* size);
 void unmap_file(void* data, size_t size);
 
 }  // namespace ck

@@ -20,6 +20,11 @@ std::string map_file(const std::string&, void** data, size_t* size) {
   *size = 0;
   return "memory-mapped loading is not available on this platform";
 }
+std::string map_file_range(const std::string&, size_t, size_t, void** data, size_t* size) {
+  *data = nullptr;
+  *size = 0;
+  return "memory-mapped loading is not available on this platform";
+}
 void unmap_file(void*, size_t) {}
 }  // namespace ck
 #else
@@ -201,6 +206,33 @@ std::string map_file(const std::string& file, void** data, size_t* size) {
   madvise(map, n, MADV_WILLNEED);
   *data = map;
   *size = n;
+  return "";
+}
+
+std::string map_file_range(const std::string& file, size_t offset, size_t length, void** data, size_t* size) {
+  *data = nullptr;
+  *size = 0;
+  int fd;
+  size_t n;
+  if (std::string err = open_with_size(file, &fd, &n); !err.empty()) return err;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (offset % page != 0 || offset > n || (length > 0 && length > n - offset)) {
+    close(fd);
+    return "cannot map bytes " + std::to_string(offset) + "+" + std::to_string(length) + " of a " + std::to_string(n) +
+           "-byte file (the offset must be a multiple of " + std::to_string(page) + " inside the file)";
+  }
+  const size_t len = length > 0 ? length : n - offset;
+  if (len == 0) {
+    close(fd);
+    return "";
+  }
+  void* map = mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(offset));
+  const int map_errno = errno;
+  close(fd);
+  if (map == MAP_FAILED) return std::string("cannot map: ") + std::strerror(map_errno);
+  madvise(map, len, MADV_WILLNEED);
+  *data = map;
+  *size = len;
   return "";
 }
 
