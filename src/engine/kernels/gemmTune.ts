@@ -23,6 +23,8 @@ export interface GemmBlocks {
   readonly nr: number;
   readonly defaultKc: number;
   readonly defaultNc: number;
+  /** op(A) not transposed is packed too, instead of read in place by the micro-kernel. */
+  readonly packA: boolean;
 }
 
 /** What the tuner needs from the addon. */
@@ -31,7 +33,7 @@ export interface GemmTunable {
   readonly gemmBackend: GemmBackendName;
   setGemmBackend(name: GemmBackendName): void;
   readonly gemmBlocks: GemmBlocks;
-  setGemmBlocks(kc: number, nc: number): void;
+  setGemmBlocks(kc: number, nc: number, packA?: boolean): void;
   readonly numThreads: number;
   setNumThreads(n: number): void;
   gemm(tA: boolean, tB: boolean, M: number, N: number, K: number, alpha: number, A: Float32Array, B: Float32Array, beta: number, C: Float32Array): void;
@@ -41,6 +43,7 @@ export interface GemmChoice {
   backend: GemmBackendName;
   kc: number;
   nc: number;
+  packA: boolean;
 }
 
 /** Products at least this big (M·N·K) trigger the tuning: smaller ones finish before it would pay off. */
@@ -51,6 +54,7 @@ const choiceSchema = z.object({
   backend: z.enum(["openblas", "packed"]),
   kc: z.number().int(),
   nc: z.number().int(),
+  packA: z.boolean().optional(),
   measuredAt: z.string().optional(),
   gflopPerCpuSecond: z.record(z.string(), z.number()).optional(),
 });
@@ -64,25 +68,31 @@ function envInt(env: NodeJS.ProcessEnv, name: string): number | null {
   return v;
 }
 
-/** COOKBOOK_GEMM_KC / COOKBOOK_GEMM_NC, each falling back to the current value when unset. */
-export function explicitBlocks(env: NodeJS.ProcessEnv, current: GemmBlocks): { kc: number; nc: number } | null {
+type Blocks = Pick<GemmChoice, "kc" | "nc" | "packA">;
+
+/** COOKBOOK_GEMM_KC / COOKBOOK_GEMM_NC / COOKBOOK_GEMM_PACK_A (0 or 1), each falling back to the current value when unset. */
+export function explicitBlocks(env: NodeJS.ProcessEnv, current: GemmBlocks): Blocks | null {
   const kc = envInt(env, "COOKBOOK_GEMM_KC");
   const nc = envInt(env, "COOKBOOK_GEMM_NC");
-  if (kc === null && nc === null) return null;
-  return { kc: kc ?? current.kc, nc: nc ?? current.nc };
+  const rawPack = env.COOKBOOK_GEMM_PACK_A;
+  if (rawPack !== undefined && rawPack !== "" && rawPack !== "0" && rawPack !== "1") throw new Error(`COOKBOOK_GEMM_PACK_A=${rawPack}: expected 0 or 1`);
+  const packA = rawPack === "1" ? true : rawPack === "0" ? false : null;
+  if (kc === null && nc === null && packA === null) return null;
+  return { kc: kc ?? current.kc, nc: nc ?? current.nc, packA: packA ?? current.packA };
 }
 
 /**
  * The block sizes tried for the packed kernel: the build's defaults first (the Zen 5 values), then
  * a deeper K slice and a wider stripe. Each must pass the kernel tests (test/engine/kernels/gemmBlocks.test.ts).
  */
-export function candidateBlocks(b: Pick<GemmBlocks, "nr" | "defaultKc" | "defaultNc">): { kc: number; nc: number }[] {
+export function candidateBlocks(b: Pick<GemmBlocks, "nr" | "defaultKc" | "defaultNc">): Blocks[] {
   const out = [
-    { kc: b.defaultKc, nc: b.defaultNc },
-    { kc: 384, nc: 2 * b.defaultNc },
-    { kc: 128, nc: b.defaultNc },
+    { kc: b.defaultKc, nc: b.defaultNc, packA: false },
+    { kc: 384, nc: 2 * b.defaultNc, packA: false },
+    { kc: b.defaultKc, nc: b.defaultNc, packA: true },
+    { kc: 384, nc: 2 * b.defaultNc, packA: true },
   ];
-  return out.filter((c, i) => c.nc % b.nr === 0 && out.findIndex((d) => d.kc === c.kc && d.nc === c.nc) === i);
+  return out.filter((c, i) => c.nc % b.nr === 0 && out.findIndex((d) => d.kc === c.kc && d.nc === c.nc && d.packA === c.packA) === i);
 }
 
 /** Cache identity: CPU model, SIMD width (the micro-kernel's nr) and the addon build's stamp. */
@@ -102,7 +112,7 @@ export function readCachedChoice(file: string, key: string): GemmChoice | null {
   try {
     const parsed = choiceSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
     if (!parsed.success || parsed.data.key !== key) return null;
-    return { backend: parsed.data.backend, kc: parsed.data.kc, nc: parsed.data.nc };
+    return { backend: parsed.data.backend, kc: parsed.data.kc, nc: parsed.data.nc, packA: parsed.data.packA ?? false };
   } catch {
     return null;
   }
@@ -135,7 +145,7 @@ export interface Measured {
   rates: Record<string, number>;
 }
 
-export const candidateName = (c: GemmChoice): string => (c.backend === "openblas" ? "openblas" : `packed ${c.kc}/${c.nc}`);
+export const candidateName = (c: GemmChoice): string => (c.backend === "openblas" ? "openblas" : `packed ${c.kc}/${c.nc}${c.packA ? " pack-A" : ""}`);
 
 /**
  * Times every candidate on PROBES with one thread: rounds interleave the candidates so that a burst
@@ -159,7 +169,7 @@ export function measureChoice(k: GemmTunable, candidates: GemmChoice[], rounds =
   const apply = (c: GemmChoice): void => {
     k.setGemmBackend(c.backend);
     // The openblas candidate carries the default (or explicit) blocks: attention's products use them.
-    k.setGemmBlocks(c.kc, c.nc);
+    k.setGemmBlocks(c.kc, c.nc, c.packA);
   };
   k.setNumThreads(1);
   try {
@@ -220,14 +230,15 @@ export interface TuneOptions {
  */
 export function tuneGemm(k: GemmTunable, opts: TuneOptions): { choice: GemmChoice; source: "defaults" | "cache" | "measured" | "fixed" } {
   const env = opts.env ?? process.env;
-  const current = (): GemmChoice => ({ backend: k.gemmBackend, kc: k.gemmBlocks.kc, nc: k.gemmBlocks.nc });
+  const current = (): GemmChoice => ({ backend: k.gemmBackend, kc: k.gemmBlocks.kc, nc: k.gemmBlocks.nc, packA: k.gemmBlocks.packA });
   if (env.COOKBOOK_KERNEL_TUNE === "0") return { choice: current(), source: "defaults" };
   const forced = env.COOKBOOK_GEMM === "packed" || env.COOKBOOK_GEMM === "openblas" ? env.COOKBOOK_GEMM : null;
   const blocksFixed = explicitBlocks(env, k.gemmBlocks) !== null;
   const candidates: GemmChoice[] = [];
-  if (forced !== "packed" && k.gemmBackends.includes("openblas")) candidates.push({ backend: "openblas", kc: k.gemmBlocks.kc, nc: k.gemmBlocks.nc });
+  const now = { kc: k.gemmBlocks.kc, nc: k.gemmBlocks.nc, packA: k.gemmBlocks.packA };
+  if (forced !== "packed" && k.gemmBackends.includes("openblas")) candidates.push({ backend: "openblas", ...now });
   if (forced !== "openblas") {
-    const blocks = blocksFixed ? [{ kc: k.gemmBlocks.kc, nc: k.gemmBlocks.nc }] : candidateBlocks(k.gemmBlocks);
+    const blocks = blocksFixed ? [now] : candidateBlocks(k.gemmBlocks);
     for (const b of blocks) candidates.push({ backend: "packed", ...b });
   }
   if (candidates.length <= 1) return { choice: current(), source: "fixed" };
@@ -236,7 +247,7 @@ export function tuneGemm(k: GemmTunable, opts: TuneOptions): { choice: GemmChoic
   const cached = readCachedChoice(file, key);
   if (cached !== null && candidates.some((c) => candidateName(c) === candidateName(cached))) {
     k.setGemmBackend(cached.backend);
-    k.setGemmBlocks(cached.kc, cached.nc);
+    k.setGemmBlocks(cached.kc, cached.nc, cached.packA);
     return { choice: cached, source: "cache" };
   }
   const measured = measureChoice(k, candidates);

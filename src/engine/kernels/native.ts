@@ -55,7 +55,7 @@ interface NativeAddon extends DecodeAddon {
   setGemmBackend(name: GemmBackendName): void;
   gemmBlocks(): GemmBlocks;
   /** Throws a RangeError for sizes the packed kernel cannot use (see GemmBlocks). */
-  setGemmBlocks(kc: number, nc: number): void;
+  setGemmBlocks(kc: number, nc: number, packA?: boolean): void;
   /** Threads used by the addon's own kernels and by OpenBLAS. */
   numThreads(): number;
   setNumThreads(n: number): void;
@@ -108,7 +108,7 @@ export interface NativeKernels extends Kernels, Pick<DecodeAddon, "readBandwidth
   readonly gemmBackends: readonly GemmBackendName[];
   setGemmBackend(name: GemmBackendName): void;
   readonly gemmBlocks: GemmBlocks;
-  setGemmBlocks(kc: number, nc: number): void;
+  setGemmBlocks(kc: number, nc: number, packA?: boolean): void;
   /**
    * The per-CPU GEMM choice (gemmTune.ts): made at the first product of M·N·K ≥ TUNE_MIN_VOLUME,
    * or now when called; null once setGemmBackend/setGemmBlocks chose by hand or before any big product.
@@ -137,7 +137,7 @@ export function loadNativeKernels(): NativeKernels {
     throw new Error(`${nativeAddonPath} failed to load: ${err instanceof Error ? err.message : String(err)}`);
   }
   const blocks = explicitBlocks(process.env, addon.gemmBlocks());
-  if (blocks !== null) addon.setGemmBlocks(blocks.kc, blocks.nc);
+  if (blocks !== null) addon.setGemmBlocks(blocks.kc, blocks.nc, blocks.packA);
   // Tuned lazily, at the first big product: most processes (tests, tools, decoding only) never need it.
   let tuned: ReturnType<NativeKernels["tuneGemm"]> = null;
   let tunePending = true;
@@ -163,9 +163,9 @@ export function loadNativeKernels(): NativeKernels {
     get gemmBlocks(): GemmBlocks {
       return addon.gemmBlocks();
     },
-    setGemmBlocks: (kc: number, nc: number) => {
+    setGemmBlocks: (kc: number, nc: number, packA = false) => {
       tunePending = false;
-      addon.setGemmBlocks(kc, nc);
+      addon.setGemmBlocks(kc, nc, packA);
     },
     tuneGemm: () => {
       if (tunePending) tune();

@@ -19,12 +19,12 @@ const f64 = (a: Float32Array): Float64Array => Float64Array.from(a);
 /** Restores the backend and blocks a test changed. */
 function keeping(N: NativeKernels, body: () => void): void {
   const backend = N.gemmBackend;
-  const { kc, nc } = N.gemmBlocks;
+  const { kc, nc, packA } = N.gemmBlocks;
   try {
     body();
   } finally {
     N.setGemmBackend(backend);
-    N.setGemmBlocks(kc, nc);
+    N.setGemmBlocks(kc, nc, packA);
   }
 }
 
@@ -42,7 +42,13 @@ const shapes: [number, number, number][] = [
 test("packed gemm matches the reference with every candidate block size and at the extremes", () => {
   const N = native();
   const { nr } = N.gemmBlocks;
-  const configs = [...candidateBlocks(N.gemmBlocks), { kc: 8, nc: nr }, { kc: 2048, nc: Math.floor(4096 / nr) * nr }, { kc: 40, nc: 3 * nr }];
+  const configs = [
+    ...candidateBlocks(N.gemmBlocks),
+    { kc: 8, nc: nr, packA: false },
+    { kc: 2048, nc: Math.floor(4096 / nr) * nr, packA: true },
+    { kc: 40, nc: 3 * nr, packA: true },
+  ];
+  assert.ok(configs.some((c) => c.packA) && configs.some((c) => !c.packA));
   const rng = makeRng(7);
   keeping(N, () => {
     N.setGemmBackend("packed");
@@ -60,9 +66,9 @@ test("packed gemm matches the reference with every candidate block size and at t
           ] as const) {
             const expected = f64(C0);
             R.gemm(tA, tB, M, Nn, K, alpha, f64(A), f64(B), beta, expected);
-            for (const { kc, nc } of configs) {
-              N.setGemmBlocks(kc, nc);
-              assert.deepEqual([N.gemmBlocks.kc, N.gemmBlocks.nc], [kc, nc]);
+            for (const { kc, nc, packA } of configs) {
+              N.setGemmBlocks(kc, nc, packA);
+              assert.deepEqual([N.gemmBlocks.kc, N.gemmBlocks.nc, N.gemmBlocks.packA], [kc, nc, packA]);
               const C = C0.slice();
               N.gemm(tA, tB, M, Nn, K, alpha, A, B, beta, C);
               const scale = absAB.map((ab, i) => Math.abs(alpha) * ab + Math.abs(beta * C0[i]));
@@ -72,7 +78,7 @@ test("packed gemm matches the reference with every candidate block size and at t
                 scale,
                 2e-6 * Math.sqrt(K + 1),
                 1e-30,
-                `kc ${kc} nc ${nc} gemm ${M}x${Nn}x${K} tA=${tA} tB=${tB} alpha=${alpha} beta=${beta}`,
+                `kc ${kc} nc ${nc} packA ${packA} gemm ${M}x${Nn}x${K} tA=${tA} tB=${tB} alpha=${alpha} beta=${beta}`,
               );
             }
           }
@@ -105,10 +111,10 @@ test("tuneGemm measures once, caches the winner per CPU and build, and obeys the
   try {
     keeping(N, () => {
       const env = { COOKBOOK_HOME: home };
-      const name = (c: GemmChoice): string => (c.backend === "openblas" ? "openblas" : `packed ${c.kc}/${c.nc}`);
+      const name = (c: GemmChoice): string => (c.backend === "openblas" ? "openblas" : `packed ${c.kc}/${c.nc}${c.packA ? " pack-A" : ""}`);
       const first = tuneGemm(N, { env, buildId: "test-build" });
       assert.equal(first.source, "measured");
-      assert.deepEqual({ backend: N.gemmBackend, kc: N.gemmBlocks.kc, nc: N.gemmBlocks.nc }, first.choice);
+      assert.deepEqual({ backend: N.gemmBackend, kc: N.gemmBlocks.kc, nc: N.gemmBlocks.nc, packA: N.gemmBlocks.packA }, first.choice);
       const dir = join(home, "cache", "kernels");
       const files = readdirSync(dir);
       assert.equal(files.length, 1, `cache files: ${files.join(", ")}`);

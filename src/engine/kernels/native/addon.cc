@@ -394,13 +394,15 @@ Napi::Value GemmBlocks(const Napi::CallbackInfo& info) {
   out.Set("nr", b.nr);
   out.Set("defaultKc", b.default_kc);
   out.Set("defaultNc", b.default_nc);
+  out.Set("packA", b.pack_a);
   return out;
 }
 
 Napi::Value SetGemmBlocks(const Napi::CallbackInfo& info) {
   Args a(info, "setGemmBlocks", 2);
   const ptrdiff_t kc = a.size(0, "kc"), nc = a.size(1, "nc");
-  if (!ck::set_gemm_blocks(static_cast<int>(kc), static_cast<int>(nc)))
+  const bool pack_a = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+  if (!ck::set_gemm_blocks(static_cast<int>(kc), static_cast<int>(nc), pack_a))
     a.fail_range("kc must be a multiple of 8 in 8..2048 and nc a multiple of " + std::to_string(ck::gemm_blocks().nr) +
                  " up to 4096, got kc " + std::to_string(kc) + ", nc " + std::to_string(nc));
   return info.Env().Undefined();

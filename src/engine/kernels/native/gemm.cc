@@ -55,6 +55,7 @@ constexpr int kDefaultKC = VW == 16 ? 192 : 256;
 constexpr int kDefaultNT = VW == 16 ? 8 * NR : 16 * NR;  // 256 floats either way
 std::atomic<int> g_kc{kDefaultKC};
 std::atomic<int> g_nt{kDefaultNT};
+std::atomic<bool> g_pack_a{false};  // pack A even when not transposed (else it is read in place)
 
 struct AlignedFree {
   void operator()(float* p) const { std::free(p); }
@@ -245,12 +246,14 @@ bool have_openblas() {
 
 GemmBackend gemm_backend() { return g_backend.load(std::memory_order_relaxed); }
 GemmBlocks gemm_blocks() {
-  return {g_kc.load(std::memory_order_relaxed), g_nt.load(std::memory_order_relaxed), MR, NR, kDefaultKC, kDefaultNT};
+  return {g_kc.load(std::memory_order_relaxed), g_nt.load(std::memory_order_relaxed), MR, NR, kDefaultKC, kDefaultNT,
+          g_pack_a.load(std::memory_order_relaxed)};
 }
-bool set_gemm_blocks(int kc, int nc) {
+bool set_gemm_blocks(int kc, int nc, bool pack_a) {
   if (kc < 8 || kc > 2048 || kc % 8 != 0 || nc < NR || nc > 4096 || nc % NR != 0) return false;
   g_kc.store(kc, std::memory_order_relaxed);
   g_nt.store(nc, std::memory_order_relaxed);
+  g_pack_a.store(pack_a, std::memory_order_relaxed);
   return true;
 }
 void set_gemm_backend(GemmBackend b) { g_backend.store(b, std::memory_order_relaxed); }
@@ -510,8 +513,10 @@ void gemm_packed_t(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, floa
   const int nt = (M * N * K < (1 << 18)) ? 1 : active_threads();
   const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
   const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
-  const ptrdiff_t kchunk = tA ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
-  float* ap = tA ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
+  // A not transposed is read in place unless pack_a is set (see below).
+  const bool direct = !tA && !g_pack_a.load(std::memory_order_relaxed);
+  const ptrdiff_t kchunk = !direct ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
+  float* ap = !direct ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
 
   // Tasks are blocks of C computed start to finish by one thread (no barriers inside a chunk, so
   // a descheduled thread only delays its own blocks, which the others take over). Column
@@ -546,8 +551,8 @@ void gemm_packed_t(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, floa
   const ptrdiff_t n_tasks = m_tiles * n_tiles;
   // A not transposed is read in place: its rows are already contiguous in k, and the transposing
   // pack cost as much as a rank-32 product's arithmetic. A transposed is packed (its rows would
-  // be strided columns).
-  const bool direct = !tA;
+  // be strided columns). On CPUs with a small, 8-way L1 (Intel) A's rows a power of two apart in
+  // place can share cache sets with the B panel; there packing A too (pack_a) may win.
   for (ptrdiff_t k0 = 0; k0 < K; k0 += kchunk) {
     const ptrdiff_t k1 = std::min(K, k0 + kchunk);
     if (!direct) pack_a_shared(tA, lda, A, alpha, M, k0, k1, ap, KC);
