@@ -1,6 +1,6 @@
 // Per-CPU choice of the GEMM path and the packed kernel's block sizes (docs/kernels.md#per-cpu-gemm-choice).
 // The build's static defaults were tuned on Zen 5; on other CPUs OpenBLAS or other blocks can be
-// much faster (an Intel Xeon with AVX-512: OpenBLAS 105 GFLOP per CPU-second, our packed kernel 70).
+// much faster (an Intel Xeon with AVX-512: OpenBLAS ~96 GFLOP per CPU-second, our packed kernel 68-77).
 // At the first large product of a process, the candidates are timed on a few training-shaped
 // products (one thread, CPU time, min of interleaved rounds, ≤ ~1 s) and the fastest is kept,
 // and cached per CPU model + SIMD width + addon build so later processes only read a file.

@@ -55,7 +55,8 @@ constexpr int kDefaultKC = VW == 16 ? 192 : 256;
 constexpr int kDefaultNT = VW == 16 ? 8 * NR : 16 * NR;  // 256 floats either way
 std::atomic<int> g_kc{kDefaultKC};
 std::atomic<int> g_nt{kDefaultNT};
-std::atomic<bool> g_pack_a{false};  // pack A even when not transposed (else it is read in place)
+std::atomic<bool> g_pack_a{false};
+constexpr ptrdiff_t kPackAMinN = 256;  // pack A even when not transposed (else it is read in place)
 
 struct AlignedFree {
   void operator()(float* p) const { std::free(p); }
@@ -514,7 +515,9 @@ void gemm_packed_t(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, floa
   const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
   const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
   // A not transposed is read in place unless pack_a is set (see below).
-  const bool direct = !tA && !g_pack_a.load(std::memory_order_relaxed);
+  // pack_a only for wide products: the pack moves M*K floats for 2*N flops each, and the rank-32
+  // adapter products ran slower with it (55 -> 29-33 GFLOP per CPU-second on the Xeon).
+  const bool direct = !tA && !(g_pack_a.load(std::memory_order_relaxed) && N >= kPackAMinN);
   const ptrdiff_t kchunk = !direct ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
   float* ap = !direct ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
 
