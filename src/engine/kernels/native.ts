@@ -137,7 +137,13 @@ export function loadNativeKernels(): NativeKernels {
     throw new Error(`${nativeAddonPath} failed to load: ${err instanceof Error ? err.message : String(err)}`);
   }
   const blocks = explicitBlocks(process.env, addon.gemmBlocks());
-  if (blocks !== null) addon.setGemmBlocks(blocks.kc, blocks.nc, blocks.packA);
+  if (blocks !== null) {
+    try {
+      addon.setGemmBlocks(blocks.kc, blocks.nc, blocks.packA);
+    } catch (err) {
+      throw new RangeError(`COOKBOOK_GEMM_KC / COOKBOOK_GEMM_NC: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   // Tuned lazily, at the first big product: most processes (tests, tools, decoding only) never need it.
   let tuned: ReturnType<NativeKernels["tuneGemm"]> = null;
   let tunePending = true;
