@@ -176,7 +176,10 @@ test("n launches cookbook batch <file> through the spawner and follows the batch
   try {
     await h.waitFor((f) => f.includes("Batches  0"), "empty");
     await h.press("n");
-    const dialog = await h.waitFor((f) => f.includes("Launch cookbook batch <file>:"), "launch dialog");
+    const dialog = await h.waitFor(
+      (f) => f.includes("Launch cookbook batch <file>:") && !f.includes("listing the experiment files"),
+      "launch dialog, files listed",
+    );
     assert.match(dialog, /› experiments\/models-x-data\.ts|› .*models-x-data\.ts/);
     assert.ok(dialog.includes("sweep.yaml"));
     await h.press("swe");

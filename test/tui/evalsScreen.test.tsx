@@ -110,7 +110,10 @@ test("Evals screen: m marks run A, d compares it with the run under the cursor e
     await h.waitFor((f) => f.includes("A = trained-run"), "the newest run marked as A");
     await h.press("j");
     await h.press("d");
-    const diff = await h.waitFor((f) => f.includes("trained-run (A) vs base-run (B), example by example"), "the comparison");
+    const diff = await h.waitFor(
+      (f) => f.includes("trained-run (A) vs base-run (B), example by example") && !f.includes("comparing the two runs…"),
+      "the comparison",
+    );
     assert.match(diff, /arithmetic: 66\.7% → 33\.3% on 3 shared examples; 0 improved, 1 regressed/);
     assert.match(diff, /regressions \(right in A, worse in B\):\n {4}1\+10 {2}reference "11" {2}A 100\.0% "11" → B 0\.0% "99"/);
     await h.press("\x1b");

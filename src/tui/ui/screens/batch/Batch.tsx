@@ -53,7 +53,8 @@ export function Batch({ route, rows, width }: { route: BatchRoute; rows: number;
   const view = useBatchView(s.open, services.pollMs);
   // Listed when the dialog opens (and again when it reopens), not on every frame.
   const dialogOpen = s.launch !== undefined;
-  const files = useLoaded(() => (dialogOpen ? listExperimentFiles(services.experimentRoots) : []), [dialogOpen, services.experimentRoots], []).value;
+  const listed = useLoaded(() => (dialogOpen ? listExperimentFiles(services.experimentRoots) : []), [dialogOpen, services.experimentRoots], []);
+  const files = listed.value;
 
   useEffect(() => {
     if (s.pending === undefined) return;
@@ -68,7 +69,7 @@ export function Batch({ route, rows, width }: { route: BatchRoute; rows: number;
   const pendingRows = s.pending !== undefined ? 4 : 0;
   const bodyRows = Math.max(3, rows - dialogRows - pendingRows);
   const pending = s.pending !== undefined ? <PendingLine pending={s.pending} width={width} /> : null;
-  const dialog = s.launch !== undefined ? <LaunchBox dialog={s.launch} files={files} rows={dialogRows} width={width} /> : null;
+  const dialog = s.launch !== undefined ? <LaunchBox dialog={s.launch} files={files} listing={!listed.current} rows={dialogRows} width={width} /> : null;
 
   if (s.open === undefined || view === undefined) {
     const roots = services.experimentRoots.map(shortPath).join(", ");

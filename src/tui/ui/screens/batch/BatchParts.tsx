@@ -134,7 +134,20 @@ export function ComparisonTable({ comparison, rows, width }: { comparison: Compa
   );
 }
 
-export function LaunchBox({ dialog, files, rows, width }: { dialog: LaunchDialog; files: readonly string[]; rows: number; width: number }): ReactNode {
+export function LaunchBox({
+  dialog,
+  files,
+  listing,
+  rows,
+  width,
+}: {
+  dialog: LaunchDialog;
+  files: readonly string[];
+  /** The experiment files are still being listed: not "none" yet. */
+  listing: boolean;
+  rows: number;
+  width: number;
+}): ReactNode {
   const matches = filterFiles(files, dialog.text);
   const at = Math.min(dialog.cursor, matches.length - 1);
   const listRows = Math.max(1, rows - 3);
@@ -147,7 +160,9 @@ export function LaunchBox({ dialog, files, rows, width }: { dialog: LaunchDialog
       {matches.length === 0 ? (
         <Text color={theme.muted} wrap="truncate">
           {dialog.text.trim() === ""
-            ? "  no experiment files (*.ts, *.json, *.yaml) in the experiments roots: type a path"
+            ? listing
+              ? "  listing the experiment files…"
+              : "  no experiment files (*.ts, *.json, *.yaml) in the experiments roots: type a path"
             : `  enter launches ${dialog.text.trim()}`}
         </Text>
       ) : (

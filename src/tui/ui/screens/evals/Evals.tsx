@@ -55,18 +55,22 @@ export function Evals({ rows, width }: { route: EvalsRoute; rows: number; width:
   const example = shown[Math.min(s.exampleCursor, shown.length - 1)];
   const detail = useMemo(() => (example === undefined ? [] : exampleDetailLines(example, width)), [example, width]);
   const listRows = Math.max(1, rows - 3);
-  const diffLines = useLoaded(
+  const diffLoad = useLoaded(
     () => {
-      if (s.diff === undefined) return [];
+      const diff = s.diff;
+      if (diff === undefined) return { diff, lines: [] };
       try {
-        return formatRunComparison(compareEvalRuns(new EvalStore(root), s.diff.a, s.diff.b), 50).split("\n");
+        return { diff, lines: formatRunComparison(compareEvalRuns(new EvalStore(root), diff.a, diff.b), 50).split("\n") };
       } catch (err) {
-        return [`cannot compare: ${(err as Error).message}`];
+        return { diff, lines: [`cannot compare: ${(err as Error).message}`] };
       }
     },
     [root, s.diff, tick],
-    [],
+    { diff: undefined, lines: [] },
   ).value;
+  // Until these two runs' comparison is first read, say so rather than show an empty page (later
+  // polls keep the last comparison on screen while they re-read).
+  const diffLines = diffLoad.diff === s.diff ? diffLoad.lines : ["  comparing the two runs…"];
 
   const count =
     s.level === "results"
