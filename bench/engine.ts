@@ -17,7 +17,7 @@ import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { ensurePythonVenv } from "../test-e2e/pythonVenv.ts";
-import { getKernels, type Kernels } from "../src/engine/kernels/index.ts";
+import { getKernels, type Kernels, type NativeKernels } from "../src/engine/kernels/index.ts";
 import type { ModelConfig } from "../src/engine/model/config.ts";
 import { EngineModel, type SequenceInput } from "../src/engine/model/model.ts";
 import { inferenceModel } from "../src/engine/sampling/forward.ts";
@@ -99,9 +99,13 @@ const totals = new Map<string, number>();
 const base = getKernels();
 if ("setNumThreads" in base && typeof base.setNumThreads === "function") base.setNumThreads(threads);
 const kernels = profile ? profiled(base, totals) : base;
+// The per-CPU GEMM choice (docs/kernels.md#per-cpu-gemm-choice), made now so the line below names it.
+const nativeBase = base.name === "native" ? (base as NativeKernels) : null;
+const tuned = nativeBase?.tuneGemm() ?? null;
+const blocks = nativeBase === null ? "" : ` KC ${nativeBase.gemmBlocks.kc} NC ${nativeBase.gemmBlocks.nc}`;
 console.log(`CPU: ${cpuDescription()}`);
 console.log(
-  `kernels: ${base.name} (gemm ${base.gemmBackend}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg()
+  `kernels: ${base.name} (gemm ${base.gemmBackend}${blocks}${tuned === null ? "" : `, ${tuned.source}`}, ${threads} threads); SmolLM2-135M shape, random weights; load ${loadavg()
     .map((x) => x.toFixed(1))
     .join(" ")}`,
 );

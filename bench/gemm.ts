@@ -1,8 +1,9 @@
 // GEMM throughput (GFLOP/s, fp32) for the shapes of docs/kernels.md#benchmark-shapes, per available backend.
-// Usage: npm run bench:gemm [-- --reps 9 --no-ts --backend openblas|packed --training --cpu]
+// Usage: npm run bench:gemm [-- --reps 9 --no-ts --backend openblas|packed --training --cpu --blocks 192x256,192x256p]
 //   (COOKBOOK_THREADS=n sets threads). --training adds the products of a LoRA training step (the
 //   frozen x·Wᵀ, dY·W, the rank-32 adapter products, the head over a 152k vocabulary); --cpu
 //   reports GFLOP per CPU-second of the process instead of per wall second (a busy host).
+// --blocks adds one packed column per KC×NC block size (a trailing p: A packed too) (docs/kernels.md#per-cpu-gemm-choice).
 // Each cell is the median of several timed calls after warm-up; the host is noisy (±30 %), so
 // compare backends within one run rather than against numbers from another day.
 
@@ -51,6 +52,15 @@ const minReps = repsArg >= 0 ? Number(args[repsArg + 1]) : 7;
 const withTs = !args.includes("--no-ts");
 const backendArg = args.indexOf("--backend");
 const onlyBackend = backendArg >= 0 ? args[backendArg + 1] : null;
+const blocksArg = args.indexOf("--blocks");
+const blockSizes = (blocksArg >= 0 ? args[blocksArg + 1] : "")
+  .split(",")
+  .filter((b) => b.length > 0)
+  .map((b) => {
+    const m = /^(\d+)x(\d+)(p?)$/.exec(b);
+    if (m === null) throw new Error(`--blocks ${b}: expected KCxNC, e.g. 192x256`);
+    return { kc: Number(m[1]), nc: Number(m[2]), packA: m[3] === "p" };
+  });
 
 function fill(n: number): Float32Array {
   const a = new Float32Array(n);
@@ -91,14 +101,18 @@ try {
 }
 if (native !== null) {
   const nk = native;
+  const defaults = { kc: nk.gemmBlocks.defaultKc, nc: nk.gemmBlocks.defaultNc, packA: false };
   for (const backend of nk.gemmBackends.filter((b) => onlyBackend === null || b === onlyBackend)) {
-    columns.push({
-      label: `${backend} (${nk.numThreads}t)`,
-      run: (s) => {
-        nk.setGemmBackend(backend);
-        return measure(nk, s, minReps, 3);
-      },
-    });
+    for (const blocks of backend === "packed" && blockSizes.length > 0 ? blockSizes : [defaults]) {
+      columns.push({
+        label: backend === "packed" && blockSizes.length > 0 ? `packed ${blocks.kc}x${blocks.nc}${blocks.packA ? "p" : ""}` : `${backend} (${nk.numThreads}t)`,
+        run: (s) => {
+          nk.setGemmBackend(backend);
+          nk.setGemmBlocks(blocks.kc, blocks.nc, blocks.packA);
+          return measure(nk, s, minReps, 3);
+        },
+      });
+    }
   }
 }
 if (withTs) {

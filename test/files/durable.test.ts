@@ -14,7 +14,8 @@ test("an append after a crash mid-write cuts the torn fragment, so the next reco
   const file = join(tempDir(), "metrics.jsonl");
   writeFileSync(file, '{"step":1,"loss":2}\n{"step":2,"lo');
   const result = appendJsonl(file, { step: 3, loss: 1 });
-  assert.deepEqual(result, { repaired: "cut", cutBytes: 13 });
+  // start/end: where the new line sits, after the cut (what metrics.columns records).
+  assert.deepEqual(result, { repaired: "cut", cutBytes: 13, start: 20, end: 40 });
   assert.equal(readFileSync(file, "utf8"), '{"step":1,"loss":2}\n{"step":3,"loss":1}\n');
   assert.deepEqual(
     readJsonl<{ step: number }>(file).map((r) => r.step),
@@ -25,7 +26,7 @@ test("an append after a crash mid-write cuts the torn fragment, so the next reco
 test("a whole record that only lacks its newline is kept and terminated", () => {
   const file = join(tempDir(), "checkpoints.jsonl");
   writeFileSync(file, '{"name":"000001"}');
-  assert.deepEqual(appendJsonl(file, { name: "000002" }), { repaired: "terminated" });
+  assert.deepEqual(appendJsonl(file, { name: "000002" }), { repaired: "terminated", start: 18, end: 36 });
   assert.deepEqual(
     readJsonl<{ name: string }>(file).map((r) => r.name),
     ["000001", "000002"],
@@ -47,7 +48,7 @@ test("a torn fragment longer than the read chunk, and one with no newline before
 test("text logs keep a torn line and end it before the next entry", () => {
   const file = join(tempDir(), "logs.log");
   writeFileSync(file, "2026 [INFO] half a mess");
-  assert.deepEqual(appendLine(file, "2026 [INFO] next", { repair: "text" }), { repaired: "terminated" });
+  assert.deepEqual(appendLine(file, "2026 [INFO] next", { repair: "text" }), { repaired: "terminated", start: 24, end: 41 });
   assert.equal(readFileSync(file, "utf8"), "2026 [INFO] half a mess\n2026 [INFO] next\n");
 });
 

@@ -3,14 +3,13 @@
 
 import { PROJECT_ROOT } from "../../projectRoot.ts";
 import { createRequire } from "node:module";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DecodeKernels, KvArray } from "./decodeTypes.ts";
+import { addonBuildId, explicitBlocks, type GemmBackendName, type GemmBlocks, type GemmChoice, TUNE_MIN_VOLUME, tuneGemm } from "./gemmTune.ts";
 import { HALF_CODES, HalfArray } from "./halfArray.ts";
 import { referenceKernels } from "./reference.ts";
 import type { FloatArray, Kernels } from "./types.ts";
-
-type GemmBackendName = "openblas" | "packed";
 
 /** The arguments after the four arrays (kvStore) or the three (attentionDecodeSlots), as in the contract. */
 type KvStoreRest = Parameters<DecodeKernels["kvStore"]> extends [unknown, unknown, unknown, unknown, ...infer R] ? R : never;
@@ -56,6 +55,9 @@ interface NativeAddon extends DecodeAddon {
   gemmBackends(): GemmBackendName[];
   /** Force a backend (tests and benchmarks); throws for one the build lacks. */
   setGemmBackend(name: GemmBackendName): void;
+  gemmBlocks(): GemmBlocks;
+  /** Throws a RangeError for sizes the packed kernel cannot use (see GemmBlocks). */
+  setGemmBlocks(kc: number, nc: number, packA?: boolean): void;
   /** Threads used by the addon's own kernels and by OpenBLAS. */
   numThreads(): number;
   setNumThreads(n: number): void;
@@ -107,6 +109,13 @@ export interface NativeKernels extends Kernels, Pick<DecodeAddon, "readBandwidth
   /** Backends this build can use; "openblas" only when OpenBLAS was found at build time. */
   readonly gemmBackends: readonly GemmBackendName[];
   setGemmBackend(name: GemmBackendName): void;
+  readonly gemmBlocks: GemmBlocks;
+  setGemmBlocks(kc: number, nc: number, packA?: boolean): void;
+  /**
+   * The per-CPU GEMM choice (gemmTune.ts): made at the first product of M·N·K ≥ TUNE_MIN_VOLUME,
+   * or now when called; null once setGemmBackend/setGemmBlocks chose by hand or before any big product.
+   */
+  tuneGemm(): { choice: GemmChoice; source: "defaults" | "cache" | "measured" | "fixed" } | null;
   readonly numThreads: number;
   setNumThreads(n: number): void;
 }
@@ -129,22 +138,57 @@ export function loadNativeKernels(): NativeKernels {
   } catch (err) {
     throw new Error(`${nativeAddonPath} failed to load: ${err instanceof Error ? err.message : String(err)}`);
   }
+  const blocks = explicitBlocks(process.env, addon.gemmBlocks());
+  if (blocks !== null) {
+    try {
+      addon.setGemmBlocks(blocks.kc, blocks.nc, blocks.packA);
+    } catch (err) {
+      throw new RangeError(`COOKBOOK_GEMM_KC / COOKBOOK_GEMM_NC: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  // Tuned lazily, at the first big product: most processes (tests, tools, decoding only) never need it.
+  let tuned: ReturnType<NativeKernels["tuneGemm"]> = null;
+  let tunePending = true;
+  const tune = (): void => {
+    tunePending = false;
+    const buildId = addonBuildId(nativeAddonPath, () => {
+      const st = statSync(nativeAddonPath);
+      return `${st.size}:${st.mtimeMs}`;
+    });
+    tuned = tuneGemm(kernels, { buildId });
+  };
   const kernels: NativeKernels = {
     name: "native",
     get gemmBackend(): GemmBackendName {
       return addon.gemmBackend();
     },
     gemmBackends: Object.freeze(addon.gemmBackends()),
-    setGemmBackend: (name: GemmBackendName) => addon.setGemmBackend(name),
+    // A choice made by hand (tests, benchmarks) is kept: no tuning afterwards.
+    setGemmBackend: (name: GemmBackendName) => {
+      tunePending = false;
+      addon.setGemmBackend(name);
+    },
+    get gemmBlocks(): GemmBlocks {
+      return addon.gemmBlocks();
+    },
+    setGemmBlocks: (kc: number, nc: number, packA = false) => {
+      tunePending = false;
+      addon.setGemmBlocks(kc, nc, packA);
+    },
+    tuneGemm: () => {
+      if (tunePending) tune();
+      return tuned;
+    },
     get numThreads(): number {
       return addon.numThreads();
     },
     setNumThreads: (n: number) => addon.setNumThreads(n),
     // 16-bit weights (HalfArray) go to the *Half kernels, which widen them as they read them.
-    gemm: (tA, tB, M, N, K, alpha, A, B, beta, C) =>
-      B instanceof HalfArray
-        ? addon.gemmHalf(tA, tB, M, N, K, alpha, A, B.bits, HALF_CODES[B.dtype], beta, C)
-        : addon.gemm(tA, tB, M, N, K, alpha, A, B, beta, C),
+    gemm: (tA, tB, M, N, K, alpha, A, B, beta, C) => {
+      if (tunePending && M * N * K >= TUNE_MIN_VOLUME) tune();
+      if (B instanceof HalfArray) addon.gemmHalf(tA, tB, M, N, K, alpha, A, B.bits, HALF_CODES[B.dtype], beta, C);
+      else addon.gemm(tA, tB, M, N, K, alpha, A, B, beta, C);
+    },
     rmsnormForward: addon.rmsnormForward,
     rmsnormBackward: addon.rmsnormBackward,
     rope: addon.rope,

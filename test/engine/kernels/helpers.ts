@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { mulberry32 } from "../../../src/random/seeds.ts";
+import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
 import type { FloatArray } from "../../../src/engine/kernels/types.ts";
 
 /** Seeded uniform numbers in [0, 1) for test data. */
@@ -73,4 +74,27 @@ export function seqStartsOf(lengths: readonly number[]): Int32Array {
 /** Size of the probs buffer attentionForward needs. */
 export function probsSize(lengths: readonly number[], nHeads: number): number {
   return lengths.reduce((acc, l) => acc + nHeads * l * l, 0);
+}
+
+/**
+ * The native kernels, failing (not skipping) when the addon is missing: every machine that runs
+ * the suite has a compiler, so a missing addon means the install-time build broke.
+ */
+export function nativeOrFail(): NativeKernels {
+  try {
+    return loadNativeKernels();
+  } catch (err) {
+    assert.fail(`native kernel addon did not build or load: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** |actual - expected| <= rel * scale + abs, elementwise, where scale bounds the rounding error. */
+export function assertWithin(actual: ArrayLike<number>, expected: ArrayLike<number>, scale: ArrayLike<number>, rel: number, abs: number, what: string): void {
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  for (let i = 0; i < expected.length; i++) {
+    const err = Math.abs(actual[i] - expected[i]);
+    if (!(err <= rel * scale[i] + abs)) {
+      assert.fail(`${what}: index ${i}: got ${actual[i]}, expected ${expected[i]} (error ${err}, allowed ${rel * scale[i] + abs})`);
+    }
+  }
 }

@@ -5,31 +5,13 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
 import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
 import { bf16ToFloat32 } from "../../../src/engine/safetensors/dtypes.ts";
-import { assertClose, makeRng, probsSize, randF32, seqStartsOf } from "./helpers.ts";
+import { assertClose, assertWithin, makeRng, nativeOrFail, probsSize, randF32, seqStartsOf } from "./helpers.ts";
 
-function native(): NativeKernels {
-  try {
-    return loadNativeKernels();
-  } catch (err) {
-    assert.fail(`native kernel addon did not build or load: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
+const native = nativeOrFail;
 
 const f64 = (a: Float32Array): Float64Array => Float64Array.from(a);
-
-/** |actual - expected| <= rel * scale + abs, elementwise, where scale bounds the rounding error. */
-function assertWithin(actual: ArrayLike<number>, expected: ArrayLike<number>, scale: ArrayLike<number>, rel: number, abs: number, what: string): void {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < expected.length; i++) {
-    const err = Math.abs(actual[i] - expected[i]);
-    if (!(err <= rel * scale[i] + abs)) {
-      assert.fail(`${what}: index ${i}: got ${actual[i]}, expected ${expected[i]} (error ${err}, allowed ${rel * scale[i] + abs})`);
-    }
-  }
-}
 
 test("native addon loads and reports its GEMM backends", () => {
   const N = native();

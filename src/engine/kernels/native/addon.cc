@@ -385,6 +385,29 @@ Napi::Value SetGemmBackend(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+Napi::Value GemmBlocks(const Napi::CallbackInfo& info) {
+  const ck::GemmBlocks b = ck::gemm_blocks();
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("kc", b.kc);
+  out.Set("nc", b.nc);
+  out.Set("mr", b.mr);
+  out.Set("nr", b.nr);
+  out.Set("defaultKc", b.default_kc);
+  out.Set("defaultNc", b.default_nc);
+  out.Set("packA", b.pack_a);
+  return out;
+}
+
+Napi::Value SetGemmBlocks(const Napi::CallbackInfo& info) {
+  Args a(info, "setGemmBlocks", 2);
+  const ptrdiff_t kc = a.size(0, "kc"), nc = a.size(1, "nc");
+  const bool pack_a = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+  if (!ck::set_gemm_blocks(static_cast<int>(kc), static_cast<int>(nc), pack_a))
+    a.fail_range("kc must be a multiple of 8 in 8..2048 and nc a multiple of " + std::to_string(ck::gemm_blocks().nr) +
+                 " up to 4096, got kc " + std::to_string(kc) + ", nc " + std::to_string(nc));
+  return info.Env().Undefined();
+}
+
 Napi::Value NumThreads(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), ck::threads()); }
 
 Napi::Value SetNumThreads(const Napi::CallbackInfo& info) {
@@ -430,6 +453,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmBackend", Napi::Function::New(env, GemmBackend, "gemmBackend"));
   exports.Set("gemmBackends", Napi::Function::New(env, GemmBackends, "gemmBackends"));
   exports.Set("setGemmBackend", Napi::Function::New(env, SetGemmBackend, "setGemmBackend"));
+  exports.Set("gemmBlocks", Napi::Function::New(env, GemmBlocks, "gemmBlocks"));
+  exports.Set("setGemmBlocks", Napi::Function::New(env, SetGemmBlocks, "setGemmBlocks"));
   exports.Set("numThreads", Napi::Function::New(env, NumThreads, "numThreads"));
   exports.Set("setNumThreads", Napi::Function::New(env, SetNumThreads, "setNumThreads"));
   ck_napi::register_decode_kernels(env, exports);

@@ -46,10 +46,17 @@ std::atomic<GemmBackend> g_backend{
 
 constexpr int MR = 6;
 constexpr int NR = 2 * VW;
-// The B micro-panel (KC x NR floats) should stay in L1 while A panels stream from L2.
-constexpr int KC = VW == 16 ? 192 : 256;
 constexpr int MC = 32 * MR;  // rows per tile: its packed A block stays in L2, and fewer tiles repack B less
-constexpr int NT = VW == 16 ? 8 * NR : 16 * NR;  // columns per tile (256 floats)
+// Block sizes, set at run time (set_gemm_blocks): the defaults were tuned on Zen 5, and the engine
+// may pick others per CPU (src/engine/kernels/gemmTune.ts). KC: depth of a K slice; the B
+// micro-panel (KC x NR floats) should stay in L1 while A panels stream from L2. NT: columns per
+// tile (the widest column stripe), KC x NT floats of packed B per task.
+constexpr int kDefaultKC = VW == 16 ? 192 : 256;
+constexpr int kDefaultNT = VW == 16 ? 8 * NR : 16 * NR;  // 256 floats either way
+std::atomic<int> g_kc{kDefaultKC};
+std::atomic<int> g_nt{kDefaultNT};
+std::atomic<bool> g_pack_a{false};
+constexpr ptrdiff_t kPackAMinN = 256;  // pack A even when not transposed (else it is read in place)
 
 struct AlignedFree {
   void operator()(float* p) const { std::free(p); }
@@ -239,6 +246,17 @@ bool have_openblas() {
 }
 
 GemmBackend gemm_backend() { return g_backend.load(std::memory_order_relaxed); }
+GemmBlocks gemm_blocks() {
+  return {g_kc.load(std::memory_order_relaxed), g_nt.load(std::memory_order_relaxed), MR, NR, kDefaultKC, kDefaultNT,
+          g_pack_a.load(std::memory_order_relaxed)};
+}
+bool set_gemm_blocks(int kc, int nc, bool pack_a) {
+  if (kc < 8 || kc > 2048 || kc % 8 != 0 || nc < NR || nc > 4096 || nc % NR != 0) return false;
+  g_kc.store(kc, std::memory_order_relaxed);
+  g_nt.store(nc, std::memory_order_relaxed);
+  g_pack_a.store(pack_a, std::memory_order_relaxed);
+  return true;
+}
 void set_gemm_backend(GemmBackend b) { g_backend.store(b, std::memory_order_relaxed); }
 
 namespace {
@@ -256,6 +274,7 @@ void compute_tile(bool tA, bool tB, ptrdiff_t K, float alpha, const float* A, pt
       for (ptrdiff_t j = 0; j < cols; j++) c[j] *= beta;
   }
   if (K <= 0 || alpha == 0.0f) return;
+  const int KC = g_kc.load(std::memory_order_relaxed);
   const ptrdiff_t m_panels = (rows + MR - 1) / MR, n_panels = (cols + NR - 1) / NR;
   const ptrdiff_t kc_max = std::min<ptrdiff_t>(K, KC);
   // A not transposed is read in place (see gemm_packed).
@@ -374,7 +393,7 @@ thread_local Scratch t_apack_shared;
 // Slice s (depth kc_s) of the packed A starts at s * KC * Mp (Mp = panels * MR); panel p of a
 // slice at p * MR * kc_s, as pack_a_panel lays it out.
 void pack_a_shared(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1,
-                   float* ap) {
+                   float* ap, int KC) {
   const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
   const ptrdiff_t slices = (k1 - k0 + KC - 1) / KC;
   constexpr ptrdiff_t kPanelsPerTask = 16;
@@ -404,7 +423,7 @@ void pack_a_shared(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_
 template <class TB>
 void tile_from_packed_a(bool tB, ptrdiff_t ldb, const TB* B, float* C, ptrdiff_t N, const float* ap, ptrdiff_t mp,
                         ptrdiff_t M, ptrdiff_t k0, ptrdiff_t k1, bool first, float beta, ptrdiff_t i0,
-                        ptrdiff_t rows, ptrdiff_t j0, ptrdiff_t cols, bool direct, float alpha) {
+                        ptrdiff_t rows, ptrdiff_t j0, ptrdiff_t cols, bool direct, float alpha, int KC) {
   if (first && beta != 1.0f) {
     for (ptrdiff_t i = i0; i < i0 + rows; i++) {
       float* c = C + i * N + j0;
@@ -489,12 +508,18 @@ void gemm_packed_t(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, floa
       return;
     }
   }
+  // Read once per call: the packing of A and every tile must slice K the same way.
+  const int KC = g_kc.load(std::memory_order_relaxed), NT = g_nt.load(std::memory_order_relaxed);
   // Below ~0.5 MFLOP handing tasks to other threads costs more than it saves.
   const int nt = (M * N * K < (1 << 18)) ? 1 : active_threads();
   const ptrdiff_t lda = tA ? M : K, ldb = tB ? K : N;
   const ptrdiff_t m_panels = (M + MR - 1) / MR, mp = m_panels * MR;
-  const ptrdiff_t kchunk = tA ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
-  float* ap = tA ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
+  // A not transposed is read in place unless pack_a is set (see below).
+  // pack_a only for wide products: the pack moves M*K floats for 2*N flops each, and the rank-32
+  // adapter products ran slower with it (55 -> 29-33 GFLOP per CPU-second on the Xeon).
+  const bool direct = !tA && !(g_pack_a.load(std::memory_order_relaxed) && N >= kPackAMinN);
+  const ptrdiff_t kchunk = !direct ? std::min(K, std::max<ptrdiff_t>(KC, kPackedABudget / mp / KC * KC)) : K;
+  float* ap = !direct ? t_apack_shared.get(static_cast<size_t>(mp * kchunk)) : nullptr;
 
   // Tasks are blocks of C computed start to finish by one thread (no barriers inside a chunk, so
   // a descheduled thread only delays its own blocks, which the others take over). Column
@@ -529,15 +554,15 @@ void gemm_packed_t(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, floa
   const ptrdiff_t n_tasks = m_tiles * n_tiles;
   // A not transposed is read in place: its rows are already contiguous in k, and the transposing
   // pack cost as much as a rank-32 product's arithmetic. A transposed is packed (its rows would
-  // be strided columns).
-  const bool direct = !tA;
+  // be strided columns). On CPUs with a small, 8-way L1 (Intel) A's rows a power of two apart in
+  // place can share cache sets with the B panel; there packing A too (pack_a) may win.
   for (ptrdiff_t k0 = 0; k0 < K; k0 += kchunk) {
     const ptrdiff_t k1 = std::min(K, k0 + kchunk);
-    if (!direct) pack_a_shared(tA, lda, A, alpha, M, k0, k1, ap);
+    if (!direct) pack_a_shared(tA, lda, A, alpha, M, k0, k1, ap, KC);
     const auto tile = [&](ptrdiff_t task, int) {
       const ptrdiff_t i0 = (task / n_tiles) * mt, j0 = (task % n_tiles) * ntile;
       tile_from_packed_a(tB, ldb, B, C, N, direct ? A : ap, direct ? lda : mp, M, k0, k1, k0 == 0, beta, i0,
-                         std::min(mt, M - i0), j0, std::min(ntile, N - j0), direct, alpha);
+                         std::min(mt, M - i0), j0, std::min(ntile, N - j0), direct, alpha, KC);
     };
     if (nt == 1 || n_tasks == 1) {
       for (ptrdiff_t t = 0; t < n_tasks; t++) tile(t, 0);
@@ -556,6 +581,7 @@ void gemm_packed(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
 
 void gemm_serial(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A,
                  ptrdiff_t lda, const float* B, ptrdiff_t ldb, float beta, float* C, ptrdiff_t ldc) {
+  const int NT = g_nt.load(std::memory_order_relaxed);
   for (ptrdiff_t i0 = 0; i0 < M; i0 += MC)
     for (ptrdiff_t j0 = 0; j0 < N; j0 += NT)
       compute_tile(tA, tB, K, alpha, A, lda, B, ldb, beta, C, ldc, i0, std::min<ptrdiff_t>(MC, M - i0), j0,

@@ -17,6 +17,16 @@ enum class GemmBackend { OpenBLAS, Packed };
 bool have_openblas();
 GemmBackend gemm_backend();
 void set_gemm_backend(GemmBackend b);
+// Block sizes of the packed GEMM: kc (depth of a K slice) and nc (widest column stripe, a multiple
+// of nr) can change at run time; mr x nr is the micro-kernel. Only sizes change, never results'
+// correctness: a different kc sums K in different slices (float rounding differs in the last bits).
+struct GemmBlocks {
+  int kc, nc, mr, nr, default_kc, default_nc;
+  bool pack_a;  // op(A) not transposed is packed too, instead of read in place
+};
+GemmBlocks gemm_blocks();
+// False (and nothing changed) unless kc is a multiple of 8 in 8..2048 and nc a multiple of nr in nr..4096.
+bool set_gemm_blocks(int kc, int nc, bool pack_a);
 
 void gemm(bool transA, bool transB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha,
           const float* A, const float* B, float beta, float* C);
