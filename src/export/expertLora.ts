@@ -1,18 +1,22 @@
-// GPT-OSS's expert adapter in the exports (docs/numerics.md#gpt-oss): Tinker's w1/w3/w2 factors of
-// a layer's experts (`<layer>.mlp.experts.w1.lora_A.weight` [1 or E, r, D], …), folded into the
-// fused expert tensors for --merged exactly as Tinker's cookbook merges them (gate into the even
-// columns of gate_up_proj [E, D, 2F], up into the odd ones, down into down_proj [E, F, D]), and
-// rewritten for --adapter as PEFT's target_parameters LoRA of those tensors (ParamWrapper), which
-// represents the shared-outer factors exactly: per expert, gate_up's A stacks the gate and up A's
-// and its B places their B's block-diagonally in the interleaved rows (rank 2r, the same alpha/r
-// through alpha_pattern), and down's shared B is repeated for every expert.
+// The experts' shared-outer adapter in the exports (docs/numerics.md#expert-lora): Tinker's w1/w3/w2
+// factors of a layer's experts (`<layer>.mlp.experts.w1.lora_A.weight` [1 or E, r, D], …), folded
+// for --merged into the base's expert weights exactly as Tinker's cookbook merges them, and
+// rewritten for --adapter in a PEFT form that represents them exactly. Two base layouts:
+// - fused (GPT-OSS): gate into the even columns of gate_up_proj [E, D, 2F], up into the odd ones,
+//   down into down_proj [E, F, D]; the adapter is PEFT's target_parameters LoRA of those tensors
+//   (ParamWrapper): per expert, gate_up's A stacks the gate and up A's and its B places their B's
+//   block-diagonally in the interleaved rows (rank 2r, the same alpha/r through alpha_pattern), and
+//   down's shared B is repeated for every expert.
+// - per expert (Qwen3-MoE): each expert's gate_proj, up_proj [F, D] and down_proj [D, F]; the
+//   adapter is an ordinary PEFT LoRA pair per expert projection, the shared factor repeated into
+//   every expert's pair (the same product, so exact).
 import type { Kernels } from "../engine/kernels/types.ts";
 import type { SafetensorsEntry } from "../engine/safetensors/index.ts";
 import { ExportError } from "./folder.ts";
 
 const NAME_RE = /^base_model\.model\.(.+\.mlp\.experts)\.(w[123])\.lora_([AB])\.weight$/;
 
-/** Whether `name` is one of Tinker's expert factors (as the engine's GPT-OSS checkpoints hold them). */
+/** Whether `name` is one of Tinker's expert factors (as the engine's mixture-of-experts checkpoints hold them). */
 export function isExpertFactorName(name: string): boolean {
   return NAME_RE.test(name);
 }
@@ -98,38 +102,81 @@ function bOf(p: ExpertPair, e: number, r: number): Float32Array {
   return p.b.subarray(i * size, (i + 1) * size);
 }
 
-/**
- * Checks a layer's factors against the base's fused expert tensors (MXFP4 ones are named `_blocks`).
- * Returns whether the base stores them in MXFP4.
- */
-export function checkExpertsFitBase(layer: ExpertLoraLayer, base: Map<string, SafetensorsEntry>, baseDir: string): { mxfp4: boolean } {
+/** How a base model stores a layer's experts: fused tensors (GPT-OSS, maybe MXFP4) or a module per expert (Qwen3-MoE). */
+export type ExpertLayout = "fused" | "mxfp4" | "per-expert";
+
+/** The base tensors (engine names) a layer's factors fold into, with their shapes, for a layout. */
+function expertTargets(layer: ExpertLoraLayer, layout: "fused" | "per-expert"): Array<[string, number[]]> {
   const { experts: E, gate, down } = layer;
   const [D, F] = [gate.inDim, gate.outDim];
-  const gateUp = base.get(`${layer.module}.gate_up_proj`);
-  const downT = base.get(`${layer.module}.down_proj`);
-  if (gateUp === undefined && downT === undefined && base.has(`${layer.module}.gate_up_proj_blocks`)) return { mxfp4: true };
-  const want: Array<[string, SafetensorsEntry | undefined, number[]]> = [
-    ["gate_up_proj", gateUp, [E, D, 2 * F]],
-    ["down_proj", downT, [E, down.inDim, down.outDim]],
-  ];
-  for (const [name, entry, shape] of want) {
+  if (layout === "fused")
+    return [
+      [`${layer.module}.gate_up_proj`, [E, D, 2 * F]],
+      [`${layer.module}.down_proj`, [E, down.inDim, down.outDim]],
+    ];
+  return Array.from(
+    { length: E },
+    (_, e): Array<[string, number[]]> => [
+      [`${layer.module}.${e}.gate_proj.weight`, [F, D]],
+      [`${layer.module}.${e}.up_proj.weight`, [F, D]],
+      [`${layer.module}.${e}.down_proj.weight`, [down.outDim, down.inDim]],
+    ],
+  ).flat();
+}
+
+/**
+ * Checks a layer's factors against the base's expert weights (MXFP4 ones are named `_blocks`).
+ * Returns the base's layout and how many of its tensors the factors fold into.
+ */
+export function checkExpertsFitBase(layer: ExpertLoraLayer, base: Map<string, SafetensorsEntry>, baseDir: string): { layout: ExpertLayout; tensors: number } {
+  if (!base.has(`${layer.module}.gate_up_proj`) && !base.has(`${layer.module}.down_proj`) && base.has(`${layer.module}.gate_up_proj_blocks`))
+    return { layout: "mxfp4", tensors: 2 };
+  const layout = base.has(`${layer.module}.0.gate_proj.weight`) ? "per-expert" : "fused";
+  const want = expertTargets(layer, layout);
+  for (const [name, shape] of want) {
+    const entry = base.get(name);
     if (entry === undefined)
-      throw new ExportError(`the adapter adapts ${layer.module} but the base model ${baseDir} has no ${layer.module}.${name}; it was trained on another model`);
+      throw new ExportError(`the adapter adapts ${layer.module} but the base model ${baseDir} has no ${name}; it was trained on another model`);
     if (entry.shape.join(",") !== shape.join(","))
       throw new ExportError(
         `the adapter's ${layer.module} factors need ${name} [${shape.join(", ")}] but the base model ${baseDir} has [${entry.shape.join(", ")}]; it was trained on another model`,
       );
   }
-  return { mxfp4: false };
+  return { layout, tensors: want.length };
+}
+
+/** Which base tensor (engine name) `name` is for the expert factors: a fused one or one expert's projection. */
+export function expertTensorTarget(
+  name: string,
+): { module: string; which: "gate_up_proj" | "down_proj" } | { module: string; expert: number; which: "gate_proj" | "up_proj" | "down_proj" } | null {
+  const fused = /^(.+\.mlp\.experts)\.(gate_up_proj|down_proj)$/.exec(name);
+  if (fused !== null) return { module: fused[1]!, which: fused[2] as "gate_up_proj" | "down_proj" };
+  const own = /^(.+\.mlp\.experts)\.(\d+)\.(gate_proj|up_proj|down_proj)\.weight$/.exec(name);
+  if (own !== null) return { module: own[1]!, expert: Number(own[2]), which: own[3] as "gate_proj" | "up_proj" | "down_proj" };
+  return null;
 }
 
 /**
- * Adds the layer's delta to the base's fused tensor in place: gate_up [E, D, 2F] (gate in the even
- * columns, up in the odd ones) or down [E, F, D]; `scale` is alpha / r.
+ * Adds the layer's delta to a base tensor in place (`scale` is alpha / r): GPT-OSS's fused gate_up
+ * [E, D, 2F] (gate in the even columns, up in the odd ones) or down [E, F, D], or (`expert` given)
+ * that expert's gate_proj, up_proj [F, D] or down_proj [D, F].
  */
-export function mergeExpertFactors(k: Kernels, layer: ExpertLoraLayer, which: "gate_up_proj" | "down_proj", scale: number, data: Float32Array): void {
+export function mergeExpertFactors(
+  k: Kernels,
+  layer: ExpertLoraLayer,
+  which: "gate_up_proj" | "down_proj" | "gate_proj" | "up_proj",
+  scale: number,
+  data: Float32Array,
+  expert?: number,
+): void {
   const { experts: E, rank: r, gate, up, down } = layer;
   const [D, F] = [gate.inDim, gate.outDim];
+  if (expert !== undefined) {
+    const p = which === "gate_proj" ? gate : which === "up_proj" ? up : down;
+    // W [out, in] += s·B[e]·A[e]
+    k.gemm(false, false, p.outDim, p.inDim, r, scale, bOf(p, expert, r), aOf(p, expert, r), 1, data);
+    return;
+  }
   if (which === "down_proj") {
     // down[e] [F, D] += s·A₂[e]ᵀ·B₂[e]ᵀ
     for (let e = 0; e < E; e++) k.gemm(true, true, F, D, r, scale, aOf(down, e, r), bOf(down, e, r), 1, data.subarray(e * F * D, (e + 1) * F * D));
@@ -150,7 +197,27 @@ export function mergeExpertFactors(k: Kernels, layer: ExpertLoraLayer, which: "g
 }
 
 /**
- * The layer's factors as PEFT 0.21's target_parameters LoRA (lora.ParamWrapper) of gate_up_proj
+ * The per-expert layout's factors as PEFT LoRA pairs of each expert's gate_proj, up_proj and
+ * down_proj ([r, in] and [out, r]), the shared factor repeated into every expert's pair.
+ */
+export function peftPerExpertTensors(layer: ExpertLoraLayer): Map<string, { shape: number[]; data: Float32Array }> {
+  const { experts: E, rank: r } = layer;
+  const out = new Map<string, { shape: number[]; data: Float32Array }>();
+  for (let e = 0; e < E; e++)
+    for (const [proj, p] of [
+      ["gate_proj", layer.gate],
+      ["up_proj", layer.up],
+      ["down_proj", layer.down],
+    ] as const) {
+      const prefix = `base_model.model.${layer.module}.${e}.${proj}`;
+      out.set(`${prefix}.lora_A.weight`, { shape: [r, p.inDim], data: Float32Array.from(aOf(p, e, r)) });
+      out.set(`${prefix}.lora_B.weight`, { shape: [p.outDim, r], data: Float32Array.from(bOf(p, e, r)) });
+    }
+  return out;
+}
+
+/**
+ * The fused layout's factors as PEFT 0.21's target_parameters LoRA (lora.ParamWrapper) of gate_up_proj
  * and down_proj. PEFT wraps the experts' parameters in registration order, so gate_up_proj's
  * wrapper is the inner one (`<module>.base_layer.lora_*`) and down_proj's the outer (`<module>.lora_*`).
  * A ParamWrapper's lora_A is [E·r, in] (expert-major) and lora_B [out, r·E] (expert-minor).

@@ -13,9 +13,9 @@ import {
   type TensorToWrite,
 } from "../engine/safetensors/index.ts";
 import { peftAdapterConfig, peftTargetModules } from "../engine/storage/store.ts";
-import { isExpertFactorName, peftExpertTensors } from "./expertLora.ts";
+import { isExpertFactorName, peftExpertTensors, peftPerExpertTensors } from "./expertLora.ts";
 import { copyTokenizerFiles, ExportError, writeFolderAtomically } from "./folder.ts";
-import { checkAdapterFitsBase, pairLoraTensors, type LoraAdapter } from "./lora.ts";
+import { checkAdapterFitsBase, pairLoraTensors, type ExpertFit, type LoraAdapter } from "./lora.ts";
 import { readJsonFile, writeMergedModel, type ExportDtype } from "./merged.ts";
 import { locateBaseModel, locateCheckpoint, type BaseModelLocation, type CheckpointFiles, type LocateOptions } from "./source.ts";
 
@@ -96,24 +96,37 @@ export async function exportCheckpoint(tinkerPath: string, options: ExportOption
 }
 
 /**
- * GPT-OSS: the adapter's tensors with each layer's expert factors (Tinker's w1/w3/w2) rewritten as
- * PEFT's target_parameters LoRA of the fused expert tensors (expertLora.ts), and `config` (changed
- * in place) naming them: gate_up_proj at rank 2r with alpha 2·alpha, so its scale stays alpha / r.
+ * The adapter's tensors with each layer's expert factors (Tinker's w1/w3/w2) rewritten for PEFT
+ * (expertLora.ts), and `config` (changed in place) naming them. Fused experts (GPT-OSS): PEFT's
+ * target_parameters LoRA of the fused tensors, gate_up_proj at rank 2r with alpha 2·alpha so its
+ * scale stays alpha / r. Per-expert modules (Qwen3-MoE): a LoRA pair per expert projection.
  */
 function withPeftExperts(
   adapter: LoraAdapter,
   raw: Map<string, { shape: number[]; data: Float32Array }>,
   config: Record<string, unknown>,
+  fused: boolean,
 ): Map<string, { shape: number[]; data: Float32Array }> {
   const out = new Map([...raw].filter(([name]) => !isExpertFactorName(name)));
-  for (const layer of adapter.experts.values()) for (const [name, t] of peftExpertTensors(layer)) out.set(name, t);
+  for (const layer of adapter.experts.values()) for (const [name, t] of (fused ? peftExpertTensors : peftPerExpertTensors)(layer)) out.set(name, t);
+  config.target_modules = peftTargetModules(fused ? [...raw.keys()].filter((n) => !isExpertFactorName(n)) : out.keys());
+  if (!fused) return out;
   const rank = Number(config.r);
   const alpha = Number(config.lora_alpha);
-  config.target_modules = peftTargetModules([...raw.keys()].filter((n) => !isExpertFactorName(n)));
   config.target_parameters = ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"];
   config.rank_pattern = { ...(config.rank_pattern as Record<string, number> | undefined), gate_up_proj: 2 * rank };
   config.alpha_pattern = { ...(config.alpha_pattern as Record<string, number> | undefined), gate_up_proj: 2 * alpha };
   return out;
+}
+
+/**
+ * Whether the base stores its experts fused (GPT-OSS): from its weights when they are here, else
+ * from its config.json, else (only the tokenizer on this machine) from the model's name.
+ */
+function fusedExperts(fit: ExpertFit | null, baseDir: string, baseModel: string): boolean {
+  if (fit?.expertLayout != null) return fit.expertLayout !== "per-expert";
+  if (existsSync(join(baseDir, "config.json"))) return readModelConfig(baseDir).config.moe?.gptOss !== undefined;
+  return /gpt-oss/i.test(baseModel);
 }
 
 /**
@@ -127,9 +140,10 @@ async function exportAdapter(
   options: ExportOptions,
 ): Promise<ExportResult> {
   let base: BaseModelLocation;
+  let fit: ExpertFit | null = null;
   try {
     base = await locateBaseModel(files, { ...options.resolve, allowDownload: false });
-    checkAdapterFitsBase(adapter, baseHeaderEntries(base.dir), readModelConfig(base.dir).config.tieWordEmbeddings, base.dir);
+    fit = checkAdapterFitsBase(adapter, baseHeaderEntries(base.dir), readModelConfig(base.dir).config.tieWordEmbeddings, base.dir);
   } catch (err) {
     if (!(err instanceof ModelNotFoundError)) throw err;
     base = await locateBaseModel(files, { ...options.resolve, need: "tokenizer" });
@@ -143,7 +157,7 @@ async function exportAdapter(
     ? readJsonFile(configFile)
     : peftAdapterConfig(nameOrPath, { rank: files.rank!, seed: 0, trainAttn: true, trainMlp: true, trainUnembed: true }, raw.keys());
   config.base_model_name_or_path = nameOrPath;
-  const tensors = adapter.experts.size > 0 ? withPeftExperts(adapter, raw, config) : raw;
+  const tensors = adapter.experts.size > 0 ? withPeftExperts(adapter, raw, config, fusedExperts(fit, base.dir, files.baseModel)) : raw;
   const written = writeFolderAtomically(options.outDir, (tmp) => {
     writeSafetensors(join(tmp, "adapter_model.safetensors"), new Map<string, TensorToWrite>(tensors), {
       dtype: options.dtype === "bf16" ? "BF16" : "F32",

@@ -3,7 +3,7 @@
 // them against the base model's weight shapes, so an adapter for another model fails before
 // anything is written.
 import type { SafetensorsEntry } from "../engine/safetensors/index.ts";
-import { checkExpertsFitBase, isExpertFactorName, pairExpertFactors, type ExpertLoraLayer } from "./expertLora.ts";
+import { checkExpertsFitBase, isExpertFactorName, pairExpertFactors, type ExpertLayout, type ExpertLoraLayer } from "./expertLora.ts";
 import { ExportError } from "./folder.ts";
 
 export interface LoraModule {
@@ -18,7 +18,7 @@ export interface LoraModule {
 
 export interface LoraAdapter {
   modules: Map<string, LoraModule>;
-  /** GPT-OSS: each layer's expert factors (Tinker's shared-outer w1/w3/w2, expertLora.ts) by experts module. */
+  /** Mixture-of-experts models: each layer's expert factors (Tinker's shared-outer w1/w3/w2, expertLora.ts) by experts module. */
   experts: Map<string, ExpertLoraLayer>;
   /** lora_alpha / r. */
   scale: number;
@@ -56,6 +56,15 @@ export function pairLoraTensors(tensors: Map<string, { shape: number[]; data: Fl
   return { modules, experts, scale: alpha / rank };
 }
 
+/** What the base holds for the adapter's expert factors (expertLora.ts). */
+export interface ExpertFit {
+  mxfp4Experts: boolean;
+  /** The base's expert layout, null when the adapter has no expert factors. */
+  expertLayout: ExpertLayout | null;
+  /** How many base tensors the expert factors fold into. */
+  expertTensors: number;
+}
+
 /**
  * Checks every adapted module against the base weights' shapes. `lm_head` may be missing from the
  * base when embeddings are tied: then it is the embedding matrix. Returns the modules whose head is tied.
@@ -65,10 +74,15 @@ export function checkAdapterFitsBase(
   baseEntries: Map<string, SafetensorsEntry>,
   tied: boolean,
   baseDir: string,
-): { untieHead: boolean; mxfp4Experts: boolean } {
+): ExpertFit & { untieHead: boolean } {
   let untieHead = false;
-  let mxfp4Experts = false;
-  for (const layer of adapter.experts.values()) mxfp4Experts = checkExpertsFitBase(layer, baseEntries, baseDir).mxfp4 || mxfp4Experts;
+  const fit: ExpertFit = { mxfp4Experts: false, expertLayout: null, expertTensors: 0 };
+  for (const layer of adapter.experts.values()) {
+    const { layout, tensors } = checkExpertsFitBase(layer, baseEntries, baseDir);
+    fit.mxfp4Experts ||= layout === "mxfp4";
+    fit.expertLayout = layout;
+    fit.expertTensors += tensors;
+  }
   for (const m of adapter.modules.values()) {
     let target = `${m.module}.weight`;
     let entry = baseEntries.get(target);
@@ -88,5 +102,5 @@ export function checkAdapterFitsBase(
       );
     }
   }
-  return { untieHead, mxfp4Experts };
+  return { untieHead, ...fit };
 }

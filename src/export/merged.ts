@@ -19,7 +19,7 @@ import {
   type TensorValues,
 } from "../engine/safetensors/index.ts";
 import { ExportError } from "./folder.ts";
-import { mergeExpertFactors, type ExpertLoraLayer } from "./expertLora.ts";
+import { expertTensorTarget, mergeExpertFactors, type ExpertLoraLayer } from "./expertLora.ts";
 import { checkAdapterFitsBase, type LoraAdapter } from "./lora.ts";
 
 export type ExportDtype = "bf16" | "fp32";
@@ -96,8 +96,10 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   // The adapter names modules as the engine does; a checkpoint may store them under a prefix
   // (Qwen3.5's model.language_model.), which the merged folder keeps.
   const engineName = (name: string): string => decoderTensorName(config, name) ?? name;
+  let expertTensors = 0;
   if (adapter !== null) {
     const fit = checkAdapterFitsBase(adapter, new Map([...entries].map(([n, e]) => [engineName(n), e])), config.tieWordEmbeddings, baseDir);
+    expertTensors = fit.expertTensors;
     if (fit.mxfp4Experts)
       throw new ExportError(
         `${baseDir} stores GPT-OSS's experts in MXFP4 and the adapter adapts them (train_mlp): a merged model needs the expert delta inside those tensors. ` +
@@ -136,11 +138,11 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
     const module = engineName(name).slice(0, -".weight".length);
     return adapter.modules.has(module) ? { module } : null;
   };
-  /** GPT-OSS: the layer whose expert factors fold into this fused tensor, if any. */
-  const expertDeltaFor = (name: string): { layer: ExpertLoraLayer; which: "gate_up_proj" | "down_proj" } | null => {
-    const m = /^(.+\.mlp\.experts)\.(gate_up_proj|down_proj)$/.exec(engineName(name));
-    const layer = m === null ? undefined : adapter?.experts.get(m[1]!);
-    return layer === undefined ? null : { layer, which: m![2] as "gate_up_proj" | "down_proj" };
+  /** The layer whose expert factors fold into this tensor (GPT-OSS's fused ones, or one expert's projection), if any. */
+  const expertDeltaFor = (name: string): { layer: ExpertLoraLayer; which: "gate_up_proj" | "down_proj" | "gate_proj" | "up_proj"; expert?: number } | null => {
+    const target = expertTensorTarget(engineName(name));
+    const layer = target === null ? undefined : adapter?.experts.get(target.module);
+    return layer === undefined || target === null ? null : { layer, ...target };
   };
   let mergedExperts = 0;
   let merged = 0;
@@ -168,7 +170,7 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
       const x = expertDeltaFor(t.name);
       if (x !== null) {
         if (!(data instanceof Float32Array)) throw new ExportError(`${t.file}: ${t.source} is an integer tensor; the expert adapter cannot be merged into it`);
-        mergeExpertFactors(k, x.layer, x.which, adapter!.scale, data);
+        mergeExpertFactors(k, x.layer, x.which, adapter!.scale, data, x.expert);
         mergedExperts++;
       }
       tensors.set(t.name, { shape: t.shape, data });
@@ -180,10 +182,8 @@ export function writeMergedModel(baseDir: string, adapter: LoraAdapter | null, o
   if (adapter !== null && merged !== adapter.modules.size) {
     throw new ExportError(`merged ${merged} of the adapter's ${adapter.modules.size} modules; the adapter does not match ${baseDir}`);
   }
-  if (adapter !== null && mergedExperts !== 2 * adapter.experts.size) {
-    throw new ExportError(
-      `merged ${mergedExperts} of the ${2 * adapter.experts.size} fused expert tensors the adapter adapts; the adapter does not match ${baseDir}`,
-    );
+  if (adapter !== null && mergedExperts !== expertTensors) {
+    throw new ExportError(`merged ${mergedExperts} of the ${expertTensors} expert tensors the adapter adapts; the adapter does not match ${baseDir}`);
   }
   if (shards.length > 1) {
     const tmp = join(outDir, `.${INDEX_FILE}.tmp`);

@@ -135,12 +135,12 @@ for (const family of FAMILIES) {
     });
     assert.equal(Object.keys(peft.grads).length, init.size, "PEFT trains as many tensors as the engine");
     // Every projection kind and the head carry an adapter (Phi-3: its fused matrices, as PEFT names
-    // them; Qwen3.5: also its linear attention's; GPT-OSS: the attention's, the head and its
-    // experts' shared-outer factors w1/w3/w2).
+    // them; Qwen3.5: also its linear attention's; the mixture-of-experts models: the attention's,
+    // the head and their experts' shared-outer factors w1/w3/w2).
     const expected =
       config.fusedProjections === true
         ? ["qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"]
-        : config.moe?.gptOss !== undefined
+        : config.moe !== undefined
           ? ["q_proj", "k_proj", "v_proj", "o_proj", "lm_head", "w1", "w2", "w3"]
           : ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
     if (config.linearAttention !== undefined) expected.push("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj");
@@ -157,10 +157,10 @@ for (const family of FAMILIES) {
       // Adam divides by the gradient's own size, so an entry whose gradient is at float32 noise
       // (cancellation, ~1e-7 of the tensor's largest) moves by lr in an arbitrary direction on
       // both sides; every other entry must land where PEFT's does. An exact zero (the factors of an
-      // expert no token chose) is reproduced: it takes only the decay step on both sides. GPT-OSS's
+      // expert no token chose) is reproduced: it takes only the decay step on both sides. The
       // per-expert factors (w1/w3 B, w2 A) hold every expert in one tensor: each expert's block is
       // its own sum over its own tokens, so the noise level and the relative error are the block's.
-      const perExpert = config.moe?.gptOss !== undefined && /\.experts\.(w[13]\.lora_B|w2\.lora_A)\.weight$/.test(name);
+      const perExpert = config.moe !== undefined && /\.experts\.(w[13]\.lora_B|w2\.lora_A)\.weight$/.test(name);
       const block = perExpert ? g.length / config.moe!.numExperts : g.length;
       const pg = peft.grads[name]!;
       for (let i0 = 0; i0 < g.length; i0 += block) worstGrad = Math.max(worstGrad, relDiff(g.subarray(i0, i0 + block), pg.slice(i0, i0 + block)));
@@ -224,19 +224,21 @@ for (const family of FAMILIES) {
     await run(process.execPath, [CLI, "export", samplerPath, "--adapter", "--out", adapter], { env });
 
     // The engine's own logprobs: the base with the checkpoint's adapter unmerged (the sampler's
-    // path; GPT-OSS's expert factors are in Tinker's layout there, in PEFT's in the export).
+    // path; the expert factors are in Tinker's layout there, in PEFT's in the export).
     const { config, weights } = loadModelDir(dir);
     const files = await locateCheckpoint(samplerPath, { env });
     const rank = files.rank!;
     const tensors = new Map([...readSafetensors(join(files.dir, "adapter_model.safetensors"))].map(([n, t]) => [n, t.data as Float32Array]));
     files.dispose();
-    if (config.moe?.gptOss !== undefined) {
+    if (config.moe !== undefined) {
       assert.ok(
         [...tensors.keys()].some((n) => n.endsWith("mlp.experts.w2.lora_B.weight")),
         "sl_basic trained the experts' factors",
       );
-      const exported = JSON.parse(readFileSync(join(adapter, "adapter_config.json"), "utf8")) as { target_parameters?: string[] };
-      assert.deepEqual(exported.target_parameters, ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"]);
+      const exported = JSON.parse(readFileSync(join(adapter, "adapter_config.json"), "utf8")) as { target_parameters?: string[]; target_modules?: string[] };
+      // GPT-OSS: PEFT's LoRA of the fused expert tensors; Qwen3-MoE: a pair per expert projection.
+      if (config.moe.gptOss !== undefined) assert.deepEqual(exported.target_parameters, ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"]);
+      else for (const m of ["gate_proj", "up_proj", "down_proj"]) assert.ok(exported.target_modules?.includes(m), `target_modules lacks ${m}`);
     }
     const inf = inferenceModel(buildInferenceWeights(config, weights, { rank, tensors }), getKernels());
     const rng = lcg(23);

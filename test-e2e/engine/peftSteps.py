@@ -5,14 +5,13 @@ folder in transformers + PEFT, from LoRA weights the engine chose. Reads on stdi
 prints {"losses": [...], "grads": {name: [...]}, "final": {name: [...]}} as JSON (gradients of the
 first step; names as the engine spells them, without PEFT's ".default").
 
-Mixture-of-experts models: transformers 5 stores a layer's experts fused (gate_up_proj [E, 2I, D],
-down_proj [E, D, I]), which PEFT's target_modules cannot reach one expert at a time, while the
-engine adapts each expert's gate_proj / up_proj / down_proj like a dense MLP's. Those adapters are
-applied here by plain torch autograd, W_e + scale·B_e·A_e inside the experts' forward; everything
-else is PEFT's. GPT-OSS's experts adapt in Tinker's shared-outer layout (w1/w3: A [1, r, D] shared,
-B [E, F, r]; w2: A [E, r, F], B [1, D, r] shared), which is not PEFT's per-expert parametrisation
-(the shared factors' gradients sum over the experts): those are applied the same way, inside
-transformers' GptOssExperts forward, the gate and up deltas into the interleaved gate_up columns."""
+Mixture-of-experts models: the engine adapts the experts in Tinker's shared-outer layout (w1/w3:
+A [1, r, D] shared, B [E, F, r]; w2: A [E, r, F], B [1, D, r] shared), which is not PEFT's
+per-expert parametrisation (the shared factors' gradients sum over the experts), and transformers 5
+stores a layer's experts fused (gate_up_proj, down_proj), which PEFT's target_modules cannot reach
+one expert at a time. Those factors are applied here by plain torch autograd inside the experts'
+forward (Qwen3MoeExperts: gate then up halves of gate_up_proj [E, 2F, D]; GptOssExperts: gate and
+up interleaved in gate_up_proj [E, D, 2F], with biases); everything else is PEFT's."""
 import json
 import sys
 
@@ -37,49 +36,10 @@ scale = request["alpha"] / request["rank"]
 params = {}
 
 
-def adapt_experts(name, module):
-    """Per-expert LoRA leaves (initialised from the engine's values) and a forward that uses them."""
-    size = module.intermediate_dim
-    loras = []
-    for e in range(module.num_experts):
-        pair = {}
-        for proj in ("gate_proj", "up_proj", "down_proj"):
-            for which in ("lora_A", "lora_B"):
-                key = f"{name}.{e}.{proj}.{which}.weight"
-                if key not in request["init"]:
-                    raise SystemExit(f"the engine's adapter has no {key}")
-                out_dim = module.hidden_dim if proj == "down_proj" else size
-                in_dim = size if proj == "down_proj" else module.hidden_dim
-                shape = (request["rank"], in_dim) if which == "lora_A" else (out_dim, request["rank"])
-                t = torch.tensor(request["init"][key], dtype=torch.float32).reshape(shape).requires_grad_(True)
-                params[key] = t
-                pair[(proj, which)] = t
-        loras.append(pair)
-
-    def lora(x, e, proj):
-        return scale * F.linear(F.linear(x, loras[e][(proj, "lora_A")]), loras[e][(proj, "lora_B")])
-
-    def forward(hidden_states, top_k_index, top_k_weights):
-        final = torch.zeros_like(hidden_states)
-        for e in range(module.num_experts):
-            token_idx, pos = torch.where(top_k_index == e)
-            if len(token_idx) == 0:
-                continue
-            x = hidden_states[token_idx]
-            w = module.gate_up_proj[e]
-            gate = F.linear(x, w[:size]) + lora(x, e, "gate_proj")
-            up = F.linear(x, w[size:]) + lora(x, e, "up_proj")
-            h = module.act_fn(gate) * up
-            y = F.linear(h, module.down_proj[e]) + lora(h, e, "down_proj")
-            final.index_add_(0, token_idx, y * top_k_weights[token_idx, pos, None])
-        return final
-
-    module.forward = forward
-
-
-def adapt_gpt_oss_experts(name, module):
-    """Tinker's shared-outer factors (leaves from the engine's values) inside GptOssExperts' forward."""
-    r, E, D, F_ = request["rank"], module.num_experts, module.hidden_size, module.intermediate_size
+def shared_outer_factors(name, E, D, F_):
+    """Tinker's w1/w3/w2 factors of one experts module as leaves (from the engine's values), and
+    the deltas they add to expert e's gate, up (from its rows x) and down (from its activations h)."""
+    r = request["rank"]
 
     def leaf(proj, which, shape):
         key = f"{name}.{proj}.{which}.weight"
@@ -93,6 +53,42 @@ def adapt_gpt_oss_experts(name, module):
     a3, b3 = leaf("w3", "lora_A", (1, r, D)), leaf("w3", "lora_B", (E, F_, r))
     a2, b2 = leaf("w2", "lora_A", (E, r, F_)), leaf("w2", "lora_B", (1, D, r))
 
+    def gate_up(x, e):
+        return scale * (x @ a1[0].T) @ b1[e].T, scale * (x @ a3[0].T) @ b3[e].T
+
+    def down(h, e):
+        return scale * (h @ a2[e].T) @ b2[0].T
+
+    return gate_up, down
+
+
+def adapt_qwen3_moe_experts(name, module):
+    """The shared-outer factors inside Qwen3MoeExperts' forward (gate and up halves of gate_up_proj)."""
+    E, D, F_ = module.num_experts, module.hidden_dim, module.intermediate_dim
+    lora_gate_up, lora_down = shared_outer_factors(name, E, D, F_)
+
+    def forward(hidden_states, top_k_index, top_k_weights):
+        final = torch.zeros_like(hidden_states)
+        for e in range(E):
+            token_idx, pos = torch.where(top_k_index == e)
+            if len(token_idx) == 0:
+                continue
+            x = hidden_states[token_idx]
+            w = module.gate_up_proj[e]
+            dg, du = lora_gate_up(x, e)
+            h = module.act_fn(F.linear(x, w[:F_]) + dg) * (F.linear(x, w[F_:]) + du)
+            y = F.linear(h, module.down_proj[e]) + lora_down(h, e)
+            final.index_add_(0, token_idx, y * top_k_weights[token_idx, pos, None])
+        return final
+
+    module.forward = forward
+
+
+def adapt_gpt_oss_experts(name, module):
+    """The shared-outer factors inside GptOssExperts' forward (gate and up interleaved in gate_up_proj)."""
+    E, D, F_ = module.num_experts, module.hidden_size, module.intermediate_size
+    lora_gate_up, lora_down = shared_outer_factors(name, E, D, F_)
+
     def forward(hidden_states, router_indices=None, routing_weights=None):
         out = torch.zeros_like(hidden_states)
         for e in range(E):
@@ -101,11 +97,10 @@ def adapt_gpt_oss_experts(name, module):
                 continue
             x = hidden_states[token_idx]
             gate_up = x @ module.gate_up_proj[e] + module.gate_up_proj_bias[e]
-            gate = scale * (x @ a1[0].T) @ b1[e].T
-            up = scale * (x @ a3[0].T) @ b3[e].T
+            gate, up = lora_gate_up(x, e)
             gate_up = gate_up + torch.stack([gate, up], dim=-1).reshape(len(token_idx), 2 * F_)
             h = module._apply_gate(gate_up)
-            y = h @ module.down_proj[e] + module.down_proj_bias[e] + scale * (h @ a2[e].T) @ b2[0].T
+            y = h @ module.down_proj[e] + module.down_proj_bias[e] + lora_down(h, e)
             out.index_add_(0, token_idx, y * routing_weights[token_idx, top_k_pos, None])
         return out
 
@@ -113,13 +108,15 @@ def adapt_gpt_oss_experts(name, module):
 
 
 for name, module in model.named_modules():
-    # Only where the engine adapts the experts: per expert (Qwen3-MoE) or shared-outer (GPT-OSS).
+    # Only where the engine adapts the experts (train_mlp).
     if not (name.endswith("mlp.experts") and isinstance(getattr(module, "gate_up_proj", None), torch.nn.Parameter)):
         continue
-    if any(key.startswith(f"{name}.0.") for key in request["init"]):
-        adapt_experts(name, module)
-    elif any(key.startswith(f"{name}.w1.") for key in request["init"]):
+    if not any(key.startswith(f"{name}.w1.") for key in request["init"]):
+        continue
+    if hasattr(module, "gate_up_proj_bias"):
         adapt_gpt_oss_experts(name, module)
+    else:
+        adapt_qwen3_moe_experts(name, module)
 
 for name, p in model.named_parameters():
     if not p.requires_grad:

@@ -97,7 +97,7 @@ export interface MoeScratch {
   dup: FloatArray;
   /** Gradient wrt each assignment's weight, [T·K]. */
   dw: FloatArray;
-  /** GPT-OSS's shared-outer expert adapter (expertLora.ts), training: gradients wrt x·Aᵀ per grouped row, [T·K, rank]. */
+  /** The shared-outer expert adapter (expertLora.ts), training: gradients wrt x·Aᵀ per grouped row, [T·K, rank]. */
   dhrGate: FloatArray | null;
   dhrUp: FloatArray | null;
   dhrDown: FloatArray | null;
@@ -161,15 +161,9 @@ function loraBuf(dtype: Dtype, lin: Linear | null, T: number): FloatArray | null
   return lin === null || lin.lora === null ? null : allocFloat(dtype, T * lin.lora.rank);
 }
 
-/** The rank of the experts' adapters (0 when they have none). */
+/** The rank of the experts' shared-outer adapter (0 when they have none). */
 function expertRank(params: ModelParams): number {
   for (const l of params.layers) if (l.moe !== null) return moeExpertRank(l.moe);
-  return 0;
-}
-
-/** The rank of GPT-OSS's shared-outer expert adapters (0 without). */
-function sharedExpertRank(params: ModelParams): number {
-  for (const l of params.layers) if (l.moe?.lora) return l.moe.lora.rank;
   return 0;
 }
 
@@ -370,7 +364,7 @@ export function allocScratch(dtype: Dtype, config: ModelConfig, params: ModelPar
     dup: g(T * F),
     // LoRA backward scratch, also used for the head's chunks (never larger than T rows).
     dhr: allocFloat(dtype, T * Math.max(1, maxRank(params))),
-    moe: allocMoeScratch(dtype, config, T, training, sharedExpertRank(params)),
+    moe: allocMoeScratch(dtype, config, T, training, expertRank(params)),
     qFull: gt(T * 2 * H * d),
     gated: gt(T * H * d),
     dqGate: gt(training ? T * H * d : 0),

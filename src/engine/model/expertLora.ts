@@ -1,9 +1,10 @@
-// GPT-OSS's expert LoRA in Tinker's shared-outer layout (docs/numerics.md#gpt-oss): the factor on
-// the hidden-size side is one matrix for all of a layer's experts, the other is per expert.
+// The experts' LoRA of every mixture-of-experts family (Qwen3-MoE, GPT-OSS) in Tinker's
+// shared-outer layout (docs/numerics.md#expert-lora): the factor on the hidden-size side is one
+// matrix for all of a layer's experts, the other is per expert.
 //   gate (w1), up (w3):  A [1, r, D] shared, B [E, F, r] per expert
 //   down (w2):           A [E, r, F] per expert, B [1, D, r] shared
-// Expert e's gate_up output gains s·(x·A₁ᵀ)·B₁[e]ᵀ in its even (gate) columns and s·(x·A₃ᵀ)·B₃[e]ᵀ
-// in its odd (up) ones, the interleaving the fused tensor has; down's output gains s·(a·A₂[e]ᵀ)·B₂ᵀ.
+// Expert e's gate output gains s·(x·A₁ᵀ)·B₁[e]ᵀ, its up output s·(x·A₃ᵀ)·B₃[e]ᵀ (GPT-OSS: into the
+// even and odd columns of its fused gate_up rows) and its down output s·(a·A₂[e]ᵀ)·B₂ᵀ.
 // The base experts (16-bit views or MXFP4 widened per expert) are never merged: these are separate
 // low-rank products, and the shared factors' products run once over all grouped rows of a layer.
 // The training pass (moe.ts) and the sampler (sampling/forward.ts) both call these functions.
@@ -34,11 +35,11 @@ export function expertLoraShapes(proj: ExpertLoraProjection, r: number, E: numbe
 
 const NAME_RE = /^base_model\.model\.model\.layers\.(\d+)\.mlp\.experts\.(w[123])\.lora_([AB])\.weight$/;
 
-/** The shape of a GPT-OSS expert factor by its checkpoint name, or null when the name is not one. */
+/** The shape of an expert factor by its checkpoint name, or null when the name is not one. */
 export function expertLoraTensorShape(config: ModelConfig, rank: number, name: string): number[] | null {
   const moe = config.moe;
   const m = NAME_RE.exec(name);
-  if (m === null || moe?.gptOss === undefined) return null;
+  if (m === null || moe === undefined) return null;
   const [a, b] = expertLoraShapes(m[2] as ExpertLoraProjection, rank, moe.numExperts, config.hiddenSize, moe.expertIntermediateSize);
   return m[3] === "A" ? a : b;
 }
@@ -77,8 +78,9 @@ export function expertLoraInputs(k: Kernels, f: ExpertLoraValues, xg: FloatArray
 }
 
 /**
- * Expert e's gate_up rows [n, 2F] += the gate and up deltas from its rows of hrGate, hrUp [n, r];
- * `tmp` holds n·F values (the rows' activation buffer, written only afterwards).
+ * Expert e's gate and up rows [n, F] += their deltas from its rows of hrGate, hrUp [n, r]. With
+ * `up` null, `gate` is GPT-OSS's fused gate_up rows [n, 2F] (gate in the even columns, up in the
+ * odd ones) and `tmp` holds n·F values (the rows' activation buffer, written only afterwards).
  */
 export function expertLoraGateUp(
   k: Kernels,
@@ -88,10 +90,16 @@ export function expertLoraGateUp(
   hrGate: FloatArray,
   hrUp: FloatArray,
   n: number,
-  gateUp: FloatArray,
+  gate: FloatArray,
+  up: FloatArray | null,
   tmp: FloatArray,
 ): void {
   const r = f.rank;
+  if (up !== null) {
+    k.gemm(false, true, n, F, r, f.scale, hrGate, expertBlock(f.gateB, e, F * r), 1, gate);
+    k.gemm(false, true, n, F, r, f.scale, hrUp, expertBlock(f.upB, e, F * r), 1, up);
+    return;
+  }
   for (const [hr, B, parity] of [
     [hrGate, f.gateB, 0],
     [hrUp, f.upB, 1],
@@ -100,7 +108,7 @@ export function expertLoraGateUp(
     for (let i = 0; i < n; i++) {
       const o = i * 2 * F + parity;
       const t = i * F;
-      for (let j = 0; j < F; j++) gateUp[o + 2 * j] += tmp[t + j];
+      for (let j = 0; j < F; j++) gate[o + 2 * j] += tmp[t + j];
     }
   }
 }
@@ -148,8 +156,9 @@ export function expertLoraDownInputBackward(
 }
 
 /**
- * Expert e, from its gate_up gradient rows dGateUp [n, 2F]: B₁[e]'s and B₃[e]'s gradients and
- * dhrGate, dhrUp [n, r] (overwritten); `tmp` holds n·F values.
+ * Expert e, from its gate and up gradient rows dGate, dUp [n, F]: B₁[e]'s and B₃[e]'s gradients and
+ * dhrGate, dhrUp [n, r] (overwritten). With `dUp` null, `dGate` is GPT-OSS's interleaved gate_up
+ * gradient [n, 2F] and `tmp` (n·F values) de-interleaves it.
  */
 export function expertLoraGateUpBackward(
   k: Kernels,
@@ -159,7 +168,8 @@ export function expertLoraGateUpBackward(
   F: number,
   hrGate: FloatArray,
   hrUp: FloatArray,
-  dGateUp: FloatArray,
+  dGate: FloatArray,
+  dUp: FloatArray | null,
   n: number,
   tmp: FloatArray,
   dhrGate: FloatArray,
@@ -170,13 +180,18 @@ export function expertLoraGateUpBackward(
     [hrGate, f.gateB, g.gateB, dhrGate, 0],
     [hrUp, f.upB, g.upB, dhrUp, 1],
   ] as const) {
-    for (let i = 0; i < n; i++) {
-      const o = i * 2 * F + parity;
-      const t = i * F;
-      for (let j = 0; j < F; j++) tmp[t + j] = dGateUp[o + 2 * j];
+    let d: FloatArray;
+    if (dUp !== null) d = parity === 0 ? dGate : dUp;
+    else {
+      for (let i = 0; i < n; i++) {
+        const o = i * 2 * F + parity;
+        const t = i * F;
+        for (let j = 0; j < F; j++) tmp[t + j] = dGate[o + 2 * j];
+      }
+      d = tmp;
     }
-    k.gemm(true, false, F, r, n, f.scale, tmp, hr, 1, expertBlock(gB, e, F * r));
-    k.gemm(false, false, n, r, F, f.scale, tmp, expertBlock(B, e, F * r), 0, dhr);
+    k.gemm(true, false, F, r, n, f.scale, d, hr, 1, expertBlock(gB, e, F * r));
+    k.gemm(false, false, n, r, F, f.scale, d, expertBlock(B, e, F * r), 0, dhr);
   }
 }
 

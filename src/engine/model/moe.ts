@@ -6,7 +6,8 @@
 // The routing choice itself has no gradient; the weights do, through the softmax into x and Wᵣ.
 // GPT-OSS (docs/numerics.md#gpt-oss) routes the same way (a softmax over the top-k logits is the
 // renormalised full softmax) with a router bias, and its experts are fused gate_up / down
-// matrices with biases and a clamped SwiGLU.
+// matrices with biases and a clamped SwiGLU. Both adapt their experts with Tinker's shared-outer
+// factors (expertLora.ts), applied here beside the experts' frozen linears.
 import { widenExpert } from "../kernels/mxfp4.ts";
 import type { FloatArray } from "../kernels/types.ts";
 import type { MoeActivations, MoeScratch } from "./activations.ts";
@@ -146,10 +147,6 @@ function rowsOf(a: FloatArray, r0: number, n: number, width: number): FloatArray
   return a.subarray(r0 * width, (r0 + n) * width);
 }
 
-function rowsOrNull(a: FloatArray | null, r0: number, n: number, width: number): FloatArray | null {
-  return a === null ? null : a.subarray(r0 * width, (r0 + n) * width);
-}
-
 /** Calls fn for each expert that got tokens, with its first grouped row and its row count. */
 export function forEachBusyExpert(offsets: Int32Array, E: number, fn: (e: number, r0: number, n: number) => void): void {
   for (let e = 0; e < E; e++) {
@@ -206,34 +203,34 @@ export function moeBlockForward(c: BatchContext, p: MoeParams, xin: FloatArray, 
   groupByExpert(la.chosen, A, E, la.order, la.offsets);
   gatherRows(xin, la.order, A, K, D, sc.xg);
   const rank = expertRank(p);
-  // GPT-OSS's shared-outer factors: their linears hold no adapter, the block applies it (expertLora.ts).
+  // The shared-outer factors: the experts' linears hold no adapter, the block applies it (expertLora.ts).
   const shared = p.lora === null ? null : { f: expertLoraValues(p.lora), hr: sharedHr(la) };
   if (shared !== null) expertLoraInputs(k, shared.f, sc.xg, A, D, shared.hr.gate, shared.hr.up);
   forEachBusyExpert(la.offsets, E, (e, r0, n) => {
     const ex = p.experts[e];
     widenExpert(k, ex.quantized);
     const { gate, up, act, xg } = expertRows(la, sc, r0, n, D, moe);
-    const own = shared === null ? rank : 0;
-    linearForward(k, ex.gate, xg, n, gate, rowsOrNull(la.hrGate, r0, n, own), ones);
+    linearForward(k, ex.gate, xg, n, gate, null, ones);
+    if (ex.up !== null) linearForward(k, ex.up, xg, n, up, null, ones);
     if (shared !== null) {
       const Fe = moe.expertIntermediateSize;
-      expertLoraGateUp(k, shared.f, e, Fe, rowsOf(shared.hr.gate, r0, n, rank), rowsOf(shared.hr.up, r0, n, rank), n, gate, act);
+      const hr = (a: FloatArray): FloatArray => rowsOf(a, r0, n, rank);
+      expertLoraGateUp(k, shared.f, e, Fe, hr(shared.hr.gate), hr(shared.hr.up), n, gate, ex.up === null ? null : up, act);
     }
-    if (ex.up !== null) linearForward(k, ex.up, xg, n, up, rowsOrNull(la.hrUp, r0, n, own), ones);
     expertActivation(c, moe, gate, up, act, n);
-    linearForward(k, ex.down, act, n, rowsOf(la.y, r0, n, D), rowsOrNull(la.hrDown, r0, n, own), ones);
+    linearForward(k, ex.down, act, n, rowsOf(la.y, r0, n, D), null, ones);
     if (shared !== null) expertLoraDownInput(k, shared.f, e, moe.expertIntermediateSize, act, n, rowsOf(shared.hr.down, r0, n, rank));
   });
   if (shared !== null) expertLoraDownOutput(k, shared.f, shared.hr.down, A, D, la.y);
   combineExperts(la.y, la.weights, la.order, A, K, D, out, T);
 }
 
-/** The rank of the block's expert adapters, per-expert or shared-outer (0 without). */
+/** The rank of the block's expert adapter (0 without). */
 export function expertRank(p: MoeParams): number {
-  return p.lora?.rank ?? p.experts[0]?.gate.lora?.rank ?? 0;
+  return p.lora?.rank ?? 0;
 }
 
-/** The saved x·Aᵀ rows of the shared-outer factors (the per-expert adapters' buffers, which GPT-OSS leaves unused). */
+/** The saved x·Aᵀ rows of the shared-outer factors. */
 function sharedHr(la: MoeActivations): { gate: FloatArray; up: FloatArray; down: FloatArray } {
   if (la.hrGate === null || la.hrUp === null || la.hrDown === null) throw new Error("expert adapters without their activation buffers");
   return { gate: la.hrGate, up: la.hrUp, down: la.hrDown };
@@ -283,37 +280,21 @@ export function moeBlockBackward(
     const dact = rowsOf(sc.dact, r0, n, Fe);
     const dgate = rowsOf(sc.dgate, r0, n, expertGateWidth(moe));
     const dxg = rowsOf(sc.dxg, r0, n, D);
-    const own = shared === null ? rank : 0;
     expertActivation(c, moe, gate, up, act, n);
-    linearBackward(k, ex.down, act, n, rowsOrNull(la.hrDown, r0, n, own), rowsOf(sc.dy, r0, n, D), dact, 0, dhr, ones);
+    linearBackward(k, ex.down, act, n, null, rowsOf(sc.dy, r0, n, D), dact, 0, dhr, ones);
     if (shared !== null) expertLoraDownInputBackward(k, shared.f, shared.g, e, Fe, act, rowsOf(shared.dhr.down, r0, n, rank), n, dact);
-    if (ex.up === null) {
-      clampedSwigluBackward(moe.gptOss?.swigluLimit ?? 0, dact, gate, dgate, n * Fe);
-      if (shared !== null) {
-        const rowsOfShared = (a: FloatArray): FloatArray => rowsOf(a, r0, n, rank);
-        // dact is spent: it serves as the de-interleaving buffer.
-        expertLoraGateUpBackward(
-          k,
-          shared.f,
-          shared.g,
-          e,
-          Fe,
-          rowsOfShared(shared.hr.gate),
-          rowsOfShared(shared.hr.up),
-          dgate,
-          n,
-          dact,
-          rowsOfShared(shared.dhr.gate),
-          rowsOfShared(shared.dhr.up),
-        );
-      }
-      linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, own), dgate, dxg, 0, dhr, ones);
-      return;
+    const hr = (a: FloatArray): FloatArray => rowsOf(a, r0, n, rank);
+    let dup: FloatArray | null = null;
+    if (ex.up === null) clampedSwigluBackward(moe.gptOss?.swigluLimit ?? 0, dact, gate, dgate, n * Fe);
+    else {
+      dup = rowsOf(sc.dup, r0, n, Fe);
+      gatedBackward(c.config, k, dact, gate, up, dgate, dup, n * Fe);
     }
-    const dup = rowsOf(sc.dup, r0, n, Fe);
-    gatedBackward(c.config, k, dact, gate, up, dgate, dup, n * Fe);
-    linearBackward(k, ex.gate, xg, n, rowsOrNull(la.hrGate, r0, n, rank), dgate, dxg, 0, dhr, ones);
-    linearBackward(k, ex.up, xg, n, rowsOrNull(la.hrUp, r0, n, rank), dup, dxg, 1, dhr, ones);
+    // dact is spent: it serves as GPT-OSS's de-interleaving buffer.
+    if (shared !== null)
+      expertLoraGateUpBackward(k, shared.f, shared.g, e, Fe, hr(shared.hr.gate), hr(shared.hr.up), dgate, dup, n, dact, hr(shared.dhr.gate), hr(shared.dhr.up));
+    linearBackward(k, ex.gate, xg, n, null, dgate, dxg, 0, dhr, ones);
+    if (ex.up !== null && dup !== null) linearBackward(k, ex.up, xg, n, null, dup, dxg, 1, dhr, ones);
   });
   if (shared !== null) expertLoraInputsBackward(k, shared.f, shared.g, sc.xg, shared.dhr.gate, shared.dhr.up, A, D, sc.dxg);
   dxin.fill(0, 0, T * D);

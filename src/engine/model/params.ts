@@ -94,11 +94,11 @@ export interface MoeParams {
   readonly router: WeightTensor;
   readonly routerBias: Tensor | null;
   readonly experts: ExpertParams[];
-  /** GPT-OSS with train_mlp: the experts' shared-outer adapter (expertLora.ts); per-expert adapters live on the experts' Linears. */
+  /** With train_mlp: the experts' shared-outer adapter (expertLora.ts); the experts' Linears have none. */
   readonly lora: ExpertLoraParams | null;
 }
 
-/** A GPT-OSS layer's expert factors as trainable tensors (Tinker's names and shapes, expertLora.ts). */
+/** A layer's expert factors as trainable tensors (Tinker's names and shapes, expertLora.ts). */
 export interface ExpertLoraParams {
   readonly rank: number;
   readonly scale: number;
@@ -275,7 +275,7 @@ function makeLora(ctx: BuildContext, module: string, inDim: number, outDim: numb
   return { a, b, rank, scale: LORA_ALPHA / rank };
 }
 
-/** Layer l's GPT-OSS expert factors when the setup trains the MLP (Tinker's shared-outer layout, expertLora.ts). */
+/** Layer l's expert factors when the setup trains the MLP (Tinker's shared-outer layout, expertLora.ts). */
 function expertLora(ctx: BuildContext, l: number): ExpertLoraParams | null {
   const s = ctx.setup;
   const moe = ctx.config.moe;
@@ -304,7 +304,10 @@ function adaptedLinear(ctx: BuildContext, prefix: string, outDim: number, inDim:
   return { inDim, outDim, weight, bias, lora };
 }
 
-/** The router and experts of a mixture-of-experts layer; each expert's projections adapt as the dense MLP's would. */
+/**
+ * The router and experts of a mixture-of-experts layer. With train_mlp the experts adapt through
+ * Tinker's shared-outer factors (`lora`, expertLora.ts), never through adapters of their own linears.
+ */
 function moeParams(ctx: BuildContext, l: number): MoeParams {
   const moe = ctx.config.moe;
   if (moe === undefined) throw new Error("moeParams: the config has no experts");
@@ -314,20 +317,23 @@ function moeParams(ctx: BuildContext, l: number): MoeParams {
   if (moe.gptOss !== undefined) return gptOssExperts(ctx, l, router);
   const experts: ExpertParams[] = [];
   for (let e = 0; e < moe.numExperts; e++) {
-    experts.push({
-      gate: adaptedLinear(ctx, expertPrefix(l, e, "gate_proj"), Fe, D, null, false),
-      up: adaptedLinear(ctx, expertPrefix(l, e, "up_proj"), Fe, D, null, false),
-      down: adaptedLinear(ctx, expertPrefix(l, e, "down_proj"), D, Fe, null, false),
+    const frozen = (proj: "gate_proj" | "up_proj" | "down_proj", outDim: number, inDim: number): Linear => ({
+      inDim,
+      outDim,
+      weight: matrixTensor(ctx, `${expertPrefix(l, e, proj)}.weight`, [outDim, inDim]),
+      bias: null,
+      lora: null,
     });
+    experts.push({ gate: frozen("gate_proj", Fe, D), up: frozen("up_proj", Fe, D), down: frozen("down_proj", D, Fe) });
   }
-  return { router, routerBias: null, experts, lora: null };
+  return { router, routerBias: null, experts, lora: expertLora(ctx, l) };
 }
 
 /**
  * GPT-OSS's router bias and experts, each expert's matrices and biases views of the layer's fused
  * tensors (so a 16-bit checkpoint stays 16-bit and full training updates the tensors it saves).
  * With train_mlp the experts adapt through Tinker's shared-outer factors (`lora`), applied beside
- * the base products, never merged into them (docs/numerics.md#gpt-oss).
+ * the base products, never merged into them (docs/numerics.md#expert-lora).
  */
 function gptOssExperts(ctx: BuildContext, l: number, router: WeightTensor): MoeParams {
   const moe = ctx.config.moe as NonNullable<ModelConfig["moe"]>;

@@ -333,7 +333,7 @@ class InferenceMoeScratch {
   readonly gate: Float32Array;
   readonly up: Float32Array;
   readonly y: Float32Array;
-  /** GPT-OSS's shared-outer expert adapter: x·Aᵀ of each grouped row for gate, up and down, [A, rank]. */
+  /** The shared-outer expert adapter: x·Aᵀ of each grouped row for gate, up and down, [A, rank]. */
   readonly hrGate: Float32Array;
   readonly hrUp: Float32Array;
   readonly hrDown: Float32Array;
@@ -354,7 +354,7 @@ class InferenceMoeScratch {
     // up, then the activation (GPT-OSS: the activation of the fused gate_up in gate).
     this.up = new Float32Array(A * Fe);
     this.y = new Float32Array(A * c.hiddenSize);
-    this.hrGate = new Float32Array(moe.gptOss !== undefined ? A * rank : 0);
+    this.hrGate = new Float32Array(A * rank);
     this.hrUp = new Float32Array(this.hrGate.length);
     this.hrDown = new Float32Array(this.hrGate.length);
   }
@@ -387,14 +387,23 @@ function moeForward(m: InferenceModel, p: InferenceMoe, xin: Float32Array, n: nu
     const act = ms.up.subarray(r0 * Fe, (r0 + rows) * Fe);
     project(k, ex.gate, x, rows, G, D, gate, sc.lora);
     addBias(k, gate, ex.gateBias, rows, G, sc.ones);
-    // act's rows are free until the activation: they hold the de-interleaved delta.
+    // act's rows hold the up projection, or (GPT-OSS) until the activation the de-interleaved delta.
+    if (ex.up !== null) project(k, ex.up, x, rows, Fe, D, act, sc.lora);
     if (lora !== null)
-      expertLoraGateUp(k, lora, e, Fe, ms.hrGate.subarray(r0 * r, (r0 + rows) * r), ms.hrUp.subarray(r0 * r, (r0 + rows) * r), rows, gate, act);
+      expertLoraGateUp(
+        k,
+        lora,
+        e,
+        Fe,
+        ms.hrGate.subarray(r0 * r, (r0 + rows) * r),
+        ms.hrUp.subarray(r0 * r, (r0 + rows) * r),
+        rows,
+        gate,
+        ex.up === null ? null : act,
+        act,
+      );
     if (ex.up === null) clampedSwigluForward(moe.gptOss?.swigluLimit ?? 0, gate, act, rows * Fe);
-    else {
-      project(k, ex.up, x, rows, Fe, D, act, sc.lora);
-      gatedForward(c, k, gate, act, act, rows * Fe);
-    }
+    else gatedForward(c, k, gate, act, act, rows * Fe);
     const y = ms.y.subarray(r0 * D, (r0 + rows) * D);
     project(k, ex.down, act, rows, D, Fe, y, sc.lora);
     addBias(k, y, ex.downBias, rows, D, sc.ones);

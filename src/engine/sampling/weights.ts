@@ -94,7 +94,7 @@ export interface InferenceMoe {
   router: DenseArray;
   routerBias: Float32Array | null;
   experts: InferenceExpert[];
-  /** GPT-OSS: the experts' shared-outer adapter (model/expertLora.ts), unmerged as every adapter here. */
+  /** The experts' shared-outer adapter (model/expertLora.ts), unmerged as every adapter here. */
   lora: ExpertLoraValues | null;
 }
 
@@ -277,7 +277,7 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
                 gateBias: null,
                 downBias: null,
               })),
-              lora: null,
+              lora: expertLoraOf(config, l, adapter, used),
             };
     }
     const norms = layerNormNames(config, l);
@@ -320,10 +320,10 @@ export function buildInferenceWeights(config: ModelConfig, base: Map<string, Bas
 }
 
 /**
- * Layer l's GPT-OSS expert factors from the adapter (Tinker's w1/w3/w2 names and shapes), or null
+ * Layer l's expert factors from the adapter (Tinker's w1/w3/w2 names and shapes), or null
  * when it has none; a partial set or a wrong size throws.
  */
-function gptOssExpertLora(config: ModelConfig, l: number, adapter: AdapterTensors | null, used: Set<string>): ExpertLoraValues | null {
+function expertLoraOf(config: ModelConfig, l: number, adapter: AdapterTensors | null, used: Set<string>): ExpertLoraValues | null {
   const moe = config.moe as NonNullable<ModelConfig["moe"]>;
   if (adapter === null) return null;
   const r = adapter.rank;
@@ -366,7 +366,7 @@ function gptOssExperts(
   adapter: AdapterTensors | null,
   used: Set<string>,
 ): InferenceMoe {
-  const lora = gptOssExpertLora(config, l, adapter, used);
+  const lora = expertLoraOf(config, l, adapter, used);
   const moe = config.moe as NonNullable<ModelConfig["moe"]>;
   const D = config.hiddenSize;
   const Fe = moe.expertIntermediateSize;

@@ -42,7 +42,7 @@ export function loraInfo(setup: TrainableSetup): LoraInfo | null {
 }
 
 /**
- * Shapes of trainable tensors: LoRA A is [r, in] and B is [out, r] (GPT-OSS's expert factors are
+ * Shapes of trainable tensors: LoRA A is [r, in] and B is [out, r] (the experts' shared-outer factors are
  * 3-D, model/expertLora.ts); full mode uses the HF shapes.
  */
 export function trainableShapes(config: ModelConfig, setup: TrainableSetup, tensors: Map<string, Float32Array>): Map<string, TensorToWrite> {

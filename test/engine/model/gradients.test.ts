@@ -148,17 +148,22 @@ describe("LoRA gradients (float64 finite differences)", () => {
   }
 
   for (const normTopkProb of [true, false]) {
-    it(`qwen3_moe (norm_topk_prob ${normTopkProb}): every expert's A and B, the dense layer's and the attention's; gradients reach earlier layers through the router`, () => {
+    it(`qwen3_moe (norm_topk_prob ${normTopkProb}): the experts' shared-outer w1/w3/w2 factors, the dense layer's and the attention's; gradients reach earlier layers through the router`, () => {
       const base = tinyConfig("qwen3_moe");
       const config = { ...base, moe: { ...(base.moe as NonNullable<ModelConfig["moe"]>), normTopkProb } };
       const model = makeModel64(config, LORA_ALL);
       randomizeTrainable(model, 5);
       const checked = gradCheck(model, inputsFor(tinyBatch(config), "cross_entropy"), { loss: "cross_entropy" });
-      // Layer 0: 4 attention + 3 experts × 3; layer 1: 4 attention + 3 dense; lm_head.
-      assert.equal(checked.length, 2 * (4 + 9 + 4 + 3 + 1));
-      for (let e = 0; e < 3; e++)
-        for (const p of ["gate_proj", "up_proj", "down_proj"])
-          assert.ok(checked.includes(`base_model.model.model.layers.0.mlp.experts.${e}.${p}.lora_A.weight`), `expert ${e} ${p}`);
+      // Layer 0: 4 attention + the experts' w1/w3/w2; layer 1: 4 attention + 3 dense; lm_head.
+      assert.equal(checked.length, 2 * (4 + 3 + 4 + 3 + 1));
+      const moe = config.moe;
+      const [E, r, D, F] = [moe.numExperts, LORA_ALL.mode === "lora" ? LORA_ALL.rank : 0, config.hiddenSize, moe.expertIntermediateSize];
+      for (const [suffix, shape] of Object.entries(tinkerExpertShapes(E, r, D, F))) {
+        const name = `base_model.model.model.layers.0.mlp.experts.${suffix}.weight`;
+        assert.ok(checked.includes(name), `${name} not checked`);
+        assert.deepEqual(model.parameters().find((t) => t.name === name)?.shape, shape, name);
+      }
+      assert.ok(!checked.some((n) => /experts\.\d/.test(n)), "no expert has an adapter of its own");
       assert.ok(!checked.some((n) => n.includes("mlp.gate.")), "the router carries no adapter");
     });
   }
@@ -184,17 +189,8 @@ describe("LoRA gradients (float64 finite differences)", () => {
     assert.ok(checked.includes("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"));
     const moe = config.moe as NonNullable<ModelConfig["moe"]>;
     const [E, r, D, F] = [moe.numExperts, LORA_ALL.mode === "lora" ? LORA_ALL.rank : 0, config.hiddenSize, moe.expertIntermediateSize];
-    // Tinker's shapes: the hidden-side factor shared ([1, …]), the other per expert ([E, …]).
-    const shapes: Record<string, number[]> = {
-      "w1.lora_A": [1, r, D],
-      "w1.lora_B": [E, F, r],
-      "w3.lora_A": [1, r, D],
-      "w3.lora_B": [E, F, r],
-      "w2.lora_A": [E, r, F],
-      "w2.lora_B": [1, D, r],
-    };
     for (let l = 0; l < config.numLayers; l++)
-      for (const [suffix, shape] of Object.entries(shapes)) {
+      for (const [suffix, shape] of Object.entries(tinkerExpertShapes(E, r, D, F))) {
         const name = `base_model.model.model.layers.${l}.mlp.experts.${suffix}.weight`;
         assert.ok(checked.includes(name), `${name} not checked`);
         assert.deepEqual(model.parameters().find((t) => t.name === name)?.shape, shape, name);
@@ -220,6 +216,18 @@ describe("LoRA gradients (float64 finite differences)", () => {
     assert.ok(checked.every((n) => n.includes("self_attn")));
   });
 });
+
+/** Tinker's expert factor shapes: the hidden-side factor shared ([1, …]), the other per expert ([E, …]). */
+function tinkerExpertShapes(E: number, r: number, D: number, F: number): Record<string, number[]> {
+  return {
+    "w1.lora_A": [1, r, D],
+    "w1.lora_B": [E, F, r],
+    "w3.lora_A": [1, r, D],
+    "w3.lora_B": [E, F, r],
+    "w2.lora_A": [E, r, F],
+    "w2.lora_B": [1, D, r],
+  };
+}
 
 /** Sets sampler logprobs so tokens fall inside and on both sides of the clip range. */
 function withSamplerOffsets(batch: SequenceInput[], lps: Float32Array[]): SequenceInput[] {

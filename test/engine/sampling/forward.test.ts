@@ -53,7 +53,7 @@ for (const variant of [
   },
   { name: "smollm3 (a NoPE layer)", json: tinyConfigJson({ model_type: "smollm3", no_rope_layers: [0, 1] }) },
   {
-    name: "qwen3_moe (top-2 of 4 experts with LoRA on each, a dense layer)",
+    name: "qwen3_moe (top-2 of 4 experts with the shared-outer expert LoRA, a dense layer)",
     json: tinyConfigJson({
       model_type: "qwen3_moe",
       num_experts: 4,

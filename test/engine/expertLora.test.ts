@@ -1,6 +1,7 @@
-// GPT-OSS's expert adapter (Tinker's shared-outer w1/w3/w2 factors, docs/numerics.md#gpt-oss)
-// through the engine session: saved with Tinker's 3-D shapes, loaded back with the optimizer state
-// into the same forward, and sampled from a saved checkpoint with the training forward's logprobs.
+// The experts' adapter of GPT-OSS and Qwen3-MoE (Tinker's shared-outer w1/w3/w2 factors,
+// docs/numerics.md#expert-lora): through the engine session saved with Tinker's 3-D shapes, loaded
+// back with the optimizer state into the same forward, and sampled from a saved checkpoint with the
+// training forward's logprobs; merged into the base's expert weights and rewritten for PEFT.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -9,7 +10,7 @@ import { getKernels } from "../../src/engine/kernels/index.ts";
 import { EngineModel } from "../../src/engine/model/model.ts";
 import { readSafetensorsHeader } from "../../src/engine/safetensors/index.ts";
 import { loadBaseModelDir, loadModelDir } from "../../src/engine/storage/loadModel.ts";
-import { mergeExpertFactors, peftExpertTensors } from "../../src/export/expertLora.ts";
+import { mergeExpertFactors, peftExpertTensors, peftPerExpertTensors } from "../../src/export/expertLora.ts";
 import { pairLoraTensors, type LoraAdapter } from "../../src/export/lora.ts";
 import { writeMergedModel } from "../../src/export/merged.ts";
 import { EngineSession } from "../../src/engine/worker/session.ts";
@@ -103,7 +104,7 @@ function logprobsOf(model: EngineModel, tokens: number[]): Float32Array {
   return model.forwardBackward([datum(tokens)], "cross_entropy", undefined, false).logprobs[0]!;
 }
 
-function trainedGptOss(dir: string): { model: EngineModel; adapter: LoraAdapter } {
+function trainedAdapter(dir: string): { model: EngineModel; adapter: LoraAdapter } {
   const { config, weights } = loadBaseModelDir(dir, getKernels().name === "native" ? "resident" : "fp32");
   const model = EngineModel.create(config, weights, { mode: "lora", rank: 2, seed: 4, trainAttn: true, trainMlp: true, trainUnembed: false }, getKernels());
   const trained = model.trainableTensors();
@@ -114,24 +115,32 @@ function trainedGptOss(dir: string): { model: EngineModel; adapter: LoraAdapter 
   return { model, adapter: pairLoraTensors(shaped, 2, 32, "test") };
 }
 
-test("gpt_oss: a merged export folds the expert factors into gate_up_proj (interleaved) and down_proj and scores as the adapted model, from fp32 and bf16 bases", () => {
-  const { dir, cleanup } = tempDir("gptoss-merge-");
+test("a merged export folds the expert factors into GPT-OSS's gate_up_proj (interleaved) and down_proj, or each Qwen3-MoE expert's gate/up/down_proj, and scores as the adapted model, from fp32 and bf16 bases", () => {
+  const { dir, cleanup } = tempDir("experts-merge-");
   const tokens = [3, 17, 5, 29, 11, 2, 40, 8, 13, 21, 1];
   try {
-    for (const base of ["gpt_oss", "gpt_oss-bf16"]) {
-      const { model, adapter } = trainedGptOss(join(FIXTURES, base));
-      assert.equal(adapter.experts.size, 2, "both layers' experts carry factors");
+    for (const base of ["gpt_oss", "gpt_oss-bf16", "qwen3_moe", "qwen3_moe-bf16"]) {
+      const { model, adapter } = trainedAdapter(join(FIXTURES, base));
+      const { config } = loadModelDir(join(FIXTURES, base));
+      const moe = config.moe as NonNullable<typeof config.moe>;
+      const sparse = moe.sparseLayers.filter(Boolean).length;
+      assert.ok(sparse > 0);
+      assert.equal(adapter.experts.size, sparse, "every sparse layer's experts carry factors");
       const out = join(dir, base);
       mkdirSync(out);
       const result = writeMergedModel(join(FIXTURES, base), adapter, out, { dtype: "fp32", maxShardBytes: 1 << 30 });
-      assert.equal(result.mergedModules, adapter.modules.size + 2 * adapter.experts.size);
+      // Two fused tensors per layer (GPT-OSS), or three projections of every expert (Qwen3-MoE).
+      const perLayer = moe.gptOss !== undefined ? 2 : 3 * moe.numExperts;
+      assert.equal(result.mergedModules, adapter.modules.size + perLayer * adapter.experts.size);
       const merged = loadModelDir(out);
       const ours = logprobsOf(model, tokens);
       const mergedLp = logprobsOf(EngineModel.create(merged.config, merged.weights, { mode: "full", seed: 0 }, getKernels()), tokens);
       let worst = 0;
       for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(ours[i]! - mergedLp[i]!));
-      assert.ok(worst < 1e-5, `${base}: merged vs adapted ${worst}`);
-      // Without the expert factors the merged model scores differently: they are in the fused tensors.
+      // A 16-bit base trains resident (its own GEMM kernels, another summation order) but merges in
+      // fp32: measured 1.2e-5 for qwen3_moe-bf16, under 1e-5 elsewhere.
+      assert.ok(worst < (base.endsWith("-bf16") ? 3e-5 : 1e-5), `${base}: merged vs adapted ${worst}`);
+      // Without the expert factors the merged model scores differently: they are in the expert weights.
       const attnOnly: LoraAdapter = { ...adapter, experts: new Map() };
       const out2 = join(dir, `${base}-attn`);
       mkdirSync(out2);
@@ -148,10 +157,53 @@ test("gpt_oss: a merged export folds the expert factors into gate_up_proj (inter
   }
 });
 
+test("qwen3_moe: the PEFT form of the expert factors (a LoRA pair per expert projection, the shared factor repeated) gives each expert the merged delta", () => {
+  const { adapter } = trainedAdapter(join(FIXTURES, "qwen3_moe"));
+  const [module, layer] = [...adapter.experts][0]!;
+  const { experts: E, rank: r } = layer;
+  const k = getKernels();
+  const peft = peftPerExpertTensors(layer);
+  assert.equal(peft.size, 6 * E);
+  for (let e = 0; e < E; e++)
+    for (const [proj, p] of [
+      ["gate_proj", layer.gate],
+      ["up_proj", layer.up],
+      ["down_proj", layer.down],
+    ] as const) {
+      const name = `base_model.model.${module}.${e}.${proj}`;
+      const a = peft.get(`${name}.lora_A.weight`)!;
+      const b = peft.get(`${name}.lora_B.weight`)!;
+      assert.deepEqual(a.shape, [r, p.inDim], `${name} A`);
+      assert.deepEqual(b.shape, [p.outDim, r], `${name} B`);
+      // PEFT's delta s·B·A against the merge of the engine's factors into a zero weight.
+      const got = new Float32Array(p.outDim * p.inDim);
+      for (let o = 0; o < p.outDim; o++)
+        for (let i = 0; i < p.inDim; i++) {
+          let s = 0;
+          for (let q = 0; q < r; q++) s += b.data[o * r + q]! * a.data[q * p.inDim + i]!;
+          got[o * p.inDim + i] = s * adapter.scale;
+        }
+      const want = new Float32Array(p.outDim * p.inDim);
+      mergeExpertFactors(k, layer, proj, adapter.scale, want, e);
+      let worst = 0;
+      let size = 0;
+      for (let i = 0; i < got.length; i++) {
+        worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
+        size = Math.max(size, Math.abs(want[i]!));
+      }
+      assert.ok(size > 1e-4 && worst < 1e-6 * size, `${name}: PEFT form vs merged delta ${worst} (largest ${size})`);
+    }
+  // The shared factors are the same in every expert's pair: gate's A and down's B.
+  const p = `base_model.model.${module}`;
+  assert.deepEqual(peft.get(`${p}.0.gate_proj.lora_A.weight`)!.data, peft.get(`${p}.${E - 1}.gate_proj.lora_A.weight`)!.data);
+  assert.deepEqual(peft.get(`${p}.0.down_proj.lora_B.weight`)!.data, peft.get(`${p}.${E - 1}.down_proj.lora_B.weight`)!.data);
+  assert.notDeepEqual(peft.get(`${p}.0.gate_proj.lora_B.weight`)!.data, peft.get(`${p}.1.gate_proj.lora_B.weight`)!.data);
+});
+
 test("gpt_oss: a merged export of expert factors onto an MXFP4 base is refused with the reason", () => {
   const { dir, cleanup } = tempDir("gptoss-mxfp4-");
   try {
-    const { adapter } = trainedGptOss(join(FIXTURES, "gpt_oss"));
+    const { adapter } = trainedAdapter(join(FIXTURES, "gpt_oss"));
     assert.throws(
       () => writeMergedModel(join(FIXTURES, "gpt_oss-mxfp4"), adapter, dir, { dtype: "bf16", maxShardBytes: 1 << 30 }),
       /stores GPT-OSS's experts in MXFP4 .*re-quantizes to MXFP4.*--adapter/,
@@ -166,7 +218,7 @@ test("gpt_oss: a merged export of expert factors onto an MXFP4 base is refused w
 });
 
 test("gpt_oss: the PEFT form of the expert factors (target_parameters, ParamWrapper layout) gives each expert the merged delta", () => {
-  const { adapter } = trainedGptOss(join(FIXTURES, "gpt_oss"));
+  const { adapter } = trainedAdapter(join(FIXTURES, "gpt_oss"));
   const layer = adapter.experts.get("model.layers.1.mlp.experts")!;
   const { experts: E, rank: r } = layer;
   const [D, F] = [layer.gate.inDim, layer.gate.outDim];
