@@ -57,14 +57,7 @@ export interface ExpertLoraValues {
 }
 
 /** Their gradients (+=), laid out as the values. */
-export interface ExpertLoraGrads {
-  readonly gateA: FloatArray;
-  readonly gateB: FloatArray;
-  readonly upA: FloatArray;
-  readonly upB: FloatArray;
-  readonly downA: FloatArray;
-  readonly downB: FloatArray;
-}
+export type ExpertLoraGrads = Omit<ExpertLoraValues, "rank" | "scale">;
 
 /** Expert e's block of a per-expert factor of `size` values per expert. */
 function expertBlock(a: FloatArray, e: number, size: number): FloatArray {
