@@ -12,6 +12,7 @@
 //
 // Stack traces name src/ files: frames in the bundle are mapped through its source map when a
 // stack is first formatted (the map is not read at start-up).
+import { isAscii } from "node:buffer";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -193,7 +194,9 @@ function mapStacks(bundleFile) {
 /** Runs dist/cookbook.cjs of `distDir` with process.argv as its command line. */
 export function runBundle(distDir, buildId) {
   const bundleFile = join(distDir, "cookbook.cjs");
-  const source = readFileSync(bundleFile, "utf8");
+  // An ASCII bundle (scripts/asciiBundle.mjs) becomes a one-byte string without UTF-8 decoding.
+  const bytes = readFileSync(bundleFile);
+  const source = isAscii(bytes) ? bytes.latin1Slice() : bytes.toString("utf8");
   const cacheFile = join(distDir, ".cache", `${buildId}-${cacheProfile(process.argv.slice(2))}.v8`);
   const cachedData = readCache(cacheFile);
   // The wrapper stands on its own line (lineOffset -1), so positions in stacks are the bundle's.

@@ -12,10 +12,11 @@
 //
 // Usage: node scripts/build.mjs [--outdir DIR]   (default: dist/ of this checkout)
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, utimesSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fastInkOutput, fastStringWidth, inkWithoutDevtools, yogaSync } from "./bundlePatches.mjs";
+import { fastInkOutput, fastStringWidth, inkWithoutDevtools, yargsOwnPackage, yogaSync } from "./bundlePatches.mjs";
+import { asciiBundle } from "./asciiBundle.mjs";
 import { contentStamp, filesUnder, readStamp, writeStampFile } from "./contentStamp.mjs";
 import { ranForNpx } from "./npx.mjs";
 
@@ -55,8 +56,12 @@ async function bundle(outdir) {
     format: "cjs",
     // The script is compiled as the body of a function receiving the bundle's file URL.
     define: { ...common.define, "import.meta.url": "__cookbookUrl" },
-    plugins: [inkWithoutDevtools, yogaSync, fastInkOutput, fastStringWidth],
+    plugins: [inkWithoutDevtools, yogaSync, fastInkOutput, fastStringWidth, yargsOwnPackage],
   });
+  const script = join(outdir, "cookbook.cjs");
+  const { text, kept } = asciiBundle(readFileSync(script, "utf8"));
+  writeFileSync(script, text);
+  if (kept > 0) console.warn(`cookbook: ${kept} non-ASCII characters stay in ${script} (tagged templates or white space); it starts a little slower`);
   await build({
     ...common,
     // The engine's worker, and the W&B thread (src/log/wandb/sink.ts starts it beside the bundle).
@@ -70,7 +75,9 @@ async function bundle(outdir) {
 
 const sources = [
   ...["src", "recipes"].flatMap((dir) => filesUnder(join(root, dir), (name) => /\.(ts|tsx|mjs|json)$/.test(name))),
-  ...["scripts/build.mjs", "scripts/bundlePatches.mjs", "package-lock.json", "tsconfig.json"].map((f) => join(root, f)).filter((f) => existsSync(f)),
+  ...["scripts/build.mjs", "scripts/bundlePatches.mjs", "scripts/asciiBundle.mjs", "package-lock.json", "tsconfig.json"]
+    .map((f) => join(root, f))
+    .filter((f) => existsSync(f)),
 ];
 const inputs = contentStamp(root, sources, {});
 const stampFile = join(outdir, ".built");

@@ -148,3 +148,25 @@ export const fastStringWidth = {
     );
   },
 };
+
+/**
+ * yargs guesses the program's version from the package.json above its own node_modules folder,
+ * and, when it is not inside one (in the bundle it is dist/cookbook.cjs), from the package.json
+ * above the working directory: reading every folder up from there (tens of milliseconds in a
+ * crowded home or /tmp) and reporting whatever project the user stands in. In the bundle its
+ * package is the one dist/ belongs to.
+ */
+export const yargsOwnPackage = {
+  name: "yargs-own-package",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, (args) => ({
+      loader: "js",
+      contents: replaceExactly(args.path, readFileSync(args.path, "utf8"), [
+        [
+          "const mainFilename = __dirname.substring(0, __dirname.lastIndexOf('node_modules'));",
+          "const mainFilename = __dirname.includes('node_modules') ? __dirname.substring(0, __dirname.lastIndexOf('node_modules')) : resolve(__dirname, '..', '..');",
+        ],
+      ]),
+    }));
+  },
+};

@@ -6,10 +6,11 @@ import { commandEntries, loadCommand } from "./commands/index.ts";
 import { UsageError } from "./config/errors.ts";
 
 /**
- * yargs' factory looks for a package.json to guess a version (which `.version(false)` then drops);
- * where it finds none, its failed assert makes an AssertionError whose constructor formats its
- * own stack, and formatting a stack of the bundle loads the bundle's source map. Without frames
- * there is nothing to map.
+ * yargs' factory looks for a package.json to guess the version `--version` prints (ours: the
+ * bundle points it at the package dist/ is in, scripts/bundlePatches.mjs); where it finds none,
+ * its failed assert makes an AssertionError whose constructor formats its own stack, and
+ * formatting a stack of the bundle loads the bundle's source map. Without frames there is nothing
+ * to map.
  */
 function withoutStackFrames<T>(make: () => T): T {
   const limit = Error.stackTraceLimit;
@@ -27,7 +28,6 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     .strict()
     .help()
     .alias("help", "h")
-    .version(false)
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((message, err) => {
       throw err ?? new UsageError(message ?? "invalid arguments");

@@ -36,12 +36,14 @@ export interface MetricColumn {
 export interface MetricColumns {
   /** Rows in metrics.jsonl (every record, also those without numbers). */
   length: number;
-  /** Each row's `step` (NaN when it has none). */
-  step: Float64Array;
+  /** Each row's `step` (NaN when it has none), built on first use. */
+  readonly step: Float64Array;
   /** Every key with at least one finite number, `step` included. */
   keys: readonly string[];
   /** A key's values (decoded on first use), or undefined when it never had a number. */
   column(key: string): MetricColumn | undefined;
+  /** The finite number `key` has in row `row`, read from that row alone (no column is decoded). */
+  valueAt(row: number, key: string): number | undefined;
   /** Where the numbers came from: this cache (and the lines after it) or metrics.jsonl alone. */
   source: "columns" | "jsonl";
 }
@@ -61,14 +63,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Consecutive rows of one schema with nothing between them: row `firstRow + i` has its record at
+ * f64 word `firstWord + i * stride`. A run's rows are found without visiting each of them again.
+ */
+interface Run {
+  schema: number;
+  firstRow: number;
+  count: number;
+  firstWord: number;
+  stride: number;
+}
+
 /** The file decoded down to its rows' positions: values are read only for the columns asked for. */
 interface Decoded {
   keys: string[];
   /** Key ids per schema. */
   schemas: Uint32Array[];
-  /** Per row: its schema and the word (f64 index) of its line start. */
-  rowSchema: Int32Array;
-  rowWord: Int32Array;
+  runs: Run[];
   rows: number;
   f64: Float64Array;
   /** Bytes of complete records (a torn record after them is ignored). */
@@ -91,8 +103,7 @@ function decode(raw: Buffer): Decoded | undefined {
   if (words < 2 || u32[0] !== MAGIC || u32[1] !== VERSION) return undefined;
   const keys: string[] = [];
   const schemas: Uint32Array[] = [];
-  let rowSchema: Int32Array = new Int32Array(1024);
-  let rowWord: Int32Array = new Int32Array(1024);
+  const runs: Run[] = [];
   let rows = 0;
   let w = 2; // in u32 words
   while (w + 2 <= words) {
@@ -111,26 +122,41 @@ function decode(raw: Buffer): Decoded | undefined {
       schemas.push(ids);
     } else if (kind === ROW) {
       if (arg >= schemas.length) return undefined;
-      next = w + 2 + 4 + schemas[arg].length * 2;
-      if (next > words) break;
-      if (rows === rowSchema.length) {
-        const grow = (a: Int32Array): Int32Array => {
-          const b = new Int32Array(a.length * 2);
-          b.set(a);
-          return b;
-        };
-        rowSchema = grow(rowSchema);
-        rowWord = grow(rowWord);
+      const stride = 6 + schemas[arg].length * 2;
+      if (w + stride > words) break;
+      // The rows that follow with the same schema: most of a run's file, in one tight loop.
+      let count = 1;
+      next = w + stride;
+      while (next + stride <= words && u32[next] === ROW && u32[next + 1] === arg) {
+        next += stride;
+        count++;
       }
-      rowSchema[rows] = arg;
-      rowWord[rows] = (w + 2) >> 1;
-      rows++;
+      runs.push({ schema: arg, firstRow: rows, count, firstWord: (w + 2) >> 1, stride: stride >> 1 });
+      rows += count;
     } else {
       return undefined;
     }
     w = next;
   }
-  return { keys, schemas, rowSchema, rowWord, rows, f64, validBytes: w * 4 };
+  return { keys, schemas, runs, rows, f64, validBytes: w * 4 };
+}
+
+/** The run holding row `r` (< d.rows). */
+function runOf(d: Decoded, r: number): Run {
+  let lo = 0;
+  let hi = d.runs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (d.runs[mid].firstRow <= r) lo = mid;
+    else hi = mid - 1;
+  }
+  return d.runs[lo];
+}
+
+/** The f64 word where row `r`'s record starts (its line start; then end, then values). */
+function rowWord(d: Decoded, r: number): number {
+  const run = runOf(d, r);
+  return run.firstWord + (r - run.firstRow) * run.stride;
 }
 
 interface Row {
@@ -140,8 +166,8 @@ interface Row {
 }
 
 function rowAt(d: Decoded, r: number): Row {
-  const word = d.rowWord[r];
-  const ids = d.schemas[d.rowSchema[r]];
+  const word = rowWord(d, r);
+  const ids = d.schemas[runOf(d, r).schema];
   const numbers: [string, number][] = Array.from(ids, (id, j) => [d.keys[id], d.f64[word + 2 + j]]);
   return { start: d.f64[word], end: d.f64[word + 1], numbers };
 }
@@ -385,7 +411,7 @@ export function readMetricColumns(logDir: string): MetricColumns {
     // Rows whose lines lie within the file as it is now; the last of them must match its line.
     const size = fileSize(jsonlPath);
     let n = d.rows;
-    while (n > 0 && d.f64[d.rowWord[n - 1] + 1] > size) n--;
+    while (n > 0 && d.f64[rowWord(d, n - 1) + 1] > size) n--;
     const last = n > 0 ? rowAt(d, n - 1) : undefined;
     if (last !== undefined && rowMatchesLine(jsonlPath, last)) return fromCache(d, n, recordsFrom(jsonlPath, last.end));
   }
@@ -393,71 +419,121 @@ export function readMetricColumns(logDir: string): MetricColumns {
 }
 
 function stepColumn(length: number, column: MetricColumn | undefined): Float64Array {
+  // In every row: the step of row r is the column's value r.
+  if (column !== undefined && column.values.length === length) return column.values;
   const step = new Float64Array(length).fill(Number.NaN);
   if (column !== undefined) for (let j = 0; j < column.rows.length; j++) step[column.rows[j]] = column.values[j];
   return step;
 }
 
+const finiteOrUndefined = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
 function fromRows(rows: readonly Record<string, unknown>[]): MetricColumns {
   const columns = new Map<string, MetricColumn>();
   for (const [k, c] of columnsOfRows(rows, 0)) columns.set(k, { rows: Int32Array.from(c.rows), values: Float64Array.from(c.values) });
-  return { length: rows.length, step: stepColumn(rows.length, columns.get("step")), keys: [...columns.keys()], column: (k) => columns.get(k), source: "jsonl" };
+  let step: Float64Array | undefined;
+  return {
+    length: rows.length,
+    get step() {
+      step ??= stepColumn(rows.length, columns.get("step"));
+      return step;
+    },
+    keys: [...columns.keys()],
+    column: (k) => columns.get(k),
+    valueAt: (row, key) => finiteOrUndefined(rows[row]?.[key]),
+    source: "jsonl",
+  };
 }
 
 /** The first `cachedRows` rows from the cache, then `tail` (parsed lines written after them). */
 function fromCache(d: Decoded, cachedRows: number, tail: readonly Record<string, unknown>[]): MetricColumns {
   const tailColumns = columnsOfRows(tail, cachedRows);
+  const length = cachedRows + tail.length;
   const keyIds = new Map(d.keys.map((k, i) => [k, i]));
-  const rowsPerSchema = new Int32Array(d.schemas.length);
-  const rowSchema = d.rowSchema;
-  const rowWord = d.rowWord;
   const f64 = d.f64;
-  for (let r = 0; r < cachedRows; r++) rowsPerSchema[rowSchema[r]]++;
+  // The runs cut at cachedRows (rows past it are not in metrics.jsonl as it is now).
+  const runs: Run[] = [];
+  for (const run of d.runs) {
+    if (run.firstRow >= cachedRows) break;
+    runs.push({ ...run, count: Math.min(run.count, cachedRows - run.firstRow) });
+  }
   const seen = new Set<string>();
-  d.schemas.forEach((ids, i) => {
-    if (rowsPerSchema[i] > 0) for (const id of ids) seen.add(d.keys[id]);
-  });
+  const schemaSeen = new Set<number>();
+  for (const run of runs) {
+    if (schemaSeen.has(run.schema)) continue;
+    schemaSeen.add(run.schema);
+    for (const id of d.schemas[run.schema]) seen.add(d.keys[id]);
+  }
   const keys = [...new Set([...seen, ...tailColumns.keys()])];
-  const decoded = new Map<string, MetricColumn | undefined>();
-  const column = (key: string): MetricColumn | undefined => {
-    if (decoded.has(key)) return decoded.get(key);
-    const id = keyIds.get(key);
-    // Where the key sits in each schema's values (-1: absent), so the column is one pass over the rows.
-    const slot = new Int32Array(d.schemas.length).fill(-1);
-    let count = 0;
-    if (id !== undefined) {
-      d.schemas.forEach((ids, schema) => {
-        slot[schema] = ids.indexOf(id);
-        if (slot[schema] >= 0) count += rowsPerSchema[schema];
-      });
+  /** Where the key sits in each schema's values (-1: absent). */
+  const slots = new Map<string, Int32Array>();
+  const slotsOf = (key: string): Int32Array => {
+    let slot = slots.get(key);
+    if (slot === undefined) {
+      const id = keyIds.get(key);
+      slot = Int32Array.from(d.schemas, (ids) => (id === undefined ? -1 : ids.indexOf(id)));
+      slots.set(key, slot);
     }
+    return slot;
+  };
+  const decoded = new Map<string, MetricColumn | undefined>();
+  const decodeColumn = (key: string): MetricColumn | undefined => {
+    const slot = slotsOf(key);
+    let count = 0;
+    for (const run of runs) if (slot[run.schema] >= 0) count += run.count;
     const extra = tailColumns.get(key);
     const total = count + (extra?.rows.length ?? 0);
-    let out: MetricColumn | undefined;
-    if (total > 0) {
-      const rows = new Int32Array(total);
-      const values = new Float64Array(total);
-      let j = 0;
-      if (count > 0) {
-        for (let r = 0; r < cachedRows; r++) {
-          const at = slot[rowSchema[r]];
-          if (at < 0) continue;
-          rows[j] = r;
-          values[j] = f64[rowWord[r] + 2 + at];
-          j++;
-        }
-      }
-      if (extra !== undefined) {
-        rows.set(extra.rows, j);
-        values.set(extra.values, j);
-      }
-      out = { rows, values };
+    if (total === 0) return undefined;
+    const values = new Float64Array(total);
+    // A key in every row (the usual case) needs no row numbers: they are 0, 1, 2, … and are made
+    // only if someone asks. Loops here are few and tight: a snapshot runs them once, unoptimised.
+    const dense = total === length;
+    const rows = dense ? undefined : new Int32Array(total);
+    let j = 0;
+    for (const run of runs) {
+      const at = slot[run.schema];
+      if (at < 0) continue;
+      const { stride } = run;
+      const end = j + run.count;
+      for (let p = run.firstWord + 2 + at; j < end; j++, p += stride) values[j] = f64[p];
+      if (rows !== undefined) for (let r = run.firstRow, i = end - run.count; i < end; i++, r++) rows[i] = r;
     }
-    decoded.set(key, out);
-    return out;
+    if (extra !== undefined) {
+      values.set(extra.values, j);
+      rows?.set(extra.rows, j);
+    }
+    if (rows !== undefined) return { rows, values };
+    let identity: Int32Array | undefined;
+    return {
+      get rows() {
+        identity ??= Int32Array.from({ length: total }, (_, i) => i);
+        return identity;
+      },
+      values,
+    };
   };
-  const length = cachedRows + tail.length;
-  return { length, step: stepColumn(length, column("step")), keys, column, source: "columns" };
+  const column = (key: string): MetricColumn | undefined => {
+    if (!decoded.has(key)) decoded.set(key, decodeColumn(key));
+    return decoded.get(key);
+  };
+  let step: Float64Array | undefined;
+  return {
+    length,
+    get step() {
+      step ??= stepColumn(length, column("step"));
+      return step;
+    },
+    keys,
+    column,
+    valueAt: (row, key) => {
+      if (row < 0 || row >= length) return undefined;
+      if (row >= cachedRows) return finiteOrUndefined(tail[row - cachedRows][key]);
+      const run = runOf(d, row);
+      const at = slotsOf(key)[run.schema];
+      return at < 0 ? undefined : f64[run.firstWord + (row - run.firstRow) * run.stride + 2 + at];
+    },
+    source: "columns",
+  };
 }
 
 /** metrics.columns no longer describes a rewritten metrics.jsonl: the next writer rebuilds it. */

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { isAscii } from "node:buffer";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -23,15 +24,23 @@ test("compiled bundle: same recipe list as the sources, code cache reused, stack
     assert.match(id, /^[0-9a-f]{16}$/);
     assert.ok(existsSync(join(out, "cookbook.cjs.map")) && existsSync(join(out, "entry.js.map")), "source maps beside the bundles");
     const env = { ...process.env, COOKBOOK_HOME: join(out, "home"), HF_HUB_OFFLINE: "1", COOKBOOK_CODE_CACHE_DEBUG: "1" };
+    // ASCII, so a start reads it without decoding UTF-8 (scripts/asciiBundle.mjs).
+    assert.ok(isAscii(readFileSync(join(out, "cookbook.cjs"))), "the bundle is ASCII");
 
-    // From a folder with no package.json above it, where yargs' version probe fails: a start that
-    // prints no stack never reads the source map.
+    // From another folder: a start that prints no stack never reads the source map.
     const first = spawnSync(process.execPath, [runner, "recipes"], { env, encoding: "utf8", cwd: tmpdir() });
     assert.equal(first.status, 0, first.stderr);
     assert.doesNotMatch(first.stderr, /source map read/);
     assert.match(first.stderr, /code cache absent/);
     assert.match(first.stderr, /code cache written/);
     assert.deepEqual(readdirSync(join(out, ".cache")), [`${id}-recipes.v8`]);
+
+    // --version is ours, also from inside another project (yargs would report that project's).
+    const elsewhere = mkdtempSync(join(tmpdir(), "cookbook-version-"));
+    writeFileSync(join(elsewhere, "package.json"), JSON.stringify({ name: "someone-else", version: "9.9.9" }));
+    const version = spawnSync(process.execPath, [runner, "--version"], { env, encoding: "utf8", cwd: elsewhere });
+    assert.equal(version.status, 0, version.stderr);
+    assert.equal(version.stdout.trim(), JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version);
     const second = spawnSync(process.execPath, [runner, "recipes"], { env, encoding: "utf8" });
     assert.equal(second.status, 0, second.stderr);
     assert.match(second.stderr, /code cache used/);

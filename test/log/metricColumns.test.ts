@@ -162,9 +162,52 @@ test("series from columns equal the dashboard's series from rows, on both axes",
   const rows = readMetrics(dir);
   const columns = new ColumnSeries(readMetricColumns(dir));
   assert.deepEqual(columns.keys(), numericKeys(rows));
+  assert.equal(columns.totalElapsed(), elapsedSeconds(rows).at(-1));
   assert.deepEqual(columns.elapsed(), elapsedSeconds(rows));
   assert.equal(columns.progress(), progressOf(rows));
+  // Columns hand out their Float64Arrays as they are; the numbers must be the rows' numbers.
+  const plainSeries = (s: { key: string; x: ArrayLike<number>; y: ArrayLike<number> }) => ({ key: s.key, x: Array.from(s.x), y: Array.from(s.y) });
   for (const key of numericKeys(rows)) {
-    for (const axis of ["step", "time"] as const) assert.deepEqual(columns.series(key, axis), buildSeries(rows, key, axis), `${key} by ${axis}`);
+    for (const axis of ["step", "time"] as const) {
+      const fromColumns = columns.series(key, axis);
+      assert.equal(fromColumns.finite, true);
+      assert.deepEqual(plainSeries(fromColumns), plainSeries(buildSeries(rows, key, axis)), `${key} by ${axis}`);
+    }
   }
+});
+
+test("valueAt reads one row's number from the cache, the parsed tail and metrics.jsonl alike", () => {
+  const dir = runDir();
+  logRows(quietLogger(dir), 0, 23);
+  // Lines the cache does not describe yet: a row without a step, then one with a string value.
+  appendFileSync(join(dir, "metrics.jsonl"), `${JSON.stringify({ train_mean_nll: 9, note: "no step" })}\n${JSON.stringify({ step: 23, progress: "x" })}\n`);
+  const rows = readMetrics(dir);
+  const keys = [...numericKeys(rows), "step", "absent"];
+  for (const m of [readMetricColumns(dir), fromJsonlAlone(dir)]) {
+    assert.equal(m.length, rows.length);
+    for (let r = -1; r <= rows.length; r++) {
+      for (const key of keys) {
+        const v = rows[r]?.[key];
+        assert.equal(m.valueAt(r, key), typeof v === "number" ? v : undefined, `${m.source}: row ${r}, ${key}`);
+      }
+    }
+  }
+});
+
+test("a key in every row is one run of the cache: its rows are 0..n-1 and step is that column", () => {
+  const dir = runDir();
+  const logger = quietLogger(dir);
+  for (let step = 0; step < 50; step++) logger.logMetrics({ loss: 1 / (step + 1), ...(step === 30 ? { extra: 1 } : {}) }, step);
+  const m = readMetricColumns(dir);
+  assert.equal(m.source, "columns");
+  assert.deepEqual(
+    Array.from(m.column("loss")?.rows ?? []),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
+  assert.deepEqual(Array.from(m.column("extra")?.rows ?? []), [30]);
+  assert.deepEqual(
+    Array.from(m.step),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
+  assert.deepEqual(plain(m), plain(fromJsonlAlone(dir)));
 });

@@ -10,7 +10,7 @@
 //
 // metrics.jsonl stays the record of truth and the TensorBoard files are written beside this, so
 // whatever the SDK fails to upload can still be sent with `wandb sync` (docs/tracking.md).
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { scalarsOf } from "../tensorboard/writer.ts";
 import type { Metrics, MetricsSink } from "../metrics.ts";
 import type { FromWandbWorker, ToWandbWorker, WandbWorkerInit } from "./protocol.ts";
@@ -57,7 +57,10 @@ export class WandbSink implements MetricsSink {
       config: options.config ?? {},
       ...(options.entity !== undefined ? { entity: options.entity } : {}),
     };
-    this.worker = new Worker(BOOTSTRAP, { workerData: init, execArgv: [] });
+    // Loaded here, not at import: every command imports this module (through src/runs), few use
+    // W&B, and worker_threads costs a start-up several milliseconds.
+    const { Worker: WorkerThread } = process.getBuiltinModule("node:worker_threads");
+    this.worker = new WorkerThread(BOOTSTRAP, { workerData: init, execArgv: [] });
     // Uploads must not keep a finished process alive; close() waits for them explicitly.
     this.worker.unref();
     this.worker.on("message", (msg: FromWandbWorker) => this.onMessage(msg));

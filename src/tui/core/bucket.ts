@@ -1,5 +1,8 @@
 // Resampling a series to a chart's width. asciichart draws one column per value, so a 100k-point
 // series must be reduced; buckets keep min and max so spikes survive, and `last` is the line.
+/** A series' numbers: arrays, or a metric column's Float64Array as it was read (not copied). */
+export type Values = readonly number[] | Float64Array;
+
 export interface Buckets {
   /** x at the start of each bucket. */
   x: number[];
@@ -15,13 +18,13 @@ export interface Buckets {
  * Empty buckets repeat the previous bucket's last value, because the chart cannot draw gaps.
  * With no more points than width, each point keeps its own column.
  */
-export function bucketByX(x: readonly number[], y: readonly number[], width: number, range?: { min: number; max: number }): Buckets {
+export function bucketByX(x: Values, y: Values, width: number, range?: { min: number; max: number }): Buckets {
   const n = Math.min(x.length, y.length);
   const cols = Math.max(1, Math.floor(width));
   if (n === 0) return { x: [], last: [], min: [], max: [], count: [] };
   if (n <= cols && range === undefined) {
-    const ys = y.slice(0, n);
-    return { x: x.slice(0, n), last: ys, min: [...ys], max: [...ys], count: new Array(n).fill(1) };
+    const ys = Array.from(y.slice(0, n));
+    return { x: Array.from(x.slice(0, n)), last: ys, min: [...ys], max: [...ys], count: new Array(n).fill(1) };
   }
   const x0 = range?.min ?? x[0];
   const x1 = range?.max ?? x[n - 1];

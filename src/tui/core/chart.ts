@@ -1,7 +1,7 @@
 // Chart strings: sanitised, bucketed to the width, fixed height, smoothed line over the raw
 // min/max band, overlays aligned on a common x range, and an x-axis row with an optional cursor.
 import asciichart from "asciichart";
-import { bucketByX } from "./bucket.ts";
+import { type Values, bucketByX } from "./bucket.ts";
 import { fmtDuration, fmtNum } from "./format.ts";
 import { DIM_ANSI } from "./palette.ts";
 import { ema } from "./smoothing.ts";
@@ -13,12 +13,14 @@ export const CHART_OVERHEAD = LABEL_WIDTH + 2;
 export const MIN_CHART_ROWS = 4;
 
 export interface ChartLine {
-  x: readonly number[];
-  y: readonly number[];
+  x: Values;
+  y: Values;
   /** ANSI colour escape (see palette.ts). */
   color: string;
   /** The EMA of y when the caller keeps it (SeriesCache); computed here otherwise. */
-  smoothed?: readonly number[];
+  smoothed?: Values;
+  /** Every x and y is known to be finite (metric columns hold only finite numbers): no check. */
+  finite?: boolean;
 }
 
 export interface ChartOptions {
@@ -49,9 +51,10 @@ export function fmtX(v: number, axis: XAxis): string {
   return axis === "time" ? fmtDuration(v) : String(Math.round(v));
 }
 
-function finitePairs(line: ChartLine): { x: readonly number[]; y: readonly number[]; smoothed?: readonly number[] } {
+function finitePairs(line: ChartLine): { x: Values; y: Values; smoothed?: Values } {
   const n0 = Math.min(line.x.length, line.y.length);
   let clean = line.x.length === line.y.length;
+  if (clean && line.finite === true) return { x: line.x, y: line.y, smoothed: line.smoothed };
   for (let i = 0; clean && i < n0; i++) if (!Number.isFinite(line.x[i]) || !Number.isFinite(line.y[i])) clean = false;
   // Cached series are already finite: no copy.
   if (clean) return { x: line.x, y: line.y, smoothed: line.smoothed };

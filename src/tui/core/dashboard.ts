@@ -42,7 +42,7 @@ export function stepEmaWeight(weight: number, direction: 1 | -1): number {
 export function chartBlock(runs: readonly ChartRun[], spec: ChartSpec): string[] {
   const lines: ChartLine[] = runs.map((r, i) => {
     const s = r.cache ? r.cache.series(spec.key, spec.xAxis) : buildSeries(r.rows, spec.key, spec.xAxis, r.elapsed);
-    const line: ChartLine = { x: s.x, y: s.y, color: runColorAnsi(i) };
+    const line: ChartLine = { x: s.x, y: s.y, color: runColorAnsi(i), finite: s.finite };
     if (r.cache && spec.smoothing > 0) line.smoothed = r.cache.smoothed(spec.key, spec.xAxis, spec.smoothing);
     return line;
   });

@@ -1,6 +1,7 @@
 // Metric series from metrics.jsonl records: which keys a run kind cares about, x by step or by
 // elapsed time, and the list of numeric keys for the metric picker. Pure, no React.
 import type { MetricColumns, TrainingKind } from "../../runs/index.ts";
+import type { Values } from "./bucket.ts";
 import { ema } from "./smoothing.ts";
 
 export type XAxis = "step" | "time";
@@ -10,8 +11,10 @@ export type MetricRow = Record<string, unknown>;
 
 export interface Series {
   key: string;
-  x: number[];
-  y: number[];
+  x: Values;
+  y: Values;
+  /** Every x and y is finite (see ChartLine.finite). */
+  finite?: boolean;
 }
 
 /** The charts a dashboard opens with, per kind of training (docs/cookbook-parity.md#supervised-metrics and docs/cookbook-parity.md#rl-metric-names). */
@@ -145,35 +148,33 @@ export class ColumnSeries implements SeriesSource {
     return this.metrics.keys.filter((k) => k !== "step").sort();
   }
 
-  /** The value of `key` in row `row`, if it has a finite one. */
-  valueAt(row: number, key: string): number | undefined {
-    const c = this.metrics.column(key);
-    if (c === undefined) return undefined;
-    let lo = 0;
-    let hi = c.rows.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (c.rows[mid] < row) lo = mid + 1;
-      else if (c.rows[mid] > row) hi = mid - 1;
-      else return c.values[mid];
-    }
-    return undefined;
-  }
-
   /** Elapsed seconds at the end of each row, as elapsedSeconds computes them from rows. */
   elapsed(): number[] {
     if (this.elapsedCache === undefined) {
-      const key = STEP_DURATION_KEYS.find((k) => this.metrics.keys.includes(k));
+      const c = this.durations();
       const perRow = new Float64Array(this.metrics.length);
-      const c = key === undefined ? undefined : this.metrics.column(key);
       if (c !== undefined) for (let j = 0; j < c.rows.length; j++) perRow[c.rows[j]] = c.values[j];
       this.elapsedCache = runningDuration(perRow);
     }
     return this.elapsedCache;
   }
 
+  /** The last of elapsed(), without a number per row. */
+  totalElapsed(): number {
+    if (this.elapsedCache !== undefined) return this.elapsedCache[this.elapsedCache.length - 1] ?? 0;
+    const values = this.durations()?.values ?? [];
+    let t = 0;
+    for (let j = 0; j < values.length; j++) if (values[j] > 0) t += values[j];
+    return t;
+  }
+
+  private durations(): { rows: Int32Array; values: Float64Array } | undefined {
+    const key = STEP_DURATION_KEYS.find((k) => this.metrics.keys.includes(k));
+    return key === undefined ? undefined : this.metrics.column(key);
+  }
+
   progress(): number | undefined {
-    return latestProgress(this.metrics.length, (i, k) => this.valueAt(i, k));
+    return latestProgress(this.metrics.length, (i, k) => this.metrics.valueAt(i, k));
   }
 
   series(key: string, axis: XAxis): Series {
@@ -181,17 +182,23 @@ export class ColumnSeries implements SeriesSource {
     const cached = this.seriesCache.get(id);
     if (cached !== undefined) return cached;
     const c = this.metrics.column(key);
-    const n = c?.rows.length ?? 0;
-    const times = axis === "time" ? this.elapsed() : undefined;
-    const step = this.metrics.step;
-    const x: number[] = new Array(n);
-    const y: number[] = new Array(n);
-    for (let j = 0; j < n; j++) {
-      const row = c!.rows[j];
-      x[j] = times ? times[row] : Number.isNaN(step[row]) ? row : step[row];
-      y[j] = c!.values[j];
+    const length = this.metrics.length;
+    let out: Series;
+    if (c === undefined) out = { key, x: [], y: [], finite: true };
+    else if (axis === "step" && c.values.length === length && this.metrics.column("step")?.values.length === length) {
+      // The key and step in every row: the columns are the series as they are.
+      out = { key, x: this.metrics.step, y: c.values, finite: true };
+    } else {
+      const n = c.rows.length;
+      const times = axis === "time" ? this.elapsed() : undefined;
+      const step = this.metrics.step;
+      const x = new Float64Array(n);
+      for (let j = 0; j < n; j++) {
+        const row = c.rows[j];
+        x[j] = times ? times[row] : Number.isNaN(step[row]) ? row : step[row];
+      }
+      out = { key, x, y: c.values, finite: true };
     }
-    const out = { key, x, y };
     this.seriesCache.set(id, out);
     return out;
   }

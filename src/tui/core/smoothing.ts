@@ -1,6 +1,8 @@
 // Exponential moving average with debiasing (TensorBoard style): early points are not dragged
 // toward zero, and weight 0 returns the input.
-export function ema(values: readonly number[], weight: number): number[] {
+import type { Values } from "./bucket.ts";
+
+export function ema(values: Values, weight: number): number[] {
   const w = Math.min(Math.max(weight, 0), 0.999);
   const out: number[] = new Array(values.length);
   let acc = 0;

@@ -25,8 +25,7 @@ export function renderSnapshot(input: SnapshotInput): string {
   const m = input.state.manifest;
   const series = new ColumnSeries(input.metrics);
   const lastStep = input.metrics.length > 0 ? input.metrics.step[input.metrics.length - 1] : Number.NaN;
-  const elapsed = series.elapsed();
-  const spent = elapsed[elapsed.length - 1] || (m ? ((input.now ?? Date.now()) - Date.parse(m.started_at)) / 1000 : 0);
+  const spent = series.totalElapsed() || (m ? ((input.now ?? Date.now()) - Date.parse(m.started_at)) / 1000 : 0);
   const progress = series.progress();
   out.push(
     `${input.name}  ${input.state.live ? "live" : input.state.status}  ${m?.recipe ?? "?"} · ${kindLabel(input.kind)}${m ? ` · pid ${m.pid} · engine ${m.engine}` : ""}`,
@@ -40,7 +39,8 @@ export function renderSnapshot(input: SnapshotInput): string {
   out.push("");
   for (const key of charts.slice(0, Math.max(grid.shown, charts.length))) {
     out.push(
-      ...chartBlock([{ name: input.name, rows: [], elapsed, cache: series }], {
+      // The charts' x is the step: the per-row elapsed times are not needed (the cache has them for "time").
+      ...chartBlock([{ name: input.name, rows: [], elapsed: [], cache: series }], {
         key,
         width: input.width,
         rows: input.chartRows,
