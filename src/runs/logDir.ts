@@ -3,7 +3,6 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { parse, relative, resolve } from "node:path";
-import { createInterface } from "node:readline/promises";
 import type { LogDirBehavior } from "../config/common.ts";
 import { UsageError } from "../config/errors.ts";
 import { runState } from "./liveness.ts";
@@ -54,6 +53,8 @@ export interface CheckLogDirOptions {
 }
 
 async function readlinePrompt(question: string): Promise<string> {
+  // Loaded when a question is asked: every command imports this module, few ever ask.
+  const { createInterface } = process.getBuiltinModule("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stdout });
   try {
     return await rl.question(question);

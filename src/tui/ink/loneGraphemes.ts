@@ -5,14 +5,20 @@
 // (combining marks, joiners, variation selectors, surrogates, Hangul jamo) is outside.
 export const LONE_GRAPHEME_LIMIT = 0x2900;
 
+/** The lone graphemes as inclusive ranges of code units, ascending. */
+export const LONE_GRAPHEME_RANGES: readonly (readonly [number, number])[] = [
+  [0x20, 0x7e],
+  [0xa0, 0x2ff],
+  [0x2010, 0x2027],
+  [0x2030, 0x205e],
+  [0x2190, 0x23ff],
+  [0x2500, 0x27bf],
+  [0x2800, LONE_GRAPHEME_LIMIT - 1],
+];
+
+const LONE = new Uint8Array(LONE_GRAPHEME_LIMIT);
+for (const [from, to] of LONE_GRAPHEME_RANGES) LONE.fill(1, from, to + 1);
+
 export function isLoneGrapheme(c: number): boolean {
-  return (
-    (c >= 0x20 && c <= 0x7e) ||
-    (c >= 0xa0 && c <= 0x2ff) ||
-    (c >= 0x2010 && c <= 0x2027) ||
-    (c >= 0x2030 && c <= 0x205e) ||
-    (c >= 0x2190 && c <= 0x23ff) ||
-    (c >= 0x2500 && c <= 0x27bf) ||
-    (c >= 0x2800 && c < LONE_GRAPHEME_LIMIT)
-  );
+  return LONE[c] === 1;
 }

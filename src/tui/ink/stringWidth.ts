@@ -4,28 +4,37 @@
 // lone graphemes (loneGraphemes.ts) and colour escapes has the sum of its characters' widths;
 // those widths are measured with the very same function when the bundle is built, so the answer
 // is the library's. Other text, or a call with options, goes to the library.
-import { LONE_GRAPHEME_LIMIT, isLoneGrapheme } from "./loneGraphemes.ts";
+import { LONE_GRAPHEME_LIMIT, LONE_GRAPHEME_RANGES } from "./loneGraphemes.ts";
 
 export type StringWidth = (input: string, options?: object) => number;
 
 /** One digit per lone grapheme below LONE_GRAPHEME_LIMIT, in code order: its width. */
 export function widthTable(width: StringWidth): string {
   let table = "";
-  for (let c = 0; c < LONE_GRAPHEME_LIMIT; c++) if (isLoneGrapheme(c)) table += String(width(String.fromCharCode(c)));
+  for (const [from, to] of LONE_GRAPHEME_RANGES) for (let c = from; c <= to; c++) table += String(width(String.fromCharCode(c)));
   return table;
 }
 
 const ESC = 0x1b;
 const SGR = /\x1b\[[0-9;]*m/y;
 
-export function withWidthTable(width: StringWidth, table: string): StringWidth {
-  // Width + 1 per code unit; 0: not in the table.
+/** Width + 1 per code unit below LONE_GRAPHEME_LIMIT; 0: not a lone grapheme. */
+function widthsOf(table: string): Uint8Array {
   const widths = new Uint8Array(LONE_GRAPHEME_LIMIT);
   let k = 0;
-  for (let c = 0; c < LONE_GRAPHEME_LIMIT; c++) if (isLoneGrapheme(c)) widths[c] = table.charCodeAt(k++) - 0x30 + 1;
-  if (k !== table.length) throw new Error(`string-width table has ${table.length} entries, expected ${k}`);
+  for (const [from, to] of LONE_GRAPHEME_RANGES) for (let c = from; c <= to; c++) widths[c] = table.charCodeAt(k++) - 0x30 + 1;
+  return widths;
+}
+
+export function withWidthTable(width: StringWidth, table: string): StringWidth {
+  const expected = LONE_GRAPHEME_RANGES.reduce((n, [from, to]) => n + to - from + 1, 0);
+  if (table.length !== expected) throw new Error(`string-width table has ${table.length} entries, expected ${expected}`);
+  // Made at the first call: the bundle holds several copies of string-width, most never called
+  // by a given command, and each table is 10k entries to fill at start-up.
+  let widths: Uint8Array | undefined;
   return (input, options) => {
     if (options !== undefined || typeof input !== "string") return width(input, options);
+    widths ??= widthsOf(table);
     let total = 0;
     for (let i = 0; i < input.length; ) {
       const c = input.charCodeAt(i);
