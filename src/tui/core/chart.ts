@@ -43,6 +43,8 @@ export interface ChartResult {
   x1: number;
   /** Data columns drawn. */
   columns: number;
+  /** The first line's smallest and largest y (from its buckets: no second pass over the points). */
+  primaryRange?: { min: number; max: number };
 }
 
 const fmtLabel = (v: number): string => fmtNum(v).slice(0, LABEL_WIDTH).padStart(LABEL_WIDTH);
@@ -81,7 +83,7 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
   const plotWidth = Math.max(4, Math.floor(options.width) - CHART_OVERHEAD);
   const lines = input
     .map(finitePairs)
-    .map((l, i) => ({ ...l, color: input[i].color }))
+    .map((l, i) => ({ ...l, color: input[i].color, index: i }))
     .filter((l) => l.x.length > 0);
   if (lines.length === 0) {
     const empty = Array.from({ length: rows }, (_, i) => (i === Math.floor(rows / 2) ? "  (no data yet)" : ""));
@@ -96,8 +98,10 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
   const series: number[][] = [];
   const colors: (string | undefined)[] = [];
   const mains: { y: number[]; color: string }[] = [];
+  let primaryRange: { min: number; max: number } | undefined;
   lines.forEach((l, idx) => {
     const raw = bucketByX(l.x, l.y, plotWidth, shared);
+    if (l.index === 0) primaryRange = { min: Math.min(...raw.min), max: Math.max(...raw.max) };
     const main = weight > 0 ? bucketByX(l.x, l.smoothed ?? ema(l.y, weight), plotWidth, shared).last : raw.last;
     if (idx === 0) {
       // The raw band: min/max per bucket, or the raw line itself under a smoothed one.
@@ -128,7 +132,7 @@ export function renderChart(input: readonly ChartLine[], options: ChartOptions):
   const columns = Math.max(...series.map((s) => s.length));
   const body = plotted.slice(0, rows - 1).map(mergeColorRuns);
   while (body.length < rows - 1) body.push("");
-  return { lines: [...body, xAxisRow(x0, x1, columns, axis, options.cursorX)], x0, x1, columns };
+  return { lines: [...body, xAxisRow(x0, x1, columns, axis, options.cursorX)], x0, x1, columns, primaryRange };
 }
 
 function xAxisRow(x0: number, x1: number, columns: number, axis: XAxis, cursorX: number | undefined): string {

@@ -46,16 +46,6 @@ export function chartBlock(runs: readonly ChartRun[], spec: ChartSpec): string[]
     if (r.cache && spec.smoothing > 0) line.smoothed = r.cache.smoothed(spec.key, spec.xAxis, spec.smoothing);
     return line;
   });
-  const primary = lines[0];
-  const last = primary && primary.y.length > 0 ? primary.y[primary.y.length - 1] : undefined;
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const v of primary?.y ?? []) {
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  const stats = last === undefined ? "no data" : `last ${fmtNum(last)}  min ${fmtNum(lo)}  max ${fmtNum(hi)}  n ${primary.y.length}`;
-  const title = `${spec.key}  ${stats}${spec.smoothing > 0 ? "  (EMA)" : ""}`;
   const chart = renderChart(lines, {
     width: spec.width,
     rows: spec.rows - 1,
@@ -64,6 +54,12 @@ export function chartBlock(runs: readonly ChartRun[], spec: ChartSpec): string[]
     cursorX: spec.cursorX,
     color: spec.color,
   });
+  const primary = lines[0];
+  const last = primary && primary.y.length > 0 ? primary.y[primary.y.length - 1] : undefined;
+  const range = chart.primaryRange;
+  const stats =
+    last === undefined || range === undefined ? "no data" : `last ${fmtNum(last)}  min ${fmtNum(range.min)}  max ${fmtNum(range.max)}  n ${primary.y.length}`;
+  const title = `${spec.key}  ${stats}${spec.smoothing > 0 ? "  (EMA)" : ""}`;
   return [title.slice(0, spec.width), ...chart.lines];
 }
 
