@@ -596,7 +596,8 @@ namespace {
 // rows: 24 accumulators, so each k step is 24 multiply-adds for 12 broadcasts and 2 loads. Loop
 // order per K slice: a 12-row panel of the activations (12 x KC floats, packed once per call and
 // shared by every task) stays in L1 while the weight panels of the task's stripe (KC x 32 each,
-// widened and transposed from W as they are packed) stream from L2.
+// widened and transposed from W as they are packed) stream from L2. (Prefetching the next slice of
+// W into L2 during the tiles, in a burst or spread over the k loop, measured within noise here.)
 constexpr int PMR = 12;
 constexpr int PNR = NR;
 constexpr int PKC = 256;
@@ -718,24 +719,9 @@ void gemm_prefill_nt_t(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const
         pack_b_panel(true, K, W, j0 + p * PNR, static_cast<int>(std::min<ptrdiff_t>(PNR, cols - p * PNR)), pc, kc,
                      bp + p * PNR * kc);
       const float* slice = ap + pc * mp;
-      // The next slice's W (cols rows of kc values, from memory: the pack reads 32 rows at once,
-      // more streams than the hardware prefetcher follows) is fetched into L2 a few lines per
-      // micro-tile while this slice computes; perf had the pack at a fifth of the time without.
-      const ptrdiff_t pn = std::min<ptrdiff_t>(PKC, K - pc - PKC);
-      const ptrdiff_t row_lines = pn > 0 ? (pn * static_cast<ptrdiff_t>(sizeof(TB)) + 63) / 64 : 0;
-      const ptrdiff_t lines = cols * row_lines;
-      const ptrdiff_t per_tile = (lines + m_panels * panels - 1) / (m_panels * panels);
-      ptrdiff_t next_line = 0, pj = 0, pl = 0;
       for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
         const int rows = static_cast<int>(std::min<ptrdiff_t>(PMR, M - ip * PMR));
         for (ptrdiff_t jp = 0; jp < panels; jp++) {
-          for (ptrdiff_t e = std::min(lines, next_line + per_tile); next_line < e; next_line++) {
-            __builtin_prefetch(reinterpret_cast<const char*>(W + (j0 + pj) * K + pc + PKC) + pl * 64, 0, 2);
-            if (++pl == row_lines) {
-              pl = 0;
-              pj++;
-            }
-          }
           const int nr = static_cast<int>(std::min<ptrdiff_t>(PNR, cols - jp * PNR));
           prefill_micro_rows(rows, kc, slice + ip * PMR * kc, bp + jp * PNR * kc, C + ip * PMR * N + j0 + jp * PNR,
                              N, nr, pc == 0, beta);
