@@ -598,7 +598,8 @@ namespace {
 // shared by every task) stays in L1 while the weight panels of the task's stripe (KC x 32 each,
 // widened and transposed from W as they are packed) stream from L2. (Prefetching the next slice of
 // W into L2 during the tiles, in a burst or spread over the k loop, measured within noise here.)
-constexpr int PMR = 12;
+// 24 accumulators need AVX-512's 32 vector registers; with AVX2's 16, 6 rows (12 accumulators).
+constexpr int PMR = VW == 16 ? 12 : 6;
 constexpr int PNR = NR;
 constexpr int PKC = 256;
 constexpr int kPrefillStripePanels = 4;
