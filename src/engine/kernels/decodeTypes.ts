@@ -26,6 +26,14 @@ export interface DecodeKernels {
   gemmRowsNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: WeightArray, beta: number, C: FloatArray): void;
 
   /**
+   * The same product for prompt-sized M (the sampler's prefill and prompt logprobs): the native
+   * kernel packs A once per call and runs a 12-row register tile over W, widened and transposed as
+   * it is packed; each element's summation order depends only on K, so a row's bits do not depend
+   * on M, the other rows or the thread count (they may differ from gemmRowsNT's and gemm's).
+   */
+  gemmPrefillNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: WeightArray, beta: number, C: FloatArray): void;
+
+  /**
    * Writes row i of k and v ([n, nKvHeads*headDim], K after RoPE) at position positions[i] of
    * cache slot cacheSlots[i]; kCache and vCache are [numSlots, nKvHeads, maxLen, headDim], float32
    * or f16 (rounded to nearest even).
@@ -73,6 +81,7 @@ export function referenceDecodeKernels(
 ): DecodeKernels {
   return {
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) => gemm(false, true, M, N, K, alpha, A, W, beta, C),
+    gemmPrefillNT: (M, N, K, alpha, A, W, beta, C) => gemm(false, true, M, N, K, alpha, A, W, beta, C),
     kvStore(k, v, kCache, vCache, cacheSlots, positions, n, nKvHeads, headDim, maxLen) {
       const kw = nKvHeads * headDim;
       const slots = Math.floor(Math.min(kCache.length, vCache.length) / (kw * maxLen));

@@ -38,6 +38,9 @@ interface DecodeAddon {
   widenFromFile(file: string, offsets: Float64Array, dtypes: Int32Array, dsts: Float32Array[]): void;
   /** gemmRowsNT with W as 16-bit bits of type code `type` (HALF_CODES). */
   gemmRowsNTHalf(M: number, N: number, K: number, alpha: number, A: FloatArray, W: Uint16Array, type: number, beta: number, C: FloatArray): void;
+  gemmPrefillNT(M: number, N: number, K: number, alpha: number, A: FloatArray, W: FloatArray, beta: number, C: FloatArray): void;
+  /** gemmPrefillNT with W as 16-bit bits of type code `type` (HALF_CODES). */
+  gemmPrefillNTHalf(M: number, N: number, K: number, alpha: number, A: FloatArray, W: Uint16Array, type: number, beta: number, C: FloatArray): void;
   /**
    * A read-only memory mapping of the whole file as an ArrayBuffer (no copy); it is unmapped when
    * the ArrayBuffer is garbage-collected. Writing into a view of it crashes the process.
@@ -237,6 +240,10 @@ export function loadNativeKernels(): NativeKernels {
     mxfp4ToBf16: addon.mxfp4ToBf16,
     gemmRowsNT: (M, N, K, alpha, A, W, beta, C) =>
       W instanceof HalfArray ? addon.gemmRowsNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C) : addon.gemmRowsNT(M, N, K, alpha, A, W, beta, C),
+    gemmPrefillNT: (M, N, K, alpha, A, W, beta, C) =>
+      W instanceof HalfArray
+        ? addon.gemmPrefillNTHalf(M, N, K, alpha, A, W.bits, HALF_CODES[W.dtype], beta, C)
+        : addon.gemmPrefillNT(M, N, K, alpha, A, W, beta, C),
     kvStore: (k, v, kCache, vCache, ...rest) => {
       const kb = f16Bits(kCache);
       const vb = f16Bits(vCache);

@@ -186,7 +186,8 @@ export const ROWS_PRODUCT_MAX = 64;
 /**
  * y = x·Wᵀ (+ scale·(x·Aᵀ)·Bᵀ) for n rows of x [n, inDim] into y [n, outDim]; `scratch` holds at
  * least n·rank floats. Decode-sized products go through gemmRowsNT, whose bits for a row do not
- * depend on the other rows (a sequence decodes the same alone or in a batch).
+ * depend on the other rows (a sequence decodes the same alone or in a batch); prompt-sized ones
+ * through gemmPrefillNT, likewise row-independent.
  */
 export function project(k: Kernels, p: Projection, x: Float32Array, n: number, outDim: number, inDim: number, y: Float32Array, scratch: Float32Array): void {
   const rows = n <= ROWS_PRODUCT_MAX;
@@ -194,7 +195,7 @@ export function project(k: Kernels, p: Projection, x: Float32Array, n: number, o
   // then depend on the batch's other rows).
   if (p.transposed === true) k.gemm(false, false, n, outDim, inDim, 1, x, p.weight, 0, y);
   else if (rows) k.gemmRowsNT(n, outDim, inDim, 1, x, p.weight, 0, y);
-  else k.gemm(false, true, n, outDim, inDim, 1, x, p.weight, 0, y);
+  else k.gemmPrefillNT(n, outDim, inDim, 1, x, p.weight, 0, y);
   if (p.lora === null) return;
   const { a, b, rank, scale } = p.lora;
   if (rows) {

@@ -356,6 +356,43 @@ test("attentionDecode matches the reference", () => {
   );
 });
 
+test("attentionDecodeSlots over prompts (runs of one slot at consecutive lengths, done in blocks of queries) matches the reference, a row's bits independent of its block", () => {
+  const N = native();
+  const rng = makeRng(111);
+  const [heads, kv, d, maxLen, numSlots] = [8, 2, 40, 120, 3];
+  const slotSize = kv * maxLen * d;
+  const kc = randF32(numSlots * slotSize, rng, 2);
+  const vc = randF32(numSlots * slotSize, rng);
+  // Slot 1: a 71-position prompt from position 4 (blocks of 32, 32, 7); slot 0: 3 positions (too
+  // few for a block); slot 2: one decoding query; then slot 0 again, 40 positions.
+  const slotList: number[] = [];
+  const lenList: number[] = [];
+  const run = (slot: number, from: number, count: number): void => {
+    for (let i = 0; i < count; i++) {
+      slotList.push(slot);
+      lenList.push(from + i + 1);
+    }
+  };
+  run(1, 4, 71);
+  run(0, 0, 3);
+  run(2, 99, 1);
+  run(0, 50, 40);
+  const slots = Int32Array.from(slotList);
+  const lens = Int32Array.from(lenList);
+  const n = slots.length;
+  const q = randF32(n * heads * d, rng, 2);
+  const out = new Float32Array(n * heads * d);
+  const outR = new Float64Array(out.length);
+  N.attentionDecodeSlots(q, kc, vc, out, slots, lens, n, heads, kv, d, maxLen, 0.125);
+  R.attentionDecodeSlots(f64(q), f64(kc), f64(vc), outR, slots, lens, n, heads, kv, d, maxLen, 0.125);
+  assertClose(out, outR, 1e-4, 1e-5, "attentionDecodeSlots over prompts");
+  // The last 20 queries of slot 1's prompt alone: other block boundaries, the same bits.
+  const w = heads * d;
+  const tail = new Float32Array(20 * w);
+  N.attentionDecodeSlots(q.subarray(51 * w, 71 * w), kc, vc, tail, slots.subarray(51, 71), lens.subarray(51, 71), 20, heads, kv, d, maxLen, 0.125);
+  assert.deepEqual(tail, out.subarray(51 * w, 71 * w));
+});
+
 test("attentionDecodeSlots matches the reference", () => {
   const N = native();
   const rng = makeRng(110);

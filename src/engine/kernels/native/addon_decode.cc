@@ -37,6 +37,28 @@ Napi::Value GemmRowsNTHalf(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// gemmPrefillNT(M, N, K, alpha, A, W, beta, C) and gemmPrefillNTHalf(M, N, K, alpha, A, W: Uint16Array, type, beta, C)
+Napi::Value GemmPrefillNT(const Napi::CallbackInfo& info) {
+  Args a(info, "gemmPrefillNT", 8);
+  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
+  const float alpha = static_cast<float>(a.number(3, "alpha"));
+  const float beta = static_cast<float>(a.number(6, "beta"));
+  ck::gemm_prefill_nt(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.f32(5, "W", N * K, "N*K"), beta,
+                      a.f32(7, "C", M * N, "M*N"));
+  return info.Env().Undefined();
+}
+
+Napi::Value GemmPrefillNTHalf(const Napi::CallbackInfo& info) {
+  Args a(info, "gemmPrefillNTHalf", 9);
+  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
+  const float alpha = static_cast<float>(a.number(3, "alpha"));
+  const auto type = static_cast<ck::HalfType>(a.half_code(6, "type"));
+  const float beta = static_cast<float>(a.number(7, "beta"));
+  ck::gemm_prefill_nt_half(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.u16(5, "W", N * K, "N*K"), type, beta,
+                           a.f32(8, "C", M * N, "M*N"));
+  return info.Env().Undefined();
+}
+
 // kvStore(k, v, kCache, vCache, cacheSlots, positions, n, nKvHeads, headDim, maxLen) with
 // Float32Array caches, or (F16) Uint16Array caches that receive IEEE half bits (nearest even).
 template <bool F16>
@@ -149,6 +171,8 @@ namespace ck_napi {
 
 void register_decode_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmRowsNT", Napi::Function::New(env, GemmRowsNT, "gemmRowsNT"));
+  exports.Set("gemmPrefillNT", Napi::Function::New(env, GemmPrefillNT, "gemmPrefillNT"));
+  exports.Set("gemmPrefillNTHalf", Napi::Function::New(env, GemmPrefillNTHalf, "gemmPrefillNTHalf"));
   exports.Set("gemmRowsNTHalf", Napi::Function::New(env, GemmRowsNTHalf, "gemmRowsNTHalf"));
   exports.Set("mapFile", Napi::Function::New(env, MapFile, "mapFile"));
   exports.Set("kvStore", Napi::Function::New(env, KvStoreT<false>, "kvStore"));

@@ -347,6 +347,73 @@ inline float score1(const float* q, const T* k, ptrdiff_t d, float scale) {
 
 namespace {
 
+// A prompt's positions prefilled in one call are queries of one slot at consecutive lengths. In
+// blocks of up to kBlockQueries of them, per KV head, the scores are one product S = scale·Q·Kᵀ
+// over the slot's keys and the outputs one product O = softmax(S)·V (gemm_serial), each row's
+// softmax over its own length and the rest of the row zero (causal). Per query, as below, the keys
+// and values were read once per query and every score was a separate dot product: 7 % of a Qwen3
+// prefill's time for 2 % of its arithmetic. A row's bits do not depend on the block it is in.
+constexpr ptrdiff_t kBlockMinQueries = 4;
+constexpr ptrdiff_t kBlockQueries = 32;
+
+struct QueryBlock {
+  ptrdiff_t b0, m;  // queries b0 .. b0 + m - 1; m == 1 is a lone query (the per-query task)
+};
+
+// Runs of at least kBlockMinQueries queries of one slot at consecutive lengths, cut into blocks
+// counted from the run's start; empty when there are none (decode steps). rep = heads per KV head.
+std::vector<QueryBlock> query_blocks(const int32_t* slots, const int32_t* lens, ptrdiff_t n, ptrdiff_t rep) {
+  std::vector<QueryBlock> out;
+  bool any = false;
+  for (ptrdiff_t b = 0; b < n;) {
+    ptrdiff_t e = b + 1;
+    const auto slot = [&](ptrdiff_t i) { return slots != nullptr ? slots[i] : static_cast<int32_t>(i); };
+    while (e < n && slot(e) == slot(b) && lens[e] == lens[e - 1] + 1) e++;
+    if (e - b < kBlockMinQueries) {
+      for (; b < e; b++) out.push_back({b, 1});
+      continue;
+    }
+    any = true;
+    for (; b < e;) {
+      // S holds m·rep rows of lens[b + m − 1] scores: at most 4 MiB per thread.
+      ptrdiff_t m = std::min(kBlockQueries, e - b);
+      while (m > 1 && static_cast<double>(m * rep) * lens[b + m - 1] > (1 << 20)) m /= 2;
+      out.push_back({b, m});
+      b += m;
+    }
+  }
+  if (!any) out.clear();
+  return out;
+}
+
+thread_local std::vector<float> t_block;
+
+void attention_block(const float* q, const float* k_cache, const float* v_cache, float* out, ptrdiff_t slot,
+                     const int32_t* lens, ptrdiff_t b0, ptrdiff_t m, ptrdiff_t g, ptrdiff_t heads, ptrdiff_t kv_heads,
+                     ptrdiff_t d, ptrdiff_t max_len, float scale) {
+  const ptrdiff_t rep = heads / kv_heads, rows = m * rep, L = lens[b0 + m - 1];
+  t_block.resize(static_cast<size_t>(2 * rows * d + rows * L));
+  float* Q = t_block.data();
+  float* O = Q + rows * d;
+  float* S = O + rows * d;
+  for (ptrdiff_t i = 0; i < m; i++)
+    std::memcpy(Q + i * rep * d, q + ((b0 + i) * heads + g * rep) * d, sizeof(float) * rep * d);
+  const float* K = k_cache + (slot * kv_heads + g) * max_len * d;
+  const float* V = v_cache + (slot * kv_heads + g) * max_len * d;
+  gemm_serial(false, true, rows, L, d, scale, Q, d, K, d, 0.0f, S, L);
+  for (ptrdiff_t i = 0; i < m; i++) {
+    const ptrdiff_t len = lens[b0 + i];
+    for (ptrdiff_t r = 0; r < rep; r++) {
+      float* row = S + (i * rep + r) * L;
+      softmax_inplace(row, len);
+      std::fill(row + len, row + L, 0.0f);
+    }
+  }
+  gemm_serial(false, false, rows, d, L, 1.0f, S, L, V, d, 0.0f, O, d);
+  for (ptrdiff_t i = 0; i < m; i++)
+    std::memcpy(out + ((b0 + i) * heads + g * rep) * d, O + i * rep * d, sizeof(float) * rep * d);
+}
+
 // One task per (query b, KV head g): the query heads that share g read its cached keys and values
 // once, each key block from L1 for all of them; scores are dot products reduced four keys at a time.
 // T is the cache's element type: float, or f16 (widened exactly as it is loaded, so the f16 cache
@@ -410,6 +477,23 @@ void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, floa
       }
     }
   };
+  if constexpr (std::is_same_v<T, float>) {
+    if (window == 0 && n >= kBlockMinQueries) {
+      std::vector<QueryBlock> blocks = query_blocks(slots, lens, n, rep);
+      if (!blocks.empty()) {
+        const ptrdiff_t nb = static_cast<ptrdiff_t>(blocks.size());
+        parallel_for(nb * kv_heads, [&](ptrdiff_t t, int worker) {
+          const QueryBlock& qb = blocks[static_cast<size_t>(t / kv_heads)];
+          const ptrdiff_t g = t % kv_heads;
+          if (qb.m == 1) task(qb.b0 * kv_heads + g, worker);
+          else
+            attention_block(q, k_cache, v_cache, out, slots != nullptr ? slots[qb.b0] : qb.b0, lens, qb.b0, qb.m, g,
+                            heads, kv_heads, d, max_len, scale);
+        });
+        return;
+      }
+    }
+  }
   if (flops < (1 << 18)) {
     for (ptrdiff_t i = 0; i < n * kv_heads; i++) task(i, 0);
   } else {

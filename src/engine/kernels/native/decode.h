@@ -20,6 +20,15 @@ void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const floa
 void gemm_rows_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const uint16_t* W,
                        HalfType type, float beta, float* C);
 
+// C[M,N] = alpha * A[M,K] * W[N,K]^T + beta * C for prompt-sized M (the sampler's prefill and
+// prompt logprobs; gemm.cc): a 12-row register tile over activations packed once per call, W widened
+// and transposed as it is packed. Each element sums K in slices of fixed depth, in an order that
+// depends only on K (a row's bits do not depend on M or the thread count). W may be 16-bit.
+void gemm_prefill_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                     float* C);
+void gemm_prefill_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const uint16_t* W,
+                          HalfType type, float beta, float* C);
+
 // Writes row i of k and v ([n, kv_heads*head_dim]) at position positions[i] of cache slot slots[i];
 // the caches are [slots, kv_heads, max_len, head_dim].
 void kv_store(const float* k, const float* v, float* k_cache, float* v_cache, const int32_t* slots,

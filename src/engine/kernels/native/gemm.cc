@@ -6,6 +6,7 @@
 // change how the packing reads its source. C is cut into tiles that threads take dynamically;
 // tiles shrink when there are too few of them, so small M (decode GEMVs) still uses every core.
 
+#include "decode.h"
 #include "half.h"
 #include "kernels.h"
 #include "simd.h"
@@ -586,6 +587,164 @@ void gemm_serial(bool tA, bool tB, ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float 
     for (ptrdiff_t j0 = 0; j0 < N; j0 += NT)
       compute_tile(tA, tB, K, alpha, A, lda, B, ldb, beta, C, ldc, i0, std::min<ptrdiff_t>(MC, M - i0), j0,
                    std::min<ptrdiff_t>(NT, N - j0));
+}
+
+namespace {
+
+// The sampler's prompt-sized x·Wᵀ (gemm_prefill_nt, decode.h). Unlike gemm_packed, whose 6 x 32
+// tile broadcasts 6 activations for 12 multiply-adds, the tile here is 12 token rows x 32 weight
+// rows: 24 accumulators, so each k step is 24 multiply-adds for 12 broadcasts and 2 loads. Loop
+// order per K slice: a 12-row panel of the activations (12 x KC floats, packed once per call and
+// shared by every task) stays in L1 while the weight panels of the task's stripe (KC x 32 each,
+// widened and transposed from W as they are packed) stream from L2. (Prefetching the next slice of
+// W into L2 during the tiles, in a burst or spread over the k loop, measured within noise here.)
+// 24 accumulators need AVX-512's 32 vector registers; with AVX2's 16, 6 rows (12 accumulators).
+constexpr int PMR = VW == 16 ? 12 : 6;
+constexpr int PNR = NR;
+constexpr int PKC = 256;
+constexpr int kPrefillStripePanels = 4;
+
+thread_local Scratch t_prefill_a;
+
+template <int R>
+inline void prefill_micro(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
+                          ptrdiff_t ldc, int nr, bool first, float beta) {
+  vf acc0[R], acc1[R];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; r++) {
+    acc0[r] = splat(0.0f);
+    acc1[r] = splat(0.0f);
+  }
+  for (int k = 0; k < kc; k++) {
+    const vf b0 = *reinterpret_cast<const vf*>(b + k * PNR);
+    const vf b1 = *reinterpret_cast<const vf*>(b + k * PNR + VW);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+      const float av = a[k * PMR + r];
+      acc0[r] += av * b0;
+      acc1[r] += av * b1;
+    }
+  }
+  // The first slice overwrites C (beta 0) or scales it; later slices add: every element sums its
+  // slices in the same order whatever M is.
+  const bool scale = first && beta != 0.0f;
+  if (nr == PNR) {
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+      float* cr = c + r * ldc;
+      if (first && !scale) {
+        store(cr, acc0[r]);
+        store(cr + VW, acc1[r]);
+      } else if (scale) {
+        store(cr, load(cr) * beta + acc0[r]);
+        store(cr + VW, load(cr + VW) * beta + acc1[r]);
+      } else {
+        store(cr, load(cr) + acc0[r]);
+        store(cr + VW, load(cr + VW) + acc1[r]);
+      }
+    }
+  } else {
+    for (int r = 0; r < R; r++) {
+      float tmp[PNR];
+      store(tmp, acc0[r]);
+      store(tmp + VW, acc1[r]);
+      float* cr = c + r * ldc;
+      for (int j = 0; j < nr; j++) cr[j] = first ? (scale ? cr[j] * beta + tmp[j] : tmp[j]) : cr[j] + tmp[j];
+    }
+  }
+}
+
+inline void prefill_micro_rows(int rows, int kc, const float* a, const float* b, float* c, ptrdiff_t ldc, int nr,
+                               bool first, float beta) {
+  switch (rows) {
+    case 12: prefill_micro<12>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 11: prefill_micro<11>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 10: prefill_micro<10>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 9: prefill_micro<9>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 8: prefill_micro<8>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 7: prefill_micro<7>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 6: prefill_micro<6>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 5: prefill_micro<5>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 4: prefill_micro<4>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 3: prefill_micro<3>(kc, a, b, c, ldc, nr, first, beta); break;
+    case 2: prefill_micro<2>(kc, a, b, c, ldc, nr, first, beta); break;
+    default: prefill_micro<1>(kc, a, b, c, ldc, nr, first, beta); break;
+  }
+}
+
+template <class TB>
+void gemm_prefill_nt_t(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TB* W, float beta,
+                       float* C) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    for (ptrdiff_t i = 0; i < M * N; i++) C[i] = beta == 0.0f ? 0.0f : C[i] * beta;
+    return;
+  }
+  const ptrdiff_t m_panels = (M + PMR - 1) / PMR, mp = m_panels * PMR;
+  const ptrdiff_t slices = (K + PKC - 1) / PKC;
+  // Slice s of the packed activations starts at s * PKC * mp; panel p of it at p * PMR * kc_s,
+  // laid out [k][r] with alpha folded in and zero rows past M.
+  float* ap = t_prefill_a.get(static_cast<size_t>(mp * K));
+  const bool parallel = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) >= (1 << 18);
+  const auto pack = [&](ptrdiff_t s, int) {
+    const ptrdiff_t pc = s * PKC;
+    const int kc = static_cast<int>(std::min<ptrdiff_t>(PKC, K - pc));
+    float* slice = ap + pc * mp;
+    for (ptrdiff_t p = 0; p < m_panels; p++) {
+      float* dst = slice + p * PMR * kc;
+      const int rows = static_cast<int>(std::min<ptrdiff_t>(PMR, M - p * PMR));
+      for (int r = 0; r < rows; r++) {
+        const float* src = A + (p * PMR + r) * K + pc;
+        for (int k = 0; k < kc; k++) dst[k * PMR + r] = alpha * src[k];
+      }
+      for (int r = rows; r < PMR; r++)
+        for (int k = 0; k < kc; k++) dst[k * PMR + r] = 0.0f;
+    }
+  };
+  if (parallel) parallel_for(slices, pack);
+  else
+    for (ptrdiff_t s = 0; s < slices; s++) pack(s, 0);
+  // Stripes of W rows, at least ~4 per thread so a late thread does not hold up the call; the
+  // partition changes no bits (each element is summed by one task, slice by slice).
+  const ptrdiff_t n_panels = (N + PNR - 1) / PNR;
+  const ptrdiff_t per =
+      std::max<ptrdiff_t>(1, std::min<ptrdiff_t>(kPrefillStripePanels, n_panels / (4 * std::max(1, threads()))));
+  const ptrdiff_t ntile = per * PNR, stripes = (N + ntile - 1) / ntile;
+  const auto stripe = [&](ptrdiff_t t, int) {
+    const ptrdiff_t j0 = t * ntile, cols = std::min(ntile, N - j0);
+    const ptrdiff_t panels = (cols + PNR - 1) / PNR;
+    float* bp = t_bpack.get(static_cast<size_t>(panels * PNR * PKC));
+    for (ptrdiff_t pc = 0; pc < K; pc += PKC) {
+      const int kc = static_cast<int>(std::min<ptrdiff_t>(PKC, K - pc));
+      for (ptrdiff_t p = 0; p < panels; p++)
+        pack_b_panel(true, K, W, j0 + p * PNR, static_cast<int>(std::min<ptrdiff_t>(PNR, cols - p * PNR)), pc, kc,
+                     bp + p * PNR * kc);
+      const float* slice = ap + pc * mp;
+      for (ptrdiff_t ip = 0; ip < m_panels; ip++) {
+        const int rows = static_cast<int>(std::min<ptrdiff_t>(PMR, M - ip * PMR));
+        for (ptrdiff_t jp = 0; jp < panels; jp++) {
+          const int nr = static_cast<int>(std::min<ptrdiff_t>(PNR, cols - jp * PNR));
+          prefill_micro_rows(rows, kc, slice + ip * PMR * kc, bp + jp * PNR * kc, C + ip * PMR * N + j0 + jp * PNR,
+                             N, nr, pc == 0, beta);
+        }
+      }
+    }
+  };
+  if (parallel) parallel_for(stripes, stripe);
+  else
+    for (ptrdiff_t t = 0; t < stripes; t++) stripe(t, 0);
+}
+
+}  // namespace
+
+void gemm_prefill_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
+                     float* C) {
+  gemm_prefill_nt_t(M, N, K, alpha, A, W, beta, C);
+}
+
+void gemm_prefill_nt_half(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const uint16_t* W,
+                          HalfType type, float beta, float* C) {
+  with_half(type, W, [&](const auto* Wh) { gemm_prefill_nt_t(M, N, K, alpha, A, Wh, beta, C); });
 }
 
 #ifdef CK_HAVE_OPENBLAS
