@@ -99,6 +99,15 @@ export class KvCache {
   }
 
   /**
+   * Copies the linear-attention layers' recurrent state of one slot into another: what a sample
+   * sharing another slot's prompt needs of its own (attention layers read the prompt's K/V from
+   * the shared slot through SharedPrefix).
+   */
+  copyRecurrentSlot(from: number, to: number): void {
+    this.copyRecurrent(this, from, to);
+  }
+
+  /**
    * Copies positions 0..length-1 of one slot into another (a prompt shared by several samples).
    * A recurrent state holds its slot's whole sequence, so `length` must be all of it there.
    */
@@ -171,6 +180,12 @@ export class KvCache {
     for (let l = 0; l < this.convState.length; l++) n += this.convState[l].byteLength + this.deltaState[l].byteLength;
     return n;
   }
+}
+
+/** Per token of a decode call: the slot holding its shared prompt and that prompt's length (0: none). */
+export interface SharedPrefix {
+  slots: Int32Array;
+  lens: Int32Array;
 }
 
 /** Everything a forward call needs besides the tokens. */
@@ -439,7 +454,8 @@ function addBias(k: Kernels, y: Float32Array, bias: Float32Array | null, rows: n
  * the cache, and returns the final-normed hidden states of the rows in `rows` ([rows.length, D];
  * null = every token, in order). Positions of one slot must continue what the cache holds; the
  * caller (the scheduler) owns that. For decode-sized calls the result is a view of the model's
- * reused buffers, valid until its next call.
+ * reused buffers, valid until its next call. `prefix` (decode calls): token i's attention reads
+ * positions below prefix.lens[i] from slot prefix.slots[i], a prompt its request's samples share.
  */
 export function forwardHidden(
   m: InferenceModel,
@@ -448,6 +464,7 @@ export function forwardHidden(
   positions: Int32Array,
   slots: Int32Array,
   rows: Int32Array | null,
+  prefix: SharedPrefix | null = null,
 ): Float32Array {
   const { weights: w, kernels: k } = m;
   const c = w.config;
@@ -499,7 +516,7 @@ export function forwardHidden(
         applyRope(k, kk, positions, invFreq, n, Hkv, d, rotary, false);
       }
       k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
-      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window, p.sinks);
+      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window, p.sinks, prefix?.slots, prefix?.lens);
       if (sc.qGate !== null) applyOutputGate(attn, sc.qGate, attn, n * qw);
       project(k, po, attn, n, D, qw, tmp, lora);
       addBias(k, tmp, p.oBias, n, D, ones);

@@ -1,7 +1,8 @@
 // The decode scheduler of the compute worker. Every sampler has one KV cache whose slots hold the
 // sequences being generated. The prompts of the requests that arrive together are prefilled
-// together, in forward calls of up to PREFILL_TOKENS tokens (each prompt once, into one slot,
-// then copied to the slots of its other samples); then each scheduler tick runs ONE batched
+// together, in forward calls of up to PREFILL_TOKENS tokens (each prompt once, into its first
+// sample's slot, which the request's other samples read the prompt from: their own slots hold
+// only what they generate, so a prompt's K/V are cached once); then each scheduler tick runs ONE batched
 // forward over the newest token of every unfinished sequence of that sampler, whichever request
 // it belongs to. Requests that arrive while others decode join at the next tick. Ticks yield to
 // the event loop (setImmediate), so training requests and new sample requests are taken in
@@ -14,7 +15,7 @@
 // near-exact tie.
 import { rawLogprob, topLogprobs, type ChooseParams } from "./choose.ts";
 import { TokenDrawer } from "./draw.ts";
-import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel, type KvDtype } from "./forward.ts";
+import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel, type KvDtype, type SharedPrefix } from "./forward.ts";
 import type { ModelLimits, ResolvedSampleRequest } from "./request.ts";
 import { sampleSeed, uniformAt } from "./rng.ts";
 import { StopStringMatcher, type TokenDecoder } from "./stop.ts";
@@ -56,6 +57,9 @@ const LOGPROBS_POSITIONS = 4096;
 interface Sequence {
   readonly request: RequestState;
   readonly slot: number;
+  /** The slot its attention reads positions 0..prefixLen-1 from (its request's first slot), and how many. */
+  readonly prefixSlot: number;
+  readonly prefixLen: number;
   readonly seed: number;
   readonly tokens: number[];
   readonly logprobs: number[];
@@ -88,13 +92,15 @@ class StepBuffers {
   readonly tokens = new Int32Array(MAX_BATCH);
   readonly positions = new Int32Array(MAX_BATCH);
   readonly slots = new Int32Array(MAX_BATCH);
+  readonly prefix: SharedPrefix = { slots: new Int32Array(MAX_BATCH), lens: new Int32Array(MAX_BATCH) };
   readonly drawer = new TokenDrawer(MAX_BATCH);
   private logits = new Float32Array(0);
 
   constructor(private readonly vocab: number) {}
 
+  /** Rows rounded up to a power of two: a batch that grows reallocates a few times, not at every size, and never holds twice its rows. */
   logitsFor(rows: number): Float32Array {
-    if (this.logits.length < rows * this.vocab) this.logits = new Float32Array(Math.min(MAX_BATCH, 2 * rows) * this.vocab);
+    if (this.logits.length < rows * this.vocab) this.logits = new Float32Array(Math.min(MAX_BATCH, nextPow2(rows)) * this.vocab);
     return this.logits;
   }
 }
@@ -126,8 +132,11 @@ export class DecodeScheduler {
   }
 
   private scheduled = false;
-  /** Decode steps and tokens run so far, and the largest decode cache held, in bytes (diagnostics and tests). */
-  readonly stats = { steps: 0, tokens: 0, maxBatch: 0, cacheBytes: 0 };
+  /**
+   * Decode steps and tokens run so far, the largest decode cache held in bytes, and the decode rows
+   * that read their prompt from another sample's slot (diagnostics and tests).
+   */
+  readonly stats = { steps: 0, tokens: 0, maxBatch: 0, cacheBytes: 0, sharedPromptRows: 0 };
 
   /** Queues a request; the promise settles when all of its samples finished. */
   submit(handle: SamplerHandle, req: ResolvedSampleRequest): Promise<SampleResult> {
@@ -408,20 +417,26 @@ export class DecodeScheduler {
     if (t === T - 1) g.last = Float32Array.from(z);
   }
 
-  /** Copies a prefilled prompt to its other slots and draws each sample's first token. */
+  /**
+   * Points the other samples of a prefilled prompt at its slot and draws each sample's first token.
+   * They read the prompt's K/V from slots[0] (which stays theirs until the whole request is done)
+   * and keep their own slots for what they generate; only a recurrent state is copied.
+   */
   private start(st: SamplerState, g: Prefill): void {
     const { r, slots } = g;
     const { req } = r;
     const T = req.prompt.length;
     const cache = st.cache as KvCache;
     for (let i = 1; i < slots.length; i++) {
-      cache.copySlot(slots[0], slots[i], T);
+      cache.copyRecurrentSlot(slots[0], slots[i]);
       st.slotLen[slots[i]] = T;
     }
     const params: ChooseParams = { temperature: req.temperature, topK: req.topK, topP: req.topP };
     r.sequences = slots.map((slot, i) => ({
       request: r,
       slot,
+      prefixSlot: slots[0],
+      prefixLen: i === 0 ? 0 : T,
       seed: sampleSeed(req.seed, i),
       tokens: [],
       logprobs: [],
@@ -465,18 +480,26 @@ export class DecodeScheduler {
     const cache = st.cache as KvCache;
     const V = model.weights.config.vocabSize;
     const b = this.buffers(st);
-    const { tokens, positions, slots, drawer } = b;
+    const { tokens, positions, slots, prefix, drawer } = b;
     // One forward per MAX_BATCH sequences (a single request may ask for more samples than that).
     for (let c0 = 0; c0 < n; c0 += MAX_BATCH) {
       const m = Math.min(MAX_BATCH, n - c0);
+      let shared = false;
       for (let i = 0; i < m; i++) {
         const s = seqs[c0 + i];
         tokens[i] = s.tokens[s.tokens.length - 1];
         positions[i] = st.slotLen[s.slot];
         slots[i] = s.slot;
+        prefix.slots[i] = s.prefixSlot;
+        prefix.lens[i] = s.prefixLen;
+        if (s.prefixLen > 0) {
+          shared = true;
+          this.stats.sharedPromptRows++;
+        }
         drawer.set(i, s.request.req, uniformAt(s.seed, s.tokens.length));
       }
-      const hidden = forwardHidden(model, cache, tokens.subarray(0, m), positions.subarray(0, m), slots.subarray(0, m), null);
+      const rows = { slots: prefix.slots.subarray(0, m), lens: prefix.lens.subarray(0, m) };
+      const hidden = forwardHidden(model, cache, tokens.subarray(0, m), positions.subarray(0, m), slots.subarray(0, m), null, shared ? rows : null);
       const logits = headLogits(model, hidden, m, b.logitsFor(m));
       drawer.run(model.kernels, logits, V, m);
       for (let i = 0; i < m; i++) {
