@@ -202,6 +202,7 @@ export class DecodeScheduler {
     if (st === undefined) return;
     const reqs = new Set<RequestState>([...st.pending, ...st.active.map((s) => s.request)]);
     for (const r of reqs) r.reject(reason);
+    st.cache?.release();
     this.states.delete(samplerId);
   }
 
@@ -224,6 +225,7 @@ export class DecodeScheduler {
         const reqs = new Set<RequestState>([...st.active.map((s) => s.request)]);
         for (const r of reqs) r.reject(e);
         st.active = [];
+        st.cache?.release();
         st.cache = null;
       }
       if (st.pending.length === 0 && st.active.length === 0) this.states.delete(st.handle.id);
@@ -241,7 +243,8 @@ export class DecodeScheduler {
       const newSlots = Math.max(nextPow2(needSlots), st.cache?.slots ?? 0);
       const newLen = Math.max(needLen, st.cache?.maxLen ?? 0);
       const old = st.cache;
-      st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen, model.kvDtype) : old.grown(newSlots, newLen, st.slotLen);
+      st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen, model.kvDtype, model.kernels) : old.grown(newSlots, newLen, st.slotLen);
+      old?.release();
       this.stats.cacheBytes = Math.max(this.stats.cacheBytes, st.cache.bytes);
       const lens = new Int32Array(newSlots);
       lens.set(st.slotLen);
@@ -320,7 +323,7 @@ export class DecodeScheduler {
         for (const { g, from } of segs) if (from === 0) at.set(g, free.pop() ?? slots++);
         for (const { g, to } of segs) if (to === g.r.req.prompt.length) free.push(at.get(g) as number);
       }
-      into = new KvCache(model.weights.config, slots, Math.max(...group.map((g) => g.r.req.prompt.length)), "f32");
+      into = new KvCache(model.weights.config, slots, Math.max(...group.map((g) => g.r.req.prompt.length)), "f32", model.kernels);
     }
     for (const segs of calls) {
       const n = segs.reduce((a, s) => a + s.to - s.from, 0);
@@ -363,6 +366,7 @@ export class DecodeScheduler {
         }
       }
     }
+    if (separate) into.release();
     for (const g of group) {
       if (g.r.logprobsOnly === true) {
         if (!separate) this.release(st, g.slots[0]);
@@ -534,6 +538,7 @@ export class DecodeScheduler {
     }
     if (st.active.length === 0 && st.pending.length === 0) {
       // Idle: give the cache's and the buffers' memory back (a new request allocates fresh ones).
+      st.cache?.release();
       st.cache = null;
       st.slotLen = new Int32Array(0);
       st.free = [];

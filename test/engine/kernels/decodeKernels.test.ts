@@ -223,6 +223,31 @@ test("attentionDecodeSlots with a shared prefix slot equals the prefix copied in
   assert.throws(call(Int32Array.of(0, 0, 9, 0, 0), prefixLens), /prefixSlots\[2\] = 9 is outside 0..4/);
 });
 
+test("allocPages: zeroed, page-aligned memory; releasePages gives back the whole pages inside a view, which read as zeros", () => {
+  const N = native();
+  const page = 4096;
+  const buf = N.allocPages(3 * page);
+  assert.equal(buf.byteLength, 3 * page);
+  const a = new Float32Array(buf);
+  assert.ok(a.every((x) => x === 0));
+  a.fill(1.5);
+  // From byte 4 on, the first page is not whole inside the view: only pages 2 and 3 go.
+  assert.equal(N.releasePages(a.subarray(1)), 2 * page);
+  assert.ok(
+    a.subarray(0, page / 4).every((x) => x === 1.5),
+    "the partial first page keeps its values",
+  );
+  assert.ok(
+    a.subarray(page / 4).every((x) => x === 0),
+    "released pages read as zeros",
+  );
+  a.fill(2);
+  assert.equal(N.releasePages(a), 3 * page, "the buffer starts on a page: all three pages go");
+  assert.ok(a.every((x) => x === 0));
+  assert.equal(N.allocPages(0).byteLength, 0);
+  assert.throws(() => N.releasePages(buf as unknown as Float32Array), /argument view must be a typed array/);
+});
+
 test("sampleRows draws the token choose.ts draws, with its logprob, at temperatures 0 to 2", () => {
   const N = native();
   const sample = N.sampleRows;
