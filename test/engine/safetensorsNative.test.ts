@@ -76,6 +76,42 @@ test("native and positioned reads agree on every dtype, every f16 and bf16 bit p
   }
 });
 
+test("native reads of tensors that span several conversion groups (8M elements each, pages dropped after each) equal positioned reads", () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // 9.5M bf16 elements then 3M F16 then 5 F32, at an odd data offset: group edges fall inside a
+    // tensor, between tensors and off page boundaries, so pages a later group still reads are
+    // dropped after the earlier one and must be read back from the page cache.
+    // Finite values only (no NaN payloads to tell apart), so whole arrays can be compared as bytes.
+    const big = new Uint16Array(9_500_000).map((_, i) => (((i * 2654435761) >>> 16) & 0x3fff) | ((i & 1) << 15));
+    const mid = new Uint16Array(3_000_000).map((_, i) => (i * 40503) & 0x7bff);
+    const tail = Float32Array.from([1, -2, 3.5, -0, 7]);
+    const parts: [string, string, number[], Uint8Array][] = [
+      ["big", "BF16", [9_500_000], new Uint8Array(big.buffer)],
+      ["mid", "F16", [3_000, 1_000], new Uint8Array(mid.buffer)],
+      ["tail", "F32", [5], new Uint8Array(tail.buffer)],
+    ];
+    const header: Record<string, unknown> = {};
+    let offset = 0;
+    for (const [name, dtype, shape, bytes] of parts) {
+      header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
+      offset += bytes.length;
+    }
+    const file = join(dir, "big.safetensors");
+    rawFile(file, header, Buffer.concat(parts.map((p) => p[3])), 333);
+    const native = readSafetensors(file, { via: "native" });
+    const positioned = readSafetensors(file, { via: "positioned" });
+    const bytes = (t: Tensor | undefined): Buffer => {
+      assert.ok(t !== undefined && t.data instanceof Float32Array);
+      return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    };
+    for (const [name, t] of positioned) assert.ok(bytes(native.get(name)).equals(bytes(t)), name);
+    assert.equal((native.get("big")?.data as Float32Array)[9_499_999], positioned.get("big")?.data[9_499_999]);
+  } finally {
+    cleanup();
+  }
+});
+
 test("native and positioned reads agree on single-file and sharded model folders, F32 and BF16", () => {
   for (const dtype of ["F32", "BF16"] as const) {
     for (const sharded of [false, true]) {
