@@ -33,6 +33,17 @@ function rawFile(file: string, header: Record<string, unknown>, data: Uint8Array
   writeFileSync(file, Buffer.concat([len, json, Buffer.alloc(headerLen - json.length, 0x20), Buffer.from(data)]));
 }
 
+/** A file of the named tensors [name, dtype, shape, bytes] back to back, through rawFile. */
+function tensorsFile(file: string, parts: [string, string, number[], Uint8Array][], headerLen: number, metadata?: Record<string, string>): void {
+  const header: Record<string, unknown> = metadata === undefined ? {} : { __metadata__: metadata };
+  let offset = 0;
+  for (const [name, dtype, shape, bytes] of parts) {
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+  }
+  rawFile(file, header, Buffer.concat(parts.map((p) => p[3])), headerLen);
+}
+
 test("native and positioned reads agree on every dtype, every f16 and bf16 bit pattern, at an unaligned data offset", () => {
   assert.ok(nativeFileReader(true) !== null, "the native reader is available");
   const { dir, cleanup } = tempDir();
@@ -50,14 +61,8 @@ test("native and positioned reads agree on every dtype, every f16 and bf16 bit p
       ["i", "I32", [3], new Uint8Array(i32.buffer)],
       ["l", "I64", [2], new Uint8Array(i64.buffer)],
     ];
-    const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
-    let offset = 0;
-    for (const [name, dtype, shape, bytes] of parts) {
-      header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-      offset += bytes.length;
-    }
     const file = join(dir, "all.safetensors");
-    rawFile(file, header, Buffer.concat(parts.map((p) => p[3])), 1001);
+    tensorsFile(file, parts, 1001, { format: "pt" });
     const native = readSafetensors(file, { via: "native" });
     const positioned = readSafetensors(file, { via: "positioned" });
     assert.deepEqual([...native.keys()], [...positioned.keys()]);
@@ -91,14 +96,8 @@ test("native reads of tensors that span several conversion groups (8M elements e
       ["mid", "F16", [3_000, 1_000], new Uint8Array(mid.buffer)],
       ["tail", "F32", [5], new Uint8Array(tail.buffer)],
     ];
-    const header: Record<string, unknown> = {};
-    let offset = 0;
-    for (const [name, dtype, shape, bytes] of parts) {
-      header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-      offset += bytes.length;
-    }
     const file = join(dir, "big.safetensors");
-    rawFile(file, header, Buffer.concat(parts.map((p) => p[3])), 333);
+    tensorsFile(file, parts, 333);
     const native = readSafetensors(file, { via: "native" });
     const positioned = readSafetensors(file, { via: "positioned" });
     const bytes = (t: Tensor | undefined): Buffer => {
