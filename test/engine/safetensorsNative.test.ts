@@ -105,7 +105,7 @@ test("native reads of tensors that span several conversion groups (8M elements e
       return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     };
     for (const [name, t] of positioned) assert.ok(bytes(native.get(name)).equals(bytes(t)), name);
-    assert.equal((native.get("big")?.data as Float32Array)[9_499_999], positioned.get("big")?.data[9_499_999]);
+    assert.equal(native.get("big")?.data.length, 9_500_000, "more elements than one group holds");
   } finally {
     cleanup();
   }
