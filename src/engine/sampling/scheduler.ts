@@ -325,48 +325,52 @@ export class DecodeScheduler {
       }
       into = new KvCache(model.weights.config, slots, Math.max(...group.map((g) => g.r.req.prompt.length)), "f32", model.kernels);
     }
-    for (const segs of calls) {
-      const n = segs.reduce((a, s) => a + s.to - s.from, 0);
-      const tokens = new Int32Array(n);
-      const positions = new Int32Array(n);
-      const slots = new Int32Array(n);
-      // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
-      // prompt's last row. `owner[i]` is the segment of picked row i.
-      const picked: number[] = [];
-      const owner: number[] = [];
-      let o = 0;
-      segs.forEach(({ g, from: a, to: b }, si) => {
-        const T = g.r.req.prompt.length;
-        tokens.set(g.r.req.prompt.subarray(a, b), o);
-        for (let t = a; t < b; t++) {
-          positions[o + t - a] = t;
-          slots[o + t - a] = at.get(g) as number;
-          if (g.wantPrompt || t === T - 1) {
-            picked.push(o + t - a);
-            owner.push(si);
+    // The prefill's own cache goes back at once, also when a forward call fails.
+    try {
+      for (const segs of calls) {
+        const n = segs.reduce((a, s) => a + s.to - s.from, 0);
+        const tokens = new Int32Array(n);
+        const positions = new Int32Array(n);
+        const slots = new Int32Array(n);
+        // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
+        // prompt's last row. `owner[i]` is the segment of picked row i.
+        const picked: number[] = [];
+        const owner: number[] = [];
+        let o = 0;
+        segs.forEach(({ g, from: a, to: b }, si) => {
+          const T = g.r.req.prompt.length;
+          tokens.set(g.r.req.prompt.subarray(a, b), o);
+          for (let t = a; t < b; t++) {
+            positions[o + t - a] = t;
+            slots[o + t - a] = at.get(g) as number;
+            if (g.wantPrompt || t === T - 1) {
+              picked.push(o + t - a);
+              owner.push(si);
+            }
+          }
+          o += b - a;
+        });
+        const hidden = forwardHidden(model, into, tokens, positions, slots, Int32Array.from(picked));
+        for (const { g, to } of segs) {
+          if (!separate) st.slotLen[g.slots[0]] = to;
+          else if (to === g.r.req.prompt.length && g.r.logprobsOnly !== true) {
+            (st.cache as KvCache).importSlot(model.kernels, into, at.get(g) as number, g.slots[0], to);
+            st.slotLen[g.slots[0]] = to;
           }
         }
-        o += b - a;
-      });
-      const hidden = forwardHidden(model, into, tokens, positions, slots, Int32Array.from(picked));
-      for (const { g, to } of segs) {
-        if (!separate) st.slotLen[g.slots[0]] = to;
-        else if (to === g.r.req.prompt.length && g.r.logprobsOnly !== true) {
-          (st.cache as KvCache).importSlot(model.kernels, into, at.get(g) as number, g.slots[0], to);
-          st.slotLen[g.slots[0]] = to;
+        for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
+          const rows = Math.min(LOGIT_CHUNK, picked.length - a);
+          const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
+          for (let i = 0; i < rows; i++) {
+            const seg = segs[owner[a + i]];
+            const t = positions[picked[a + i]];
+            this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
+          }
         }
       }
-      for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
-        const rows = Math.min(LOGIT_CHUNK, picked.length - a);
-        const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
-        for (let i = 0; i < rows; i++) {
-          const seg = segs[owner[a + i]];
-          const t = positions[picked[a + i]];
-          this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
-        }
-      }
+    } finally {
+      if (separate) into.release();
     }
-    if (separate) into.release();
     for (const g of group) {
       if (g.r.logprobsOnly === true) {
         if (!separate) this.release(st, g.slots[0]);
