@@ -2,7 +2,7 @@
 // memory (VmHWM) is the engine's alone: loads a Hugging Face model folder as the engine loads a
 // sampler's base (COOKBOOK_BASE_WEIGHTS decides bf16 resident or float32), then, for each stream
 // count B, times one request of B samples with a --prompt-token prompt: once with max_tokens 1
-// (prefill, the copy to the other slots, one draw) and once with --tokens, so the difference is
+// (prefill, one draw per sample) and once with --tokens, so the difference is
 // --tokens − 1 decode steps of B rows. Prints one JSON line.
 // Usage: node --import tsx bench/lib/decodeSide.ts --model-dir DIR [--prompt 128 --tokens 128 --streams 1,4,16 --reps 3]
 import { getKernels } from "../../src/engine/kernels/index.ts";

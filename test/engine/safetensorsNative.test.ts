@@ -33,6 +33,17 @@ function rawFile(file: string, header: Record<string, unknown>, data: Uint8Array
   writeFileSync(file, Buffer.concat([len, json, Buffer.alloc(headerLen - json.length, 0x20), Buffer.from(data)]));
 }
 
+/** A file of the named tensors [name, dtype, shape, bytes] back to back, through rawFile. */
+function tensorsFile(file: string, parts: [string, string, number[], Uint8Array][], headerLen: number, metadata?: Record<string, string>): void {
+  const header: Record<string, unknown> = metadata === undefined ? {} : { __metadata__: metadata };
+  let offset = 0;
+  for (const [name, dtype, shape, bytes] of parts) {
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+  }
+  rawFile(file, header, Buffer.concat(parts.map((p) => p[3])), headerLen);
+}
+
 test("native and positioned reads agree on every dtype, every f16 and bf16 bit pattern, at an unaligned data offset", () => {
   assert.ok(nativeFileReader(true) !== null, "the native reader is available");
   const { dir, cleanup } = tempDir();
@@ -50,14 +61,8 @@ test("native and positioned reads agree on every dtype, every f16 and bf16 bit p
       ["i", "I32", [3], new Uint8Array(i32.buffer)],
       ["l", "I64", [2], new Uint8Array(i64.buffer)],
     ];
-    const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
-    let offset = 0;
-    for (const [name, dtype, shape, bytes] of parts) {
-      header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-      offset += bytes.length;
-    }
     const file = join(dir, "all.safetensors");
-    rawFile(file, header, Buffer.concat(parts.map((p) => p[3])), 1001);
+    tensorsFile(file, parts, 1001, { format: "pt" });
     const native = readSafetensors(file, { via: "native" });
     const positioned = readSafetensors(file, { via: "positioned" });
     assert.deepEqual([...native.keys()], [...positioned.keys()]);
@@ -71,6 +76,36 @@ test("native and positioned reads agree on every dtype, every f16 and bf16 bit p
     assert.ok(Math.abs((native.get("d")!.data as Float32Array)[0] - 1 / 3) < 1e-7);
     // A subset, in the order asked for.
     assert.deepEqual([...readSafetensors(file, { names: ["l", "bf"], via: "native" }).keys()], ["l", "bf"]);
+  } finally {
+    cleanup();
+  }
+});
+
+test("native reads of tensors that span several conversion groups (8M elements each, pages dropped after each) equal positioned reads", () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // 9.5M bf16 elements then 3M F16 then 5 F32, at an odd data offset: group edges fall inside a
+    // tensor, between tensors and off page boundaries, so pages a later group still reads are
+    // dropped after the earlier one and must be read back from the page cache.
+    // Finite values only (no NaN payloads to tell apart), so whole arrays can be compared as bytes.
+    const big = new Uint16Array(9_500_000).map((_, i) => (((i * 2654435761) >>> 16) & 0x3fff) | ((i & 1) << 15));
+    const mid = new Uint16Array(3_000_000).map((_, i) => (i * 40503) & 0x7bff);
+    const tail = Float32Array.from([1, -2, 3.5, -0, 7]);
+    const parts: [string, string, number[], Uint8Array][] = [
+      ["big", "BF16", [9_500_000], new Uint8Array(big.buffer)],
+      ["mid", "F16", [3_000, 1_000], new Uint8Array(mid.buffer)],
+      ["tail", "F32", [5], new Uint8Array(tail.buffer)],
+    ];
+    const file = join(dir, "big.safetensors");
+    tensorsFile(file, parts, 333);
+    const native = readSafetensors(file, { via: "native" });
+    const positioned = readSafetensors(file, { via: "positioned" });
+    const bytes = (t: Tensor | undefined): Buffer => {
+      assert.ok(t !== undefined && t.data instanceof Float32Array);
+      return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    };
+    for (const [name, t] of positioned) assert.ok(bytes(native.get(name)).equals(bytes(t)), name);
+    assert.equal(native.get("big")?.data.length, 9_500_000, "more elements than one group holds");
   } finally {
     cleanup();
   }

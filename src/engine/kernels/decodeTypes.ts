@@ -73,6 +73,15 @@ export interface DecodeKernels {
     tokens: Int32Array,
     logprobs: Float64Array,
   ): void;
+
+  /**
+   * Memory for KV caches: a zeroed ArrayBuffer of `bytes` on pages of its own (page-aligned, so
+   * positions never written cost nothing), and giving the whole pages inside a view back to the OS
+   * at once (they read as zeros afterwards), so that a finished request's cache stops counting
+   * before the garbage collector frees it. Optional (both or neither): plain ArrayBuffers otherwise.
+   */
+  allocPages?(bytes: number): ArrayBuffer;
+  releasePages?(view: ArrayBufferView): void;
 }
 
 /** The reference decode kernels, in terms of the reference gemm. */

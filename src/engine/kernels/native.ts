@@ -48,6 +48,9 @@ interface DecodeAddon {
   mapFile(file: string): ArrayBuffer;
   /** Bytes [offset, offset + length) only; offset a multiple of the page size, length at most 4 GiB. */
   mapFile(file: string, offset: number, length: number): ArrayBuffer;
+  allocPages: NonNullable<DecodeKernels["allocPages"]>;
+  /** Returns the bytes given back. */
+  releasePages(view: ArrayBufferView): number;
 }
 
 /** What the addon exports (see src/engine/kernels/native/addon.cc). */
@@ -105,6 +108,9 @@ interface NativeAddon extends DecodeAddon {
 }
 
 export interface NativeKernels extends Kernels, Pick<DecodeAddon, "readBandwidthProbe" | "widenFromFile" | "mapFile"> {
+  allocPages(bytes: number): ArrayBuffer;
+  /** Returns the bytes given back (decodeTypes.ts). */
+  releasePages(view: ArrayBufferView): number;
   /** Widens n bf16 values into dst (the loader's hot loop; reference: safetensors/dtypes.ts). */
   bf16ToFloat32(src: Uint16Array, dst: Float32Array, n: number): void;
   readonly name: "native";
@@ -255,6 +261,8 @@ export function loadNativeKernels(): NativeKernels {
     readBandwidthProbe: addon.readBandwidthProbe,
     widenFromFile: addon.widenFromFile,
     mapFile: addon.mapFile,
+    allocPages: addon.allocPages,
+    releasePages: addon.releasePages,
   };
   cached = kernels;
   return kernels;

@@ -363,6 +363,8 @@ function decode(
   scale: number,
   window: number,
   sinks: FloatArray | null,
+  prefixSlots: Int32Array | null = null,
+  prefixLens: Int32Array | null = null,
 ): void {
   const rep = checkHeads(nHeads, nKvHeads);
   const qw = nHeads * headDim;
@@ -374,14 +376,20 @@ function decode(
     const slot = cacheSlots[b];
     if (!(len >= 1 && len <= maxLen)) throw new Error(`${kernel}: cacheLens[${b}] = ${len} must be in 1..maxLen (${maxLen})`);
     if (!(slot >= 0 && slot < numSlots)) throw new Error(`${kernel}: cacheSlots[${b}] = ${slot} is outside 0..${numSlots - 1}`);
+    // Positions below `shared` are read from the prefix slot (a prompt shared by several samples).
+    const shared = prefixSlots !== null && prefixLens !== null ? prefixLens[b] : 0;
+    const pslot = shared > 0 && prefixSlots !== null ? prefixSlots[b] : slot;
+    if (!(shared >= 0 && shared <= len)) throw new Error(`${kernel}: prefixLens[${b}] = ${shared} must be in 0..cacheLens[${b}] (${len})`);
+    if (!(pslot >= 0 && pslot < numSlots)) throw new Error(`${kernel}: prefixSlots[${b}] = ${pslot} is outside 0..${numSlots - 1}`);
     for (let h = 0; h < nHeads; h++) {
       const g = Math.floor(h / rep);
-      const cacheBase = slot * slotSize + g * maxLen * headDim;
+      const ownBase = slot * slotSize + g * maxLen * headDim;
+      const prefixBase = pslot * slotSize + g * maxLen * headDim;
       const qo = b * qw + h * headDim;
       const lo = window > 0 ? Math.max(0, len - window) : 0;
       let mx = -Infinity;
       for (let j = lo; j < len; j++) {
-        const ko = cacheBase + j * headDim;
+        const ko = (j < shared ? prefixBase : ownBase) + j * headDim;
         let sc = 0;
         for (let e = 0; e < headDim; e++) sc += q[qo + e] * kCache[ko + e];
         sc *= scale;
@@ -399,7 +407,7 @@ function decode(
       acc.fill(0, maxLen, maxLen + headDim);
       for (let j = lo; j < len; j++) {
         const p = acc[j] * inv;
-        const vo = cacheBase + j * headDim;
+        const vo = (j < shared ? prefixBase : ownBase) + j * headDim;
         for (let e = 0; e < headDim; e++) acc[maxLen + e] += p * vCache[vo + e];
       }
       for (let e = 0; e < headDim; e++) out[qo + e] = acc[maxLen + e];
@@ -444,9 +452,29 @@ function attentionDecodeSlots(
   scale: number,
   window = 0,
   sinks: FloatArray | null = null,
+  prefixSlots: Int32Array | null = null,
+  prefixLens: Int32Array | null = null,
 ): void {
   // An f16 cache is read as its widened values (a copy per call: the reference is for checking, not speed).
-  decode("attentionDecodeSlots", q, kvValues(kCache), kvValues(vCache), out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim, maxLen, scale, window, sinks);
+  decode(
+    "attentionDecodeSlots",
+    q,
+    kvValues(kCache),
+    kvValues(vCache),
+    out,
+    cacheSlots,
+    cacheLens,
+    n,
+    nHeads,
+    nKvHeads,
+    headDim,
+    maxLen,
+    scale,
+    window,
+    sinks,
+    prefixSlots,
+    prefixLens,
+  );
 }
 
 function swigluForward(gate: FloatArray, up: FloatArray, out: FloatArray, n: number): void {

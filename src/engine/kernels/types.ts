@@ -196,6 +196,9 @@ export interface Kernels extends DecodeKernels {
    * [numSlots, nKvHeads, maxLen, headDim] with numSlots = kCache.length / (nKvHeads*maxLen*headDim).
    * Several queries may read the same slot (a prompt chunk: cacheLens = position + 1 each).
    * The caches may be f16 (KvArray): their values are widened as they are read.
+   * prefixSlots/prefixLens (both or neither): query i reads positions 0..prefixLens[i]-1 from slot
+   * prefixSlots[i] instead of its own (the prompt the samples of a request share, cached once),
+   * with the same results as if those positions had been copied into its slot.
    */
   attentionDecodeSlots(
     q: FloatArray,
@@ -212,5 +215,7 @@ export interface Kernels extends DecodeKernels {
     scale: number,
     window?: number,
     sinks?: FloatArray | null,
+    prefixSlots?: Int32Array | null,
+    prefixLens?: Int32Array | null,
   ): void;
 }

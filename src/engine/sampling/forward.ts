@@ -37,8 +37,14 @@ export function kvCacheDtype(kernelsName: "native" | "reference", env: NodeJS.Pr
   throw new Error(`COOKBOOK_KV_CACHE=${JSON.stringify(v)} is not valid; expected "f32", "f16" or "auto" (the default)`);
 }
 
-function kvArray(dtype: KvDtype, n: number): KvArray {
-  return dtype === "f32" ? new Float32Array(n) : new HalfArray("f16", new Uint16Array(n));
+/** Where a cache's arrays come from: the kernels' own pages when they offer them (decodeTypes.ts), else the heap. */
+export type CacheMemory = Pick<DecodeKernels, "allocPages" | "releasePages">;
+
+function kvArray(dtype: KvDtype, n: number, memory: CacheMemory | null): KvArray {
+  const bytes = n * (dtype === "f32" ? 4 : 2);
+  const pages = memory?.allocPages !== undefined && n > 0 ? memory.allocPages(bytes) : null;
+  if (dtype === "f32") return pages === null ? new Float32Array(n) : new Float32Array(pages);
+  return new HalfArray("f16", pages === null ? new Uint16Array(n) : new Uint16Array(pages));
 }
 
 /** The typed array under a KV cache array (copies move raw elements, whatever the dtype). */
@@ -59,11 +65,16 @@ export class KvCache {
   private readonly convPerSlot: number;
   private readonly deltaPerSlot: number;
 
+  /**
+   * `memory`: the kernels, whose page allocator (when they have one) puts each array on pages of its
+   * own, so a slot's never-written positions cost nothing and release() frees the memory at once.
+   */
   constructor(
     readonly config: ModelConfig,
     readonly slots: number,
     readonly maxLen: number,
     readonly dtype: KvDtype = "f32",
+    private readonly memory: CacheMemory | null = null,
   ) {
     this.perSlot = config.numKvHeads * maxLen * config.headDim;
     const lin = config.linearAttention;
@@ -72,8 +83,8 @@ export class KvCache {
     this.deltaPerSlot = d === null ? 0 : d.Hv * d.dk * d.dv;
     for (let l = 0; l < config.numLayers; l++) {
       const linear = layerIsLinear(config, l);
-      this.k.push(kvArray(dtype, linear ? 0 : slots * this.perSlot));
-      this.v.push(kvArray(dtype, linear ? 0 : slots * this.perSlot));
+      this.k.push(kvArray(dtype, linear ? 0 : slots * this.perSlot, memory));
+      this.v.push(kvArray(dtype, linear ? 0 : slots * this.perSlot, memory));
       this.convState.push(new Float32Array(linear ? slots * this.convPerSlot : 0));
       this.deltaState.push(new Float32Array(linear ? slots * this.deltaPerSlot : 0));
     }
@@ -96,6 +107,15 @@ export class KvCache {
       b.conv.set(a.conv);
       b.delta.set(a.delta);
     }
+  }
+
+  /**
+   * Copies the linear-attention layers' recurrent state of one slot into another: what a sample
+   * sharing another slot's prompt needs of its own (attention layers read the prompt's K/V from
+   * the shared slot through SharedPrefix).
+   */
+  copyRecurrentSlot(from: number, to: number): void {
+    this.copyRecurrent(this, from, to);
   }
 
   /**
@@ -140,9 +160,22 @@ export class KvCache {
     }
   }
 
+  /**
+   * Gives the K/V arrays' memory back now (with a page allocator; a no-op otherwise), not when the
+   * garbage collector gets to them: for a cache that is done with. It reads as zeros afterwards.
+   */
+  release(): void {
+    const free = this.memory?.releasePages;
+    if (free === undefined) return;
+    for (let l = 0; l < this.k.length; l++) {
+      free(rawKv(this.k[l]));
+      free(rawKv(this.v[l]));
+    }
+  }
+
   /** A cache with more slots and/or room, holding the first lengths[s] positions of each old slot. */
   grown(slots: number, maxLen: number, lengths: ArrayLike<number>): KvCache {
-    const out = new KvCache(this.config, Math.max(slots, this.slots), Math.max(maxLen, this.maxLen), this.dtype);
+    const out = new KvCache(this.config, Math.max(slots, this.slots), Math.max(maxLen, this.maxLen), this.dtype, this.memory);
     const { numKvHeads: Hkv, headDim: d } = this.config;
     for (let s = 0; s < this.slots; s++) if ((lengths[s] ?? 0) > 0) this.copyRecurrent(out, s, s);
     for (let l = 0; l < this.k.length; l++) {
@@ -171,6 +204,12 @@ export class KvCache {
     for (let l = 0; l < this.convState.length; l++) n += this.convState[l].byteLength + this.deltaState[l].byteLength;
     return n;
   }
+}
+
+/** Per token of a decode call: the slot holding its shared prompt and that prompt's length (0: none). */
+export interface SharedPrefix {
+  slots: Int32Array;
+  lens: Int32Array;
 }
 
 /** Everything a forward call needs besides the tokens. */
@@ -439,7 +478,8 @@ function addBias(k: Kernels, y: Float32Array, bias: Float32Array | null, rows: n
  * the cache, and returns the final-normed hidden states of the rows in `rows` ([rows.length, D];
  * null = every token, in order). Positions of one slot must continue what the cache holds; the
  * caller (the scheduler) owns that. For decode-sized calls the result is a view of the model's
- * reused buffers, valid until its next call.
+ * reused buffers, valid until its next call. `prefix` (decode calls): token i's attention reads
+ * positions below prefix.lens[i] from slot prefix.slots[i], a prompt its request's samples share.
  */
 export function forwardHidden(
   m: InferenceModel,
@@ -448,6 +488,7 @@ export function forwardHidden(
   positions: Int32Array,
   slots: Int32Array,
   rows: Int32Array | null,
+  prefix: SharedPrefix | null = null,
 ): Float32Array {
   const { weights: w, kernels: k } = m;
   const c = w.config;
@@ -499,7 +540,7 @@ export function forwardHidden(
         applyRope(k, kk, positions, invFreq, n, Hkv, d, rotary, false);
       }
       k.kvStore(kk, vv, cache.k[l], cache.v[l], slots, positions, n, Hkv, d, maxLen);
-      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window, p.sinks);
+      k.attentionDecodeSlots(q, cache.k[l], cache.v[l], attn, slots, lens, n, H, Hkv, d, maxLen, scale, window, p.sinks, prefix?.slots, prefix?.lens);
       if (sc.qGate !== null) applyOutputGate(attn, sc.qGate, attn, n * qw);
       project(k, po, attn, n, D, qw, tmp, lora);
       addBias(k, tmp, p.oBias, n, D, ones);

@@ -1,7 +1,8 @@
 // The decode scheduler of the compute worker. Every sampler has one KV cache whose slots hold the
 // sequences being generated. The prompts of the requests that arrive together are prefilled
-// together, in forward calls of up to PREFILL_TOKENS tokens (each prompt once, into one slot,
-// then copied to the slots of its other samples); then each scheduler tick runs ONE batched
+// together, in forward calls of up to PREFILL_TOKENS tokens (each prompt once, into its first
+// sample's slot, which the request's other samples read the prompt from: their own slots hold
+// only what they generate, so a prompt's K/V are cached once); then each scheduler tick runs ONE batched
 // forward over the newest token of every unfinished sequence of that sampler, whichever request
 // it belongs to. Requests that arrive while others decode join at the next tick. Ticks yield to
 // the event loop (setImmediate), so training requests and new sample requests are taken in
@@ -14,7 +15,7 @@
 // near-exact tie.
 import { rawLogprob, topLogprobs, type ChooseParams } from "./choose.ts";
 import { TokenDrawer } from "./draw.ts";
-import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel, type KvDtype } from "./forward.ts";
+import { forwardHidden, headLogits, KvCache, releaseScratch, SCRATCH_ROWS, type InferenceModel, type KvDtype, type SharedPrefix } from "./forward.ts";
 import type { ModelLimits, ResolvedSampleRequest } from "./request.ts";
 import { sampleSeed, uniformAt } from "./rng.ts";
 import { StopStringMatcher, type TokenDecoder } from "./stop.ts";
@@ -56,6 +57,9 @@ const LOGPROBS_POSITIONS = 4096;
 interface Sequence {
   readonly request: RequestState;
   readonly slot: number;
+  /** The slot its attention reads positions 0..prefixLen-1 from (its request's first slot), and how many. */
+  readonly prefixSlot: number;
+  readonly prefixLen: number;
   readonly seed: number;
   readonly tokens: number[];
   readonly logprobs: number[];
@@ -88,13 +92,15 @@ class StepBuffers {
   readonly tokens = new Int32Array(MAX_BATCH);
   readonly positions = new Int32Array(MAX_BATCH);
   readonly slots = new Int32Array(MAX_BATCH);
+  readonly prefix: SharedPrefix = { slots: new Int32Array(MAX_BATCH), lens: new Int32Array(MAX_BATCH) };
   readonly drawer = new TokenDrawer(MAX_BATCH);
   private logits = new Float32Array(0);
 
   constructor(private readonly vocab: number) {}
 
+  /** Rows rounded up to a power of two: a batch that grows reallocates a few times, not at every size, and never holds twice its rows. */
   logitsFor(rows: number): Float32Array {
-    if (this.logits.length < rows * this.vocab) this.logits = new Float32Array(Math.min(MAX_BATCH, 2 * rows) * this.vocab);
+    if (this.logits.length < rows * this.vocab) this.logits = new Float32Array(Math.min(MAX_BATCH, nextPow2(rows)) * this.vocab);
     return this.logits;
   }
 }
@@ -126,8 +132,11 @@ export class DecodeScheduler {
   }
 
   private scheduled = false;
-  /** Decode steps and tokens run so far, and the largest decode cache held, in bytes (diagnostics and tests). */
-  readonly stats = { steps: 0, tokens: 0, maxBatch: 0, cacheBytes: 0 };
+  /**
+   * Decode steps and tokens run so far, the largest decode cache held in bytes, and the decode rows
+   * that read their prompt from another sample's slot (diagnostics and tests).
+   */
+  readonly stats = { steps: 0, tokens: 0, maxBatch: 0, cacheBytes: 0, sharedPromptRows: 0 };
 
   /** Queues a request; the promise settles when all of its samples finished. */
   submit(handle: SamplerHandle, req: ResolvedSampleRequest): Promise<SampleResult> {
@@ -193,6 +202,7 @@ export class DecodeScheduler {
     if (st === undefined) return;
     const reqs = new Set<RequestState>([...st.pending, ...st.active.map((s) => s.request)]);
     for (const r of reqs) r.reject(reason);
+    st.cache?.release();
     this.states.delete(samplerId);
   }
 
@@ -215,6 +225,7 @@ export class DecodeScheduler {
         const reqs = new Set<RequestState>([...st.active.map((s) => s.request)]);
         for (const r of reqs) r.reject(e);
         st.active = [];
+        st.cache?.release();
         st.cache = null;
       }
       if (st.pending.length === 0 && st.active.length === 0) this.states.delete(st.handle.id);
@@ -232,7 +243,8 @@ export class DecodeScheduler {
       const newSlots = Math.max(nextPow2(needSlots), st.cache?.slots ?? 0);
       const newLen = Math.max(needLen, st.cache?.maxLen ?? 0);
       const old = st.cache;
-      st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen, model.kvDtype) : old.grown(newSlots, newLen, st.slotLen);
+      st.cache = old === null ? new KvCache(model.weights.config, newSlots, newLen, model.kvDtype, model.kernels) : old.grown(newSlots, newLen, st.slotLen);
+      old?.release();
       this.stats.cacheBytes = Math.max(this.stats.cacheBytes, st.cache.bytes);
       const lens = new Int32Array(newSlots);
       lens.set(st.slotLen);
@@ -311,48 +323,53 @@ export class DecodeScheduler {
         for (const { g, from } of segs) if (from === 0) at.set(g, free.pop() ?? slots++);
         for (const { g, to } of segs) if (to === g.r.req.prompt.length) free.push(at.get(g) as number);
       }
-      into = new KvCache(model.weights.config, slots, Math.max(...group.map((g) => g.r.req.prompt.length)), "f32");
+      into = new KvCache(model.weights.config, slots, Math.max(...group.map((g) => g.r.req.prompt.length)), "f32", model.kernels);
     }
-    for (const segs of calls) {
-      const n = segs.reduce((a, s) => a + s.to - s.from, 0);
-      const tokens = new Int32Array(n);
-      const positions = new Int32Array(n);
-      const slots = new Int32Array(n);
-      // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
-      // prompt's last row. `owner[i]` is the segment of picked row i.
-      const picked: number[] = [];
-      const owner: number[] = [];
-      let o = 0;
-      segs.forEach(({ g, from: a, to: b }, si) => {
-        const T = g.r.req.prompt.length;
-        tokens.set(g.r.req.prompt.subarray(a, b), o);
-        for (let t = a; t < b; t++) {
-          positions[o + t - a] = t;
-          slots[o + t - a] = at.get(g) as number;
-          if (g.wantPrompt || t === T - 1) {
-            picked.push(o + t - a);
-            owner.push(si);
+    // The prefill's own cache goes back at once, also when a forward call fails.
+    try {
+      for (const segs of calls) {
+        const n = segs.reduce((a, s) => a + s.to - s.from, 0);
+        const tokens = new Int32Array(n);
+        const positions = new Int32Array(n);
+        const slots = new Int32Array(n);
+        // Rows whose logits are needed: every prompt row when prompt logprobs are asked, else each
+        // prompt's last row. `owner[i]` is the segment of picked row i.
+        const picked: number[] = [];
+        const owner: number[] = [];
+        let o = 0;
+        segs.forEach(({ g, from: a, to: b }, si) => {
+          const T = g.r.req.prompt.length;
+          tokens.set(g.r.req.prompt.subarray(a, b), o);
+          for (let t = a; t < b; t++) {
+            positions[o + t - a] = t;
+            slots[o + t - a] = at.get(g) as number;
+            if (g.wantPrompt || t === T - 1) {
+              picked.push(o + t - a);
+              owner.push(si);
+            }
+          }
+          o += b - a;
+        });
+        const hidden = forwardHidden(model, into, tokens, positions, slots, Int32Array.from(picked));
+        for (const { g, to } of segs) {
+          if (!separate) st.slotLen[g.slots[0]] = to;
+          else if (to === g.r.req.prompt.length && g.r.logprobsOnly !== true) {
+            (st.cache as KvCache).importSlot(model.kernels, into, at.get(g) as number, g.slots[0], to);
+            st.slotLen[g.slots[0]] = to;
           }
         }
-        o += b - a;
-      });
-      const hidden = forwardHidden(model, into, tokens, positions, slots, Int32Array.from(picked));
-      for (const { g, to } of segs) {
-        if (!separate) st.slotLen[g.slots[0]] = to;
-        else if (to === g.r.req.prompt.length && g.r.logprobsOnly !== true) {
-          (st.cache as KvCache).importSlot(model.kernels, into, at.get(g) as number, g.slots[0], to);
-          st.slotLen[g.slots[0]] = to;
+        for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
+          const rows = Math.min(LOGIT_CHUNK, picked.length - a);
+          const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
+          for (let i = 0; i < rows; i++) {
+            const seg = segs[owner[a + i]];
+            const t = positions[picked[a + i]];
+            this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
+          }
         }
       }
-      for (let a = 0; a < picked.length; a += LOGIT_CHUNK) {
-        const rows = Math.min(LOGIT_CHUNK, picked.length - a);
-        const logits = headLogits(model, hidden.subarray(a * D, (a + rows) * D), rows);
-        for (let i = 0; i < rows; i++) {
-          const seg = segs[owner[a + i]];
-          const t = positions[picked[a + i]];
-          this.promptRow(seg.g, t, logits.subarray(i * V, (i + 1) * V));
-        }
-      }
+    } finally {
+      if (separate) into.release();
     }
     for (const g of group) {
       if (g.r.logprobsOnly === true) {
@@ -408,20 +425,26 @@ export class DecodeScheduler {
     if (t === T - 1) g.last = Float32Array.from(z);
   }
 
-  /** Copies a prefilled prompt to its other slots and draws each sample's first token. */
+  /**
+   * Points the other samples of a prefilled prompt at its slot and draws each sample's first token.
+   * They read the prompt's K/V from slots[0] (which stays theirs until the whole request is done)
+   * and keep their own slots for what they generate; only a recurrent state is copied.
+   */
   private start(st: SamplerState, g: Prefill): void {
     const { r, slots } = g;
     const { req } = r;
     const T = req.prompt.length;
     const cache = st.cache as KvCache;
     for (let i = 1; i < slots.length; i++) {
-      cache.copySlot(slots[0], slots[i], T);
+      cache.copyRecurrentSlot(slots[0], slots[i]);
       st.slotLen[slots[i]] = T;
     }
     const params: ChooseParams = { temperature: req.temperature, topK: req.topK, topP: req.topP };
     r.sequences = slots.map((slot, i) => ({
       request: r,
       slot,
+      prefixSlot: slots[0],
+      prefixLen: i === 0 ? 0 : T,
       seed: sampleSeed(req.seed, i),
       tokens: [],
       logprobs: [],
@@ -465,18 +488,26 @@ export class DecodeScheduler {
     const cache = st.cache as KvCache;
     const V = model.weights.config.vocabSize;
     const b = this.buffers(st);
-    const { tokens, positions, slots, drawer } = b;
+    const { tokens, positions, slots, prefix, drawer } = b;
     // One forward per MAX_BATCH sequences (a single request may ask for more samples than that).
     for (let c0 = 0; c0 < n; c0 += MAX_BATCH) {
       const m = Math.min(MAX_BATCH, n - c0);
+      let shared = false;
       for (let i = 0; i < m; i++) {
         const s = seqs[c0 + i];
         tokens[i] = s.tokens[s.tokens.length - 1];
         positions[i] = st.slotLen[s.slot];
         slots[i] = s.slot;
+        prefix.slots[i] = s.prefixSlot;
+        prefix.lens[i] = s.prefixLen;
+        if (s.prefixLen > 0) {
+          shared = true;
+          this.stats.sharedPromptRows++;
+        }
         drawer.set(i, s.request.req, uniformAt(s.seed, s.tokens.length));
       }
-      const hidden = forwardHidden(model, cache, tokens.subarray(0, m), positions.subarray(0, m), slots.subarray(0, m), null);
+      const rows = { slots: prefix.slots.subarray(0, m), lens: prefix.lens.subarray(0, m) };
+      const hidden = forwardHidden(model, cache, tokens.subarray(0, m), positions.subarray(0, m), slots.subarray(0, m), null, shared ? rows : null);
       const logits = headLogits(model, hidden, m, b.logitsFor(m));
       drawer.run(model.kernels, logits, V, m);
       for (let i = 0; i < m; i++) {
@@ -511,6 +542,7 @@ export class DecodeScheduler {
     }
     if (st.active.length === 0 && st.pending.length === 0) {
       // Idle: give the cache's and the buffers' memory back (a new request allocates fresh ones).
+      st.cache?.release();
       st.cache = null;
       st.slotLen = new Int32Array(0);
       st.free = [];

@@ -146,6 +146,108 @@ test("f16 KV cache: kvStore rounds like float32ToF16 (nearest even, huge values 
   assert.throws(() => N.kvStore(k, v, kc, new Float32Array(size), slotOf, pos, n, hkv, d, maxLen), /must both be float32 or both f16/);
 });
 
+test("attentionDecodeSlots with a shared prefix slot equals the prefix copied into each slot, bit for bit (f32 and f16, windows)", () => {
+  const N = native();
+  const rng = makeRng(33);
+  const [hkv, heads, d, maxLen, slots] = [2, 6, 72, 48, 5];
+  const size = slots * hkv * maxLen * d;
+  // Slot 0 holds a 21-position prompt; slots 1..4 hold only what their samples generated after it
+  // (positions 21..lens-1), and the copied variant has the prompt in every slot as well.
+  const P = 21;
+  const lens = Int32Array.of(22, 29, 25, 40, 23);
+  const base = randF32(size, rng, 2);
+  const baseV = randF32(size, rng);
+  const own = (src: Float32Array): Float32Array => {
+    const a = Float32Array.from(src);
+    for (let s = 1; s < slots; s++) for (let g = 0; g < hkv; g++) a.fill(0, (s * hkv + g) * maxLen * d, ((s * hkv + g) * maxLen + P) * d);
+    return a;
+  };
+  const copied = (src: Float32Array): Float32Array => {
+    const a = own(src);
+    for (let s = 1; s < slots; s++) for (let g = 0; g < hkv; g++) a.set(src.subarray(g * maxLen * d, (g * maxLen + P) * d), (s * hkv + g) * maxLen * d);
+    return a;
+  };
+  const n = slots;
+  const slotOf = Int32Array.of(0, 1, 2, 3, 4);
+  const prefixSlots = new Int32Array(n);
+  const prefixLens = Int32Array.of(0, P, P, P, P);
+  const q = randF32(n * heads * d, rng, 2);
+  const f16 = (a: Float32Array): HalfArray => {
+    const h = new HalfArray("f16", new Uint16Array(a.length));
+    const all = Int32Array.from({ length: a.length / d }, (_, i) => i);
+    // One "position" per row of d values in a one-head, one-slot view: rounds every value.
+    N.kvStore(a, a, h, new HalfArray("f16", new Uint16Array(a.length)), new Int32Array(all.length), all, all.length, 1, d, all.length);
+    return h;
+  };
+  for (const window of [0, 4, 9, 30]) {
+    for (const kind of ["f32", "f16"] as const) {
+      const [ks, vs] = kind === "f32" ? [own(base), own(baseV)] : [f16(own(base)), f16(own(baseV))];
+      const [kc, vc] = kind === "f32" ? [copied(base), copied(baseV)] : [f16(copied(base)), f16(copied(baseV))];
+      const want = new Float32Array(n * heads * d);
+      N.attentionDecodeSlots(q, kc, vc, want, slotOf, lens, n, heads, hkv, d, maxLen, 0.125, window);
+      const got = new Float32Array(n * heads * d);
+      N.attentionDecodeSlots(q, ks, vs, got, slotOf, lens, n, heads, hkv, d, maxLen, 0.125, window, null, prefixSlots, prefixLens);
+      assert.deepEqual(got, want, `native ${kind} window ${window}`);
+      const refWant = new Float32Array(n * heads * d);
+      R.attentionDecodeSlots(q, kc, vc, refWant, slotOf, lens, n, heads, hkv, d, maxLen, 0.125, window);
+      const refGot = new Float32Array(n * heads * d);
+      R.attentionDecodeSlots(q, ks, vs, refGot, slotOf, lens, n, heads, hkv, d, maxLen, 0.125, window, null, prefixSlots, prefixLens);
+      assert.deepEqual(refGot, refWant, `reference ${kind} window ${window}`);
+      assertClose(got, refGot, 1e-5, 1e-6, `native against reference, ${kind} window ${window}`);
+      // Without the prefix the own slots' zeros are read: the prefix is what made them equal.
+      const without = new Float32Array(n * heads * d);
+      N.attentionDecodeSlots(q, ks, vs, without, slotOf, lens, n, heads, hkv, d, maxLen, 0.125, window);
+      assert.notDeepEqual(without, want, `${kind} window ${window}: the own slots lack the prompt`);
+    }
+  }
+  const call = (slotsOfPrefix: Int32Array, lensOfPrefix: Int32Array) => () =>
+    N.attentionDecodeSlots(
+      q,
+      own(base),
+      own(baseV),
+      new Float32Array(n * heads * d),
+      slotOf,
+      lens,
+      n,
+      heads,
+      hkv,
+      d,
+      maxLen,
+      0.125,
+      0,
+      null,
+      slotsOfPrefix,
+      lensOfPrefix,
+    );
+  assert.throws(call(prefixSlots, Int32Array.of(0, P, P, 41, P)), /prefixLens\[3\] = 41 must be in 0..cacheLens\[3\] \(40\)/);
+  assert.throws(call(Int32Array.of(0, 0, 9, 0, 0), prefixLens), /prefixSlots\[2\] = 9 is outside 0..4/);
+});
+
+test("allocPages: zeroed, page-aligned memory; releasePages gives back the whole pages inside a view, which read as zeros", () => {
+  const N = native();
+  const page = 4096;
+  const buf = N.allocPages(3 * page);
+  assert.equal(buf.byteLength, 3 * page);
+  const a = new Float32Array(buf);
+  assert.ok(a.every((x) => x === 0));
+  a.fill(1.5);
+  // From byte 4 on, the first page is not whole inside the view: only pages 2 and 3 go.
+  assert.equal(N.releasePages(a.subarray(1)), 2 * page);
+  assert.ok(
+    a.subarray(0, page / 4).every((x) => x === 1.5),
+    "the partial first page keeps its values",
+  );
+  assert.ok(
+    a.subarray(page / 4).every((x) => x === 0),
+    "released pages read as zeros",
+  );
+  a.fill(2);
+  assert.equal(N.releasePages(a), 3 * page, "the buffer starts on a page: all three pages go");
+  assert.ok(a.every((x) => x === 0));
+  assert.equal(N.allocPages(0).byteLength, 0);
+  assert.throws(() => N.releasePages(buf as unknown as Float32Array), /argument view must be a typed array/);
+});
+
 test("sampleRows draws the token choose.ts draws, with its logprob, at temperatures 0 to 2", () => {
   const N = native();
   const sample = N.sampleRows;

@@ -40,6 +40,9 @@ test("concurrent requests decode in one batch per step; results do not depend on
   assert.equal(sched.stats.maxBatch, 6, "all six sequences of the three requests shared decode steps");
   assert.equal(sched.stats.steps, 9, "the longest request (10 tokens) needed 9 decode steps after its prefill");
   assert.deepEqual(r3.sequences[0].tokens, r1.sequences[2].tokens, "seed 12 = sample 2 of seed 10");
+  // Samples 1.. of a request read the prompt from sample 0's slot (no copy of it in theirs), and
+  // decode as if it were theirs: 2 samples × 5 steps of the first request, 1 × 9 of the second.
+  assert.equal(sched.stats.sharedPromptRows, 2 * 5 + 9);
   assert.ok(!sched.busy);
   // Alone, with the cache already released: the same tokens.
   const alone = await sched.submit(s, resolveSampleRequest(spec(p2, 2, 20, 10), s.limits));

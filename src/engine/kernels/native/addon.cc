@@ -145,7 +145,9 @@ Napi::Value AttentionDecode(const Napi::CallbackInfo& info) {
 }
 
 // attentionDecodeSlots(q, kCache, vCache, out, cacheSlots, cacheLens, n, nHeads, nKvHeads, headDim,
-// maxLen, scale, window?) with Float32Array caches, or (F16) Uint16Array caches of IEEE half bits.
+// maxLen, scale, window?, sinks?, prefixSlots?, prefixLens?) with Float32Array caches, or (F16)
+// Uint16Array caches of IEEE half bits. Sinks are not read here (the caller routes them to the
+// reference kernel); prefixSlots/prefixLens (both or neither, null = none) share a prompt's slot.
 template <bool F16>
 Napi::Value AttentionDecodeSlotsT(const Napi::CallbackInfo& info) {
   Args a(info, F16 ? "attentionDecodeSlotsF16" : "attentionDecodeSlots", 12);
@@ -167,12 +169,26 @@ Napi::Value AttentionDecodeSlotsT(const Napi::CallbackInfo& info) {
   const float* q = a.f32(0, "q", n * H * d, "n*nHeads*headDim");
   float* out = a.f32(3, "out", n * H * d, "n*nHeads*headDim");
   const ptrdiff_t window = a.optional_size(12, "window", 0);
+  const int32_t* prefix_slots = nullptr;
+  const int32_t* prefix_lens = nullptr;
+  if (info.Length() > 15 && !info[14].IsNull() && !info[14].IsUndefined()) {
+    prefix_slots = a.i32(14, "prefixSlots", n, "n");
+    prefix_lens = a.i32(15, "prefixLens", n, "n");
+    for (ptrdiff_t b = 0; b < n; b++) {
+      if (prefix_slots[b] < 0 || prefix_slots[b] >= num_slots)
+        a.fail_range("prefixSlots[" + std::to_string(b) + "] = " + std::to_string(prefix_slots[b]) + " is outside 0.." +
+                     std::to_string(num_slots - 1));
+      if (prefix_lens[b] < 0 || prefix_lens[b] > lens[b])
+        a.fail_range("prefixLens[" + std::to_string(b) + "] = " + std::to_string(prefix_lens[b]) + " must be in 0..cacheLens[" +
+                     std::to_string(b) + "] (" + std::to_string(lens[b]) + ")");
+    }
+  }
   if constexpr (F16) {
     ck::attention_decode_f16(q, a.u16(1, "kCache", 0, ""), a.u16(2, "vCache", 0, ""), out, slots, lens, n, H, Hkv, d,
-                             max_len, scale, window);
+                             max_len, scale, window, prefix_slots, prefix_lens);
   } else {
     ck::attention_decode(q, a.f32(1, "kCache", 0, ""), a.f32(2, "vCache", 0, ""), out, slots, lens, n, H, Hkv, d,
-                         max_len, scale, window);
+                         max_len, scale, window, prefix_slots, prefix_lens);
   }
   return info.Env().Undefined();
 }

@@ -5,8 +5,14 @@
 #include <napi.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "decode.h"
 #include "napi_args.h"
@@ -165,6 +171,47 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
       new size_t(size));
 }
 
+// allocPages(bytes): a zeroed ArrayBuffer on pages of its own (an anonymous private mapping,
+// page-aligned), unmapped when the ArrayBuffer is garbage-collected. KV caches live in these so
+// that positions never written cost no memory (a sample's own slot below its shared prompt) and
+// releasePages can give a finished cache's memory back at once.
+Napi::Value AllocPages(const Napi::CallbackInfo& info) {
+  Args a(info, "allocPages", 1);
+  const ptrdiff_t bytes = a.size(0, "bytes");
+#if defined(_WIN32)
+  return Napi::ArrayBuffer::New(info.Env(), static_cast<size_t>(bytes));
+#else
+  if (bytes == 0) return Napi::ArrayBuffer::New(info.Env(), 0);
+  void* data = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED)
+    throw Napi::Error::New(info.Env(), "allocPages: cannot map " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+  return Napi::ArrayBuffer::New(
+      info.Env(), data, static_cast<size_t>(bytes),
+      [](Napi::Env, void* d, size_t* n) {
+        munmap(d, *n);
+        delete n;
+      },
+      new size_t(static_cast<size_t>(bytes)));
+#endif
+}
+
+// releasePages(view): the whole pages inside the view's bytes go back to the OS (MADV_DONTNEED);
+// they read as zeros afterwards and cost memory again only when written. Returns the bytes given back.
+Napi::Value ReleasePages(const Napi::CallbackInfo& info) {
+  Args a(info, "releasePages", 1);
+  if (!info[0].IsTypedArray()) a.fail_type("argument view must be a typed array, got " + ck_napi::describe(info[0]));
+  const Napi::TypedArray view = info[0].As<Napi::TypedArray>();
+  size_t released = 0;
+#if !defined(_WIN32)
+  const uintptr_t start = reinterpret_cast<uintptr_t>(static_cast<char*>(view.ArrayBuffer().Data()) + view.ByteOffset());
+  const uintptr_t end = start + view.ByteLength();
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (start + page - 1) / page * page, hi = end / page * page;
+  if (hi > lo && madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0) released = hi - lo;
+#endif
+  return Napi::Number::New(info.Env(), static_cast<double>(released));
+}
+
 }  // namespace
 
 namespace ck_napi {
@@ -175,6 +222,8 @@ void register_decode_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("gemmPrefillNTHalf", Napi::Function::New(env, GemmPrefillNTHalf, "gemmPrefillNTHalf"));
   exports.Set("gemmRowsNTHalf", Napi::Function::New(env, GemmRowsNTHalf, "gemmRowsNTHalf"));
   exports.Set("mapFile", Napi::Function::New(env, MapFile, "mapFile"));
+  exports.Set("allocPages", Napi::Function::New(env, AllocPages, "allocPages"));
+  exports.Set("releasePages", Napi::Function::New(env, ReleasePages, "releasePages"));
   exports.Set("kvStore", Napi::Function::New(env, KvStoreT<false>, "kvStore"));
   exports.Set("kvStoreF16", Napi::Function::New(env, KvStoreT<true>, "kvStoreF16"));
   exports.Set("sampleRows", Napi::Function::New(env, SampleRows, "sampleRows"));

@@ -318,17 +318,18 @@ thread_local std::vector<float> t_scores;
 
 // p[t] = scale * dot(q, k rows t) for the 4 keys at k (rows of d values, float32 or f16, widened
 // as they are loaded), summed in reduce4's tree.
+// k[t] is key t's row: the 4 rows need not be adjacent (a shared prompt prefix ends among them).
 template <class T>
-inline void scores4(const float* q, const T* k, ptrdiff_t d, float scale, float* p) {
+inline void scores4(const float* q, const T* const* k, ptrdiff_t d, float scale, float* p) {
   vf acc[4] = {splat(0.0f), splat(0.0f), splat(0.0f), splat(0.0f)};
   ptrdiff_t c = 0;
   for (; c + VW <= d; c += VW) {
     const vf qv = load(q + c);
-    for (int t = 0; t < 4; t++) acc[t] += qv * loadw(k + t * d + c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * loadw(k[t] + c);
   }
   if (c < d) {
     const vf qv = load_part(q + c, d - c);
-    for (int t = 0; t < 4; t++) acc[t] += qv * loadw_part(k + t * d + c, d - c);
+    for (int t = 0; t < 4; t++) acc[t] += qv * loadw_part(k[t] + c, d - c);
   }
   reduce4(acc, p);
   for (int t = 0; t < 4; t++) p[t] *= scale;
@@ -418,10 +419,14 @@ void attention_block(const float* q, const float* k_cache, const float* v_cache,
 // once, each key block from L1 for all of them; scores are dot products reduced four keys at a time.
 // T is the cache's element type: float, or f16 (widened exactly as it is loaded, so the f16 cache
 // computes what the float code would on the rounded values).
+// With prefix_slots, query b reads positions 0..prefix_lens[b]-1 from slot prefix_slots[b] (a prompt
+// shared by the samples of a request) and the rest from its own slot, in the same order and with
+// the same arithmetic as if they had been copied there.
 template <class T>
 void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, float* out, const int32_t* slots,
                         const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
-                        ptrdiff_t max_len, float scale, ptrdiff_t window) {
+                        ptrdiff_t max_len, float scale, ptrdiff_t window, const int32_t* prefix_slots,
+                        const int32_t* prefix_lens) {
   const ptrdiff_t rep = heads / kv_heads;
   ptrdiff_t flops = 0;
   for (ptrdiff_t b = 0; b < n; b++) flops += 4 * heads * lens[b] * d;
@@ -436,15 +441,27 @@ void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, floa
     const ptrdiff_t slot = slots != nullptr ? slots[b] : b;
     const T* kc = k_cache + (slot * kv_heads + g) * max_len * d + lo * d;
     const T* vc = v_cache + (slot * kv_heads + g) * max_len * d + lo * d;
+    // Window positions 0..shared-1 (absolute lo..lo+shared-1) are the prefix slot's, at kp/vp.
+    ptrdiff_t shared = 0;
+    const T* kp = kc;
+    const T* vp = vc;
+    if (prefix_slots != nullptr && prefix_lens[b] > lo) {
+      shared = std::min<ptrdiff_t>(prefix_lens[b] - lo, len);
+      kp = k_cache + (prefix_slots[b] * kv_heads + g) * max_len * d + lo * d;
+      vp = v_cache + (prefix_slots[b] * kv_heads + g) * max_len * d + lo * d;
+    }
+    const auto key = [&](ptrdiff_t j) { return (j < shared ? kp : kc) + j * d; };
     // Query heads g*rep .. g*rep + rep - 1 are consecutive rows of q and out.
     const float* qg = q + (b * heads + g * rep) * d;
     float* og = out + (b * heads + g * rep) * d;
     float* p = rows + static_cast<size_t>(worker) * per_worker;
     ptrdiff_t j = 0;
-    for (; j + 4 <= len; j += 4)
-      for (ptrdiff_t r = 0; r < rep; r++) scores4(qg + r * d, kc + j * d, d, scale, p + r * max_len + j);
+    for (; j + 4 <= len; j += 4) {
+      const T* ks[4] = {key(j), key(j + 1), key(j + 2), key(j + 3)};
+      for (ptrdiff_t r = 0; r < rep; r++) scores4(qg + r * d, ks, d, scale, p + r * max_len + j);
+    }
     for (; j < len; j++)
-      for (ptrdiff_t r = 0; r < rep; r++) p[r * max_len + j] = score1(qg + r * d, kc + j * d, d, scale);
+      for (ptrdiff_t r = 0; r < rep; r++) p[r * max_len + j] = score1(qg + r * d, key(j), d, scale);
     for (ptrdiff_t r = 0; r < rep; r++) softmax_inplace(p + r * max_len, len);
     // out_r = sum_t p[r][t] v_t, for up to 4 heads x 4 vectors of d at a time in registers.
     for (ptrdiff_t r0 = 0; r0 < rep; r0 += 4) {
@@ -455,13 +472,18 @@ void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, floa
         vf acc[4][4];
         for (int r = 0; r < 4; r++)
           for (int i = 0; i < 4; i++) acc[r][i] = splat(0.0f);
-        for (ptrdiff_t t = 0; t < len; t++) {
-          const T* vt = vc + t * d + c0;
-          vf v[4];
-          for (int i = 0; i < nv; i++) v[i] = (i + 1) * VW <= width ? loadw(vt + i * VW) : loadw_part(vt + i * VW, width - i * VW);
-          for (int r = 0; r < rs; r++) {
-            const float w = p[(r0 + r) * max_len + t];
-            for (int i = 0; i < nv; i++) acc[r][i] += w * v[i];
+        // Two runs over the positions (the shared prefix's, then the slot's own): one order of sums.
+        for (int part = 0; part < 2; part++) {
+          const T* base = part == 0 ? vp : vc;
+          const ptrdiff_t t0 = part == 0 ? 0 : shared, t1 = part == 0 ? shared : len;
+          for (ptrdiff_t t = t0; t < t1; t++) {
+            const T* vt = base + t * d + c0;
+            vf v[4];
+            for (int i = 0; i < nv; i++) v[i] = (i + 1) * VW <= width ? loadw(vt + i * VW) : loadw_part(vt + i * VW, width - i * VW);
+            for (int r = 0; r < rs; r++) {
+              const float w = p[(r0 + r) * max_len + t];
+              for (int i = 0; i < nv; i++) acc[r][i] += w * v[i];
+            }
           }
         }
         for (int r = 0; r < rs; r++) {
@@ -505,15 +527,18 @@ void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, floa
 
 void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
                       const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t d,
-                      ptrdiff_t max_len, float scale, ptrdiff_t window) {
-  attention_decode_t(q, k_cache, v_cache, out, slots, lens, n, heads, kv_heads, d, max_len, scale, window);
+                      ptrdiff_t max_len, float scale, ptrdiff_t window, const int32_t* prefix_slots,
+                      const int32_t* prefix_lens) {
+  attention_decode_t(q, k_cache, v_cache, out, slots, lens, n, heads, kv_heads, d, max_len, scale, window, prefix_slots,
+                     prefix_lens);
 }
 
 void attention_decode_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, float* out,
                           const int32_t* slots, const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads,
-                          ptrdiff_t d, ptrdiff_t max_len, float scale, ptrdiff_t window) {
+                          ptrdiff_t d, ptrdiff_t max_len, float scale, ptrdiff_t window, const int32_t* prefix_slots,
+                          const int32_t* prefix_lens) {
   attention_decode_t(q, reinterpret_cast<const f16*>(k_cache), reinterpret_cast<const f16*>(v_cache), out, slots, lens,
-                     n, heads, kv_heads, d, max_len, scale, window);
+                     n, heads, kv_heads, d, max_len, scale, window, prefix_slots, prefix_lens);
 }
 
 namespace {

@@ -40,7 +40,8 @@ void kv_store_f16(const float* k, const float* v, uint16_t* k_cache, uint16_t* v
                   const int32_t* positions, ptrdiff_t n, ptrdiff_t kv_heads, ptrdiff_t head_dim, ptrdiff_t max_len);
 void attention_decode_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, float* out,
                           const int32_t* slots, const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads,
-                          ptrdiff_t d, ptrdiff_t max_len, float scale, ptrdiff_t window);
+                          ptrdiff_t d, ptrdiff_t max_len, float scale, ptrdiff_t window,
+                          const int32_t* prefix_slots = nullptr, const int32_t* prefix_lens = nullptr);
 
 // One token per row of logits [rows, vocab]: argmax at temperature 0, else a draw with uniforms[r]
 // from softmax(z / T) over the whole vocabulary; logprobs[r] = log_softmax(z / T)[token].

@@ -54,10 +54,12 @@ void attention_forward(const float* q, const float* k, const float* v, float* ou
 void attention_backward(const float* dout, const float* q, const float* k, const float* v, const float* probs,
                         float* dq, float* dk, float* dv, const int32_t* seq_starts, ptrdiff_t num_seqs,
                         ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim, float scale);
-// slots == nullptr means query b reads cache slot b.
+// slots == nullptr means query b reads cache slot b. prefix_slots == nullptr (and prefix_lens) means
+// no shared prefix; else query b reads positions below prefix_lens[b] from slot prefix_slots[b].
 void attention_decode(const float* q, const float* k_cache, const float* v_cache, float* out, const int32_t* slots,
                       const int32_t* lens, ptrdiff_t n, ptrdiff_t heads, ptrdiff_t kv_heads, ptrdiff_t head_dim,
-                      ptrdiff_t max_len, float scale, ptrdiff_t window);
+                      ptrdiff_t max_len, float scale, ptrdiff_t window, const int32_t* prefix_slots = nullptr,
+                      const int32_t* prefix_lens = nullptr);
 
 void swiglu_forward(const float* gate, const float* up, float* out, ptrdiff_t n);
 void swiglu_backward(const float* dout, const float* gate, const float* up, float* dgate, float* dup, ptrdiff_t n);

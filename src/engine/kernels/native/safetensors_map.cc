@@ -156,30 +156,33 @@ std::string widen_from_file(const std::string& file, const std::vector<WidenJob>
   madvise(map, size, MADV_SEQUENTIAL);
   const unsigned char* base = static_cast<const unsigned char*>(map);
 
-  // Groups of tensors of about 256 MiB of output, each cut into blocks of 2 MiB that the pool
-  // threads take dynamically. After a group, its pages of the mapping are dropped from this
-  // process (they stay in the page cache), so the mapping adds at most one group to the peak
-  // resident memory instead of the whole file.
+  // Blocks of up to 2 MiB of output, in file order, taken dynamically by the pool threads in groups
+  // of about 32 MiB of output (a big tensor spans several groups). After a group, its whole pages
+  // of the mapping are dropped from this process (they stay in the page cache; a page a later
+  // group shares is read back from there), so the mapping adds at most about one group's source
+  // bytes to the peak resident memory instead of the whole file (or of a 256 MiB group, before:
+  // 128 MiB of bf16 pages on top of SmolLM2-135M's float32 weights while they loaded).
   constexpr size_t kBlock = 1 << 19;
-  constexpr size_t kGroup = 1 << 26;
+  constexpr size_t kGroup = 1 << 23;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::vector<Block> blocks;
-  for (size_t first = 0; first < jobs.size();) {
-    blocks.clear();
+  for (size_t ji = 0; ji < jobs.size(); ji++)
+    for (size_t b = 0; b < jobs[ji].count; b += kBlock) blocks.push_back({ji, b, std::min(jobs[ji].count, b + kBlock)});
+  for (size_t first = 0; first < blocks.size();) {
     size_t last = first, elements = 0, lo = SIZE_MAX, hi = 0;
-    for (; last < jobs.size() && (last == first || elements < kGroup); last++) {
-      const WidenJob& j = jobs[last];
-      for (size_t b = 0; b < j.count; b += kBlock) blocks.push_back({last, b, std::min(j.count, b + kBlock)});
-      elements += j.count;
-      lo = std::min(lo, j.offset);
-      hi = std::max(hi, j.offset + j.count * stored_size(j.type));
+    for (; last < blocks.size() && (last == first || elements < kGroup); last++) {
+      const Block& b = blocks[last];
+      const WidenJob& j = jobs[b.job];
+      elements += b.end - b.begin;
+      lo = std::min(lo, j.offset + b.begin * stored_size(j.type));
+      hi = std::max(hi, j.offset + b.end * stored_size(j.type));
     }
-    parallel_for(static_cast<ptrdiff_t>(blocks.size()), [&](ptrdiff_t i, int) {
-      const Block& b = blocks[static_cast<size_t>(i)];
+    parallel_for(static_cast<ptrdiff_t>(last - first), [&](ptrdiff_t i, int) {
+      const Block& b = blocks[first + static_cast<size_t>(i)];
       const WidenJob& j = jobs[b.job];
       convert(j.type, base + j.offset + b.begin * stored_size(j.type), j.dst + b.begin, b.end - b.begin);
     });
-    // Whole pages inside [lo, hi) only: a neighbouring tensor may still need the edges.
+    // Whole pages inside [lo, hi) only: a neighbouring block of the next group may still need the edges.
     const size_t a = (lo + page - 1) / page * page, e = hi / page * page;
     if (e > a) madvise(const_cast<unsigned char*>(base) + a, e - a, MADV_DONTNEED);
     first = last;
