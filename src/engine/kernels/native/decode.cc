@@ -500,7 +500,8 @@ void attention_decode_t(const float* q, const T* k_cache, const T* v_cache, floa
     }
   };
   if constexpr (std::is_same_v<T, float>) {
-    if (window == 0 && n >= kBlockMinQueries) {
+    // A prompt's queries only: the blocks read one slot, so rows reading a shared prefix take `task`.
+    if (window == 0 && prefix_slots == nullptr && n >= kBlockMinQueries) {
       std::vector<QueryBlock> blocks = query_blocks(slots, lens, n, rep);
       if (!blocks.empty()) {
         const ptrdiff_t nb = static_cast<ptrdiff_t>(blocks.size());
