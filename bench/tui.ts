@@ -159,16 +159,23 @@ try {
   // `cookbook watch --once` as a whole process: on metrics.jsonl alone (a run written by the
   // Python cookbook or an older version), then with metrics.columns, which the run's writer keeps
   // (its first append here builds it from the whole file, as when a run resumes).
+  // Timed from a small launcher process, as a shell starts it: spawning straight from this process
+  // (a gigabyte of heap by now) adds the cost of forking it to every start.
   const onceMs = (): number => {
     const bin = join(import.meta.dirname, "..", "bin", "cookbook.js");
-    const times: number[] = [];
-    for (let i = 0; i < WATCH_RUNS; i++) {
-      const t0 = performance.now();
-      const r = spawnSync(process.execPath, [bin, "watch", dir, "--once", "--width", "160"], { stdio: ["ignore", "pipe", "ignore"] });
-      if (r.status !== 0 || !r.stdout.toString().includes("train_mean_nll  last")) throw new Error(`watch --once failed (${r.status})`);
-      times.push(performance.now() - t0);
-    }
-    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+    const launcher = `const { spawnSync } = require("node:child_process");
+const times = [];
+for (let i = 0; i < ${WATCH_RUNS}; i++) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [${JSON.stringify(bin)}, "watch", ${JSON.stringify(dir)}, "--once", "--width", "160"], { stdio: ["ignore", "pipe", "ignore"] });
+  if (r.status !== 0 || !r.stdout.toString().includes("train_mean_nll  last")) { console.error("watch --once failed (" + r.status + ")"); process.exit(1); }
+  times.push(performance.now() - t0);
+}
+console.log(JSON.stringify(times));`;
+    const run = spawnSync(process.execPath, ["-e", launcher], { encoding: "utf8" });
+    if (run.status !== 0) throw new Error(run.stderr);
+    const times = (JSON.parse(run.stdout) as number[]).sort((a, b) => a - b);
+    return times[Math.floor(times.length / 2)]!;
   };
   const { MetricsLogger } = await import("../src/log/metrics.ts");
   const onceJsonlMs = onceMs();
