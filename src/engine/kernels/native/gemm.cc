@@ -166,31 +166,43 @@ void pack_a_panel(bool tA, ptrdiff_t lda, const float* A, float alpha, ptrdiff_t
 }
 
 #if defined(__AVX512F__)
+// GCC 12 reports "'__Y' is used uninitialized" inside the unmasked forms of these shuffles once
+// they are inlined (they merge into _mm512_undefined_*()), and a clean install must print no
+// warning. The masked forms with an all-ones mask and a defined source are the same instructions.
+inline __m512 unpacklo_ps(__m512 a, __m512 b) { return _mm512_mask_unpacklo_ps(a, 0xFFFF, a, b); }
+inline __m512 unpackhi_ps(__m512 a, __m512 b) { return _mm512_mask_unpackhi_ps(a, 0xFFFF, a, b); }
+inline __m512d unpacklo_pd(__m512d a, __m512d b) { return _mm512_mask_unpacklo_pd(a, 0xFF, a, b); }
+inline __m512d unpackhi_pd(__m512d a, __m512d b) { return _mm512_mask_unpackhi_pd(a, 0xFF, a, b); }
+template <int imm>
+inline __m512 shuffle_f32x4(__m512 a, __m512 b) {
+  return _mm512_mask_shuffle_f32x4(a, 0xFFFF, a, b, imm);
+}
+
 // In place: r[i][j] becomes r[j][i]. Interleave pairs of rows (32-bit, then 64-bit elements) so
 // that lane L of u[4i + c] holds column 4L + c of rows 4i..4i+3, then gather the four lanes of
 // each column across registers with two rounds of 128-bit lane shuffles.
 inline void transpose16(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i] = unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
   __m512 u[16];
   for (int i = 0; i < 4; i++) {
     const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
     const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
-    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
-    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    u[4 * i] = _mm512_castpd_ps(unpacklo_pd(a, b));
+    u[4 * i + 1] = _mm512_castpd_ps(unpackhi_pd(a, b));
+    u[4 * i + 2] = _mm512_castpd_ps(unpacklo_pd(c, d));
+    u[4 * i + 3] = _mm512_castpd_ps(unpackhi_pd(c, d));
   }
   for (int c = 0; c < 4; c++) {
-    const __m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), w = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44);
-    const __m512 v2 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE), w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
-    r[c] = _mm512_shuffle_f32x4(v, w, 0x88);
-    r[4 + c] = _mm512_shuffle_f32x4(v, w, 0xDD);
-    r[8 + c] = _mm512_shuffle_f32x4(v2, w2, 0x88);
-    r[12 + c] = _mm512_shuffle_f32x4(v2, w2, 0xDD);
+    const __m512 v = shuffle_f32x4<0x44>(u[c], u[4 + c]), w = shuffle_f32x4<0x44>(u[8 + c], u[12 + c]);
+    const __m512 v2 = shuffle_f32x4<0xEE>(u[c], u[4 + c]), w2 = shuffle_f32x4<0xEE>(u[8 + c], u[12 + c]);
+    r[c] = shuffle_f32x4<0x88>(v, w);
+    r[4 + c] = shuffle_f32x4<0xDD>(v, w);
+    r[8 + c] = shuffle_f32x4<0x88>(v2, w2);
+    r[12 + c] = shuffle_f32x4<0xDD>(v2, w2);
   }
 }
 #endif
