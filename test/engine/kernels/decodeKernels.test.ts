@@ -7,7 +7,7 @@ import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
 import { chooseToken } from "../../../src/engine/sampling/choose.ts";
 import { uniformAt } from "../../../src/engine/sampling/rng.ts";
-import { assertClose, makeRng, randF32 } from "./helpers.ts";
+import { assertClose, checkGemmNT, makeRng, randF32 } from "./helpers.ts";
 
 function native(): NativeKernels {
   try {
@@ -19,9 +19,10 @@ function native(): NativeKernels {
 
 test("gemmRowsNT matches the reference gemm for 1..64 rows, odd N and K, alpha and beta", () => {
   const N = native();
-  const rng = makeRng(7);
-  for (const M of [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 64]) {
-    for (const [n, k] of [
+  checkGemmNT(
+    { native: N.gemmRowsNT.bind(N) },
+    [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 64],
+    [
       [1, 1],
       [37, 19],
       [9, 1100],
@@ -29,24 +30,9 @@ test("gemmRowsNT matches the reference gemm for 1..64 rows, odd N and K, alpha a
       [50, 2049],
       [13, 4100],
       [200, 33],
-    ]) {
-      const A = randF32(M * k, rng);
-      const W = randF32(n * k, rng);
-      for (const [alpha, beta] of [
-        [1, 0],
-        [0.7, 0.5],
-      ]) {
-        const C = randF32(M * n, rng);
-        const want = Float64Array.from(C);
-        R.gemm(false, true, M, n, k, alpha, Float64Array.from(A), Float64Array.from(W), beta, want);
-        N.gemmRowsNT(M, n, k, alpha, A, W, beta, C);
-        for (let i = 0; i < C.length; i++) {
-          const err = Math.abs(C[i] - want[i]);
-          assert.ok(err <= 1e-5 * Math.sqrt(k) + 1e-6, `M=${M} N=${n} K=${k} alpha=${alpha}: C[${i}] = ${C[i]}, expected ${want[i]}`);
-        }
-      }
-    }
-  }
+    ],
+    7,
+  );
 });
 
 test("gemmRowsNT: beta 0 ignores NaN in C; a row's result does not depend on the rows beside it (1-4 rows, and 5-64)", () => {

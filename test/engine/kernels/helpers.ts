@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { mulberry32 } from "../../../src/random/seeds.ts";
 import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
+import { referenceKernels } from "../../../src/engine/kernels/reference.ts";
 import type { FloatArray } from "../../../src/engine/kernels/types.ts";
 
 /** Seeded uniform numbers in [0, 1) for test data. */
@@ -95,6 +96,38 @@ export function assertWithin(actual: ArrayLike<number>, expected: ArrayLike<numb
     const err = Math.abs(actual[i] - expected[i]);
     if (!(err <= rel * scale[i] + abs)) {
       assert.fail(`${what}: index ${i}: got ${actual[i]}, expected ${expected[i]} (error ${err}, allowed ${rel * scale[i] + abs})`);
+    }
+  }
+}
+
+/** A y = alpha·A·Wᵀ + beta·C kernel on float32 arrays (gemmRowsNT, gemmPrefillNT). */
+export type GemmNT = (M: number, N: number, K: number, alpha: number, A: Float32Array, W: Float32Array, beta: number, C: Float32Array) => void;
+
+/**
+ * Runs each kernel on every rows × (N, K) case, twice (alpha 1, beta 0; alpha 0.7, beta 0.5), and
+ * checks each result against the reference gemm in float64, within 1e-5·√K + 1e-6.
+ */
+export function checkGemmNT(kernels: Record<string, GemmNT>, rows: readonly number[], shapes: readonly (readonly [number, number])[], seed: number): void {
+  const rng = makeRng(seed);
+  for (const M of rows) {
+    for (const [n, k] of shapes) {
+      const A = randF32(M * k, rng);
+      const W = randF32(n * k, rng);
+      for (const [alpha, beta] of [
+        [1, 0],
+        [0.7, 0.5],
+      ]) {
+        const C0 = randF32(M * n, rng);
+        const want = Float64Array.from(C0);
+        referenceKernels.gemm(false, true, M, n, k, alpha, Float64Array.from(A), Float64Array.from(W), beta, want);
+        const tol = 1e-5 * Math.sqrt(k) + 1e-6;
+        for (const [name, kernel] of Object.entries(kernels)) {
+          const C = Float32Array.from(C0);
+          kernel(M, n, k, alpha, A, W, beta, C);
+          for (let i = 0; i < C.length; i++)
+            assert.ok(Math.abs(C[i] - want[i]) <= tol, `${name} M=${M} N=${n} K=${k} alpha=${alpha}: C[${i}] = ${C[i]}, expected ${want[i]}`);
+        }
+      }
     }
   }
 }

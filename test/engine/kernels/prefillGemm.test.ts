@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { loadNativeKernels, type NativeKernels } from "../../../src/engine/kernels/native.ts";
 import { HalfArray } from "../../../src/engine/kernels/halfArray.ts";
 import { referenceKernels as R } from "../../../src/engine/kernels/reference.ts";
-import { makeRng, randF32 } from "./helpers.ts";
+import { checkGemmNT, makeRng, randF32 } from "./helpers.ts";
 
 function native(): NativeKernels {
   try {
@@ -19,9 +19,10 @@ function native(): NativeKernels {
 
 test("gemmPrefillNT matches the reference gemm: rows around the 12-row tile, K over several slices, N over panels and stripes, alpha and beta", () => {
   const N = native();
-  const rng = makeRng(11);
-  for (const M of [1, 11, 12, 13, 65, 128, 131]) {
-    for (const [n, k] of [
+  checkGemmNT(
+    { native: N.gemmPrefillNT.bind(N), reference: R.gemmPrefillNT.bind(R) },
+    [1, 11, 12, 13, 65, 128, 131],
+    [
       [1, 1],
       [31, 19],
       [32, 256],
@@ -29,28 +30,9 @@ test("gemmPrefillNT matches the reference gemm: rows around the 12-row tile, K o
       [200, 600],
       [1100, 40],
       [64, 1030],
-    ]) {
-      const A = randF32(M * k, rng);
-      const W = randF32(n * k, rng);
-      for (const [alpha, beta] of [
-        [1, 0],
-        [0.7, 0.5],
-      ]) {
-        const C = randF32(M * n, rng);
-        const want = Float64Array.from(C);
-        R.gemm(false, true, M, n, k, alpha, Float64Array.from(A), Float64Array.from(W), beta, want);
-        // The reference kernels' own gemmPrefillNT is the reference gemm.
-        const ref = Float32Array.from(C);
-        R.gemmPrefillNT(M, n, k, alpha, A, W, beta, ref);
-        N.gemmPrefillNT(M, n, k, alpha, A, W, beta, C);
-        for (let i = 0; i < C.length; i++) {
-          const tol = 1e-5 * Math.sqrt(k) + 1e-6;
-          assert.ok(Math.abs(C[i] - want[i]) <= tol, `M=${M} N=${n} K=${k} alpha=${alpha}: C[${i}] = ${C[i]}, expected ${want[i]}`);
-          assert.ok(Math.abs(ref[i] - want[i]) <= tol, `reference M=${M} N=${n} K=${k}: C[${i}] = ${ref[i]}, expected ${want[i]}`);
-        }
-      }
-    }
-  }
+    ],
+    11,
+  );
 });
 
 test("gemmPrefillNT: beta 0 ignores NaN in C; a row's bits do not depend on the rows beside it; bf16 and f16 W give their widened copy's bits", () => {

@@ -21,48 +21,43 @@ namespace {
 
 using ck_napi::Args;
 
-Napi::Value GemmRowsNT(const Napi::CallbackInfo& info) {
-  Args a(info, "gemmRowsNT", 8);
+// y = x·Wᵀ for the sampler's two row-independent products, one argument list each:
+// (M, N, K, alpha, A, W, beta, C) and, with W in 16 bits, (M, N, K, alpha, A, W: Uint16Array, type, beta, C).
+// gemmRowsNT is for decode-sized products, gemmPrefillNT for prompt-sized ones.
+using GemmNT = void (*)(ptrdiff_t, ptrdiff_t, ptrdiff_t, float, const float*, const float*, float, float*);
+using GemmNTHalf = void (*)(ptrdiff_t, ptrdiff_t, ptrdiff_t, float, const float*, const uint16_t*, ck::HalfType, float,
+                            float*);
+
+template <GemmNT gemm>
+Napi::Value GemmNTBinding(const Napi::CallbackInfo& info, const char* name) {
+  Args a(info, name, 8);
   const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
   const float alpha = static_cast<float>(a.number(3, "alpha"));
   const float beta = static_cast<float>(a.number(6, "beta"));
-  ck::gemm_rows_nt(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.f32(5, "W", N * K, "N*K"), beta,
-                   a.f32(7, "C", M * N, "M*N"));
+  gemm(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.f32(5, "W", N * K, "N*K"), beta, a.f32(7, "C", M * N, "M*N"));
   return info.Env().Undefined();
 }
 
-// gemmRowsNTHalf(M, N, K, alpha, A, W: Uint16Array, type, beta, C)
+template <GemmNTHalf gemm>
+Napi::Value GemmNTHalfBinding(const Napi::CallbackInfo& info, const char* name) {
+  Args a(info, name, 9);
+  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
+  const float alpha = static_cast<float>(a.number(3, "alpha"));
+  const auto type = static_cast<ck::HalfType>(a.half_code(6, "type"));
+  const float beta = static_cast<float>(a.number(7, "beta"));
+  gemm(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.u16(5, "W", N * K, "N*K"), type, beta, a.f32(8, "C", M * N, "M*N"));
+  return info.Env().Undefined();
+}
+
+Napi::Value GemmRowsNT(const Napi::CallbackInfo& info) { return GemmNTBinding<ck::gemm_rows_nt>(info, "gemmRowsNT"); }
 Napi::Value GemmRowsNTHalf(const Napi::CallbackInfo& info) {
-  Args a(info, "gemmRowsNTHalf", 9);
-  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
-  const float alpha = static_cast<float>(a.number(3, "alpha"));
-  const auto type = static_cast<ck::HalfType>(a.half_code(6, "type"));
-  const float beta = static_cast<float>(a.number(7, "beta"));
-  ck::gemm_rows_nt_half(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.u16(5, "W", N * K, "N*K"), type, beta,
-                        a.f32(8, "C", M * N, "M*N"));
-  return info.Env().Undefined();
+  return GemmNTHalfBinding<ck::gemm_rows_nt_half>(info, "gemmRowsNTHalf");
 }
-
-// gemmPrefillNT(M, N, K, alpha, A, W, beta, C) and gemmPrefillNTHalf(M, N, K, alpha, A, W: Uint16Array, type, beta, C)
 Napi::Value GemmPrefillNT(const Napi::CallbackInfo& info) {
-  Args a(info, "gemmPrefillNT", 8);
-  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
-  const float alpha = static_cast<float>(a.number(3, "alpha"));
-  const float beta = static_cast<float>(a.number(6, "beta"));
-  ck::gemm_prefill_nt(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.f32(5, "W", N * K, "N*K"), beta,
-                      a.f32(7, "C", M * N, "M*N"));
-  return info.Env().Undefined();
+  return GemmNTBinding<ck::gemm_prefill_nt>(info, "gemmPrefillNT");
 }
-
 Napi::Value GemmPrefillNTHalf(const Napi::CallbackInfo& info) {
-  Args a(info, "gemmPrefillNTHalf", 9);
-  const ptrdiff_t M = a.size(0, "M"), N = a.size(1, "N"), K = a.size(2, "K");
-  const float alpha = static_cast<float>(a.number(3, "alpha"));
-  const auto type = static_cast<ck::HalfType>(a.half_code(6, "type"));
-  const float beta = static_cast<float>(a.number(7, "beta"));
-  ck::gemm_prefill_nt_half(M, N, K, alpha, a.f32(4, "A", M * K, "M*K"), a.u16(5, "W", N * K, "N*K"), type, beta,
-                           a.f32(8, "C", M * N, "M*N"));
-  return info.Env().Undefined();
+  return GemmNTHalfBinding<ck::gemm_prefill_nt_half>(info, "gemmPrefillNTHalf");
 }
 
 // kvStore(k, v, kCache, vCache, cacheSlots, positions, n, nKvHeads, headDim, maxLen) with
