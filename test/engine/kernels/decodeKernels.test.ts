@@ -19,9 +19,12 @@ function native(): NativeKernels {
 
 test("gemmRowsNT matches the reference gemm for 1..64 rows, odd N and K, alpha and beta", () => {
   const N = native();
+  // K around the 5+-row kernel's steps (32 values of k with AVX-512) and chunks (24 steps): 768 is
+  // one whole chunk, 769 a chunk and a tail alone in the second, 1536 two whole chunks; K = 0 is
+  // beta * C.
   checkGemmNT(
     { native: N.gemmRowsNT.bind(N) },
-    [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 32, 33, 64],
+    [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 64],
     [
       [1, 1],
       [37, 19],
@@ -30,6 +33,11 @@ test("gemmRowsNT matches the reference gemm for 1..64 rows, odd N and K, alpha a
       [50, 2049],
       [13, 4100],
       [200, 33],
+      [5, 768],
+      [3, 769],
+      [7, 1536],
+      [11, 31],
+      [4, 0],
     ],
     7,
   );

@@ -129,13 +129,14 @@ test("gemmRowsNT with 16-bit W gives the bits of its float32 W for 1..64 rows (b
   const N = native();
   const rng = makeRng(42);
   for (const dtype of DTYPES) {
-    for (const M of [1, 2, 4, 5, 16, 17, 33, 64]) {
+    for (const M of [1, 2, 4, 5, 8, 16, 17, 33, 64]) {
       for (const [n, k] of [
         [1, 1],
         [37, 19],
         [13, 4100],
         [64, 576],
         [50, 2049],
+        [3, 769],
       ]) {
         const A = randF32(M * k, rng);
         const { half, wide } = randHalf(dtype, n * k, rng);

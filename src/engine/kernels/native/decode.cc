@@ -4,18 +4,21 @@
 // Decoding multiplies a handful of rows (one per sequence being decoded) by every weight matrix
 // W [N, K]. A general GEMM packs W first, which for a few rows costs about as much memory traffic
 // as the product itself; here W is streamed once, straight from its layout, by one of two kernels
-// (single-thread measurements on the SmolLM2 and Llama-1B shapes, AVX-512):
+// (single-thread measurements on the SmolLM2 shapes, AVX-512 Cascade Lake without BF16):
 // - up to 4 rows, dot products: a block of 6 weight rows and one token row are read in vector
 //   chunks along K and each output is a horizontal sum at the end (memory-bound: 30-40 GB/s for
 //   one row); further token rows reuse the block from L1/L2;
-// - 5 to 32 rows per pass, an outer product: the token rows are transposed so that one vector
-//   holds element k of 16 (or 32) rows, and each weight element is broadcast against it, so every
-//   weight read from memory feeds 16-32 multiply-adds and no horizontal sums are needed (85-215
-//   GFLOP/s for 16 rows against 20-85 for dot products).
-// Within each kernel a row's result does not depend on the other rows; the two kernels round
-// differently in the last bits. W may be kept in 16 bits (bf16 / f16, half.h): each value is
-// widened as it is loaded, so the bits are those of the float32 kernel on a widened copy, and a
-// decode step reads half the bytes.
+// - 5 to 64 rows, dot products over split rows: each step of 2 VW values of k of a weight row is
+//   split into its even-k and odd-k values (for bf16 one shift and one AND of the same words, no
+//   shuffle), the token rows were split the same way once per call, and a block of 2 weight rows
+//   meets a group of 8 token rows with 16 accumulators in registers (65-80 GFLOP/s for 16 rows with
+//   the weights coming from memory, against 40-45 for the outer product it replaced, which
+//   broadcast each weight element against transposed token rows and was bound by its loads;
+//   docs/embedded-engine.md, "16-row products").
+// Within each kernel a row's result does not depend on the other rows or the thread count; the
+// two kernels round differently in the last bits. W may be kept in 16 bits (bf16 / f16, half.h):
+// each value is widened as it is loaded, so the bits are those of the float32 kernel on a widened
+// copy, and a decode step reads half the bytes.
 
 #include "decode.h"
 #include "half.h"
@@ -170,94 +173,6 @@ void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float
   }
 }
 
-// ---- more rows: outer products ----
-
-constexpr int LANES = VW;  // token rows per vector of the transposed block (padded with zeros)
-// K per pass over the transposed rows: 2048 x 32 floats (256 KiB) stay in L2 while the task's
-// weight rows stream past them.
-constexpr ptrdiff_t OUT_KC = 2048;
-
-// Running sums acc[r][j] (rows 16r.., column j) over kn values of k for C weight rows:
-// acc += At[k] * W[j * ldw + k], in k order, starting from zero when `first`, else from `part`,
-// which holds them between chunks of K ([C][RV * LANES]). W is float: 16-bit weights are widened
-// into a block first (outer_columns), since widening each broadcast scalar would cost more
-// instructions than the multiply-adds it feeds. `pf`, when not null, is the next block of 16-bit
-// weight rows (C rows, `pf_ld` apart): its lines are prefetched here, so that widening it next
-// reads from cache instead of stalling on memory with no arithmetic to overlap.
-template <int RV, int C>
-void outer_block(const float* __restrict At, const float* __restrict W, ptrdiff_t ldw, ptrdiff_t kn, bool first,
-                 float* __restrict part, const uint16_t* pf = nullptr, ptrdiff_t pf_ld = 0) {
-  constexpr int L = RV * LANES;
-  vf acc[RV][C];
-  for (int j = 0; j < C; j++)
-    for (int r = 0; r < RV; r++) acc[r][j] = first ? splat(0.0f) : load(part + j * L + r * LANES);
-  for (ptrdiff_t k = 0; k < kn; k++) {
-    if (pf != nullptr && (k & 31) == 0)
-      for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * pf_ld + k);
-    vf a[RV];
-    for (int r = 0; r < RV; r++) a[r] = load(At + k * L + r * LANES);
-    for (int j = 0; j < C; j++) {
-      const float b = W[j * ldw + k];
-      for (int r = 0; r < RV; r++) acc[r][j] += a[r] * b;
-    }
-  }
-  for (int j = 0; j < C; j++)
-    for (int r = 0; r < RV; r++) store(part + j * L + r * LANES, acc[r][j]);
-}
-
-template <int RV>
-constexpr int outer_nb() {
-  return RV == 1 ? 12 : 8;  // 12 or 16 vector accumulators: measured best for 16 and 32 rows
-}
-
-// Columns [j0, j1) of C for rows i0 .. i0 + rows (rows <= RV * LANES), from At, the transposed
-// rows [K][RV * LANES].
-template <int RV, class TW>
-void outer_columns(ptrdiff_t N, ptrdiff_t K, float alpha, const float* At, const TW* W, float beta, float* C,
-                   ptrdiff_t i0, int rows, ptrdiff_t j0, ptrdiff_t j1) {
-  constexpr int L = RV * LANES;
-  constexpr int NBo = outer_nb<RV>();
-  const ptrdiff_t cols = j1 - j0;
-  thread_local std::vector<float> t_part;
-  t_part.resize(static_cast<size_t>(cols * L));
-  float* part = t_part.data();
-  thread_local std::vector<float> t_wide;
-  for (ptrdiff_t k0 = 0; k0 < K; k0 += OUT_KC) {
-    const ptrdiff_t kn = std::min(K, k0 + OUT_KC) - k0;
-    const float* at = At + k0 * L;
-    // The C weight rows from j, columns k0 .. k0 + kn: in place for float W, else widened into a
-    // [C][kn] block (at most 12 x 2048 floats, L2-resident) that the outer products then read.
-    const auto block = [&](auto c_tag, ptrdiff_t j) {
-      constexpr int C = decltype(c_tag)::value;
-      if constexpr (std::is_same_v<TW, float>) {
-        outer_block<RV, C>(at, W + j * K + k0, K, kn, k0 == 0, part + (j - j0) * L);
-      } else {
-        t_wide.resize(static_cast<size_t>(NBo * kn));
-        float* w = t_wide.data();
-        for (int r = 0; r < C; r++) widen_row(W + (j + r) * K + k0, w + r * kn, kn);
-        // The next block is NBo rows on (or fewer at the end of the columns: prefetching rows
-        // past j1 would only read another task's weights).
-        const ptrdiff_t next = j + C;
-        const uint16_t* pf = next + NBo <= j1 ? reinterpret_cast<const uint16_t*>(W + next * K + k0) : nullptr;
-        outer_block<RV, C>(at, w, kn, kn, k0 == 0, part + (j - j0) * L, pf, K);
-      }
-    };
-    ptrdiff_t j = j0;
-    for (; j + NBo <= j1; j += NBo) block(std::integral_constant<int, NBo>{}, j);
-    for (; j + 4 <= j1; j += 4) block(std::integral_constant<int, 4>{}, j);
-    for (; j < j1; j++) block(std::integral_constant<int, 1>{}, j);
-  }
-  for (int i = 0; i < rows; i++) {
-    float* c = C + (i0 + i) * N;
-    for (ptrdiff_t j = j0; j < j1; j++) {
-      const float v = part[(j - j0) * L + i];
-      c[j] = beta == 0.0f ? alpha * v : alpha * v + beta * c[j];
-    }
-  }
-}
-
-thread_local std::vector<float> t_transposed;
-
 template <class F>
 void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
   const ptrdiff_t tasks = (N + kColsPerTask - 1) / kColsPerTask;
@@ -270,16 +185,186 @@ void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
   }
 }
 
-template <int RV, class TW>
-void outer_pass(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta, float* C,
-                ptrdiff_t i0, int rows) {
-  constexpr int L = RV * LANES;
-  t_transposed.assign(static_cast<size_t>(K * L), 0.0f);
-  float* at = t_transposed.data();
-  for (int i = 0; i < rows; i++)
-    for (ptrdiff_t k = 0; k < K; k++) at[k * L + i] = A[(i0 + i) * K + k];
-  run_column_tasks(rows, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) {
-    outer_columns<RV>(N, K, alpha, at, W, beta, C, i0, rows, j0, j1);
+// ---- 5 and more rows: dot products over token rows split into even and odd k ----
+//
+// Each weight value feeds one multiply-add per token row, so with 16 rows the products are bound
+// by the multiply-adds and by the loads and conversions that feed them, not by memory. Here a
+// block of SPL_C weight rows is read in steps of 2 VW values of k, kept in their layout, and each
+// step is split into the VW even-k and the VW odd-k values: for bf16 that is one shift and one
+// AND of the same VW 32-bit words (no shuffle, so the shuffle port stays free), for float32 two
+// lane permutations, for f16 two narrowings and conversions. The token rows are split the same
+// way once per call, so each step is, per token row, two multiply-adds per weight row with the
+// token vectors loaded once per weight-row block: SPL_R x SPL_C accumulators in registers, about 0.6 loads
+// per multiply-add. Each sum is, per lane, k in step order (even then odd), then a tree reduction,
+// whatever the type of W, the rows beside it or the thread count.
+
+constexpr int SPL = 2 * VW;     // k per step
+constexpr int SPL_R = 8;          // token rows per group
+constexpr int SPL_C = 2;          // weight rows per block (3 ran slower: 30 vector registers live)
+constexpr ptrdiff_t SPL_KS = 24;  // steps per chunk of K: a group's split rows (8 x 768 floats) stay in L1
+
+#if CK_VW == 16
+#define CK_EVEN_LANES 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define CK_ODD_LANES 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#elif CK_VW == 8
+#define CK_EVEN_LANES 0, 2, 4, 6, 8, 10, 12, 14
+#define CK_ODD_LANES 1, 3, 5, 7, 9, 11, 13, 15
+#else
+#define CK_EVEN_LANES 0, 2, 4, 6
+#define CK_ODD_LANES 1, 3, 5, 7
+#endif
+
+typedef uint32_t vu32 __attribute__((vector_size(VW * 4)));
+typedef uint32_t vu32u __attribute__((vector_size(VW * 4), aligned(2)));
+
+// SPL values of W from p as the VW even-k values and the VW odd-k values, widened.
+inline void split_step(const float* p, vf& e, vf& o) {
+  const vf lo = load(p), hi = load(p + VW);
+  e = __builtin_shufflevector(lo, hi, CK_EVEN_LANES);
+  o = __builtin_shufflevector(lo, hi, CK_ODD_LANES);
+}
+
+inline void split_step(const bf16* p, vf& e, vf& o) {
+  const vu32 u = *reinterpret_cast<const vu32u*>(p);
+  const vu32 ev = u << 16, ov = u & 0xffff0000u;
+  std::memcpy(&e, &ev, sizeof e);
+  std::memcpy(&o, &ov, sizeof o);
+}
+
+inline void split_step(const f16* p, vf& e, vf& o) {
+  typedef uint16_t vh __attribute__((vector_size(VW * 2)));
+  const vu32 u = *reinterpret_cast<const vu32u*>(p);
+  const vh he = __builtin_convertvector(u & 0xffffu, vh), ho = __builtin_convertvector(u >> 16, vh);
+  e = loadw(reinterpret_cast<const f16*>(&he));
+  o = loadw(reinterpret_cast<const f16*>(&ho));
+}
+
+// The first n < SPL values of a step, zero past them.
+template <class TW>
+inline void split_step_part(const TW* p, ptrdiff_t n, vf& e, vf& o) {
+  TW t[SPL];
+  std::memset(t, 0, sizeof t);
+  std::memcpy(t, p, sizeof(TW) * static_cast<size_t>(n));
+  split_step(t, e, o);
+}
+
+// Sums (tree order) of R x C accumulators into s[i * C + j].
+template <int R, int C>
+inline void split_reduce(const vf* acc, float* s) {
+  int q = 0;
+  for (; q + 4 <= R * C; q += 4) reduce4(acc + q, s + q);
+  for (; q < R * C; q++) s[q] = tree_hsum(acc[q]);
+}
+
+// acc[i][j] += X row i . W row j over `steps` whole steps and then `tail` (< SPL) values. X is a
+// group's split rows from the chunk's first step ([step][R][SPL]); W row j starts at W + j * ldw.
+// The sums start from zero when `first`, else from `part`; when `last` they are reduced into s,
+// else stored back into part. `pf`, when not null, is the next block of weight rows: its lines at
+// the same k are prefetched so that their fetch from memory overlaps this block's arithmetic.
+template <int R, int C, class TW>
+void split_block(const float* __restrict X, const TW* __restrict W, ptrdiff_t ldw, ptrdiff_t steps, ptrdiff_t tail,
+                 bool first, bool last, float* __restrict part, float* __restrict s, const TW* pf) {
+  vf acc[R * C];
+  for (int q = 0; q < R * C; q++) acc[q] = first ? splat(0.0f) : load(part + q * VW);
+  const auto step = [&](const float* x, const vf* we, const vf* wo) {
+    for (int i = 0; i < R; i++) {
+      const vf xe = load(x + i * SPL), xo = load(x + i * SPL + VW);
+      for (int j = 0; j < C; j++) {
+        acc[i * C + j] += xe * we[j];
+        acc[i * C + j] += xo * wo[j];
+      }
+    }
+  };
+  for (ptrdiff_t t = 0; t < steps; t++) {
+    if (pf != nullptr)
+      for (int j = 0; j < C; j++)
+        for (size_t b = 0; b < sizeof(TW) * SPL; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(pf + j * ldw + t * SPL) + b);
+    vf we[C], wo[C];
+    for (int j = 0; j < C; j++) split_step(W + j * ldw + t * SPL, we[j], wo[j]);
+    step(X + t * R * SPL, we, wo);
+  }
+  if (tail > 0) {
+    vf we[C], wo[C];
+    for (int j = 0; j < C; j++) split_step_part(W + j * ldw + steps * SPL, tail, we[j], wo[j]);
+    step(X + steps * R * SPL, we, wo);
+  }
+  if (last) split_reduce<R, C>(acc, s);
+  else
+    for (int q = 0; q < R * C; q++) store(part + q * VW, acc[q]);
+}
+
+// Token rows i0 .. i0 + R - 1 against columns [j0, j1): X is the group's split rows.
+template <int R, class TW>
+void split_group(ptrdiff_t N, ptrdiff_t K, float alpha, const float* X, const TW* W, float beta, float* C,
+                 ptrdiff_t i0, ptrdiff_t j0, ptrdiff_t j1, bool prefetch) {
+  // At least one pass, so that K = 0 still writes alpha * 0 + beta * C.
+  const ptrdiff_t full = K / SPL, tail = K % SPL, total = std::max<ptrdiff_t>(1, full + (tail > 0 ? 1 : 0));
+  thread_local std::vector<float> t_part;
+  if (total > SPL_KS) t_part.resize(static_cast<size_t>((j1 - j0) * R * VW));
+  float* part = t_part.data();
+  float s[R * SPL_C];
+  for (ptrdiff_t c0 = 0; c0 < total; c0 += SPL_KS) {
+    const bool last = c0 + SPL_KS >= total;
+    const ptrdiff_t steps = last ? full - c0 : SPL_KS;
+    const ptrdiff_t tn = last ? tail : 0;
+    const float* x = X + c0 * R * SPL;
+    const auto block = [&](auto c_tag, ptrdiff_t j) {
+      constexpr int Cb = decltype(c_tag)::value;
+      const TW* w = W + j * K + c0 * SPL;
+      const TW* pf = prefetch && j + 2 * Cb <= N ? w + Cb * K : nullptr;
+      split_block<R, Cb>(x, w, K, steps, tn, c0 == 0, last, part + (j - j0) * R * VW, s, pf);
+      if (!last) return;
+      for (int i = 0; i < R; i++) {
+        float* c = C + (i0 + i) * N + j;
+        for (int q = 0; q < Cb; q++) c[q] = beta == 0.0f ? alpha * s[i * Cb + q] : alpha * s[i * Cb + q] + beta * c[q];
+      }
+    };
+    ptrdiff_t j = j0;
+    for (; j + SPL_C <= j1; j += SPL_C) block(std::integral_constant<int, SPL_C>{}, j);
+    for (; j < j1; j++) block(std::integral_constant<int, 1>{}, j);
+  }
+}
+
+thread_local std::vector<float> t_split;
+
+template <class TW>
+void split_rows(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
+                float* C) {
+  const ptrdiff_t steps = (K + SPL - 1) / SPL, Kp = steps * SPL;
+  // Group g (rows 8g ..) at g * 8 * Kp, as [step][rows of the group][VW even k, VW odd k].
+  // Aligned to 64 bytes: a vector load that straddles two cache lines costs two.
+  t_split.resize(static_cast<size_t>(M * Kp + 16));
+  float* xs = t_split.data() + ((64 - reinterpret_cast<uintptr_t>(t_split.data()) % 64) % 64) / sizeof(float);
+  for (ptrdiff_t g0 = 0; g0 < M; g0 += SPL_R) {
+    const ptrdiff_t R = std::min<ptrdiff_t>(SPL_R, M - g0);
+    float* xg = xs + g0 * Kp;
+    for (ptrdiff_t i = 0; i < R; i++) {
+      const float* a = A + (g0 + i) * K;
+      for (ptrdiff_t t = 0; t < steps; t++) {
+        vf e, o;
+        if ((t + 1) * SPL <= K) split_step(a + t * SPL, e, o);
+        else split_step_part(a + t * SPL, K - t * SPL, e, o);
+        store(xg + (t * R + i) * SPL, e);
+        store(xg + (t * R + i) * SPL + VW, o);
+      }
+    }
+  }
+  run_column_tasks(M, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) {
+    for (ptrdiff_t g0 = 0; g0 < M; g0 += SPL_R) {
+      const float* xg = xs + g0 * Kp;
+      // The first group reads the weights from memory; the others find them in L2.
+      const bool pf = g0 == 0;
+      switch (std::min<ptrdiff_t>(SPL_R, M - g0)) {
+        case 8: split_group<8>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        case 7: split_group<7>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        case 6: split_group<6>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        case 5: split_group<5>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        case 4: split_group<4>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        case 3: split_group<3>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        case 2: split_group<2>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+        default: split_group<1>(N, K, alpha, xg, W, beta, C, g0, j0, j1, pf); break;
+      }
+    }
   });
 }
 
@@ -291,12 +376,7 @@ void gemm_rows_nt_t(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const fl
     run_column_tasks(M, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) { dot_columns(M, N, K, alpha, A, W, beta, C, j0, j1); });
     return;
   }
-  // Passes of up to 32 rows (16 when that is all there is).
-  for (ptrdiff_t i0 = 0; i0 < M; i0 += 2 * LANES) {
-    const int rows = static_cast<int>(std::min<ptrdiff_t>(2 * LANES, M - i0));
-    if (rows <= LANES) outer_pass<1>(N, K, alpha, A, W, beta, C, i0, rows);
-    else outer_pass<2>(N, K, alpha, A, W, beta, C, i0, rows);
-  }
+  split_rows(M, N, K, alpha, A, W, beta, C);
 }
 
 }  // namespace
