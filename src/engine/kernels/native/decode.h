@@ -12,7 +12,8 @@
 namespace ck {
 
 // C[M,N] = alpha * A[M,K] * W[N,K]^T + beta * C, for few rows M (decode steps). Streams W once;
-// each C element's summation order depends only on K (batch-invariant bits).
+// each C element's summation order depends only on K and on which of the two kernels M picks
+// (1-4 rows, 5 and more): a row's bits do not depend on the other rows within either.
 void gemm_rows_nt(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const float* W, float beta,
                   float* C);
 // The same with W kept in 16 bits (bf16 / f16), widened as it is read: the bits of gemm_rows_nt on a
