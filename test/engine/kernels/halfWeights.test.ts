@@ -125,7 +125,7 @@ test("gemm with 16-bit B on the OpenBLAS path (blocks widened per thread) matche
   }
 });
 
-test("gemmRowsNT with 16-bit W gives the bits of its float32 W for 1..64 rows (both kernels), odd N and K", () => {
+test("gemmRowsNT with 16-bit W gives the bits of its float32 W for 1..64 rows (every group and block width), odd N and K", () => {
   const N = native();
   const rng = makeRng(42);
   for (const dtype of DTYPES) {

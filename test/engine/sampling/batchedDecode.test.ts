@@ -55,7 +55,10 @@ function sameSamples(batched: SampleResult["sequences"], alone: SampleResult["se
   batched.forEach((s, i) => {
     assert.deepEqual(s.tokens, alone[i].tokens, `${what}: sample ${i} tokens`);
     assert.equal(s.stop_reason, alone[i].stop_reason);
-    s.logprobs.forEach((lp, t) => assert.ok(Math.abs(lp - alone[i].logprobs[t]) < 1e-4, `${what}: sample ${i} token ${t}: ${lp} vs ${alone[i].logprobs[t]}`));
+    // Not bit for bit: the products are (gemmRowsNT gives a row the same bits at every batch
+    // size), but at this tiny width other parts of the step round differently in a batch, and
+    // Qwen3.5's recurrent state carries that from token to token (up to 1.5e-4 over 24 tokens).
+    s.logprobs.forEach((lp, t) => assert.ok(Math.abs(lp - alone[i].logprobs[t]) < 3e-4, `${what}: sample ${i} token ${t}: ${lp} vs ${alone[i].logprobs[t]}`));
   });
 }
 

@@ -3,22 +3,20 @@
 //
 // Decoding multiplies a handful of rows (one per sequence being decoded) by every weight matrix
 // W [N, K]. A general GEMM packs W first, which for a few rows costs about as much memory traffic
-// as the product itself; here W is streamed once, straight from its layout, by one of two kernels
-// (single-thread measurements on the SmolLM2 shapes, AVX-512 Cascade Lake without BF16):
-// - up to 4 rows, dot products: a block of 6 weight rows and one token row are read in vector
-//   chunks along K and each output is a horizontal sum at the end (memory-bound: 30-40 GB/s for
-//   one row); further token rows reuse the block from L1/L2;
-// - 5 to 64 rows, dot products over split rows: each step of 2 VW values of k of a weight row is
-//   split into its even-k and odd-k values (for bf16 one shift and one AND of the same words, no
-//   shuffle), the token rows were split the same way once per call, and a block of 2 weight rows
-//   meets a group of 8 token rows with 16 accumulators in registers (65-80 GFLOP/s for 16 rows with
-//   the weights coming from memory, against 40-45 for the outer product it replaced, which
-//   broadcast each weight element against transposed token rows and was bound by its loads;
-//   docs/embedded-engine.md, "16-row products").
-// Within each kernel a row's result does not depend on the other rows or the thread count; the
-// two kernels round differently in the last bits. W may be kept in 16 bits (bf16 / f16, half.h):
-// each value is widened as it is loaded, so the bits are those of the float32 kernel on a widened
-// copy, and a decode step reads half the bytes.
+// as the product itself; here W is streamed once, straight from its layout, as dot products over
+// rows split into even and odd k: each step of 2 VW values of k of a weight row is split into its
+// even-k and odd-k values as it is loaded (for bf16 one shift and one AND of the same words, no
+// shuffle), the token rows were split the same way once per call, and a block of weight rows (2
+// for groups of 8 token rows, 4 to 6 for fewer) meets a group of up to 8 token rows with all the
+// accumulators in registers. One row is memory-bound as before (it streams the weights at the
+// speed of the dot-product kernel it replaced); 16 rows run at 65-80 GFLOP per CPU-second with
+// bf16 weights coming from memory (one thread, Cascade Lake without BF16, SmolLM2 shapes), against
+// 40-45 for the outer-product kernel that took 5-64 rows until session 12, which broadcast each
+// weight element against transposed token rows and was bound by its loads
+// (docs/embedded-engine.md, "16-row products").
+// A row's bits depend only on K: not on the other rows, their number or the thread count. W may
+// be kept in 16 bits (bf16 / f16, half.h): each value is widened as it is loaded, so the bits are
+// those of the float32 kernel on a widened copy, and a decode step reads half the bytes.
 
 #include "decode.h"
 #include "half.h"
@@ -37,14 +35,9 @@ namespace ck {
 
 namespace {
 
-// Columns (weight rows) per task: a multiple of both kernels' blocks, enough work to be worth a
-// hand-over, small enough that both cores get a share of a 576-wide projection.
+// Columns (weight rows) per task: a multiple of every block width (2, 4, 6), enough work to be
+// worth a hand-over, small enough that both cores get a share of a 576-wide projection.
 constexpr ptrdiff_t kColsPerTask = 48;
-
-// ---- few rows: dot products ----
-
-constexpr int DOT_NB = 6;  // weight rows per block
-constexpr int DOT_MB = 4;  // up to this many token rows take the dot-product kernel
 
 // Loads up to VW floats, zero past n (the tail of a row).
 inline vf load_part(const float* p, ptrdiff_t n) {
@@ -83,96 +76,6 @@ inline void reduce4(const vf v[4], float* out) {
 #endif
 }
 
-// s[i * DOT_NB + j] = dot(A row i, W row j) for R token rows and C weight rows. `pf`, when not
-// null, is the next block of weight rows: its lines at the same k are prefetched so that their
-// fetch from memory overlaps this block's arithmetic.
-template <int R, int C, class TW>
-void dot_block(const float* __restrict A, const TW* __restrict W, ptrdiff_t K, float* __restrict s, const TW* pf) {
-  vf acc[R][C];
-  for (int i = 0; i < R; i++)
-    for (int j = 0; j < C; j++) acc[i][j] = splat(0.0f);
-  ptrdiff_t k = 0;
-  for (; k + VW <= K; k += VW) {
-    if (pf != nullptr)
-      for (int j = 0; j < C; j++) __builtin_prefetch(pf + j * K + k);
-    vf w[C];
-    for (int j = 0; j < C; j++) w[j] = loadw(W + j * K + k);
-    for (int i = 0; i < R; i++) {
-      const vf a = load(A + i * K + k);
-      for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
-    }
-  }
-  if (k < K) {
-    vf w[C];
-    for (int j = 0; j < C; j++) w[j] = loadw_part(W + j * K + k, K - k);
-    for (int i = 0; i < R; i++) {
-      const vf a = load_part(A + i * K + k, K - k);
-      for (int j = 0; j < C; j++) acc[i][j] += a * w[j];
-    }
-  }
-  for (int i = 0; i < R; i++) {
-    int j = 0;
-    if constexpr (C >= 4) {
-      reduce4(acc[i], s + i * DOT_NB);
-      j = 4;
-    }
-    for (; j < C; j++) s[i * DOT_NB + j] = tree_hsum(acc[i][j]);
-  }
-}
-
-// Weight rows per block for R token rows: R x NB accumulators plus NB widened weight vectors and
-// one token vector must stay in the 32 (16 with AVX2) vector registers.
-template <int R>
-constexpr int dot_nb() {
-#if CK_VW == 16
-  return R <= 3 ? 6 : 4;
-#else
-  return R == 1 ? 6 : R == 2 ? 4 : 2;
-#endif
-}
-
-// Columns [j0, j1) of C for R = M <= DOT_MB rows: each block of weight rows is read (and, for
-// 16-bit weights, widened) once and multiplied by all R token rows, so a 4-row step costs little
-// more than a 1-row one while the weights stream from memory. Before, each token row re-read and
-// re-widened the block: on an AVX-512 Xeon without BF16 a 4-row product of bf16 weights cost
-// 3.9x one row (1536 x 576, one thread), which capped 4-stream decoding at 2.6x one stream.
-// Each output is the same k-ordered sum and tree reduction whatever R and the block width, so
-// a row's bits do not depend on the other rows.
-template <int R, class TW>
-void dot_columns_r(ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta, float* C,
-                   ptrdiff_t j0, ptrdiff_t j1) {
-  constexpr int NB = dot_nb<R>();
-  float s[R * DOT_NB];
-  for (ptrdiff_t j = j0; j < j1; j += NB) {
-    const int cols = static_cast<int>(std::min<ptrdiff_t>(NB, j1 - j));
-    const TW* w = W + j * K;
-    const TW* pf = j + 2 * NB <= N ? w + NB * K : nullptr;
-    switch (cols) {
-      case 6: if constexpr (NB >= 6) dot_block<R, 6>(A, w, K, s, pf); break;
-      case 5: if constexpr (NB >= 5) dot_block<R, 5>(A, w, K, s, pf); break;
-      case 4: if constexpr (NB >= 4) dot_block<R, 4>(A, w, K, s, pf); break;
-      case 3: if constexpr (NB >= 3) dot_block<R, 3>(A, w, K, s, pf); break;
-      case 2: dot_block<R, 2>(A, w, K, s, pf); break;
-      default: dot_block<R, 1>(A, w, K, s, pf); break;
-    }
-    for (int i = 0; i < R; i++) {
-      float* c = C + i * N + j;
-      for (int q = 0; q < cols; q++) c[q] = beta == 0.0f ? alpha * s[i * DOT_NB + q] : alpha * s[i * DOT_NB + q] + beta * c[q];
-    }
-  }
-}
-
-template <class TW>
-void dot_columns(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
-                 float* C, ptrdiff_t j0, ptrdiff_t j1) {
-  switch (M) {
-    case 4: dot_columns_r<4>(N, K, alpha, A, W, beta, C, j0, j1); break;
-    case 3: dot_columns_r<3>(N, K, alpha, A, W, beta, C, j0, j1); break;
-    case 2: dot_columns_r<2>(N, K, alpha, A, W, beta, C, j0, j1); break;
-    default: dot_columns_r<1>(N, K, alpha, A, W, beta, C, j0, j1); break;
-  }
-}
-
 template <class F>
 void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
   const ptrdiff_t tasks = (N + kColsPerTask - 1) / kColsPerTask;
@@ -185,22 +88,36 @@ void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
   }
 }
 
-// ---- 5 and more rows: dot products over token rows split into even and odd k ----
+// ---- dot products over token rows split into even and odd k ----
 //
 // Each weight value feeds one multiply-add per token row, so with 16 rows the products are bound
 // by the multiply-adds and by the loads and conversions that feed them, not by memory. Here a
-// block of SPL_C weight rows is read in steps of 2 VW values of k, kept in their layout, and each
+// block of weight rows is read in steps of 2 VW values of k, kept in their layout, and each
 // step is split into the VW even-k and the VW odd-k values: for bf16 that is one shift and one
 // AND of the same VW 32-bit words (no shuffle, so the shuffle port stays free), for float32 two
 // lane permutations, for f16 two narrowings and conversions. The token rows are split the same
 // way once per call, so each step is, per token row, two multiply-adds per weight row with the
-// token vectors loaded once per weight-row block: SPL_R x SPL_C accumulators in registers, about 0.6 loads
-// per multiply-add. Each sum is, per lane, k in step order (even then odd), then a tree reduction,
+// token vectors loaded once per block: for 8 rows and blocks of 2, 16 accumulators in registers,
+// about 0.6 loads per multiply-add. Each sum is, per lane, k in step order (even then odd), then a tree reduction,
 // whatever the type of W, the rows beside it or the thread count.
 
 constexpr int SPL = 2 * VW;     // k per step
-constexpr int SPL_R = 8;          // token rows per group
-constexpr int SPL_C = 2;          // weight rows per block (3 ran slower: 30 vector registers live)
+// Token rows per group, and weight rows per block for R token rows: R x C accumulators, 2 C
+// split weight vectors, a token vector and the AND mask must fit the 32 (16 with AVX2) vector
+// registers. With 8 rows, blocks of 3 ran slower than 2 (30 registers live, one spilled).
+#if CK_VW == 16
+constexpr int SPL_R = 8;
+template <int R>
+constexpr int split_nb() {
+  return R >= 5 ? 2 : R >= 3 ? 4 : 6;
+}
+#else
+constexpr int SPL_R = 4;
+template <int R>
+constexpr int split_nb() {
+  return R >= 3 ? 2 : 3;
+}
+#endif
 constexpr ptrdiff_t SPL_KS = 24;  // steps per chunk of K: a group's split rows (8 x 768 floats) stay in L1
 
 #if CK_VW == 16
@@ -324,7 +241,8 @@ void split_group(ptrdiff_t N, ptrdiff_t K, float alpha, const float* X, const TW
   thread_local std::vector<float> t_part;
   if (total > SPL_KS) t_part.resize(static_cast<size_t>((j1 - j0) * R * VW));
   float* part = t_part.data();
-  float s[R * SPL_C];
+  constexpr int NB = split_nb<R>();
+  float s[R * NB];
   for (ptrdiff_t c0 = 0; c0 < total; c0 += SPL_KS) {
     const bool last = c0 + SPL_KS >= total;
     const ptrdiff_t steps = last ? full - c0 : SPL_KS;
@@ -344,7 +262,8 @@ void split_group(ptrdiff_t N, ptrdiff_t K, float alpha, const float* X, const TW
       }
     };
     ptrdiff_t j = j0;
-    for (; j + SPL_C <= j1; j += SPL_C) block(std::integral_constant<int, SPL_C>{}, j);
+    for (; j + NB <= j1; j += NB) block(std::integral_constant<int, NB>{}, j);
+    for (; j + 2 <= j1; j += 2) block(std::integral_constant<int, 2>{}, j);
     for (; j < j1; j++) block(std::integral_constant<int, 1>{}, j);
   }
 }
@@ -395,10 +314,6 @@ template <class TW>
 void gemm_rows_nt_t(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, float alpha, const float* A, const TW* W, float beta,
                     float* C) {
   if (M <= 0 || N <= 0) return;
-  if (M <= DOT_MB) {
-    run_column_tasks(M, N, K, [&](ptrdiff_t j0, ptrdiff_t j1) { dot_columns(M, N, K, alpha, A, W, beta, C, j0, j1); });
-    return;
-  }
   split_rows(M, N, K, alpha, A, W, beta, C);
 }
 
