@@ -98,8 +98,8 @@ void run_column_tasks(ptrdiff_t M, ptrdiff_t N, ptrdiff_t K, F&& columns) {
 // lane permutations, for f16 two narrowings and conversions. The token rows are split the same
 // way once per call, so each step is, per token row, two multiply-adds per weight row with the
 // token vectors loaded once per block: for 8 rows and blocks of 2, 16 accumulators in registers,
-// about 0.6 loads per multiply-add. Each sum is, per lane, k in step order (even then odd), then a tree reduction,
-// whatever the type of W, the rows beside it or the thread count.
+// about 0.6 loads per multiply-add. Each sum is, per lane, k in step order (even then odd), then a
+// tree reduction, whatever the type of W, the rows beside it or the thread count.
 
 constexpr int SPL = 2 * VW;     // k per step
 // Token rows per group, and weight rows per block for R token rows: R x C accumulators, 2 C
