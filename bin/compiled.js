@@ -7,18 +7,21 @@
 // dist/.cache/ after the command has started (or at exit, for short commands). V8 checks its own
 // version and flags and rejects a cache that does not match; the cache is then written again. V8
 // does not check the bytes themselves (a damaged cache crashes it), so each file starts with the
-// SHA-256 of the rest and a file that does not match is ignored and rewritten. Nothing is cached
-// when dist/ is not writable; the command only starts slower.
+// CRC-32 of the rest and a file that does not match is ignored and rewritten. The check guards
+// against torn and damaged files, not tampering (whoever can write dist/.cache can write the
+// bundle), so a CRC is enough; SHA-256 cost a start 5 ms. Nothing is cached when dist/ is not
+// writable; the command only starts slower.
 //
 // Stack traces name src/ files: frames in the bundle are mapped through its source map when a
 // stack is first formatted (the map is not read at start-up).
-import { isAscii } from "node:buffer";
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import vm from "node:vm";
+"use strict";
+const { isAscii } = require("node:buffer");
+const { mkdirSync, readFileSync, renameSync, writeFileSync } = require("node:fs");
+const { createRequire } = require("node:module");
+const { dirname, join, resolve } = require("node:path");
+const { pathToFileURL } = require("node:url");
+const vm = require("node:vm");
+const { crc32 } = require("node:zlib");
 
 /** How long after start a long-running command (the UI, a training run) writes its cache. */
 const CACHE_AFTER_MS = 1500;
@@ -28,7 +31,7 @@ const CACHE_AFTER_MS = 1500;
  * the UI, `watch <dir> --once` prints text), so one cache holds the code that kind of start runs.
  * Bare `cookbook` is "ui".
  */
-export function cacheProfile(args) {
+function cacheProfile(args) {
   const words = [
     args.find((a) => !a.startsWith("-")) ?? "ui",
     ...new Set(
@@ -44,8 +47,8 @@ export function cacheProfile(args) {
     .slice(0, 80);
 }
 
-const DIGEST_BYTES = 32;
-const sha256 = (bytes) => createHash("sha256").update(bytes).digest();
+/** A cache file is the CRC-32 of its data (4 bytes, little-endian) and then the data. */
+const CHECK_BYTES = 4;
 
 /** The cache's bytes when the file is whole, else undefined. */
 function readCache(cacheFile) {
@@ -55,8 +58,8 @@ function readCache(cacheFile) {
   } catch {
     return undefined;
   }
-  const data = file.subarray(DIGEST_BYTES);
-  return file.length > DIGEST_BYTES && sha256(data).equals(file.subarray(0, DIGEST_BYTES)) ? data : undefined;
+  const data = file.subarray(CHECK_BYTES);
+  return file.length > CHECK_BYTES && crc32(data) === file.readUInt32LE(0) ? data : undefined;
 }
 
 function writeCache(script, cacheFile) {
@@ -64,7 +67,9 @@ function writeCache(script, cacheFile) {
     mkdirSync(dirname(cacheFile), { recursive: true });
     const tmp = `${cacheFile}.${process.pid}.tmp`;
     const data = script.createCachedData();
-    writeFileSync(tmp, Buffer.concat([sha256(data), data]));
+    const check = Buffer.alloc(CHECK_BYTES);
+    check.writeUInt32LE(crc32(data));
+    writeFileSync(tmp, Buffer.concat([check, data]));
     renameSync(tmp, cacheFile);
     if (process.env.COOKBOOK_CODE_CACHE_DEBUG === "1") process.stderr.write(`cookbook: code cache written to ${cacheFile}\n`);
   } catch {
@@ -130,7 +135,7 @@ function walkMappings(mappings, start, state, oneLine, onSegment, onLine) {
  * `findEntry(line, column)` (0-based) answers as node:module's SourceMap's does when the line has
  * a segment at or before the column, and with {} otherwise.
  */
-export function lazySourceMap(map) {
+function lazySourceMap(map) {
   const mappings = Buffer.from(map.mappings, "latin1");
   const starts = [0];
   const states = [0, 0, 0];
@@ -192,7 +197,7 @@ function mapStacks(bundleFile) {
 }
 
 /** Runs dist/cookbook.cjs of `distDir` with process.argv as its command line. */
-export function runBundle(distDir, buildId) {
+function runBundle(distDir, buildId) {
   const bundleFile = join(distDir, "cookbook.cjs");
   // An ASCII bundle (scripts/asciiBundle.mjs) becomes a one-byte string without UTF-8 decoding.
   const bytes = readFileSync(bundleFile);
@@ -231,3 +236,5 @@ export function runBundle(distDir, buildId) {
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundleFile), module, bundleFile, distDir, pathToFileURL(bundleFile).href);
 }
+
+module.exports = { cacheProfile, lazySourceMap, runBundle };

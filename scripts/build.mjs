@@ -12,7 +12,7 @@
 //
 // Usage: node scripts/build.mjs [--outdir DIR]   (default: dist/ of this checkout)
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fastInkOutput, fastStringWidth, inkWithoutDevtools, yargsOwnPackage, yogaSync } from "./bundlePatches.mjs";
@@ -55,7 +55,9 @@ async function bundle(outdir) {
     outExtension: { ".js": ".cjs" },
     format: "cjs",
     // The script is compiled as the body of a function receiving the bundle's file URL.
-    define: { ...common.define, "import.meta.url": "__cookbookUrl" },
+    // Intl.Segmenter: see src/tui/ink/segmenter.ts.
+    define: { ...common.define, "import.meta.url": "__cookbookUrl", "Intl.Segmenter": "FastSegmenter" },
+    inject: [join(root, "src", "tui", "ink", "segmenter.ts")],
     plugins: [inkWithoutDevtools, yogaSync, fastInkOutput, fastStringWidth, yargsOwnPackage],
   });
   const script = join(outdir, "cookbook.cjs");
@@ -73,13 +75,40 @@ async function bundle(outdir) {
   });
 }
 
+const SOURCE_DIRS = ["src", "recipes"];
+const SOURCE_FILE = /\.(ts|tsx|mjs|json)$/;
+
+/**
+ * Every folder under SOURCE_DIRS (paths relative to the root, "/"-separated) with its source files
+ * and subfolders ("name/"), sorted. bin/cookbook.js checks that the build is current by stat'ing
+ * these at each start; listing the tree there cost twice as much.
+ */
+function sourceTree() {
+  const tree = {};
+  const visit = (rel) => {
+    const names = [];
+    for (const entry of readdirSync(join(root, rel), { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        names.push(`${entry.name}/`);
+        visit(`${rel}/${entry.name}`);
+      } else if (entry.isFile() && SOURCE_FILE.test(entry.name)) {
+        names.push(entry.name);
+      }
+    }
+    tree[rel] = names.sort();
+  };
+  for (const dir of SOURCE_DIRS) visit(dir);
+  return tree;
+}
+
 const sources = [
-  ...["src", "recipes"].flatMap((dir) => filesUnder(join(root, dir), (name) => /\.(ts|tsx|mjs|json)$/.test(name))),
+  ...SOURCE_DIRS.flatMap((dir) => filesUnder(join(root, dir), (name) => SOURCE_FILE.test(name))),
   ...["scripts/build.mjs", "scripts/bundlePatches.mjs", "scripts/asciiBundle.mjs", "package-lock.json", "tsconfig.json"]
     .map((f) => join(root, f))
     .filter((f) => existsSync(f)),
 ];
 const inputs = contentStamp(root, sources, {});
+const tree = sourceTree();
 const stampFile = join(outdir, ".built");
 if (existsSync(join(outdir, "cookbook.cjs")) && readStamp(stampFile) === inputs) {
   const now = new Date();
@@ -104,7 +133,7 @@ const id = createHash("sha256")
   .update(readFileSync(join(staging, "cookbook.cjs")))
   .digest("hex")
   .slice(0, 16);
-writeStampFile(join(staging, ".built"), { id, inputs, built_at: new Date().toISOString() });
+writeStampFile(join(staging, ".built"), { id, inputs, built_at: new Date().toISOString(), sources: tree });
 const old = `${outdir}.old-${process.pid}`;
 if (existsSync(outdir)) renameSync(outdir, old);
 renameSync(staging, outdir);

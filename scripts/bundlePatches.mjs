@@ -102,6 +102,21 @@ export const fastInkOutput = {
     build.onResolve({ filter: /^@alcalzone\/ansi-tokenize$/ }, (args) =>
       /[\\/]ink[\\/]build[\\/]output\.js$/.test(args.importer) ? { path: replacement } : undefined,
     );
+    // Each frame starts from a grid of blank cells (8,000 objects for a 160 x 50 terminal); cells
+    // are only ever replaced or read, so one frozen blank serves them all.
+    build.onLoad({ filter: /[\\/]ink[\\/]build[\\/]output\.js$/ }, (args) => ({
+      loader: "js",
+      contents: replaceExactly(args.path, readFileSync(args.path, "utf8"), [
+        [
+          "                row.push({\n                    type: 'char',\n                    value: ' ',\n                    fullWidth: false,\n                    styles: [],\n                });",
+          "                row.push(BLANK_CELL);",
+        ],
+        [
+          "class OutputCaches {",
+          "const BLANK_CELL = Object.freeze({ type: 'char', value: ' ', fullWidth: false, styles: Object.freeze([]) });\nclass OutputCaches {",
+        ],
+      ]),
+    }));
   },
 };
 

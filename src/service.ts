@@ -2,7 +2,6 @@
 // a server URL or an API key says so. Recipes and the cookbook only ever call this factory.
 import type { ServiceClient } from "./tinker/clients.ts";
 import { ConfigurationError } from "./tinker/errors.ts";
-import { HttpServiceClient } from "./tinker/http/serviceClient.ts";
 import type { HttpClientOptions } from "./tinker/http/options.ts";
 import type { EmbeddedServiceClientOptions } from "./engine/client.ts";
 
@@ -35,8 +34,13 @@ export function chooseEngine(options: CreateServiceClientOptions): EngineChoice 
 
 export async function createServiceClient(options: CreateServiceClientOptions = {}): Promise<ServiceClient> {
   const choice = chooseEngine(options);
-  if (choice.kind === "remote") return new HttpServiceClient({ ...options, baseUrl: choice.baseUrl });
-  // Loaded lazily so remote-only commands never start the engine's worker or load its addon.
+  // Each engine's code loads only when chosen: remote-only commands never start the embedded
+  // engine's worker or load its addon, and the UI (which imports this module to name the engine)
+  // does not build the HTTP client's protocol schemas before its first frame.
+  if (choice.kind === "remote") {
+    const { HttpServiceClient } = await import("./tinker/http/serviceClient.ts");
+    return new HttpServiceClient({ ...options, baseUrl: choice.baseUrl });
+  }
   const engine = await import("./engine/index.ts");
   return engine.createEmbeddedServiceClient(options.engine ?? {});
 }

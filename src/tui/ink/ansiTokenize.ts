@@ -70,10 +70,22 @@ export function tokenize(str: string, endChar = Number.POSITIVE_INFINITY): Token
 
 export function styledCharsFromTokens(tokens: Token[]): StyledChar[] {
   let codes: AnsiCode[] = [];
+  // Cells are only ever read (Ink places them in its grid and prints them), so one object per
+  // character and style serves every place it occurs: a chart's rows repeat a few characters.
+  const cells = new Map<Token, StyledChar>();
   const out: StyledChar[] = [];
   for (const token of tokens) {
-    if (token.type === "ansi") codes = reduceAnsiCodesIncremental(codes, [token]);
-    else out.push({ ...token, styles: codes });
+    if (token.type === "ansi") {
+      codes = reduceAnsiCodesIncremental(codes, [token]);
+      cells.clear();
+      continue;
+    }
+    let cell = cells.get(token);
+    if (cell === undefined) {
+      cell = { type: "char", value: token.value, fullWidth: token.fullWidth, styles: codes };
+      cells.set(token, cell);
+    }
+    out.push(cell);
   }
   return out;
 }
