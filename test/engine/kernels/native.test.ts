@@ -356,13 +356,17 @@ test("attentionDecode matches the reference", () => {
   );
 });
 
+/** Random K and V caches of `numSlots` slots ([kv][maxLen][d] each); keys scaled by 2. */
+function randomSlotCaches(numSlots: number, kv: number, maxLen: number, d: number, rng: ReturnType<typeof makeRng>) {
+  const size = numSlots * kv * maxLen * d;
+  return { kc: randF32(size, rng, 2), vc: randF32(size, rng) };
+}
+
 test("attentionDecodeSlots over prompts (runs of one slot at consecutive lengths, done in blocks of queries) matches the reference, a row's bits independent of its block", () => {
   const N = native();
   const rng = makeRng(111);
   const [heads, kv, d, maxLen, numSlots] = [8, 2, 40, 120, 3];
-  const slotSize = kv * maxLen * d;
-  const kc = randF32(numSlots * slotSize, rng, 2);
-  const vc = randF32(numSlots * slotSize, rng);
+  const { kc, vc } = randomSlotCaches(numSlots, kv, maxLen, d, rng);
   // Slot 1: a 71-position prompt from position 4 (blocks of 32, 32, 7); slot 0: 3 positions (too
   // few for a block); slot 2: one decoding query; then slot 0 again, 40 positions.
   const slotList: number[] = [];
@@ -397,9 +401,7 @@ test("attentionDecodeSlots matches the reference", () => {
   const N = native();
   const rng = makeRng(110);
   const [heads, kv, d, maxLen, numSlots] = [9, 3, 64, 200, 3];
-  const slotSize = kv * maxLen * d;
-  const kc = randF32(numSlots * slotSize, rng, 2);
-  const vc = randF32(numSlots * slotSize, rng);
+  const { kc, vc } = randomSlotCaches(numSlots, kv, maxLen, d, rng);
   const slots = new Int32Array([1, 1, 1, 0, 2]);
   const lens = new Int32Array([10, 11, 12, 200, 1]);
   const n = slots.length;
